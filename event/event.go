@@ -1,0 +1,107 @@
+package event
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// The event types of DESIGN.md §2.
+const (
+	RunStarted     = "run.started"
+	Request        = "request"
+	Text           = "text"
+	ToolCall       = "tool.call"
+	ToolResult     = "tool.result"
+	SkillLoaded    = "skill.loaded"
+	SkillUnloaded  = "skill.unloaded"
+	TaskAdded      = "task.added"
+	TaskStarted    = "task.started"
+	TaskCompleted  = "task.completed"
+	TaskFailed     = "task.failed"
+	TaskCancelled  = "task.cancelled"
+	BoardFinished  = "board.finished"
+	RunFinished    = "run.finished"
+	ContextChanged = "context.changed"
+)
+
+// Tokens is the token count of one request, by part.
+type Tokens struct {
+	Context int `json:"context"`
+	Window  int `json:"window"`
+	Tools   int `json:"tools"`
+	Total   int `json:"total"`
+}
+
+// Event is one thing that happened in a run. Fields that do not apply to a
+// type are left empty and omitted from JSON.
+type Event struct {
+	Type  string    `json:"type"`
+	Time  time.Time `json:"time"`
+	Run   string    `json:"run"`
+	Task  string    `json:"task,omitempty"`
+	Agent string    `json:"agent,omitempty"`
+
+	Text     string          `json:"text,omitempty"`
+	Delta    bool            `json:"delta,omitempty"`
+	Tool     string          `json:"tool,omitempty"`
+	CallID   string          `json:"call_id,omitempty"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	Result   string          `json:"result,omitempty"`
+	Error    bool            `json:"error,omitempty"`
+	Skill    string          `json:"skill,omitempty"`
+	Version  string          `json:"version,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	Tokens   *Tokens         `json:"tokens,omitempty"`
+	Messages int             `json:"messages,omitempty"`
+	Usage    json.RawMessage `json:"usage,omitempty"`
+	Status   string          `json:"status,omitempty"`
+	Goal     string          `json:"goal,omitempty"`
+	Deps     []string        `json:"deps,omitempty"`
+	Answer   string          `json:"answer,omitempty"`
+	Err      string          `json:"err,omitempty"`
+	Elapsed  float64         `json:"elapsed_ms,omitempty"`
+}
+
+// Sink receives events. Implementations must be safe for concurrent use.
+type Sink interface {
+	Emit(Event)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(Event)
+
+// Emit calls f.
+func (f SinkFunc) Emit(e Event) { f(e) }
+
+// Multi fans one event out to several sinks, in order.
+type Multi []Sink
+
+// Emit sends e to every sink.
+func (m Multi) Emit(e Event) {
+	for _, s := range m {
+		if s != nil {
+			s.Emit(e)
+		}
+	}
+}
+
+// Recorder keeps every event in memory; tests read it.
+type Recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+// Emit appends e.
+func (r *Recorder) Emit(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+// Events returns a copy of what was recorded.
+func (r *Recorder) Events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
+}

@@ -1,0 +1,98 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role is who wrote a message.
+type Role string
+
+// The roles of transcript messages.
+const (
+	User      Role = "user"
+	Assistant Role = "assistant"
+	Tool      Role = "tool"
+)
+
+// ToolCall is one call of a tool made by the model.
+type ToolCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// Message is one transcript message. A user message has Text; an assistant
+// message has Text, Calls or both; a tool message answers exactly one call
+// (CallID) with Text, and IsError when the tool failed.
+type Message struct {
+	Role    Role       `json:"role"`
+	Text    string     `json:"text,omitempty"`
+	Calls   []ToolCall `json:"calls,omitempty"`
+	CallID  string     `json:"call_id,omitempty"`
+	Name    string     `json:"name,omitempty"`
+	IsError bool       `json:"error,omitempty"`
+	// Artifact is set on the result of a reader tool: the id of the skill
+	// whose artifact it read. Request assembly replaces such results with a
+	// one-line stub once that skill is unloaded (H4); the transcript keeps
+	// them whole.
+	Artifact string `json:"artifact,omitempty"`
+}
+
+// ToolDef is a tool offered to the model in one request.
+type ToolDef struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Parameters is a JSON Schema object for the arguments.
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// Caller says which generator is asking: the host or a board worker. The
+// scripted model picks its script by it; real providers ignore it.
+type Caller struct {
+	Agent    string `json:"agent,omitempty"` // "" for the host
+	TaskID   string `json:"task,omitempty"`
+	TaskGoal string `json:"goal,omitempty"`
+	Input    string `json:"input,omitempty"`
+	// Step is the 0-based index of this model call within its generator.
+	Step int `json:"step"`
+}
+
+// Request is everything one model call sees.
+type Request struct {
+	// Context is the current-context block: system prompt, catalog, loaded
+	// skills, board status. Providers send it as the system message.
+	Context  string    `json:"context"`
+	Messages []Message `json:"messages"`
+	Tools    []ToolDef `json:"tools,omitempty"`
+	Caller   Caller    `json:"caller"`
+	// OnText, when set, receives text deltas as a streaming provider
+	// produces them. The response still carries the whole text.
+	OnText func(delta string) `json:"-"`
+}
+
+// Usage counts the tokens a provider billed for one call.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Response is the model's answer to one request: final text, tool calls,
+// or both.
+type Response struct {
+	Text  string     `json:"text,omitempty"`
+	Calls []ToolCall `json:"calls,omitempty"`
+	Usage Usage      `json:"usage"`
+}
+
+// Model answers requests. Implementations must be safe for concurrent use:
+// board workers call one model from many goroutines.
+type Model interface {
+	Generate(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Func adapts a function to Model; tests use it as a double.
+type Func func(ctx context.Context, req *Request) (*Response, error)
+
+// Generate calls f.
+func (f Func) Generate(ctx context.Context, req *Request) (*Response, error) { return f(ctx, req) }

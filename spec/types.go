@@ -1,0 +1,255 @@
+package spec
+
+import (
+	"time"
+
+	"github.com/fsdrun/fsd/diag"
+)
+
+// Channel is how a loaded skill's instructions reach the model.
+type Channel string
+
+// The channels. The empty Channel means "not set": the workflow's default
+// applies, else ChannelHandle.
+const (
+	ChannelHandle Channel = "handle"
+	ChannelInline Channel = "inline"
+)
+
+// Node is embedded in every manifest value: where the value starts, and
+// where each of its keys' values start, so semantic checks and the runtime
+// can point diagnostics at the exact line and column.
+type Node struct {
+	Pos diag.Pos `json:"-"`
+	// Keys maps a key as written (kebab-case) to the position of its value.
+	Keys map[string]diag.Pos `json:"-"`
+}
+
+// At returns the position of key's value, or the node's own position when
+// the key is absent.
+func (n Node) At(key string) diag.Pos {
+	if p, ok := n.Keys[key]; ok {
+		return p
+	}
+	return n.Pos
+}
+
+// Format says which kind of file a skill came from.
+type Format string
+
+// Skill file formats.
+const (
+	FormatYAML     Format = "yaml"     // *.skill.yaml or skill.yaml
+	FormatSkillMD  Format = "skill.md" // an Agent Skills folder's SKILL.md
+)
+
+// Skill is one loaded skill manifest.
+type Skill struct {
+	Node
+	// File is the manifest's path as given or discovered; Dir is the skill's
+	// folder, the root that instructions-file and resources must stay in.
+	File   string `json:"-"`
+	Dir    string `json:"-"`
+	Format Format `json:"-"`
+
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Version     string  `json:"version"`
+	Channel     Channel `json:"channel,omitempty"`
+	// Instructions is the markdown body, whichever way it was given:
+	// `instructions`, `instructions-file`, or a SKILL.md body.
+	Instructions     string `json:"-"`
+	InstructionsFile string `json:"instructions-file,omitempty"`
+
+	// Agent Skills fields, kept so a SKILL.md from another product loads
+	// unchanged.
+	License       string            `json:"license,omitempty"`
+	Compatibility string            `json:"compatibility,omitempty"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+	AllowedTools  []string          `json:"allowed-tools,omitempty"`
+
+	Tools  []Tool  `json:"tools,omitempty"`
+	Agents []Agent `json:"agents,omitempty"` // in file order
+	// Resources are the files beside a SKILL.md (relative, slash-separated),
+	// readable as artifacts under the skill's handle.
+	Resources []string `json:"resources,omitempty"`
+}
+
+// Agent returns the skill's agent named name.
+func (s *Skill) Agent(name string) (*Agent, bool) {
+	for i := range s.Agents {
+		if s.Agents[i].Name == name {
+			return &s.Agents[i], true
+		}
+	}
+	return nil, false
+}
+
+// RunKind is what a skill tool does when called.
+type RunKind string
+
+// Tool run kinds.
+const (
+	RunCommand RunKind = "command" // exec argv, no shell
+	RunReply   RunKind = "reply"   // render a Go template over the arguments
+	RunState   RunKind = "state"   // per-load key/value (L4: gone on unload)
+	RunStore   RunKind = "store"   // run-wide key/value (L4: survives unload)
+)
+
+// Tool is one tool a skill gives the model.
+type Tool struct {
+	Node
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Input is the JSON Schema of the arguments, as decoded from YAML
+	// (map[string]any and friends). Nil means any object.
+	Input map[string]any `json:"input,omitempty"`
+	Run   ToolRun        `json:"run"`
+}
+
+// ToolRun is a tool's `run:` block. Exactly one kind is set.
+type ToolRun struct {
+	Node
+	Kind RunKind `json:"kind"`
+	// Command is the argv; each element is a Go template over the arguments.
+	Command []string `json:"command,omitempty"`
+	// Timeout bounds a command; zero means the runtime default.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Env names environment variables the command may inherit beyond the
+	// minimal PATH and HOME.
+	Env []string `json:"env,omitempty"`
+	// Reply is the template of a reply tool.
+	Reply string `json:"reply,omitempty"`
+	// Op is get, set or delete for state and store tools.
+	Op string `json:"op,omitempty"`
+}
+
+// Visibility is where a generator's items go (D6).
+type Visibility struct {
+	Client  bool `json:"client"`
+	History bool `json:"history"`
+}
+
+// The visibility shorthands.
+var (
+	VisibilitySub     = Visibility{Client: true, History: false}
+	VisibilityPrimary = Visibility{Client: true, History: true}
+)
+
+// Flow policies (D7).
+const (
+	FlowNone      = "none"
+	FlowDeps      = "deps"
+	FlowAncestors = "ancestors"
+	FlowRecent    = "recent"
+	FlowAll       = "all"
+)
+
+// Flow is an agent's flow policy: which other workers' tool observations it
+// sees before it starts.
+type Flow struct {
+	Policy string `json:"policy"` // default FlowDeps
+	// Last bounds `recent` (default 8).
+	Last      int      `json:"last,omitempty"`
+	Tools     []string `json:"tools,omitempty"`
+	MaxTokens int      `json:"max-tokens,omitempty"`
+}
+
+// Agent is a member of a skill's team, runnable as a board worker.
+type Agent struct {
+	Node
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Prompt      string `json:"prompt,omitempty"`
+	Model       string `json:"model,omitempty"`
+	// ContextSupply is "" (isolated) or "conversation".
+	ContextSupply string        `json:"context-supply,omitempty"`
+	Turns         int           `json:"turns,omitempty"` // default 8
+	Visibility    Visibility    `json:"item-visibility"`
+	Flow          Flow          `json:"flow"`
+	Tools         []string      `json:"tools,omitempty"`
+	MaxSteps      int           `json:"max-steps,omitempty"`
+	Timeout       time.Duration `json:"timeout,omitempty"`
+	Retries       int           `json:"retries,omitempty"`
+}
+
+// Limits are a workflow's bounds. Zero values mean the defaults below.
+type Limits struct {
+	Node
+	MaxLoadedSkills       int `json:"max-loaded-skills"`
+	MaxTranscriptMessages int `json:"max-transcript-messages"`
+	MaxSteps              int `json:"max-steps"`
+	Concurrency           int `json:"concurrency"`
+	MaxPendingTasks       int `json:"max-pending-tasks"`
+	MaxTotalTasks         int `json:"max-total-tasks"`
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxLoadedSkills       = 3
+	DefaultMaxTranscriptMessages = 60
+	DefaultMaxSteps              = 25
+	DefaultConcurrency           = 4
+	DefaultMaxPendingTasks       = 100
+	DefaultMaxTotalTasks         = 500
+	DefaultTurns                 = 8
+	DefaultRecent                = 8
+)
+
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits {
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	set(&l.MaxLoadedSkills, DefaultMaxLoadedSkills)
+	set(&l.MaxTranscriptMessages, DefaultMaxTranscriptMessages)
+	set(&l.MaxSteps, DefaultMaxSteps)
+	set(&l.Concurrency, DefaultConcurrency)
+	set(&l.MaxPendingTasks, DefaultMaxPendingTasks)
+	set(&l.MaxTotalTasks, DefaultMaxTotalTasks)
+	return l
+}
+
+// Host configures the conversation's host generator.
+type Host struct {
+	Node
+	Prompt string `json:"prompt,omitempty"`
+	Model  string `json:"model,omitempty"`
+}
+
+// Task is a static task of a workflow.
+type Task struct {
+	Node
+	ID       string   `json:"id"`
+	Goal     string   `json:"goal"`
+	Assignee string   `json:"assignee,omitempty"` // skill/agent; "" = default worker
+	Deps     []string `json:"deps,omitempty"`
+	// DepsPos holds the position of each element of Deps.
+	DepsPos []diag.Pos `json:"-"`
+	Input   string     `json:"input,omitempty"`
+}
+
+// Workflow is one loaded workflow file.
+type Workflow struct {
+	Node
+	File string `json:"-"`
+	Dir  string `json:"-"`
+
+	Name   string `json:"name"`
+	Model  string `json:"model,omitempty"`
+	Script string `json:"script,omitempty"` // path, relative to Dir
+	// Skills are files or folders, relative to Dir, searched recursively.
+	Skills []string `json:"skills,omitempty"`
+	// Enabled lists skill ids. EnabledSet distinguishes an omitted key
+	// (every skill found) from `enabled: []` (none, C2).
+	Enabled    []string `json:"enabled,omitempty"`
+	EnabledSet bool     `json:"-"`
+	Channel    Channel  `json:"channel,omitempty"`
+	Limits     Limits   `json:"limits"`
+	Host       *Host    `json:"host,omitempty"`
+	Tasks      []Task   `json:"tasks,omitempty"`
+	Input      string   `json:"input,omitempty"`
+}
