@@ -1,0 +1,211 @@
+package scripted
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/fsdrun/fsd/model"
+)
+
+// ErrExhausted is returned when a generator asks for more steps than its
+// list holds.
+var ErrExhausted = errors.New("script exhausted")
+
+// HandleFunc resolves a skill id to the handle of its spooled artifact.
+type HandleFunc func(skillID string) (string, error)
+
+// Model replays a Script. It is safe for concurrent use.
+type Model struct {
+	script *Script
+	handle HandleFunc
+}
+
+// New returns a model replaying s; handle serves the `handle` template
+// function (nil: every handle lookup fails).
+func New(s *Script, handle HandleFunc) *Model {
+	if s == nil {
+		s = &Script{}
+	}
+	return &Model{script: s, handle: handle}
+}
+
+// steps picks the list for the caller: a task override, else the agent's
+// list (by bare name or skill/agent), else the host's.
+func (m *Model) steps(c model.Caller) ([]Step, string, bool) {
+	if c.TaskID != "" {
+		if st, ok := m.script.Tasks[c.TaskID]; ok {
+			return st, "task " + c.TaskID, true
+		}
+	}
+	if c.Agent == "" {
+		return m.script.Host, "host", true
+	}
+	if st, ok := m.script.Agents[c.Agent]; ok {
+		return st, "agent " + c.Agent, true
+	}
+	if i := strings.LastIndexByte(c.Agent, '/'); i >= 0 {
+		if st, ok := m.script.Agents[c.Agent[i+1:]]; ok {
+			return st, "agent " + c.Agent, true
+		}
+	}
+	return nil, "agent " + c.Agent, false
+}
+
+// Generate plays the caller's step.
+func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	steps, who, ok := m.steps(req.Caller)
+	where := who
+	if req.Caller.TaskID != "" && !strings.HasPrefix(who, "task ") {
+		where += " (task " + req.Caller.TaskID + ")"
+	}
+	if !ok {
+		return nil, fmt.Errorf("scripted model: %s has no steps in %s", where, m.script.File)
+	}
+	if req.Caller.Step >= len(steps) {
+		return nil, fmt.Errorf("scripted model: %s asked for step %d but its list has %d: %w",
+			where, req.Caller.Step+1, len(steps), ErrExhausted)
+	}
+	st := steps[req.Caller.Step]
+	if st.Fail != "" {
+		return nil, fmt.Errorf("scripted model: %s step %d: %s", where, req.Caller.Step+1, st.Fail)
+	}
+	data := m.data(req)
+	resp := &model.Response{}
+	var err error
+	if resp.Text, err = m.render(st.Say, data); err != nil {
+		return nil, fmt.Errorf("scripted model: %s step %d: say: %w", where, req.Caller.Step+1, err)
+	}
+	calls := st.Calls
+	if st.Call != "" {
+		calls = []Call{{Call: st.Call, Args: st.Args}}
+	}
+	for i, c := range calls {
+		args, err := m.renderArgs(c.Args, data)
+		if err != nil {
+			return nil, fmt.Errorf("scripted model: %s step %d: %s args: %w", where, req.Caller.Step+1, c.Call, err)
+		}
+		resp.Calls = append(resp.Calls, model.ToolCall{
+			ID:   fmt.Sprintf("call_%s_%d_%d", callerKey(req.Caller), req.Caller.Step+1, i+1),
+			Name: c.Call,
+			Args: args,
+		})
+	}
+	// The scripted model "bills" roughly a token per four bytes so usage
+	// totals are not all zero in offline runs.
+	resp.Usage = model.Usage{InputTokens: approxTokens(req), OutputTokens: (len(resp.Text) + 3) / 4}
+	return resp, nil
+}
+
+func callerKey(c model.Caller) string {
+	switch {
+	case c.TaskID != "":
+		return c.TaskID
+	case c.Agent != "":
+		return c.Agent
+	}
+	return "host"
+}
+
+func approxTokens(req *model.Request) int {
+	n := len(req.Context)
+	for _, m := range req.Messages {
+		n += len(m.Text)
+	}
+	return (n + 3) / 4
+}
+
+// tmplData is what argument templates see.
+type tmplData struct {
+	Input string
+	Task  struct{ ID, Goal string }
+	Last  string
+}
+
+func (m *Model) data(req *model.Request) tmplData {
+	d := tmplData{Input: req.Caller.Input}
+	d.Task.ID, d.Task.Goal = req.Caller.TaskID, req.Caller.TaskGoal
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == model.Tool {
+			d.Last = req.Messages[i].Text
+			break
+		}
+	}
+	if d.Input == "" {
+		for _, msg := range req.Messages {
+			if msg.Role == model.User {
+				d.Input = msg.Text
+			}
+		}
+	}
+	return d
+}
+
+func (m *Model) render(s string, data tmplData) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil
+	}
+	t, err := template.New("arg").Option("missingkey=error").Funcs(template.FuncMap{
+		"handle": func(id string) (string, error) {
+			if m.handle == nil {
+				return "", fmt.Errorf("no handle for %q", id)
+			}
+			return m.handle(id)
+		},
+	}).Parse(s)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// renderArgs renders every string inside args and encodes them as JSON.
+func (m *Model) renderArgs(args map[string]any, data tmplData) (json.RawMessage, error) {
+	if args == nil {
+		return json.RawMessage(`{}`), nil
+	}
+	v, err := m.walk(args, data)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+func (m *Model) walk(v any, data tmplData) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return m.render(x, data)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			r, err := m.walk(e, data)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			r, err := m.walk(e, data)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return v, nil
+}

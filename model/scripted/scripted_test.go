@@ -1,0 +1,102 @@
+package scripted
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsdrun/fsd/model"
+)
+
+const script = `
+host:
+  - call: read_skill
+    args: {id: weekly-report}
+  - calls:
+      - {call: artifact_md_sections, args: {handle: '{{handle "weekly-report"}}', heading: Steps}}
+      - {call: addTask, args: {goal: 'Summarize {{.Input}}', deps: [a, b]}}
+  - say: 'done: {{.Last}}'
+agents:
+  summarizer:
+    - say: 'Brief for {{.Task.Goal}}'
+tasks:
+  gather:
+    - say: rows collected
+`
+
+func TestScriptedReplaysPerCaller(t *testing.T) {
+	s, err := Parse("t.script.yaml", []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s, func(id string) (string, error) { return "h_" + id, nil })
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		req   model.Request
+		want  string
+		calls []string
+	}{
+		{"host step 1", model.Request{Caller: model.Caller{Step: 0}}, "", []string{`read_skill {"id":"weekly-report"}`}},
+		{"host step 2", model.Request{Caller: model.Caller{Step: 1, Input: "sales"}}, "", []string{
+			`artifact_md_sections {"handle":"h_weekly-report","heading":"Steps"}`,
+			`addTask {"deps":["a","b"],"goal":"Summarize sales"}`,
+		}},
+		{"host step 3 sees last result", model.Request{Caller: model.Caller{Step: 2},
+			Messages: []model.Message{{Role: model.Tool, Text: "ok!"}}}, "done: ok!", nil},
+		{"agent by name", model.Request{Caller: model.Caller{Agent: "weekly-report/summarizer", TaskID: "t1", TaskGoal: "the week"}}, "Brief for the week", nil},
+		{"task override", model.Request{Caller: model.Caller{Agent: "summarizer", TaskID: "gather"}}, "rows collected", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := m.Generate(ctx, &tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls []string
+			for _, c := range resp.Calls {
+				calls = append(calls, c.Name+" "+string(c.Args))
+			}
+			if resp.Text != tt.want {
+				t.Errorf("text = %q, want %q", resp.Text, tt.want)
+			}
+			if d := cmp.Diff(tt.calls, calls); d != "" {
+				t.Errorf("calls (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestScriptedExhaustedNamesWho(t *testing.T) {
+	s, _ := Parse("t.script.yaml", []byte(script))
+	m := New(s, nil)
+	_, err := m.Generate(context.Background(), &model.Request{Caller: model.Caller{Agent: "summarizer", TaskID: "t9", Step: 1}})
+	if !errors.Is(err, ErrExhausted) {
+		t.Fatalf("err = %v, want ErrExhausted", err)
+	}
+	for _, want := range []string{"agent summarizer", "task t9", "step 2", "has 1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	_, err = m.Generate(context.Background(), &model.Request{Caller: model.Caller{Agent: "nobody", TaskID: "t1"}})
+	if err == nil || !strings.Contains(err.Error(), "agent nobody") {
+		t.Errorf("unknown agent: err = %v", err)
+	}
+}
+
+func TestParseRejectsBadSteps(t *testing.T) {
+	for name, src := range map[string]string{
+		"empty step":    "host:\n  - {}\n",
+		"call+calls":    "host:\n  - call: a\n    calls: [{call: b}]\n",
+		"unknown key":   "host:\n  - sya: hi\n",
+		"calls no name": "host:\n  - calls: [{args: {}}]\n",
+	} {
+		if _, err := Parse("x.script.yaml", []byte(src)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
