@@ -1,0 +1,233 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/fsdrun/fsd/event"
+)
+
+// Runner runs one task: for the engine, a worker generator. t is a
+// snapshot (Attempts says which attempt this is); deps are the results of
+// the task's dependencies, in the order the task lists them. A runner must
+// return promptly once ctx is cancelled: that is how timeouts, cancelTask
+// and Ctrl-C reach it.
+type Runner func(ctx context.Context, t *Task, deps []DepResult) (string, error)
+
+// The statuses of a finished Run.
+const (
+	// StatusDrained: every task that could run ran.
+	StatusDrained = "drained"
+	// StatusBlocked: some tasks stay pending because a dependency failed or
+	// was cancelled; Report.Stranded lists them.
+	StatusBlocked = "blocked"
+	// StatusCancelled: the run's context was cancelled.
+	StatusCancelled = "cancelled"
+)
+
+// Report is what a Run leaves: every task on the board, in the order
+// added, and the ones stranded behind a failure.
+type Report struct {
+	Status   string   `json:"status"`
+	Tasks    []Task   `json:"tasks"`
+	Stranded []string `json:"stranded,omitempty"`
+}
+
+// Run runs every runnable task in dependency order, at most
+// Options.Concurrency at once, and returns when nothing more can run. A
+// task's failure is recorded on the task, not returned: the error is
+// non-nil only when ctx was cancelled (ctx.Err()) or another Run is in
+// progress. After a cancel, tasks that finished keep their results,
+// interrupted ones are cancelled and the rest stay pending; no goroutine
+// of the run outlives Run.
+func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
+	b.mu.Lock()
+	if b.running {
+		b.mu.Unlock()
+		return Report{}, errf(CodeBoardRunning, "", "the board is already running")
+	}
+	b.running = true
+	b.ready = b.ready[:0]
+	for _, n := range b.order {
+		if n.t.Status == Pending && n.waiting == 0 {
+			b.ready = append(b.ready, n)
+		}
+	}
+	b.mu.Unlock()
+
+	var g errgroup.Group
+	g.SetLimit(b.opts.Concurrency)
+	head := 0
+	for {
+		b.mu.Lock()
+		if ctx.Err() != nil {
+			b.mu.Unlock()
+			break
+		}
+		if head == len(b.ready) {
+			// Reuse the queue's memory once it is drained.
+			b.ready, head = b.ready[:0], 0
+			if b.inflight == 0 {
+				b.mu.Unlock()
+				break
+			}
+			b.mu.Unlock()
+			select {
+			case <-b.wake:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		n := b.ready[head]
+		b.ready[head] = nil
+		head++
+		b.inflight++
+		b.mu.Unlock()
+		// Go blocks while the limit is reached; the worker that frees a
+		// slot has already queued its dependents.
+		g.Go(func() error {
+			b.execute(ctx, n, runner)
+			return nil
+		})
+	}
+	_ = g.Wait()
+
+	b.mu.Lock()
+	b.running = false
+	b.ready, head = b.ready[:0], 0
+	rep := Report{Tasks: make([]Task, len(b.order))}
+	for i, n := range b.order {
+		rep.Tasks[i] = n.t
+		if n.t.Status == Pending {
+			rep.Stranded = append(rep.Stranded, n.t.ID)
+		}
+	}
+	b.mu.Unlock()
+	var err error
+	switch {
+	case ctx.Err() != nil:
+		rep.Status, err = StatusCancelled, ctx.Err()
+		// Pending tasks after a cancel were not stranded by a failure; they
+		// simply did not get their turn.
+		rep.Stranded = nil
+	case len(rep.Stranded) > 0:
+		rep.Status = StatusBlocked
+	default:
+		rep.Status = StatusDrained
+	}
+	b.emit(event.Event{Type: event.BoardFinished, Status: rep.Status, Deps: rep.Stranded})
+	return rep, err
+}
+
+// execute runs one task with its retries and records the outcome.
+func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
+	b.mu.Lock()
+	if n.t.Status != Pending || ctx.Err() != nil {
+		// Cancelled while it waited for a slot, or the run was cancelled:
+		// it never started.
+		b.inflight--
+		b.signal()
+		b.mu.Unlock()
+		return
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n.cancel = cancel
+	n.t.Status = Running
+	n.t.Started = b.opts.Now()
+	b.pending--
+	deps := make([]DepResult, len(n.deps))
+	for i, d := range n.deps {
+		deps[i] = DepResult{TaskID: d.t.ID, Agent: d.t.Agent(), Result: d.t.Result}
+	}
+	snap := n.t
+	b.mu.Unlock()
+	b.emit(event.Event{Type: event.TaskStarted, Task: snap.ID, Agent: snap.Agent(), Goal: snap.Goal})
+
+	var timeout time.Duration
+	retries := 0
+	if b.opts.Policy != nil {
+		timeout, retries = b.opts.Policy(snap.Assignee)
+	}
+	var result string
+	var err error
+	for attempt := 1; ; attempt++ {
+		snap.Attempts = attempt
+		result, err = attemptOnce(tctx, timeout, runner, snap, deps)
+		if err == nil || tctx.Err() != nil || attempt > retries {
+			break
+		}
+		t := time.NewTimer(b.opts.Backoff(attempt))
+		select {
+		case <-t.C:
+		case <-tctx.Done():
+			t.Stop()
+		}
+		if tctx.Err() != nil {
+			break
+		}
+	}
+
+	b.mu.Lock()
+	n.cancel = nil
+	n.t.Attempts = snap.Attempts
+	n.t.Finished = b.opts.Now()
+	e := event.Event{Task: snap.ID, Agent: snap.Agent(), Elapsed: float64(n.t.Finished.Sub(n.t.Started).Microseconds()) / 1000}
+	switch {
+	case err == nil:
+		// A result that arrives as the run is cancelled is still work done.
+		n.t.Status, n.t.Result = Completed, result
+		e.Type, e.Result = event.TaskCompleted, result
+		for _, d := range n.dependents {
+			d.waiting--
+			if d.waiting == 0 && d.t.Status == Pending {
+				b.ready = append(b.ready, d)
+			}
+		}
+	case tctx.Err() != nil:
+		n.t.Status, n.t.Error = Cancelled, "cancelled: "+err.Error()
+		e.Type, e.Err = event.TaskCancelled, n.t.Error
+	default:
+		n.t.Status, n.t.Error = Failed, err.Error()
+		e.Type, e.Err = event.TaskFailed, n.t.Error
+	}
+	b.inflight--
+	b.signal()
+	b.mu.Unlock()
+	b.emit(e)
+}
+
+// attemptOnce calls the runner once under the task's timeout. A panic in
+// the runner fails the attempt instead of crashing the run.
+func attemptOnce(ctx context.Context, timeout time.Duration, runner Runner, snap Task, deps []DepResult) (result string, err error) {
+	actx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			result, err = "", &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	t := snap
+	result, err = runner(actx, &t, deps)
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("timed out after %s: %w", timeout, err)
+	}
+	return result, err
+}
+
+// PanicError is a runner panic turned into a task failure.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
