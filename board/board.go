@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -230,9 +231,14 @@ func (b *Board) check(specs []TaskSpec, roster []string) ([]*node, error) {
 	seq := b.seq
 	batch := make(map[string]*node, len(specs))
 	nodes := make([]*node, len(specs))
+	whats := make([]string, len(specs))
 	for i, s := range specs {
 		id := s.ID
+		// what names the task in messages: a default id is not handed out
+		// until the task is accepted, so a rejected task is named by goal.
+		what := fmt.Sprintf("task %q", id)
 		if id == "" {
+			what = fmt.Sprintf("new task %q", shorten(s.Goal))
 			for {
 				seq++
 				id = "t" + strconv.Itoa(seq)
@@ -247,10 +253,10 @@ func (b *Board) check(specs []TaskSpec, roster []string) ([]*node, error) {
 			return nil, errf(CodeDuplicateID, id, "task id %q is already on the board; pick another id", id)
 		}
 		if s.Goal == "" {
-			return nil, errf(CodeInvalidTask, id, "task %q has no goal", id)
+			return nil, errf(CodeInvalidTask, s.ID, "%s has no goal", what)
 		}
 		if s.Assignee != "" && roster != nil && !slices.Contains(roster, s.Assignee) {
-			e := errf(CodeUnknownAssignee, id, "task %q: unknown assignee %q; the roster is %v (omit assignee for the default worker)", id, s.Assignee, roster)
+			e := errf(CodeUnknownAssignee, s.ID, "%s: unknown assignee %q; the roster is %v (omit assignee for the default worker)", what, s.Assignee, roster)
 			e.Roster = slices.Clone(roster)
 			return nil, e
 		}
@@ -260,18 +266,19 @@ func (b *Board) check(specs []TaskSpec, roster []string) ([]*node, error) {
 				deps = append(deps, d)
 			}
 		}
+		whats[i] = what
 		n := &node{t: Task{ID: id, Goal: s.Goal, Input: s.Input, Assignee: s.Assignee, Deps: deps, Status: Pending}}
 		batch[id] = n
 		nodes[i] = n
 	}
-	for _, n := range nodes {
+	for i, n := range nodes {
 		for _, d := range n.t.Deps {
 			dn := b.byID[d]
 			if dn == nil {
 				dn = batch[d]
 			}
 			if dn == nil {
-				return nil, errf(CodeUnknownDependency, n.t.ID, "task %q depends on %q, which is not on the board", n.t.ID, d)
+				return nil, errf(CodeUnknownDependency, specs[i].ID, "%s depends on %q, which is not on the board", whats[i], d)
 			}
 			n.deps = append(n.deps, dn)
 		}

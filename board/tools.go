@@ -210,10 +210,14 @@ func failure(err error) string {
 // values are plain maps, slices and strings, so encoding cannot fail; the
 // fallback keeps the never-throw promise anyway.
 func marshal(ok bool, fields map[string]any) string {
-	data, err := json.Marshal(fields)
-	if err != nil {
+	// Goals and results are prose for a model: keep <, > and & readable.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(fields); err != nil {
 		return fmt.Sprintf(`{"ok":false,"error":"internal","message":%q}`, err.Error())
 	}
+	data := bytes.TrimSpace(buf.Bytes())
 	head := `{"ok":false`
 	if ok {
 		head = `{"ok":true`

@@ -1,0 +1,128 @@
+package board
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./board -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestToolSession replays what a coordinating model might send, mistakes
+// included, and checks every answer against a golden file: each is a JSON
+// object with ok first, and errors carry a code the model can act on.
+func TestToolSession(t *testing.T) {
+	noLeak(t)
+	b := newBoard(t, Options{Roster: func() []string { return []string{"extractor", "summarizer"} }, MaxPending: 5})
+	runner := func(ctx context.Context, t *Task, deps []DepResult) (string, error) {
+		if t.Goal == "fail" {
+			return "", errors.New("source offline")
+		}
+		return echo(ctx, t, deps)
+	}
+	calls := []struct{ name, args string }{
+		{"addTask", `{"goal":"Collect rows","id":"rows","assignee":"extractor"}`},
+		{"addTask", `{"goal":"Brief","assignee":"writer"}`},
+		{"addTask", `{"goal":"Brief","assignee":"summarizer","deps":["rows"]}`},
+		{"addTask", `{"goal":"x","deps":["nope"]}`},
+		{"addTask", `{"goal":"x","id":"loop","deps":["loop"]}`},
+		{"addTask", `{"goal":"x","id":"rows"}`},
+		{"addTask", `{"goal":"fail"}`},
+		{"addTask", `{"goal":"after the failure","deps":["t2"]}`},
+		{"addTask", `{"goal":"spare"}`},
+		{"addTask", `{"goal":"one too many"}`},
+		{"addTask", `{"goal":42}`},
+		{"addTask", `{"goal":"x","priority":1}`},
+		{"addTask", `not json`},
+		{"addTask", `{}`},
+		{"cancelTask", `{"id":"t4"}`},
+		{"cancelTask", `{"id":"ghost"}`},
+		{"cancelTask", ``},
+		{"listTasks", ``},
+		{"runBoard", `{}`},
+		{"runBoard", `null`},
+		{"cancelTask", `{"id":"rows"}`},
+		{"deleteTask", `{"id":"rows"}`},
+	}
+	var out strings.Builder
+	for _, c := range calls {
+		got := b.CallTool(context.Background(), c.name, json.RawMessage(c.args), runner)
+		var v map[string]any
+		if err := json.Unmarshal([]byte(got), &v); err != nil {
+			t.Errorf("%s %s answered invalid JSON %q: %v", c.name, c.args, got, err)
+		}
+		if !strings.HasPrefix(got, `{"ok":`) {
+			t.Errorf("answer does not start with ok: %s", got)
+		}
+		fmt.Fprintf(&out, "> %s %s\n%s\n", c.name, c.args, got)
+	}
+	golden(t, "tools.golden", out.String())
+}
+
+func TestToolsSchemas(t *testing.T) {
+	for _, d := range Tools() {
+		var schema map[string]any
+		if err := json.Unmarshal(d.Parameters, &schema); err != nil {
+			t.Errorf("%s: parameters are not JSON: %v", d.Name, err)
+		}
+		if schema["type"] != "object" || d.Description == "" || !IsTool(d.Name) {
+			t.Errorf("%s: bad definition %+v", d.Name, d)
+		}
+	}
+	if IsTool("read_skill") {
+		t.Error("read_skill is not a board tool")
+	}
+}
+
+func TestRunBoardCancelled(t *testing.T) {
+	b := newBoard(t, Options{})
+	mustAdd(t, b, TaskSpec{ID: "a", Goal: "g"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got := b.CallTool(ctx, ToolRunBoard, nil, echo)
+	want := `{"ok":false,"error":"cancelled","message":"the run was cancelled: context canceled","status":"cancelled","tasks":[{"id":"a","agent":"worker","status":"pending"}]}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func FuzzCallTool(f *testing.F) {
+	for _, s := range []string{`{"goal":"x"}`, `{"goal":"x","deps":["t1"]}`, `{"id":"t1"}`, `[]`, `{"goal":"x","id":""}`, "\x00"} {
+		f.Add("addTask", s)
+		f.Add("cancelTask", s)
+	}
+	f.Fuzz(func(t *testing.T, name, args string) {
+		b := New(Options{})
+		b.CallTool(context.Background(), ToolAddTask, json.RawMessage(`{"goal":"seed"}`), nil)
+		got := b.CallTool(context.Background(), name, json.RawMessage(args), echo)
+		if !json.Valid([]byte(got)) {
+			t.Fatalf("invalid JSON answer %q", got)
+		}
+	})
+}
