@@ -1,0 +1,193 @@
+package transcript
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/fsdrun/fsd/model"
+)
+
+// Kind is what an Entry records.
+type Kind string
+
+// The entry kinds.
+const (
+	KindMessage Kind = "message"
+	KindContext Kind = "context"
+)
+
+// Reason says why skills were loaded or unloaded (L5, C4).
+type Reason string
+
+// The reasons of a ContextChange.
+const (
+	ReasonRead           Reason = "read"            // read_skill loaded it
+	ReasonReread         Reason = "reread"          // read again: now the active skill, nothing new loaded
+	ReasonEvicted        Reason = "evicted"         // unloaded to make room (L1)
+	ReasonDisabled       Reason = "disabled"        // no longer enabled (C4)
+	ReasonVersionChanged Reason = "version_changed" // its manifest changed version on disk (C4)
+)
+
+// ContextChange records skills entering or leaving the context (L5).
+type ContextChange struct {
+	Loaded   []string `json:"loaded,omitempty"`
+	Unloaded []string `json:"unloaded,omitempty"`
+	// Skill and Version name the skill the change is about.
+	Skill   string `json:"skill,omitempty"`
+	Version string `json:"version,omitempty"`
+	Reason  Reason `json:"reason"`
+}
+
+// Entry is one line of a transcript: a message or a context change. Seq is
+// the entry's position, counted from 0.
+type Entry struct {
+	Seq     int            `json:"seq"`
+	Time    time.Time      `json:"time"`
+	Kind    Kind           `json:"kind"`
+	Message *model.Message `json:"message,omitempty"`
+	Context *ContextChange `json:"context,omitempty"`
+}
+
+// Option configures a Transcript.
+type Option func(*Transcript)
+
+// WithClock sets the clock that stamps entries (tests pin it).
+func WithClock(now func() time.Time) Option {
+	return func(t *Transcript) { t.now = now }
+}
+
+// Transcript is one generator's append-only record. Every method is safe
+// for concurrent use.
+type Transcript struct {
+	mu      sync.Mutex
+	w       io.Writer
+	now     func() time.Time
+	msgs    []model.Message
+	entries []Entry
+	idx     Index
+	werr    error // first write failure; later writes are skipped
+}
+
+// New returns an empty transcript that writes each entry to w as one JSON
+// line before the append returns, and syncs w when it can (an *os.File):
+// a crash then loses at most the step in flight. A nil w keeps the
+// transcript in memory only.
+func New(w io.Writer, opts ...Option) *Transcript {
+	t := &Transcript{w: w, now: time.Now}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
+}
+
+// AppendMessage records m. A message that would break the transcript's
+// shape is refused with an error wrapping ErrMalformed and not recorded;
+// see Index.Add. A failure to write the record is returned as an error
+// wrapping ErrRecord, but m is kept in memory, so the run can go on.
+func (t *Transcript) AppendMessage(m model.Message) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.idx.Add(m); err != nil {
+		return err
+	}
+	t.msgs = append(t.msgs, m)
+	mc := m
+	return t.appendEntry(Entry{Kind: KindMessage, Message: &mc})
+}
+
+// AppendContext records a context change. It is never part of a window:
+// the engine shows loaded skills in the current-context block instead.
+func (t *Transcript) AppendContext(c ContextChange) error {
+	if c.Reason == "" {
+		return fmt.Errorf("%w: context change without a reason", ErrMalformed)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.appendEntry(Entry{Kind: KindContext, Context: &c})
+}
+
+// ErrRecord is wrapped by errors writing the transcript's record.
+var ErrRecord = errors.New("transcript record")
+
+// appendEntry stamps e, keeps it and writes it. t.mu is held.
+func (t *Transcript) appendEntry(e Entry) error {
+	e.Seq = len(t.entries)
+	e.Time = t.now()
+	t.entries = append(t.entries, e)
+	if t.w == nil {
+		return nil
+	}
+	if t.werr != nil {
+		// A failed write may have left half a line; more lines after it
+		// would not be a record anyone can trust.
+		return t.werr
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		t.werr = fmt.Errorf("%w: entry %d: %w", ErrRecord, e.Seq, err)
+		return t.werr
+	}
+	line = append(line, '\n')
+	if _, err := t.w.Write(line); err != nil {
+		t.werr = fmt.Errorf("%w: entry %d: %w", ErrRecord, e.Seq, err)
+		return t.werr
+	}
+	if s, ok := t.w.(interface{ Sync() error }); ok {
+		if err := s.Sync(); err != nil {
+			t.werr = fmt.Errorf("%w: sync entry %d: %w", ErrRecord, e.Seq, err)
+			return t.werr
+		}
+	}
+	return nil
+}
+
+// Messages returns every message so far, in order. The slice is a
+// read-only view shared with the transcript, not a copy.
+func (t *Transcript) Messages() []model.Message {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.msgs[:len(t.msgs):len(t.msgs)]
+}
+
+// Entries returns every entry so far, in order; read-only, not a copy.
+func (t *Transcript) Entries() []Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.entries[:len(t.entries):len(t.entries)]
+}
+
+// Len is the number of messages (not entries) so far.
+func (t *Transcript) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.msgs)
+}
+
+// Window returns the messages the next request carries under a cap of max
+// (W1, W2, W4); see Index.Window. Read-only.
+func (t *Transcript) Window(max int) []model.Message {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.idx.Window(t.msgs, max)
+}
+
+// LastTurns returns the last n whole turns, without the calls in flight
+// (D5); see Index.LastTurns. Read-only.
+func (t *Transcript) LastTurns(n int) []model.Message {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.idx.LastTurns(t.msgs, n)
+}
+
+// InFlight returns the calls of the last assistant message that await
+// results, in order. The engine answers them (e.g. as cancelled) before a
+// run that was interrupted appends anything else.
+func (t *Transcript) InFlight() []model.ToolCall {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.idx.InFlight()
+}
