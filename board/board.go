@@ -260,12 +260,7 @@ func (b *Board) check(specs []TaskSpec, roster []string) ([]*node, error) {
 			e.Roster = slices.Clone(roster)
 			return nil, e
 		}
-		deps := make([]string, 0, len(s.Deps))
-		for _, d := range s.Deps {
-			if !slices.Contains(deps, d) {
-				deps = append(deps, d)
-			}
-		}
+		deps := dedupe(s.Deps)
 		whats[i] = what
 		n := &node{t: Task{ID: id, Goal: s.Goal, Input: s.Input, Assignee: s.Assignee, Deps: deps, Status: Pending}}
 		batch[id] = n
@@ -290,6 +285,28 @@ func (b *Board) check(specs []TaskSpec, roster []string) ([]*node, error) {
 	}
 	b.seq = seq
 	return nodes, nil
+}
+
+// dedupe drops repeated dependencies, keeping the first of each. A join
+// over thousands of tasks must not cost a quadratic scan.
+func dedupe(deps []string) []string {
+	out := make([]string, 0, len(deps))
+	if len(deps) <= 16 {
+		for _, d := range deps {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	seen := make(map[string]bool, len(deps))
+	for _, d := range deps {
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // badID says what is wrong with an explicit task id, or "".
