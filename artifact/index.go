@@ -250,8 +250,9 @@ func (ix *mdIndex) plainText() string {
 					if cell != c.FirstChild() {
 						sb.WriteString(" | ")
 					}
-					// GFM keeps the backslash of an escaped pipe in cells.
-					sb.WriteString(strings.ReplaceAll(inlineText(cell, ix.src, " "), `\|`, "|"))
+					// A cell's escaped pipe stays escaped ("\|"): bare, it
+					// would read as the cell separator.
+					sb.WriteString(inlineText(cell, ix.src, " "))
 				}
 				sb.WriteString("\n")
 				continue
