@@ -39,8 +39,8 @@ type Format string
 
 // Skill file formats.
 const (
-	FormatYAML     Format = "yaml"     // *.skill.yaml or skill.yaml
-	FormatSkillMD  Format = "skill.md" // an Agent Skills folder's SKILL.md
+	FormatYAML    Format = "yaml"     // *.skill.yaml or skill.yaml
+	FormatSkillMD Format = "skill.md" // an Agent Skills folder's SKILL.md
 )
 
 // Skill is one loaded skill manifest.
@@ -243,13 +243,17 @@ type Workflow struct {
 	Script string `json:"script,omitempty"` // path, relative to Dir
 	// Skills are files or folders, relative to Dir, searched recursively.
 	Skills []string `json:"skills,omitempty"`
+	// SkillsPos holds the position of each element of Skills.
+	SkillsPos []diag.Pos `json:"-"`
 	// Enabled lists skill ids. EnabledSet distinguishes an omitted key
 	// (every skill found) from `enabled: []` (none, C2).
 	Enabled    []string `json:"enabled,omitempty"`
 	EnabledSet bool     `json:"-"`
-	Channel    Channel  `json:"channel,omitempty"`
-	Limits     Limits   `json:"limits"`
-	Host       *Host    `json:"host,omitempty"`
-	Tasks      []Task   `json:"tasks,omitempty"`
-	Input      string   `json:"input,omitempty"`
+	// EnabledPos holds the position of each element of Enabled.
+	EnabledPos []diag.Pos `json:"-"`
+	Channel    Channel    `json:"channel,omitempty"`
+	Limits     Limits     `json:"limits"`
+	Host       *Host      `json:"host,omitempty"`
+	Tasks      []Task     `json:"tasks,omitempty"`
+	Input      string     `json:"input,omitempty"`
 }

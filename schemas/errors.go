@@ -1,0 +1,183 @@
+package schemas
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"go.yaml.in/yaml/v4"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/fsdrun/fsd/diag"
+)
+
+// printer renders error kinds this package has no message of its own for.
+// A message.Printer is safe for concurrent use once built.
+var printer = message.NewPrinter(language.English)
+
+// collect appends the leaf errors of e. A oneOf failure is reported as
+// itself: its causes are every alternative's complaints, which read as
+// noise ("missing property command", "missing property reply", …).
+//
+// parent is the enclosing error's instance location: a propertyNames
+// error's own location is not reliable in jsonschema v6.0.3, but it is
+// always about a key of the parent's object.
+func collect(e *jsonschema.ValidationError, parent []string, root *yaml.Node, file string, out *diag.List) {
+	switch k := e.ErrorKind.(type) {
+	case *kind.AdditionalProperties:
+		return // spec reports unknown keys, with a suggestion
+	case *kind.OneOf, *kind.AnyOf:
+		n, key := locate(root, e.InstanceLocation)
+		*out = append(*out, diag.Errorf(pos(n, file), "schema", "%s%s", prefix(key), message1(k)))
+		return
+	case *kind.PropertyNames:
+		obj, _ := locate(root, parent)
+		kn := keyNode(obj, k.Property)
+		*out = append(*out, diag.Errorf(pos(kn, file), "schema", "invalid name %q: use 1-64 of a-z, 0-9 and -, with no leading, trailing or double hyphen", k.Property))
+		return
+	}
+	if len(e.Causes) > 0 {
+		for _, c := range e.Causes {
+			collect(c, e.InstanceLocation, root, file, out)
+		}
+		return
+	}
+	n, key := locate(root, e.InstanceLocation)
+	*out = append(*out, diag.Errorf(pos(n, file), "schema", "%s%s", prefix(key), message1(e.ErrorKind)))
+}
+
+func prefix(key string) string {
+	if key == "" {
+		return ""
+	}
+	return key + ": "
+}
+
+// message1 words the common error kinds for a YAML author.
+func message1(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Type:
+		return fmt.Sprintf("expected %s, got %s", strings.Join(k.Want, " or "), yamlType(k.Got))
+	case *kind.Required:
+		if len(k.Missing) == 1 {
+			return fmt.Sprintf("missing required key %q", k.Missing[0])
+		}
+		return fmt.Sprintf("missing required keys %s", quoteAll(k.Missing))
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = fmt.Sprint(w)
+		}
+		return fmt.Sprintf("%s is not one of %s", show(k.Got), strings.Join(want, ", "))
+	case *kind.MaxLength:
+		return fmt.Sprintf("too long: %d characters, at most %d", k.Got, k.Want)
+	case *kind.MinLength:
+		if k.Want == 1 {
+			return "must not be empty"
+		}
+		return fmt.Sprintf("too short: %d characters, at least %d", k.Got, k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("needs at least %d items, got %d", k.Want, k.Got)
+	case *kind.Minimum:
+		return fmt.Sprintf("must be at least %v, got %v", k.Want, k.Got)
+	case *kind.Pattern:
+		return fmt.Sprintf("%q does not match %s", k.Got, k.Want)
+	case *kind.OneOf:
+		if len(k.Subschemas) == 0 {
+			return "matches none of the allowed forms"
+		}
+		return "matches more than one of the allowed forms"
+	case *kind.AnyOf:
+		return "matches none of the allowed forms"
+	}
+	return k.LocalizedString(printer)
+}
+
+// yamlType names a JSON type as YAML authors know it.
+func yamlType(t string) string {
+	switch t {
+	case "object":
+		return "mapping"
+	case "array":
+		return "list"
+	}
+	return t
+}
+
+func show(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}
+
+func quoteAll(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = strconv.Quote(x)
+	}
+	return strings.Join(q, ", ")
+}
+
+// locate follows a JSON instance location through the YAML tree and
+// returns the node there and the path as a YAML author reads it
+// (tools[0].run.timeout). Aliases are followed.
+func locate(n *yaml.Node, loc []string) (*yaml.Node, string) {
+	var path strings.Builder
+	for _, tok := range loc {
+		n = deref(n)
+		if n == nil {
+			break
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if deref(n.Content[i]).Value == tok {
+					next = n.Content[i+1]
+				}
+			}
+			if path.Len() > 0 {
+				path.WriteByte('.')
+			}
+			path.WriteString(tok)
+			if next == nil {
+				return n, path.String()
+			}
+			n = next
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return n, path.String()
+			}
+			fmt.Fprintf(&path, "[%d]", i)
+			n = n.Content[i]
+		default:
+			return n, path.String()
+		}
+	}
+	return n, path.String()
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// keyNode returns the key node named key in mapping m, or m.
+func keyNode(m *yaml.Node, key string) *yaml.Node {
+	m = deref(m)
+	if m != nil && m.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return m.Content[i]
+			}
+		}
+	}
+	return m
+}

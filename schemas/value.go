@@ -1,0 +1,130 @@
+package schemas
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// MaxAliasNodes bounds how many nodes a document may reach through aliases
+// when it is turned into a value. Aliases are pointers in the parsed tree,
+// so a few lines can name billions of nodes (the "billion laughs" alias
+// bomb); past this bound Value stops at once with an error at the alias.
+const MaxAliasNodes = 100_000
+
+// ValueError is a problem turning YAML into a JSON value, at Node.
+type ValueError struct {
+	Node *yaml.Node
+	Msg  string
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("%d:%d: %s", e.Node.Line, e.Node.Column, e.Msg)
+}
+
+// Value turns a YAML node into the JSON value a schema validates:
+// map[string]any, []any, string, int64, float64, bool or nil. Aliases are
+// followed within MaxAliasNodes; scalars are typed by their resolved YAML
+// tag, so `on: yes` stays a string and `8` is an integer.
+func Value(n *yaml.Node) (any, error) {
+	c := converter{}
+	return c.value(n, false)
+}
+
+type converter struct {
+	expanded int // nodes visited through an alias
+}
+
+func (c *converter) value(n *yaml.Node, viaAlias bool) (any, error) {
+	if n == nil {
+		return nil, nil
+	}
+	if viaAlias {
+		c.expanded++
+		if c.expanded > MaxAliasNodes {
+			return nil, &ValueError{Node: n, Msg: fmt.Sprintf("aliases expand to more than %d nodes; an alias bomb?", MaxAliasNodes)}
+		}
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return c.value(n.Content[0], viaAlias)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, &ValueError{Node: n, Msg: "alias to an unknown anchor"}
+		}
+		v, err := c.value(n.Alias, true)
+		if ve, ok := err.(*ValueError); ok && !viaAlias {
+			// Point at the alias the user wrote, not deep inside the anchor.
+			return nil, &ValueError{Node: n, Msg: ve.Msg}
+		}
+		return v, err
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.AliasNode && k.Alias != nil {
+				k = k.Alias
+			}
+			if k.Kind != yaml.ScalarNode {
+				return nil, &ValueError{Node: k, Msg: "a mapping key must be a plain string"}
+			}
+			val, err := c.value(v, viaAlias)
+			if err != nil {
+				return nil, err
+			}
+			m[k.Value] = val
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for _, e := range n.Content {
+			val, err := c.value(e, viaAlias)
+			if err != nil {
+				return nil, err
+			}
+			s = append(s, val)
+		}
+		return s, nil
+	case yaml.ScalarNode:
+		return scalar(n), nil
+	}
+	return nil, &ValueError{Node: n, Msg: "unsupported YAML node"}
+}
+
+// scalar types a scalar by its resolved tag. Anything unusual (custom
+// tags, timestamps, binary) stays the string the user wrote.
+func scalar(n *yaml.Node) any {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil
+	case "!!bool":
+		switch strings.ToLower(n.Value) {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+	case "!!int":
+		s := strings.ReplaceAll(n.Value, "_", "")
+		if strings.HasPrefix(s, "0o") || strings.HasPrefix(s, "-0o") || strings.HasPrefix(s, "+0o") {
+			s = strings.Replace(s, "0o", "0", 1)
+		}
+		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return i
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
+		}
+	case "!!float":
+		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return f
+		}
+	}
+	return n.Value
+}

@@ -1,0 +1,232 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v4"
+	"go.yaml.in/yaml/v4/plugin/loaderlimits"
+
+	"github.com/fsdrun/fsd/diag"
+)
+
+// Limits on manifest files. They keep a hostile or broken file from
+// costing more than a moment: every one is checked before or while
+// parsing, and reported at a file:line:col.
+const (
+	// MaxFileSize is the largest manifest, SKILL.md or instructions file.
+	MaxFileSize = 4 << 20
+	// MaxDepth is the deepest YAML nesting (block or flow).
+	MaxDepth = 100
+	// MaxDescription and MaxCompatibility are the Agent Skills bounds.
+	MaxDescription   = 1024
+	MaxCompatibility = 500
+	// MaxResources bounds the files listed as a SKILL.md folder's resources.
+	MaxResources = 1000
+)
+
+// readFile reads a manifest, refusing files over MaxFileSize without
+// reading them whole.
+func readFile(path string) ([]byte, diag.List) {
+	at := diag.Pos{File: path, Line: 1, Col: 1}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, diag.List{diag.Errorf(at, "io", "%s", ioMessage(err))}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, diag.List{diag.Errorf(at, "io", "%s", ioMessage(err))}
+	}
+	if st.IsDir() {
+		return nil, diag.List{diag.Errorf(at, "io", "is a folder, not a file")}
+	}
+	if st.Size() > MaxFileSize {
+		return nil, diag.List{diag.Errorf(at, "limit", "file is %d bytes, over the %d-byte (4 MiB) limit", st.Size(), MaxFileSize)}
+	}
+	data := make([]byte, 0, st.Size()+1)
+	buf := bytes.NewBuffer(data)
+	// Read one byte past the limit: the file may grow after Stat.
+	if _, err := buf.ReadFrom(limitReader{f, MaxFileSize + 1}); err != nil {
+		return nil, diag.List{diag.Errorf(at, "io", "%s", ioMessage(err))}
+	}
+	if buf.Len() > MaxFileSize {
+		return nil, diag.List{diag.Errorf(at, "limit", "file is over the %d-byte (4 MiB) limit", MaxFileSize)}
+	}
+	return buf.Bytes(), nil
+}
+
+type limitReader struct {
+	f *os.File
+	n int64
+}
+
+func (r limitReader) Read(p []byte) (int, error) {
+	if int64(len(p)) > r.n {
+		p = p[:r.n]
+	}
+	return r.f.Read(p)
+}
+
+func ioMessage(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no such file or folder"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("cannot %s: %v", pe.Op, pe.Err)
+	}
+	return err.Error()
+}
+
+// checkText rejects binary input before the YAML parser sees it, so the
+// error says what is wrong and where: a NUL byte or invalid UTF-8.
+func checkText(file string, data []byte) diag.List {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return diag.List{diag.Errorf(diag.Pos{File: file, Line: line, Col: col}, "encoding", "file is not UTF-8 text (byte 0x%02x at offset %d); is it binary?", data[i], i)}
+		case r == 0:
+			return diag.List{diag.Errorf(diag.Pos{File: file, Line: line, Col: col}, "encoding", "file contains a NUL byte at offset %d; is it binary?", i)}
+		case r == '\n':
+			line, col = line+1, 1
+		default:
+			col++
+		}
+		i += size
+	}
+	return nil
+}
+
+// parseYAML parses one YAML document into a node tree with positions.
+// An empty document (nothing, or only comments) is an error: a manifest
+// has required keys. lineOffset is unused by callers that pass whole files;
+// a SKILL.md passes its frontmatter with the other lines blanked, so
+// positions are already the file's.
+func parseYAML(file string, data []byte) (*yaml.Node, diag.List) {
+	if d := checkText(file, data); d != nil {
+		return nil, d
+	}
+	start := diag.Pos{File: file, Line: 1, Col: 1}
+	if len(bytes.TrimSpace(stripComments(data))) == 0 {
+		return nil, diag.List{diag.Errorf(start, "syntax", "file is empty: expected a YAML mapping")}
+	}
+	loader, err := yaml.NewLoader(bytes.NewReader(data), yaml.WithPlugin(loaderlimits.New(loaderlimits.DepthValue(MaxDepth))))
+	if err != nil {
+		return nil, diag.List{diag.Errorf(start, "internal", "%v", err)}
+	}
+	var doc yaml.Node
+	if err := loader.Load(&doc); err != nil {
+		return nil, diag.List{yamlError(file, data, err)}
+	}
+	// A manifest is one document; a second one is probably a mistake
+	// (two files pasted together) rather than something to ignore.
+	var next yaml.Node
+	if err := loader.Load(&next); err == nil {
+		return nil, diag.List{diag.Errorf(diag.Pos{File: file, Line: max(next.Line, 1), Col: max(next.Column, 1)}, "syntax", "a second YAML document starts here; a manifest is one document")}
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.AliasNode && root.Alias != nil {
+		root = root.Alias
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, diag.List{diag.Errorf(diag.Pos{File: file, Line: root.Line, Col: root.Column}, "syntax", "expected a YAML mapping of keys, got %s", nodeKind(root))}
+	}
+	return root, nil
+}
+
+// stripComments blanks # comments at the start of lines, enough to tell
+// a file of only comments from one with content.
+func stripComments(data []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		t := bytes.TrimSpace(line)
+		if len(t) == 0 || t[0] == '#' || bytes.Equal(t, []byte("---")) || bytes.Equal(t, []byte("...")) {
+			continue
+		}
+		out = append(out, t...)
+		if len(out) > 0 {
+			break
+		}
+	}
+	return out
+}
+
+// yamlError turns a parser error into a diagnostic at its position. Tabs
+// get a hint: "cannot start any token" is the parser's word for a tab.
+func yamlError(file string, data []byte, err error) diag.Diagnostic {
+	var le *yaml.LoadError
+	if errors.As(err, &le) {
+		mark := le.Mark
+		if mark.Line == 0 && le.ContextMark.Line > 0 {
+			mark = le.ContextMark
+		}
+		p := diag.Pos{File: file, Line: max(mark.Line, 1), Col: max(mark.Column, 1)}
+		msg := le.Message
+		if le.ContextMsg != "" {
+			msg = le.ContextMsg + ": " + msg
+		}
+		d := diag.Errorf(p, "syntax", "%s", msg)
+		if mark.Index >= 0 && mark.Index < len(data) && data[mark.Index] == '\t' {
+			d.Hint = "YAML indentation must use spaces, not tabs"
+		} else if mark.Line > 0 && tabAt(data, mark.Line, mark.Column) {
+			d.Hint = "YAML indentation must use spaces, not tabs"
+		}
+		return d
+	}
+	return diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, "syntax", "%v", err)
+}
+
+func tabAt(data []byte, line, col int) bool {
+	lines := bytes.SplitN(data, []byte("\n"), line+1)
+	if line-1 >= len(lines) {
+		return false
+	}
+	l := lines[line-1]
+	return col-1 >= 0 && col-1 < len(l) && l[col-1] == '\t'
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return "null"
+		}
+		return fmt.Sprintf("%s %q", scalarKind(n), clip(n.Value))
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a document"
+}
+
+func scalarKind(n *yaml.Node) string {
+	switch n.ShortTag() {
+	case "!!int":
+		return "integer"
+	case "!!float":
+		return "number"
+	case "!!bool":
+		return "boolean"
+	}
+	return "string"
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
+}

@@ -1,0 +1,161 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/fsdrun/fsd/diag"
+)
+
+// Project is a workflow with the skills its `skills:` entries found.
+type Project struct {
+	Workflow *Workflow
+	// Skills are all the skills found, enabled or not, in discovery order.
+	Skills []*Skill
+}
+
+// LoadProject loads a workflow, discovers and loads its skills (paths
+// relative to the workflow's folder) and runs every check. The project is
+// returned whenever the workflow parsed, even with errors.
+func LoadProject(workflowPath string) (*Project, diag.List) {
+	c := newCache()
+	p, diags := loadProject(c, workflowPath)
+	diags.Sort()
+	return p, diags
+}
+
+func loadProject(c *cache, path string) (*Project, diag.List) {
+	w, diags := LoadWorkflow(path)
+	if w == nil {
+		return nil, diags
+	}
+	p := &Project{Workflow: w}
+	for _, s := range w.Skills {
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(w.Dir, filepath.FromSlash(s))
+		}
+		if _, err := os.Stat(s); err != nil {
+			continue // LoadWorkflow reported it at the entry
+		}
+		var found diag.List
+		for _, f := range findSkills(s, &found) {
+			sk, d, first := c.skill(f)
+			if first {
+				diags = append(diags, d...)
+			}
+			if sk != nil && !containsSkill(p.Skills, sk) {
+				p.Skills = append(p.Skills, sk)
+			}
+		}
+		diags = append(diags, found...)
+	}
+	diags = append(diags, Check(w, p.Skills)...)
+	return p, diags
+}
+
+func containsSkill(list []*Skill, s *Skill) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidatePaths is what `fsd validate` runs; see ValidateFiles.
+func ValidatePaths(paths []string, strict bool) diag.List {
+	_, d := ValidateFiles(paths, strict)
+	return d
+}
+
+// ValidateFiles validates files and folders and returns the files it
+// checked and every problem, sorted. A file's kind comes from its name
+// (DESIGN §2); a YAML file named explicitly that is neither a skill nor a
+// script is a workflow. Folders are searched recursively for both. A
+// workflow's skills are loaded and checked with it; skills that belong to
+// no workflow given are checked against each other. Each file is reported
+// once. With strict, warnings count as errors.
+func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
+	c := newCache()
+	var diags diag.List
+	var skillFiles, workflowFiles []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			diags = append(diags, diag.Errorf(diag.Pos{File: p, Line: 1, Col: 1}, "io", "%s", ioMessage(err)))
+			continue
+		}
+		if !st.IsDir() {
+			switch {
+			case IsSkillFile(p):
+				skillFiles = append(skillFiles, p)
+			case IsScriptFile(p):
+				// Scripts belong to the scripted model; it checks them.
+			default:
+				workflowFiles = append(workflowFiles, p)
+			}
+			continue
+		}
+		walk(p, func(f string) {
+			switch {
+			case IsSkillFile(f):
+				skillFiles = append(skillFiles, f)
+			case IsWorkflowFile(f):
+				workflowFiles = append(workflowFiles, f)
+			}
+		})
+	}
+	files := map[string]string{}
+	inWorkflow := map[*Skill]bool{}
+	for _, wf := range workflowFiles {
+		if _, seen := files[key(wf)]; seen {
+			continue
+		}
+		files[key(wf)] = wf
+		p, d := loadProject(c, wf)
+		diags = append(diags, d...)
+		if p != nil {
+			for _, s := range p.Skills {
+				inWorkflow[s] = true
+				files[key(s.File)] = s.File
+			}
+		}
+	}
+	var alone []*Skill
+	for _, f := range skillFiles {
+		s, d, first := c.skill(f)
+		files[key(f)] = f
+		if first {
+			diags = append(diags, d...)
+		}
+		if s != nil && !inWorkflow[s] && !containsSkill(alone, s) {
+			alone = append(alone, s)
+		}
+	}
+	diags = append(diags, Check(nil, alone)...)
+	diags.Sort()
+	diags = uniq(diags)
+	if strict {
+		for i := range diags {
+			diags[i].Severity = diag.Error
+		}
+	}
+	list := make([]string, 0, len(files))
+	for _, f := range files {
+		list = append(list, f)
+	}
+	sort.Strings(list)
+	return list, diags
+}
+
+func uniq(l diag.List) diag.List {
+	out := l[:0]
+	for i, d := range l {
+		if i > 0 && d == l[i-1] {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}

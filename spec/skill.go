@@ -1,0 +1,443 @@
+package spec
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/schemas"
+)
+
+// Keys of each manifest mapping, in the order the docs list them.
+var (
+	skillKeys   = []string{"id", "name", "description", "version", "channel", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "agents"}
+	skillMDKeys = []string{"name", "description", "version", "channel", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "agents"}
+	toolKeys    = []string{"name", "description", "input", "run"}
+	runKeys     = []string{"command", "timeout", "env", "reply", "state", "store"}
+	runKinds    = []string{"command", "reply", "state", "store"}
+	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries"}
+	visKeys     = []string{"client", "history"}
+	flowKeys    = []string{"policy", "last", "tools", "max-tokens"}
+	flowValues  = []string{FlowNone, FlowDeps, FlowAncestors, FlowRecent, FlowAll}
+)
+
+// DefaultSkillMDVersion is the version of a SKILL.md that gives none:
+// Agent Skills has no version field, and such files must load unchanged.
+const DefaultSkillMDVersion = "0.0.0"
+
+// ReservedTools are fsd's own tool names; a skill tool may not take one,
+// or the model could not tell them apart.
+var ReservedTools = []string{
+	"read_skill", "addTask", "listTasks", "cancelTask", "runBoard",
+	"artifact_md_headings", "artifact_md_sections", "artifact_md_frontmatter",
+	"artifact_md_code_blocks", "artifact_md_links", "artifact_md_images",
+	"artifact_md_text", "artifact_md_ast", "artifact_head", "artifact_tail",
+	"artifact_grep", "artifact_cat", "artifact_byte_length",
+	"artifact_line_count", "artifact_estimate_tokens",
+}
+
+// IsSkillFile reports whether a file name is a skill by DESIGN §2:
+// *.skill.yaml, skill.yaml (or .yml) or SKILL.md.
+func IsSkillFile(name string) bool {
+	base := filepath.Base(name)
+	return base == "SKILL.md" || base == "skill.yaml" || base == "skill.yml" ||
+		strings.HasSuffix(base, ".skill.yaml") || strings.HasSuffix(base, ".skill.yml")
+}
+
+// IsWorkflowFile reports whether a file name is a workflow by name.
+func IsWorkflowFile(name string) bool {
+	base := filepath.Base(name)
+	return base == "workflow.yaml" || base == "workflow.yml" ||
+		strings.HasSuffix(base, ".workflow.yaml") || strings.HasSuffix(base, ".workflow.yml")
+}
+
+// IsScriptFile reports whether a file is a scripted-model script.
+func IsScriptFile(name string) bool {
+	base := filepath.Base(name)
+	return strings.HasSuffix(base, ".script.yaml") || strings.HasSuffix(base, ".script.yml")
+}
+
+// LoadSkill loads one skill file: a YAML manifest (*.skill.yaml,
+// skill.yaml) or an Agent Skills SKILL.md. It runs the schema and every
+// check that needs only this file (ids, versions, durations, run kinds,
+// visibility and flow values, paths), so the diagnostics are complete for
+// the file; references between files are Check's. The skill is returned
+// whenever the file parsed, even with errors, so callers can go on
+// checking; it is nil when the file could not be read or parsed.
+func LoadSkill(path string) (*Skill, diag.List) {
+	if filepath.Base(path) == "SKILL.md" {
+		return loadSkillMD(path)
+	}
+	data, diags := readFile(path)
+	if diags != nil {
+		return nil, diags
+	}
+	root, diags := parseYAML(path, data)
+	if diags != nil {
+		return nil, diags
+	}
+	s := &Skill{File: path, Dir: filepath.Dir(path), Format: FormatYAML}
+	return s, finish(schemas.KindSkill, root, path, func(d *decoder) {
+		d.unknown = diag.Error
+		decodeSkill(d, root, s, skillKeys)
+		if base := filepath.Base(path); base == "skill.yaml" || base == "skill.yml" {
+			// A skill.yaml is its folder's manifest: the folder is the
+			// skill, and the files beside it are its resources, as with
+			// SKILL.md.
+			var rd diag.List
+			s.Resources, rd = listResources(s.Dir, path)
+			d.diags = append(d.diags, rd...)
+		}
+	})
+}
+
+// finish validates root against the schema of kind, runs decode, and
+// merges the two: where decode reported a problem at a place, the
+// schema's complaint about the same place is dropped (decode's message is
+// the more specific one: "invalid duration", not "does not match pattern").
+func finish(kind string, root *yaml.Node, file string, decode func(*decoder)) diag.List {
+	sd := schemas.Validate(kind, root, file)
+	for _, x := range sd {
+		if x.Kind == "yaml" {
+			// The tree could not be turned into a value (an alias bomb):
+			// walking it would cost as much, so stop here.
+			return sd
+		}
+	}
+	d := &decoder{file: file}
+	decode(d)
+	at := make(map[diag.Pos]bool, len(d.diags))
+	for _, x := range d.diags {
+		at[x.Pos] = true
+	}
+	out := d.diags
+	for _, x := range sd {
+		if !at[x.Pos] {
+			out = append(out, x)
+		}
+	}
+	out.Sort()
+	return out
+}
+
+func decodeSkill(d *decoder, root *yaml.Node, s *Skill, known []string) {
+	var instrNode *yaml.Node
+	for _, f := range d.fields(root, known, &s.Node) {
+		switch f.key {
+		case "id":
+			s.ID, _ = str(f.v)
+			if s.ID != "" || f.v.ShortTag() == "!!str" {
+				checkID(d, f.v, s.ID, "id")
+			}
+		case "name":
+			s.Name, _ = str(f.v)
+		case "description":
+			s.Description, _ = str(f.v)
+		case "version":
+			if v, ok := str(f.v); ok {
+				s.Version = v
+				if !ValidSemver(v) {
+					d.errorf(f.v, "version", "invalid version %q", v).Hint = "use a semantic version MAJOR.MINOR.PATCH such as 1.2.0"
+				}
+			} else if f.v.Kind == yaml.ScalarNode && f.v.ShortTag() != "!!null" {
+				// `version: 1.2` is a number to YAML; say how to fix it.
+				d.errorf(f.v, "version", "invalid version %s: not a string", f.v.Value).Hint = "use a semantic version MAJOR.MINOR.PATCH such as 1.2.0, quoted if YAML would read it as a number"
+			}
+		case "channel":
+			c, _ := str(f.v)
+			s.Channel = Channel(c)
+		case "instructions":
+			s.Instructions, _ = str(f.v)
+			instrNode = f.v
+		case "instructions-file":
+			s.InstructionsFile, _ = str(f.v)
+		case "license":
+			s.License, _ = scalarText(f.v)
+		case "compatibility":
+			s.Compatibility, _ = str(f.v)
+		case "metadata":
+			var n Node
+			for _, p := range d.pairs(f.v, &n) {
+				if v, ok := scalarText(p.v); ok {
+					if s.Metadata == nil {
+						s.Metadata = map[string]string{}
+					}
+					s.Metadata[p.key] = v
+				}
+			}
+		case "allowed-tools":
+			if v, ok := str(f.v); ok {
+				s.AllowedTools = strings.Fields(v)
+			} else {
+				s.AllowedTools, _ = d.strList(f.v)
+			}
+		case "tools":
+			decodeTools(d, f.v, s)
+		case "agents":
+			decodeAgents(d, f.v, s)
+		}
+	}
+	if s.InstructionsFile != "" {
+		if instrNode != nil {
+			d.errorf(instrNode, "instructions", "both instructions and instructions-file are set; keep one")
+		} else if text, ok := readInside(d, s.Dir, s.InstructionsFile, s.Node.At("instructions-file")); ok {
+			s.Instructions = text
+		}
+	}
+}
+
+func decodeTools(d *decoder, n *yaml.Node, s *Skill) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return
+	}
+	seen := map[string]diag.Pos{}
+	for _, e := range n.Content {
+		var t Tool
+		for _, f := range d.fields(e, toolKeys, &t.Node) {
+			switch f.key {
+			case "name":
+				t.Name, _ = str(f.v)
+			case "description":
+				t.Description, _ = str(f.v)
+			case "input":
+				decodeInput(d, f.v, &t)
+			case "run":
+				decodeRun(d, f.v, &t.Run)
+			}
+		}
+		if t.Name != "" {
+			at := t.At("name")
+			if prev, dup := seen[t.Name]; dup {
+				d.diags = append(d.diags, diag.Errorf(at, "duplicate", "tool %q is declared twice in this skill (first at line %d)", t.Name, prev.Line))
+			} else {
+				seen[t.Name] = at
+			}
+			if contains(ReservedTools, t.Name) {
+				d.diags = append(d.diags, diag.Errorf(at, "name", "tool name %q is reserved by fsd", t.Name))
+			}
+		}
+		s.Tools = append(s.Tools, t)
+	}
+}
+
+func decodeInput(d *decoder, n *yaml.Node, t *Tool) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	v, err := schemas.Value(n)
+	if err != nil {
+		return // reported by the schema pass
+	}
+	m, _ := v.(map[string]any)
+	if typ, ok := m["type"]; ok && typ != "object" {
+		d.errorf(n, "input", "a tool's input schema must have type object, got %v", typ).Hint = "put the arguments under properties:"
+	}
+	t.Input = m
+}
+
+func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
+	var kinds []string
+	var timeout, env *yaml.Node
+	for _, f := range d.fields(n, runKeys, &r.Node) {
+		switch f.key {
+		case "command":
+			r.Command, _ = d.strList(f.v)
+		case "timeout":
+			timeout = f.v
+			r.Timeout = d.duration(f.v)
+		case "env":
+			env = f.v
+			r.Env, _ = d.strList(f.v)
+		case "reply":
+			r.Reply, _ = str(f.v)
+		case "state", "store":
+			r.Op, _ = str(f.v)
+		}
+		if contains(runKinds, f.key) {
+			kinds = append(kinds, f.key)
+		}
+	}
+	if n == nil || deref(n).Kind != yaml.MappingNode {
+		return
+	}
+	switch len(kinds) {
+	case 0:
+		d.errorf(n, "run", "run needs one of command, reply, state or store")
+		return
+	case 1:
+		r.Kind = RunKind(kinds[0])
+	default:
+		d.errorf(n, "run", "run sets %s; set only one of command, reply, state or store", strings.Join(kinds, " and "))
+		return
+	}
+	if r.Kind != RunCommand {
+		for _, x := range []*yaml.Node{timeout, env} {
+			if x != nil {
+				d.errorf(x, "run", "%s applies only to a command", map[bool]string{true: "timeout", false: "env"}[x == timeout])
+			}
+		}
+	}
+}
+
+func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
+	var holder Node
+	for _, p := range d.pairs(n, &holder) {
+		a := Agent{Name: p.key, Visibility: VisibilitySub, Flow: Flow{Policy: FlowDeps}}
+		for _, f := range d.fields(p.v, agentKeys, &a.Node) {
+			switch f.key {
+			case "description":
+				a.Description, _ = str(f.v)
+			case "prompt":
+				a.Prompt, _ = str(f.v)
+			case "model":
+				a.Model, _ = str(f.v)
+			case "context-supply":
+				v, _ := str(f.v)
+				switch v {
+				case "isolated":
+				case "conversation":
+					a.ContextSupply = v
+				default:
+					if f.v.ShortTag() == "!!str" {
+						d.errorf(f.v, "value", "context-supply %q is not isolated or conversation", v)
+					}
+				}
+			case "turns":
+				a.Turns, _ = integer(f.v)
+			case "item-visibility":
+				decodeVisibility(d, f.v, &a.Visibility)
+			case "flow":
+				decodeFlow(d, f.v, &a.Flow)
+			case "tools":
+				var pos []diag.Pos
+				a.Tools, pos = d.strList(f.v)
+				for i, name := range a.Tools {
+					if !s.hasTool(name) {
+						d.diags = append(d.diags, diag.Diagnostic{Pos: pos[i], Kind: "ref",
+							Message: fmt.Sprintf("agent %q lists tool %q, which this skill does not declare", a.Name, name),
+							Hint:    didYouMean(name, s.toolNames())})
+					}
+				}
+			case "max-steps":
+				a.MaxSteps, _ = integer(f.v)
+			case "timeout":
+				a.Timeout = d.duration(f.v)
+			case "retries":
+				a.Retries, _ = integer(f.v)
+			}
+		}
+		if a.ContextSupply == "conversation" && a.Turns == 0 {
+			a.Turns = DefaultTurns
+		}
+		if a.Flow.Policy == FlowRecent && a.Flow.Last == 0 {
+			a.Flow.Last = DefaultRecent
+		}
+		if a.Pos.Line == 0 {
+			a.Pos = d.pos(p.k)
+		}
+		s.Agents = append(s.Agents, a)
+	}
+}
+
+func (s *Skill) hasTool(name string) bool {
+	for _, t := range s.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Skill) toolNames() []string {
+	out := make([]string, len(s.Tools))
+	for i, t := range s.Tools {
+		out[i] = t.Name
+	}
+	return out
+}
+
+func decodeVisibility(d *decoder, n *yaml.Node, v *Visibility) {
+	if s, ok := str(n); ok {
+		switch s {
+		case "sub":
+			*v = VisibilitySub
+		case "primary":
+			*v = VisibilityPrimary
+		default:
+			d.errorf(n, "value", "item-visibility %q is not sub or primary", s).Hint = "or write {client: true, history: false}"
+		}
+		return
+	}
+	var node Node
+	for _, f := range d.fields(n, visKeys, &node) {
+		b, _ := boolean(f.v)
+		if f.key == "client" {
+			v.Client = b
+		} else {
+			v.History = b
+		}
+	}
+}
+
+func decodeFlow(d *decoder, n *yaml.Node, fl *Flow) {
+	policy := func(n *yaml.Node) {
+		s, ok := str(n)
+		if !ok {
+			return
+		}
+		if !contains(flowValues, s) {
+			d.errorf(n, "value", "flow policy %q is not one of none, deps, ancestors, recent, all", s).Hint = didYouMean(s, flowValues)
+			return
+		}
+		fl.Policy = s
+	}
+	if _, ok := str(n); ok {
+		policy(n)
+		return
+	}
+	var node Node
+	for _, f := range d.fields(n, flowKeys, &node) {
+		switch f.key {
+		case "policy":
+			policy(f.v)
+		case "last":
+			fl.Last, _ = integer(f.v)
+		case "tools":
+			fl.Tools, _ = d.strList(f.v)
+		case "max-tokens":
+			fl.MaxTokens, _ = integer(f.v)
+		}
+	}
+}
+
+// ValidID reports whether id follows the Agent Skills name rules: 1-64
+// characters of a-z, 0-9 and -, with no leading, trailing or double hyphen.
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > 64 || id[0] == '-' || id[len(id)-1] == '-' || strings.Contains(id, "--") {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func checkID(d *decoder, n *yaml.Node, id, what string) {
+	if !ValidID(id) {
+		d.errorf(n, "id", "invalid %s %q", what, id).Hint = "use 1-64 of a-z, 0-9 and -, with no leading, trailing or double hyphen"
+	}
+}
+
+// semver is the official semver.org pattern.
+var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+
+// ValidSemver reports whether v is a semantic version (semver.org 2.0.0).
+func ValidSemver(v string) bool { return semver.MatchString(v) }

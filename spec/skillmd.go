@@ -1,0 +1,113 @@
+package spec
+
+import (
+	"bytes"
+	"path/filepath"
+
+	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/schemas"
+)
+
+// loadSkillMD loads an Agent Skills folder's SKILL.md: YAML frontmatter
+// between --- lines (the manifest) and a markdown body (the instructions).
+// Unknown frontmatter keys are warnings, so a SKILL.md written for another
+// product loads unchanged.
+func loadSkillMD(path string) (*Skill, diag.List) {
+	data, diags := readFile(path)
+	if diags != nil {
+		return nil, diags
+	}
+	if d := checkText(path, data); d != nil {
+		return nil, d
+	}
+	front, body, d := splitFrontmatter(path, data)
+	if d != nil {
+		return nil, d
+	}
+	start := diag.Pos{File: path, Line: 1, Col: 1}
+	if len(bytes.TrimSpace(stripComments(front))) == 0 {
+		return nil, diag.List{diag.Errorf(start, "syntax", "frontmatter is empty: name and description are required")}
+	}
+	root, diags := parseYAML(path, front)
+	if diags != nil {
+		return nil, diags
+	}
+	s := &Skill{File: path, Dir: filepath.Dir(path), Format: FormatSkillMD}
+	diags = finish(schemas.KindSkillMD, root, path, func(d *decoder) {
+		d.unknown = diag.Warning
+		decodeSkill(d, root, s, skillMDKeys)
+		s.ID = s.Name
+		if s.Version == "" {
+			s.Version = DefaultSkillMDVersion
+		}
+		if s.Name != "" {
+			checkFolderName(d, s)
+		}
+		text := string(body)
+		if s.InstructionsFile != "" && len(bytes.TrimSpace(body)) > 0 {
+			d.diags = append(d.diags, diag.Errorf(s.At("instructions-file"), "instructions", "SKILL.md has both a body and instructions-file; keep one"))
+		} else if s.InstructionsFile == "" {
+			s.Instructions = text
+		}
+		var rd diag.List
+		s.Resources, rd = listResources(s.Dir, path)
+		d.diags = append(d.diags, rd...)
+	})
+	return s, diags
+}
+
+// checkFolderName enforces the Agent Skills rule that name is the id and
+// matches the folder.
+func checkFolderName(d *decoder, s *Skill) {
+	at := s.At("name")
+	if !ValidID(s.Name) {
+		d.diags = append(d.diags, diag.Diagnostic{Pos: at, Kind: "id",
+			Message: "invalid name " + quote(s.Name),
+			Hint:    "a SKILL.md name is the skill id: 1-64 of a-z, 0-9 and -, with no leading, trailing or double hyphen"})
+		return
+	}
+	dir := s.Dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if folder := filepath.Base(dir); folder != s.Name {
+		d.diags = append(d.diags, diag.Diagnostic{Pos: at, Kind: "id",
+			Message: "name " + quote(s.Name) + " must match the folder name " + quote(folder),
+			Hint:    "rename the folder or the skill"})
+	}
+}
+
+// splitFrontmatter returns the frontmatter with the file's other lines
+// blanked (so YAML positions are the file's own) and the body after the
+// closing --- line.
+func splitFrontmatter(path string, data []byte) (front, body []byte, d diag.List) {
+	start := diag.Pos{File: path, Line: 1, Col: 1}
+	rest := bytes.TrimPrefix(data, []byte("\ufeff"))
+	first, after, ok := cutLine(rest)
+	if !isFence(first) {
+		return nil, nil, diag.List{diag.Errorf(start, "frontmatter", "SKILL.md must start with a --- line opening its YAML frontmatter")}
+	}
+	if !ok {
+		after = nil
+	}
+	front = append(front, '\n')
+	for len(after) > 0 {
+		line, next, _ := cutLine(after)
+		if isFence(line) {
+			return front, next, nil
+		}
+		front = append(front, line...)
+		front = append(front, '\n')
+		after = next
+	}
+	return nil, nil, diag.List{diag.Errorf(start, "frontmatter", "the frontmatter opened here is never closed with a --- line")}
+}
+
+func cutLine(b []byte) (line, rest []byte, found bool) {
+	line, rest, found = bytes.Cut(b, []byte("\n"))
+	return bytes.TrimSuffix(line, []byte("\r")), rest, found
+}
+
+func isFence(line []byte) bool {
+	return string(bytes.TrimRight(line, " \t")) == "---"
+}

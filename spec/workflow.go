@@ -1,0 +1,160 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/schemas"
+)
+
+var (
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "limits", "host", "tasks", "input"}
+	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks"}
+	hostKeys     = []string{"prompt", "model"}
+	taskKeys     = []string{"id", "goal", "assignee", "deps", "input"}
+)
+
+// LoadWorkflow loads a workflow file and runs the schema and the checks
+// that need only this file (model form, script and skills paths, task
+// shape). Tasks' references to skills, deps and cycles are Check's.
+// The workflow is returned whenever the file parsed.
+func LoadWorkflow(path string) (*Workflow, diag.List) {
+	data, diags := readFile(path)
+	if diags != nil {
+		return nil, diags
+	}
+	root, diags := parseYAML(path, data)
+	if diags != nil {
+		return nil, diags
+	}
+	w := &Workflow{File: path, Dir: filepath.Dir(path)}
+	return w, finish(schemas.KindWorkflow, root, path, func(d *decoder) {
+		d.unknown = diag.Error
+		decodeWorkflow(d, root, w)
+	})
+}
+
+func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
+	for _, f := range d.fields(root, workflowKeys, &w.Node) {
+		switch f.key {
+		case "name":
+			w.Name, _ = str(f.v)
+		case "model":
+			w.Model, _ = str(f.v)
+			checkModel(d, f.v, w.Model)
+		case "script":
+			if s, ok := str(f.v); ok {
+				w.Script = s
+				if _, err := os.Stat(filepath.Join(w.Dir, filepath.FromSlash(s))); err != nil && !filepath.IsAbs(s) {
+					d.errorf(f.v, "path", "script %q: %s", s, ioMessage(err))
+				}
+			}
+		case "skills":
+			w.Skills, w.SkillsPos = d.strList(f.v)
+			for i, s := range w.Skills {
+				p := s
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(w.Dir, filepath.FromSlash(s))
+				}
+				if _, err := os.Stat(p); err != nil {
+					d.diags = append(d.diags, diag.Errorf(w.SkillsPos[i], "path", "skills %q: %s", s, ioMessage(err)))
+				}
+			}
+		case "enabled":
+			w.EnabledSet = true
+			w.Enabled, w.EnabledPos = d.strList(f.v)
+		case "channel":
+			c, _ := str(f.v)
+			w.Channel = Channel(c)
+		case "limits":
+			decodeLimits(d, f.v, &w.Limits)
+		case "host":
+			h := &Host{}
+			for _, hf := range d.fields(f.v, hostKeys, &h.Node) {
+				switch hf.key {
+				case "prompt":
+					h.Prompt, _ = str(hf.v)
+				case "model":
+					h.Model, _ = str(hf.v)
+					checkModel(d, hf.v, h.Model)
+				}
+			}
+			w.Host = h
+		case "tasks":
+			decodeTasks(d, f.v, w)
+		case "input":
+			w.Input, _ = str(f.v)
+		}
+	}
+	if w.Host == nil && len(w.Tasks) == 0 && w.Pos.Line > 0 {
+		d.diags = append(d.diags, diag.Diagnostic{Pos: w.Pos, Kind: "value",
+			Message: "the workflow has neither host nor tasks: nothing would run",
+			Hint:    "add host: for a conversation, or tasks: for a pipeline"})
+	}
+}
+
+// checkModel accepts provider/model or scripted.
+func checkModel(d *decoder, n *yaml.Node, m string) {
+	if m == "" || m == "scripted" {
+		return
+	}
+	provider, name, ok := strings.Cut(m, "/")
+	if !ok || provider == "" || name == "" {
+		d.errorf(n, "value", "model %q is not provider/model or scripted", m).Hint = "for example openai/gpt-5.4-mini, anthropic/claude-sonnet-4-5 or scripted"
+	}
+}
+
+func decodeLimits(d *decoder, n *yaml.Node, l *Limits) {
+	for _, f := range d.fields(n, limitsKeys, &l.Node) {
+		v, _ := integer(f.v)
+		switch f.key {
+		case "max-loaded-skills":
+			l.MaxLoadedSkills = v
+		case "max-transcript-messages":
+			l.MaxTranscriptMessages = v
+		case "max-steps":
+			l.MaxSteps = v
+		case "concurrency":
+			l.Concurrency = v
+		case "max-pending-tasks":
+			l.MaxPendingTasks = v
+		case "max-total-tasks":
+			l.MaxTotalTasks = v
+		}
+	}
+}
+
+func decodeTasks(d *decoder, n *yaml.Node, w *Workflow) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return
+	}
+	for _, e := range n.Content {
+		var t Task
+		for _, f := range d.fields(e, taskKeys, &t.Node) {
+			switch f.key {
+			case "id":
+				t.ID, _ = str(f.v)
+			case "goal":
+				t.Goal, _ = str(f.v)
+			case "assignee":
+				t.Assignee, _ = str(f.v)
+				if t.Assignee != "" {
+					skill, agent, ok := strings.Cut(t.Assignee, "/")
+					if !ok || skill == "" || agent == "" {
+						d.errorf(f.v, "ref", "assignee %q is not skill/agent", t.Assignee).Hint = "for example weekly-report/summarizer; omit assignee for the default worker"
+					}
+				}
+			case "deps":
+				t.Deps, t.DepsPos = d.strList(f.v)
+			case "input":
+				t.Input, _ = str(f.v)
+			}
+		}
+		w.Tasks = append(w.Tasks, t)
+	}
+}
