@@ -1,0 +1,16 @@
+// Package tool runs the tools a skill declares (issue 3, item 5): it
+// compiles each tool once — the input JSON Schema and the command or reply
+// templates — and answers each call with a Result the model reads.
+//
+// A call never fails with a Go error: bad arguments, a schema violation, a
+// missing binary, a non-zero exit, a timeout or a flood of output all come
+// back as a Result marked IsError or Truncated, stated in words the model
+// can act on. Command tools run argv directly (no shell), in the skill's
+// folder, with a minimal environment, a timeout that kills the whole
+// process group, stdout capped at 1 MiB and the tail of stderr kept.
+//
+// It does not decide which tools are offered or whether a call names one
+// (Unknown tool, L3: the engine), nor where state and store values live:
+// the caller passes a KV, so per-load state and run-wide store (L4) are
+// the engine's to scope.
+package tool

@@ -1,0 +1,337 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// Limits of a call, stated to the model when they bite.
+const (
+	DefaultTimeout = 30 * time.Second
+	MaxArgsBytes   = 1 << 20 // arguments larger than this are refused
+	MaxOutputBytes = 1 << 20 // stdout beyond this is dropped and marked
+	StderrTail     = 4 << 10 // how much of stderr's end a failure shows
+)
+
+// Result is what the model reads back from one call.
+type Result struct {
+	Text    string
+	IsError bool
+	// Truncated says stdout went past MaxOutputBytes; Text says so too.
+	Truncated bool
+}
+
+func errorf(format string, args ...any) Result {
+	return Result{Text: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// KV is where state and store tools keep values. The engine passes the
+// skill's per-load state or the run-wide store (L4). Implementations must
+// be safe for concurrent use.
+type KV interface {
+	Get(k string) (string, bool)
+	Set(k, v string)
+	Delete(k string)
+}
+
+// Option configures Compile.
+type Option func(*Tool)
+
+// WithTrust says whether the tool's skill is trusted to run commands. An
+// untrusted skill's command tool answers every call with a refusal; its
+// other tools work. The default is trusted.
+func WithTrust(trusted bool) Option { return func(t *Tool) { t.trusted = trusted } }
+
+// WithLookupEnv sets where a command's environment comes from (default
+// os.LookupEnv); tests use it to pin the environment.
+func WithLookupEnv(f func(string) (string, bool)) Option {
+	return func(t *Tool) { t.lookupEnv = f }
+}
+
+// Tool is a compiled skill tool, ready to call concurrently.
+type Tool struct {
+	name, description string
+	kind              spec.RunKind
+	params            json.RawMessage
+	schema            *jsonschema.Schema
+
+	dir       string
+	argv      []*template.Template
+	timeout   time.Duration
+	env       []string
+	reply     *template.Template
+	op        string
+	trusted   bool
+	lookupEnv func(string) (string, bool)
+}
+
+// Compile prepares t for calls: it compiles the input schema (nil means
+// any object; for state and store tools, the {key, value} they take) and
+// parses every template once. dir is the skill's folder: a command's cwd
+// and the base of a relative argv[0].
+func Compile(t spec.Tool, dir string, opts ...Option) (*Tool, error) {
+	c := &Tool{
+		name: t.Name, description: t.Description, kind: t.Run.Kind,
+		dir: dir, timeout: t.Run.Timeout, env: t.Run.Env, op: t.Run.Op,
+		trusted: true, lookupEnv: os.LookupEnv,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		// A relative argv[0] is joined to dir and exec'd from dir: an
+		// absolute dir keeps it from being resolved twice.
+		c.dir = abs
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	if err := c.compileSchema(t.Input); err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	switch c.kind {
+	case spec.RunCommand:
+		if len(t.Run.Command) == 0 {
+			return nil, fmt.Errorf("tool %s: command is empty", t.Name)
+		}
+		for i, a := range t.Run.Command {
+			tm, err := parse(fmt.Sprintf("argv[%d]", i), a)
+			if err != nil {
+				return nil, fmt.Errorf("tool %s: command: %w", t.Name, err)
+			}
+			c.argv = append(c.argv, tm)
+		}
+	case spec.RunReply:
+		tm, err := parse("reply", t.Run.Reply)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: reply: %w", t.Name, err)
+		}
+		c.reply = tm
+	case spec.RunState, spec.RunStore:
+		switch c.op {
+		case "get", "set", "delete":
+		default:
+			return nil, fmt.Errorf("tool %s: %s op %q: want get, set or delete", t.Name, c.kind, c.op)
+		}
+	default:
+		return nil, fmt.Errorf("tool %s: run kind %q: want command, reply, state or store", t.Name, c.kind)
+	}
+	return c, nil
+}
+
+func parse(name, text string) (*template.Template, error) {
+	return template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
+		// json renders a value as JSON, for arguments that are not
+		// strings or numbers.
+		"json": func(v any) (string, error) {
+			b, err := json.Marshal(v)
+			return string(b), err
+		},
+	}).Parse(text)
+}
+
+func (c *Tool) compileSchema(input map[string]any) error {
+	var doc any = input
+	if input == nil {
+		doc = map[string]any{"type": "object"}
+		if c.kind == spec.RunState || c.kind == spec.RunStore {
+			doc = kvSchema(c.op)
+		}
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	// Re-read the schema as JSON so numbers are json.Number, whatever the
+	// YAML decoder produced.
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	url := "mem:///tools/" + c.name + ".json"
+	comp := jsonschema.NewCompiler()
+	if err := comp.AddResource(url, v); err != nil {
+		return err
+	}
+	if c.schema, err = comp.Compile(url); err != nil {
+		return err
+	}
+	c.params = raw
+	return nil
+}
+
+func kvSchema(op string) map[string]any {
+	s := map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"key": map[string]any{"type": "string"}},
+		"required":   []any{"key"},
+	}
+	if op == "set" {
+		s["properties"].(map[string]any)["value"] = map[string]any{}
+		s["required"] = []any{"key", "value"}
+	}
+	return s
+}
+
+// Name is the tool's name.
+func (c *Tool) Name() string { return c.name }
+
+// Def is the tool as offered to the model.
+func (c *Tool) Def() model.ToolDef {
+	return model.ToolDef{Name: c.name, Description: c.description, Parameters: c.params}
+}
+
+// Call runs the tool with args (a JSON object) and returns what the model
+// reads. kv is used by state and store tools only. ctx cancels a running
+// command.
+func (c *Tool) Call(ctx context.Context, args json.RawMessage, kv KV) Result {
+	if c.kind == spec.RunCommand && !c.trusted {
+		return errorf("tool %s belongs to an untrusted skill, and untrusted skills may not run commands", c.name)
+	}
+	in, res, ok := c.decode(args)
+	if !ok {
+		return res
+	}
+	switch c.kind {
+	case spec.RunCommand:
+		return c.runCommand(ctx, in)
+	case spec.RunReply:
+		var b strings.Builder
+		if err := c.reply.Execute(&b, in); err != nil {
+			return errorf("reply: %s", templateError(err))
+		}
+		return Result{Text: b.String()}
+	default:
+		return c.kvOp(in, kv)
+	}
+}
+
+// decode checks args against the size limit, JSON, objectness and the
+// schema, in that order.
+func (c *Tool) decode(args json.RawMessage) (map[string]any, Result, bool) {
+	if len(args) > MaxArgsBytes {
+		return nil, errorf("arguments are %d bytes; the limit is 1 MiB (%d bytes)", len(args), MaxArgsBytes), false
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}") // no arguments at all: an empty object
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return nil, errorf("arguments are not valid JSON: %v", err), false
+	}
+	in, ok := v.(map[string]any)
+	if !ok {
+		return nil, errorf("arguments must be a JSON object, got %s", jsonKind(v)), false
+	}
+	if err := c.schema.Validate(v); err != nil {
+		return nil, Result{Text: violations(err), IsError: true}, false
+	}
+	return in, Result{}, true
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+// violations lists a validation error's leaves, one a line, each with
+// where in the arguments it is.
+func violations(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return "invalid arguments: " + err.Error()
+	}
+	var lines []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		where := "/" + strings.Join(e.InstanceLocation, "/")
+		msg := e.Error()
+		if out := e.BasicOutput(); out.Error != nil {
+			msg = out.Error.String()
+		}
+		lines = append(lines, fmt.Sprintf("- at %s: %s", where, msg))
+	}
+	walk(ve)
+	const most = 20
+	if len(lines) > most {
+		lines = append(lines[:most], fmt.Sprintf("- and %d more", len(lines)-most))
+	}
+	return "invalid arguments:\n" + strings.Join(lines, "\n")
+}
+
+// templateError strips text/template's position prefix down to the cause,
+// which is what the model can fix (usually a missing argument).
+func templateError(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, "map has no entry for key "); i >= 0 {
+		return "missing argument " + strings.TrimPrefix(s[i:], "map has no entry for key ")
+	}
+	return s
+}
+
+func (c *Tool) kvOp(in map[string]any, kv KV) Result {
+	if kv == nil {
+		return errorf("tool %s has no %s to use", c.name, c.kind)
+	}
+	key, ok := in["key"].(string)
+	if !ok || key == "" {
+		return errorf(`argument "key" must be a non-empty string`)
+	}
+	switch c.op {
+	case "get":
+		if v, ok := kv.Get(key); ok {
+			return Result{Text: v}
+		}
+		return Result{Text: fmt.Sprintf("%q is unset", key)}
+	case "set":
+		v, present := in["value"]
+		if !present {
+			return errorf(`argument "value" is required to set %q`, key)
+		}
+		s, isString := v.(string)
+		if !isString {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return errorf("value: %v", err)
+			}
+			s = string(b)
+		}
+		kv.Set(key, s)
+		return Result{Text: fmt.Sprintf("%q set", key)}
+	default: // delete
+		if _, ok := kv.Get(key); !ok {
+			return Result{Text: fmt.Sprintf("%q was already unset", key)}
+		}
+		kv.Delete(key)
+		return Result{Text: fmt.Sprintf("%q deleted", key)}
+	}
+}
