@@ -195,6 +195,10 @@ func attemptOnce(ctx context.Context, p Policy, provider string, fn func(ctx con
 // server asked to wait (0: use backoff). why explains a refusal to retry
 // that the error itself does not.
 func classify(err error, p Policy) (retry bool, wait time.Duration, why string) {
+	var pe *permanentError
+	if errors.As(err, &pe) {
+		return false, 0, ""
+	}
 	var se *StatusError
 	if errors.As(err, &se) {
 		if !se.Retryable() {
@@ -211,6 +215,21 @@ func classify(err error, p Policy) (retry bool, wait time.Duration, why string) 
 	}
 	return IsNetwork(err), 0, ""
 }
+
+// Permanent marks err as not worth another attempt whatever it wraps: a
+// response body that is not valid JSON ends in io.ErrUnexpectedEOF just as a
+// dropped connection does, but asking again will not mend it.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
 
 // IsNetwork reports whether err is a transport failure (connection refused
 // or reset, a body cut short) rather than an answer.
