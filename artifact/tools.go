@@ -21,7 +21,7 @@ const (
 	DefaultDepth  = 3    // artifact_md_ast
 	MaxDepth      = 8
 	MaxListed     = 200 // links, images, headings listed at most
-	maxArgsBytes  = 64 << 10
+	maxArgsBytes  = 1 << 20
 	handleArgDesc = "The artifact handle from read_skill's receipt or the skill's pointer (h_…)."
 	pathArgDesc   = "Optional: a resource file of the skill, as a path relative to its folder (e.g. references/api.md). Omit to read the skill's instructions."
 )
@@ -80,10 +80,10 @@ var readers = []reader{
 			intParam("depth", fmt.Sprintf("Levels below the document to show (default %d, at most %d).", DefaultDepth, MaxDepth), 1, MaxDepth),
 		}},
 	{name: "artifact_head", run: head,
-		desc: "Read the first lines of an artifact.",
+		desc:   "Read the first lines of an artifact.",
 		params: []param{intParam("lines", fmt.Sprintf("How many lines (default %d, at most %d).", DefaultLines, MaxLines), 1, MaxLines)}},
 	{name: "artifact_tail", run: tail,
-		desc: "Read the last lines of an artifact.",
+		desc:   "Read the last lines of an artifact.",
 		params: []param{intParam("lines", fmt.Sprintf("How many lines (default %d, at most %d).", DefaultLines, MaxLines), 1, MaxLines)}},
 	{name: "artifact_grep", run: grep,
 		desc: fmt.Sprintf("Search an artifact line by line with a regular expression (RE2 syntax). Shows at most %d matching lines, numbered, with optional context lines.", MaxMatches),
