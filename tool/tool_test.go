@@ -75,7 +75,7 @@ func TestCall(t *testing.T) {
 			Result{Text: "hello ann from " + base}},
 		{"schema: wrong type", withInput(command("printf", "{{.week}}"), weekSchema), nil, `{"week":48}`,
 			Result{IsError: true, Text: "invalid arguments:\n- at /week: got number, want string"}},
-		{"schema: missing and pattern", withInput(command("printf", "{{.week}}"), weekSchema), nil, `{}`,
+		{"schema: missing property", withInput(command("printf", "{{.week}}"), weekSchema), nil, `{}`,
 			Result{IsError: true, Text: "invalid arguments:\n- at /: missing property 'week'"}},
 		{"schema: pattern", withInput(command("printf", "{{.week}}"), weekSchema), nil, `{"week":"48"}`,
 			Result{IsError: true, Text: "invalid arguments:\n- at /week: '48' does not match pattern '^[0-9]{4}-W[0-9]{2}$'"}},
