@@ -26,23 +26,20 @@ type Observation struct {
 // whatever the policies: a policy only filters what a worker is shown.
 // It is safe for concurrent use.
 type Ledger struct {
-	count func(string) int
-
 	mu     sync.Mutex
 	obs    []Observation
 	byTask map[string][]int // indexes into obs, in order
 	done   map[string]bool
 }
 
-// NewLedger returns an empty ledger. count measures text in tokens for
-// `max-tokens:` bounds; nil means an estimate of one token per four bytes
-// (the engine passes its BPE counter).
-func NewLedger(count func(string) int) *Ledger {
-	if count == nil {
-		count = func(s string) int { return (len(s) + 3) / 4 }
-	}
-	return &Ledger{count: count, byTask: map[string][]int{}, done: map[string]bool{}}
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger {
+	return &Ledger{byTask: map[string][]int{}, done: map[string]bool{}}
 }
+
+// estimate is the token count used when Select is given none: one token
+// per four bytes.
+func estimate(s string) int { return (len(s) + 3) / 4 }
 
 // Record appends an observation, numbering it, and returns it as stored.
 func (l *Ledger) Record(o Observation) Observation {
@@ -77,8 +74,9 @@ func (l *Ledger) All() []Observation {
 // The task's own observations (from an earlier attempt) are never
 // included: they are not another worker's. policy.Tools keeps only those
 // tools; policy.MaxTokens keeps the newest observations whose rendered
-// text fits.
-func (l *Ledger) Select(policy spec.Flow, task string, deps, ancestors []string) []Observation {
+// text fits, measured by count (nil: one token per four bytes; the engine
+// passes its BPE counter).
+func (l *Ledger) Select(policy spec.Flow, task string, deps, ancestors []string, count func(string) int) []Observation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	keep := func(o *Observation) bool {
@@ -126,7 +124,10 @@ func (l *Ledger) Select(policy spec.Flow, task string, deps, ancestors []string)
 		}
 	}
 	if policy.MaxTokens > 0 {
-		out = l.bound(out, policy.MaxTokens)
+		if count == nil {
+			count = estimate
+		}
+		out = bound(out, policy.MaxTokens, count)
 	}
 	return out
 }
@@ -134,11 +135,11 @@ func (l *Ledger) Select(policy spec.Flow, task string, deps, ancestors []string)
 // bound keeps the newest observations whose rendered text fits in max
 // tokens, dropping the oldest first: the latest results are the likeliest
 // to matter.
-func (l *Ledger) bound(obs []Observation, max int) []Observation {
-	used := l.count(header)
+func bound(obs []Observation, max int, count func(string) int) []Observation {
+	used := count(header)
 	i := len(obs)
 	for i > 0 {
-		c := l.count(renderOne(&obs[i-1]))
+		c := count(renderOne(&obs[i-1]))
 		if used+c > max {
 			break
 		}

@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // ledger records, in order: a (extractor) 2 calls, b (dep a) 1 call,
 // c (unrelated, still running) 1 call, d (dep b) 1 call.
 func ledger() *Ledger {
-	l := NewLedger(nil)
+	l := NewLedger()
 	for _, o := range []Observation{
 		{Task: "a", Agent: "extractor", Tool: "fetch", Args: json.RawMessage(`{"week":"W1"}`), Result: "rows 1"},
 		{Task: "a", Agent: "extractor", Tool: "count", Result: "3"},
@@ -69,7 +69,7 @@ func TestSelect(t *testing.T) {
 	l := ledger()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := l.Select(tt.policy, tt.task, tt.deps, tt.ancestors)
+			got := l.Select(tt.policy, tt.task, tt.deps, tt.ancestors, nil)
 			if diff := cmp.Diff(tt.want, seqs(got)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -79,11 +79,11 @@ func TestSelect(t *testing.T) {
 
 func TestMaxTokensUsesCounter(t *testing.T) {
 	calls := 0
-	l := NewLedger(func(s string) int { calls++; return 10 })
+	l := NewLedger()
 	for i := range 5 {
 		l.Record(Observation{Task: fmt.Sprint("t", i), Tool: "x", Result: "y"})
 	}
-	got := l.Select(spec.Flow{Policy: spec.FlowRecent, MaxTokens: 30}, "me", nil, nil)
+	got := l.Select(spec.Flow{Policy: spec.FlowRecent, MaxTokens: 30}, "me", nil, nil, func(s string) int { calls++; return 10 })
 	if diff := cmp.Diff([]int{4, 5}, seqs(got)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -93,13 +93,13 @@ func TestMaxTokensUsesCounter(t *testing.T) {
 }
 
 func TestLedgerConcurrent(t *testing.T) {
-	l := NewLedger(nil)
+	l := NewLedger()
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
 			for i := range 100 {
 				l.Record(Observation{Task: fmt.Sprint("w", w), Tool: "t", Result: fmt.Sprint(i)})
-				l.Select(spec.Flow{Policy: spec.FlowRecent}, "x", nil, nil)
+				l.Select(spec.Flow{Policy: spec.FlowRecent}, "x", nil, nil, nil)
 			}
 			l.Done(fmt.Sprint("w", w))
 		})
@@ -114,14 +114,14 @@ func TestLedgerConcurrent(t *testing.T) {
 			t.Fatalf("observation %d has seq %d", i, o.Seq)
 		}
 	}
-	if got := len(l.Select(spec.Flow{Policy: spec.FlowAll}, "x", nil, nil)); got != 800 {
+	if got := len(l.Select(spec.Flow{Policy: spec.FlowAll}, "x", nil, nil, nil)); got != 800 {
 		t.Errorf("all = %d observations, want 800", got)
 	}
 }
 
 func TestRenderObservations(t *testing.T) {
 	l := ledger()
-	got := RenderObservations(l.Select(spec.Flow{Policy: spec.FlowAll}, "e", nil, nil))
+	got := RenderObservations(l.Select(spec.Flow{Policy: spec.FlowAll}, "e", nil, nil, nil))
 	path := filepath.Join("testdata", "observations.golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
