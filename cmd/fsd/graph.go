@@ -1,14 +1,51 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
 
-// newGraphCmd is a placeholder until the graph subcommand lands.
+	"github.com/spf13/cobra"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// newGraphCmd prints a workflow's static task board as Mermaid or DOT.
 func newGraphCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "graph",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return fail(exitUsage, "%s is not built yet", "graph")
+	var format string
+	cmd := &cobra.Command{
+		Use:   "graph WORKFLOW",
+		Short: "Print a workflow's static task board as Mermaid (default) or DOT",
+		Long: "Print the static tasks of a workflow as a graph, arrows pointing from a dependency\n" +
+			"to the task that waits for it. Pipe Mermaid into a Markdown file, DOT into `dot -Tsvg`.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			render := board.Mermaid
+			switch format {
+			case "mermaid":
+			case "dot":
+				render = board.DOT
+			default:
+				return fail(exitUsage, "unknown --format %q; use mermaid or dot", format)
+			}
+			w, diags := spec.LoadWorkflow(args[0])
+			diags.Sort()
+			for _, d := range diags {
+				fmt.Fprintln(cmd.ErrOrStderr(), d.String())
+			}
+			if w == nil || len(diags.Errors(false)) > 0 {
+				return fail(exitProblems, "")
+			}
+			if len(w.Tasks) == 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: no static tasks\n", args[0])
+			}
+			specs := make([]board.TaskSpec, len(w.Tasks))
+			for i, t := range w.Tasks {
+				specs[i] = board.TaskSpec{ID: t.ID, Goal: t.Goal, Assignee: t.Assignee, Deps: t.Deps, Input: t.Input}
+			}
+			fmt.Fprint(cmd.OutOrStdout(), render(specs))
+			return nil
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "mermaid", "output format: mermaid or dot")
+	return cmd
 }

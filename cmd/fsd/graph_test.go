@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var updateGraph = flag.Bool("update-graph", false, "rewrite the fsd graph golden files")
+
+func TestGraph(t *testing.T) {
+	wf := filepath.Join("testdata", "graph", "weekly.workflow.yaml")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		golden string // stdout, compared with testdata/graph/NAME
+		stderr string // substring
+	}{
+		{name: "mermaid by default", args: []string{"graph", wf}, code: exitOK, golden: "weekly.mmd"},
+		{name: "dot", args: []string{"graph", wf, "--format", "dot"}, code: exitOK, golden: "weekly.dot"},
+		{name: "bad format", args: []string{"graph", wf, "--format", "png"}, code: exitUsage, stderr: `unknown --format "png"`},
+		{name: "no workflow", args: []string{"graph"}, code: exitUsage, stderr: "accepts 1 arg"},
+		{name: "missing file", args: []string{"graph", "testdata/graph/nope.workflow.yaml"}, code: exitProblems, stderr: "nope.workflow.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tt.args, &stdout, &stderr); code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", stderr.String(), tt.stderr)
+			}
+			if tt.golden == "" {
+				return
+			}
+			path := filepath.Join("testdata", "graph", tt.golden)
+			if *updateGraph {
+				if err := os.WriteFile(path, stdout.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/fsd -run TestGraph -update-graph)", err)
+			}
+			if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
