@@ -116,6 +116,7 @@ type node struct {
 	deps       []*node
 	dependents []*node
 	cancel     context.CancelFunc // set while running
+	pos        int                // index in Board.order
 }
 
 // Board is a private task board. It is safe for concurrent use.
@@ -190,6 +191,7 @@ func (b *Board) AddAll(specs []TaskSpec) ([]*Task, error) {
 	}
 	out := make([]*Task, len(nodes))
 	for i, n := range nodes {
+		n.pos = len(b.order)
 		b.order = append(b.order, n)
 		b.byID[n.t.ID] = n
 		b.pending++
@@ -455,7 +457,10 @@ func (b *Board) Ancestors(id string) []string {
 	if n == nil {
 		return nil
 	}
+	// Walk only the ancestors, then order them by position: the cost is
+	// the ancestry, not the board.
 	seen := map[*node]bool{}
+	var found []*node
 	stack := slices.Clone(n.deps)
 	for len(stack) > 0 {
 		d := stack[len(stack)-1]
@@ -464,13 +469,16 @@ func (b *Board) Ancestors(id string) []string {
 			continue
 		}
 		seen[d] = true
+		found = append(found, d)
 		stack = append(stack, d.deps...)
 	}
-	var out []string
-	for _, o := range b.order {
-		if seen[o] {
-			out = append(out, o.t.ID)
-		}
+	slices.SortFunc(found, func(a, b *node) int { return a.pos - b.pos })
+	out := make([]string, len(found))
+	for i, d := range found {
+		out[i] = d.t.ID
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
