@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -22,15 +23,17 @@ func lineCount(d *doc) int {
 }
 
 // line returns line i (1-based) without its line ending.
-func (d *doc) line(i int) string {
+func (d *doc) line(i int) string { return string(d.lineBytes(i)) }
+
+// lineBytes is line without a copy, for matching.
+func (d *doc) lineBytes(i int) []byte {
 	start := d.lines[i-1]
 	end := len(d.src)
 	if i < len(d.lines) {
 		end = d.lines[i]
 	}
-	s := string(d.src[start:end])
-	s = strings.TrimSuffix(s, "\n")
-	return strings.TrimSuffix(s, "\r")
+	b := bytes.TrimSuffix(d.src[start:end], []byte{'\n'})
+	return bytes.TrimSuffix(b, []byte{'\r'})
 }
 
 // writeLines writes lines from..to (1-based, inclusive) and stops before
@@ -143,7 +146,7 @@ func grep(d *doc, a *args) (string, error) {
 	var hits []int
 	matches := 0
 	for i := 1; i <= total; i++ {
-		if re.MatchString(d.line(i)) {
+		if re.Match(d.lineBytes(i)) {
 			matches++
 			if len(hits) < MaxMatches {
 				hits = append(hits, i)
@@ -197,7 +200,13 @@ func cat(d *doc, a *args) (string, error) {
 	if len(d.src) == 0 {
 		return "(empty artifact)", nil
 	}
-	return page(string(d.src), a.Offset, limit, "artifact_cat"), nil
+	off := a.Offset
+	for off > 0 && off < len(d.src) && !utf8.RuneStart(d.src[off]) {
+		off++
+	}
+	// Convert only the page (plus a rune's slack), not the whole artifact.
+	chunk := string(d.src[off:min(off+limit+utf8.UTFMax, len(d.src))])
+	return page(chunk, 0, limit, "artifact_cat", off, len(d.src)), nil
 }
 
 func limitArg(a *args) (int, error) {
@@ -211,8 +220,9 @@ func limitArg(a *args) (int, error) {
 }
 
 // page returns s[offset:offset+limit], moved to rune boundaries, with a
-// note when more follows.
-func page(s string, offset, limit int, tool string) string {
+// note when more follows. s may be a window of a larger text: base is
+// where s starts in it and total its length, for the note.
+func page(s string, offset, limit int, tool string, base, total int) string {
 	for offset < len(s) && offset > 0 && !utf8.RuneStart(s[offset]) {
 		offset++
 	}
@@ -225,8 +235,8 @@ func page(s string, offset, limit int, tool string) string {
 		}
 	}
 	out := s[offset:end]
-	if end < len(s) {
-		out += fmt.Sprintf("\n[bytes %d-%d of %d; read on with %s offset=%d]", offset, end, len(s), tool, end)
+	if base+end < total {
+		out += fmt.Sprintf("\n[bytes %d-%d of %d; read on with %s offset=%d]", base+offset, base+end, total, tool, base+end)
 	}
 	return out
 }

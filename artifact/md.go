@@ -1,8 +1,10 @@
 package artifact
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
@@ -20,13 +22,20 @@ func mdHeadings(d *doc, _ *args) (string, error) {
 // headingList renders headings as "line: ## text", bounded.
 func headingList(hs []heading) string {
 	var sb strings.Builder
+	sb.Grow(min(len(hs), MaxListed) * 32)
 	for i, h := range hs {
-		l := fmt.Sprintf("%d: %s %s\n", h.line, strings.Repeat("#", h.level), clip(h.text, MaxLineShown))
-		if i == MaxListed || sb.Len()+len(l) > MaxOutput-100 {
+		t := clip(h.text, MaxLineShown)
+		if i == MaxListed || sb.Len()+len(t)+16 > MaxOutput-100 {
 			fmt.Fprintf(&sb, "[%d of %d headings shown; use artifact_grep to find the rest]\n", i, len(hs))
 			break
 		}
-		sb.WriteString(l)
+		// Written piecewise: this list is the readers' hottest answer.
+		sb.WriteString(strconv.Itoa(h.line))
+		sb.WriteString(": ")
+		sb.WriteString("######"[:h.level])
+		sb.WriteByte(' ')
+		sb.WriteString(t)
+		sb.WriteByte('\n')
 	}
 	return sb.String()
 }
@@ -156,7 +165,9 @@ func mdFrontMatter(d *doc, _ *args) (string, error) {
 		return "(empty front matter)", nil
 	}
 	if len(fm) > MaxOutput {
-		return page(fm, 0, MaxOutput, "artifact_cat"), nil
+		// Offsets in the note are the body's: the block starts after "---\n".
+		start := bytes.IndexByte(d.src, '\n') + 1
+		return page(fm, 0, MaxOutput, "artifact_cat", start, start+len(fm)), nil
 	}
 	return fm, nil
 }
@@ -212,7 +223,8 @@ func mdCodeBlocks(d *doc, a *args) (string, error) {
 		blk.WriteString(fence + "\n")
 		if sb.Len()+blk.Len() > MaxOutput {
 			if i == 0 {
-				return page(blk.String(), 0, MaxOutput-200, "artifact_md_code_blocks") + fmt.Sprintf("\n[block cut; it starts at line %d: read it whole with artifact_grep or artifact_cat]", c.line), nil
+				off := d.lines[max(c.line-1, 0)]
+				return validPrefix(blk.String(), MaxOutput-200) + fmt.Sprintf("\n[block cut at %d bytes; it starts at line %d: read on with artifact_cat offset=%d]", MaxOutput-200, c.line, off), nil
 			}
 			fmt.Fprintf(&sb, "[%d of %d blocks shown; pass index to read block %d and on]\n", i, len(picked), first+i+1)
 			return sb.String(), nil
@@ -296,7 +308,7 @@ func mdText(d *doc, a *args) (string, error) {
 	if t == "" {
 		return "(no text)", nil
 	}
-	return page(t, a.Offset, limit, "artifact_md_text"), nil
+	return page(t, a.Offset, limit, "artifact_md_text", 0, len(t)), nil
 }
 
 // astNode is the JSON shape of one node of the markdown tree.
