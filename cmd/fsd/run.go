@@ -1,14 +1,159 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
 
-// newRunCmd is a placeholder until the run subcommand lands.
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/scripted"
+	"github.com/fsdrun/fsd/spec"
+)
+
+type runFlags struct {
+	input   string
+	model   string
+	events  string
+	runsDir string
+	verbose bool
+}
+
 func newRunCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "run",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return fail(exitUsage, "%s is not built yet", "run")
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run WORKFLOW",
+		Short: "Run a workflow: the final answer goes to stdout, progress to stderr",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWorkflow(cmd.Context(), args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	cmd.Flags().StringVarP(&f.input, "input", "i", "", "the user message (default: the workflow's input)")
+	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>")
+	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
+	cmd.Flags().StringVar(&f.runsDir, "runs-dir", filepath.Join(".fsd", "runs"), "where run records go")
+	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
+	return cmd
+}
+
+// usageArgs turns cobra's argument errors into usage errors (exit 2).
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return fail(exitUsage, "%s: %v (see fsd %s --help)", cmd.Name(), err, cmd.Name())
+		}
+		return nil
+	}
+}
+
+// prepared is a workflow loaded and ready to run.
+type prepared struct {
+	project *spec.Project
+	run     *engine.Run
+}
+
+// prepare loads the workflow, checks it, and builds its run with the model
+// it names. Every failure is one line for the user.
+func prepare(path string, f runFlags, opts engine.Options) (*prepared, error) {
+	p, diags := spec.LoadProject(path)
+	if errs := diags.Errors(false); len(errs) > 0 {
+		first := errs[0].String()
+		if len(errs) > 1 {
+			first += fmt.Sprintf(" (and %d more problems; run fsd validate %s)", len(errs)-1, path)
+		}
+		return nil, fail(exitProblems, "%s", first)
+	}
+	name := p.Workflow.Model
+	if f.model != "" {
+		name = f.model
+	}
+	if name == "" {
+		name = "scripted"
+	}
+	pr := &prepared{project: p}
+	m, err := newModel(name, p.Workflow, func(id string) (string, error) {
+		if pr.run == nil {
+			return "", errors.New("the run has not started")
+		}
+		return pr.run.Handle(id)
+	})
+	if err != nil {
+		return nil, fail(exitProblems, "%v", err)
+	}
+	opts.Model = m
+	opts.Reload = func() (*spec.Project, error) {
+		np, d := spec.LoadProject(path)
+		if err := d.Err(); err != nil {
+			return nil, err
+		}
+		return np, nil
+	}
+	r, err := engine.New(p, opts)
+	if err != nil {
+		return nil, fail(exitInternal, "%v", err)
+	}
+	pr.run = r
+	return pr, nil
+}
+
+// newModel resolves a model string.
+func newModel(name string, wf *spec.Workflow, handle scripted.HandleFunc) (model.Model, error) {
+	if name == "scripted" {
+		if wf.Script == "" {
+			return nil, fmt.Errorf("%s: model is scripted but the workflow names no script: (add `script: NAME.script.yaml`)", wf.File)
+		}
+		s, err := scripted.Load(filepath.Join(wf.Dir, filepath.FromSlash(wf.Script)))
+		if err != nil {
+			return nil, err
+		}
+		return scripted.New(s, handle), nil
+	}
+	return nil, fmt.Errorf("model %q: unknown provider (use scripted, openai/<model> or anthropic/<model>)", name)
+}
+
+func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io.Writer) error {
+	if f.events != "" && f.events != "json" {
+		return fail(exitUsage, "--events: unknown format %q (json)", f.events)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+
+	logger := zerolog.Nop()
+	if f.verbose {
+		logger = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Logger()
+	}
+	var sink event.Sink
+	if f.events == "json" {
+		sink = newJSONSink(stdout)
+	} else {
+		sink = newProgressSink(stderr)
+	}
+	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger})
+	if err != nil {
+		return err
+	}
+	res, err := pr.run.Execute(ctx, f.input)
+	if err != nil {
+		where := ""
+		if res != nil && res.Dir != "" {
+			where = " (record: " + res.Dir + ")"
+		}
+		return fail(exitProblems, "run failed: %v%s", err, where)
+	}
+	if f.events != "json" {
+		fmt.Fprintln(stdout, res.Answer)
+	}
+	return nil
 }

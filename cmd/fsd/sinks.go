@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/fsdrun/fsd/event"
+)
+
+// jsonSink writes one JSON object a line (--events json).
+type jsonSink struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func newJSONSink(w io.Writer) *jsonSink { return &jsonSink{enc: json.NewEncoder(w)} }
+
+func (s *jsonSink) Emit(e event.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.enc.Encode(e)
+}
+
+// progressSink prints one plain line per state change to stderr: skills
+// loaded and unloaded, tasks changing state, the board finishing.
+type progressSink struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func newProgressSink(w io.Writer) *progressSink { return &progressSink{w: w} }
+
+func (s *progressSink) Emit(e event.Event) {
+	line := progressLine(e)
+	if line == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintln(s.w, line)
+}
+
+func progressLine(e event.Event) string {
+	who := e.Task
+	if e.Agent != "" {
+		who += " (" + e.Agent + ")"
+	}
+	switch e.Type {
+	case event.SkillLoaded:
+		return fmt.Sprintf("skill %s %s loaded", e.Skill, e.Version)
+	case event.SkillUnloaded:
+		return fmt.Sprintf("skill %s %s unloaded: %s", e.Skill, e.Version, e.Reason)
+	case event.TaskAdded:
+		return fmt.Sprintf("task %s added", who)
+	case event.TaskStarted:
+		return fmt.Sprintf("task %s started", who)
+	case event.TaskCompleted:
+		return fmt.Sprintf("task %s completed", who)
+	case event.TaskFailed:
+		return fmt.Sprintf("task %s failed: %s", who, e.Err)
+	case event.TaskCancelled:
+		return fmt.Sprintf("task %s cancelled", who)
+	case event.BoardFinished:
+		return fmt.Sprintf("board %s", e.Status)
+	case event.ToolResult:
+		if e.Error && e.Task == "" {
+			return fmt.Sprintf("tool %s refused: %s", e.Tool, firstLine(e.Result))
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	if len(s) > 160 {
+		return s[:160] + "…"
+	}
+	return s
+}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fsdrun/fsd/spec"
+)
+
+// catalog is the set of skills enabled now. It watches the files it was
+// built from and rebuilds itself when one changes, so a version bump or a
+// disable takes effect at the next step (C4).
+type catalog struct {
+	mu      sync.RWMutex
+	wfFile  string
+	enabled map[string]*spec.Skill // id -> skill
+	order   []string               // ids, sorted
+	all     map[string]*spec.Skill // every skill found, enabled or not
+	stamps  map[string]time.Time   // watched file -> mtime when read
+	reload  func() (*spec.Project, error)
+}
+
+func newCatalog(p *spec.Project, reload func() (*spec.Project, error)) *catalog {
+	c := &catalog{reload: reload}
+	c.set(p)
+	return c
+}
+
+// set replaces the catalog's contents with p's.
+func (c *catalog) set(p *spec.Project) {
+	enabled := map[string]*spec.Skill{}
+	all := map[string]*spec.Skill{}
+	for _, s := range p.Skills {
+		all[s.ID] = s
+	}
+	if p.Workflow.EnabledSet {
+		// An explicit list, even an empty one, is the whole selection (C2).
+		for _, id := range p.Workflow.Enabled {
+			if s, ok := all[id]; ok {
+				enabled[id] = s
+			}
+		}
+	} else {
+		for id, s := range all {
+			enabled[id] = s
+		}
+	}
+	order := make([]string, 0, len(enabled))
+	for id := range enabled {
+		order = append(order, id)
+	}
+	sort.Strings(order)
+	stamps := map[string]time.Time{}
+	watch := func(path string) {
+		if path == "" {
+			return
+		}
+		if fi, err := os.Stat(path); err == nil {
+			stamps[path] = fi.ModTime()
+		}
+	}
+	watch(p.Workflow.File)
+	for _, s := range p.Skills {
+		watch(s.File)
+		if s.InstructionsFile != "" {
+			watch(joinIn(s.Dir, s.InstructionsFile))
+		}
+	}
+	c.mu.Lock()
+	c.wfFile, c.enabled, c.order, c.all, c.stamps = p.Workflow.File, enabled, order, all, stamps
+	c.mu.Unlock()
+}
+
+// changed reports whether a watched file's modification time moved.
+func (c *catalog) changed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for path, t := range c.stamps {
+		fi, err := os.Stat(path)
+		if err != nil || !fi.ModTime().Equal(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// refresh reloads the manifests when a watched file changed. A reload that
+// fails keeps the catalog as it was: a half-edited file must not take a
+// skill away mid-run. It reports whether the catalog changed.
+func (c *catalog) refresh() (bool, error) {
+	if c.reload == nil || !c.changed() {
+		return false, nil
+	}
+	p, err := c.reload()
+	if err != nil {
+		return false, err
+	}
+	c.set(p)
+	return true, nil
+}
+
+// get returns the enabled skill with id.
+func (c *catalog) get(id string) (*spec.Skill, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s, ok := c.enabled[id]
+	return s, ok
+}
+
+// find returns any skill found, enabled or not (workers of static tasks
+// resolve their agents through it).
+func (c *catalog) find(id string) (*spec.Skill, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s, ok := c.all[id]
+	return s, ok
+}
+
+// list returns the enabled skills sorted by id.
+func (c *catalog) list() []*spec.Skill {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*spec.Skill, len(c.order))
+	for i, id := range c.order {
+		out[i] = c.enabled[id]
+	}
+	return out
+}

@@ -1,0 +1,314 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// maxStatusLines bounds the board status in the context block; a big
+// board is summarised, not listed.
+const maxStatusLines = 40
+
+// hostBoard is a generator's private task board (D1) and the glue between
+// the board's scheduler and the engine's workers.
+type hostBoard struct {
+	r    *Run
+	host *hostEnv // nil in a pipeline: the parent is only the input
+	b    *board.Board
+	// parent is the conversation a conversation-supply worker inherits
+	// (D5), read at dispatch.
+	parent func() []model.Message
+
+	mu sync.Mutex
+	// history holds worker items with history visibility, per task, until
+	// the runBoard call has its result, so the parent transcript never
+	// holds a call without its result next to it (W2) and two workers'
+	// items never interleave.
+	history   map[string][]model.Message
+	histOrder []string
+}
+
+func newHostBoard(r *Run, h *hostEnv) *hostBoard {
+	hb := &hostBoard{r: r, host: h}
+	if h != nil {
+		hb.parent = func() []model.Message { return h.tr.Messages() }
+	}
+	hb.b = board.New(board.Options{
+		Concurrency: r.limits.Concurrency,
+		MaxPending:  r.limits.MaxPendingTasks,
+		MaxTotal:    r.limits.MaxTotalTasks,
+		Roster:      hb.roster,
+		Policy:      hb.policy,
+		Sink:        event.SinkFunc(func(e event.Event) { r.emitStamped(e) }),
+		Run:         r.ID,
+		Now:         r.now,
+	})
+	return hb
+}
+
+// seed compiles the workflow's static tasks into the board.
+func (hb *hostBoard) seed() error {
+	if len(hb.r.wf.Tasks) == 0 {
+		return nil
+	}
+	specs := make([]board.TaskSpec, len(hb.r.wf.Tasks))
+	for i, t := range hb.r.wf.Tasks {
+		specs[i] = board.TaskSpec{ID: t.ID, Goal: t.Goal, Assignee: t.Assignee, Deps: t.Deps, Input: t.Input}
+	}
+	if _, err := hb.b.AddAll(specs); err != nil {
+		return fmt.Errorf("static tasks: %w", err)
+	}
+	return nil
+}
+
+// active reports whether the board tools are offered: while a loaded skill
+// declares agents, or when the workflow declared static tasks.
+func (hb *hostBoard) active() bool {
+	if len(hb.r.wf.Tasks) > 0 {
+		return true
+	}
+	if hb.host == nil {
+		return false
+	}
+	for _, l := range hb.host.mgr.loaded {
+		if len(l.skill.Agents) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (hb *hostBoard) defs() []model.ToolDef { return board.Tools() }
+
+func (hb *hostBoard) owns(name string) bool { return board.IsTool(name) }
+
+// roster lists valid assignees: every agent of a loaded skill, by bare
+// name and as skill/agent, plus the static tasks' skill/agent names.
+func (hb *hostBoard) roster() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	if hb.host != nil {
+		for i := len(hb.host.mgr.loaded) - 1; i >= 0; i-- {
+			s := hb.host.mgr.loaded[i].skill
+			for _, a := range s.Agents {
+				add(a.Name)
+				add(s.ID + "/" + a.Name)
+			}
+		}
+	}
+	for _, t := range hb.r.wf.Tasks {
+		if t.Assignee != "" {
+			add(t.Assignee)
+		}
+	}
+	return out
+}
+
+// resolve finds the skill and agent of an assignee: "skill/agent", or a
+// bare agent name of the most recently read loaded skill that has it.
+func (hb *hostBoard) resolve(assignee string) (*spec.Skill, *spec.Agent, bool) {
+	if assignee == "" {
+		return nil, nil, true
+	}
+	if sid, name, ok := strings.Cut(assignee, "/"); ok {
+		s, found := hb.r.cat.find(sid)
+		if !found {
+			return nil, nil, false
+		}
+		a, found := s.Agent(name)
+		return s, a, found
+	}
+	if hb.host != nil {
+		for i := len(hb.host.mgr.loaded) - 1; i >= 0; i-- {
+			s := hb.host.mgr.loaded[i].skill
+			if a, ok := s.Agent(assignee); ok {
+				return s, a, true
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+func (hb *hostBoard) policy(assignee string) (time.Duration, int) {
+	if _, a, ok := hb.resolve(assignee); ok && a != nil {
+		return a.Timeout, a.Retries
+	}
+	return 0, 0
+}
+
+// call runs a board tool for the host. addTask assignees given as a bare
+// agent name are pinned to skill/agent now, so a later eviction or a
+// second skill with the same agent name cannot change who runs the task.
+func (hb *hostBoard) call(ctx context.Context, c model.ToolCall) toolResult {
+	args := c.Args
+	if c.Name == "addTask" {
+		args = hb.pinAssignee(args)
+	}
+	text := hb.b.CallTool(ctx, c.Name, args, hb.runTask)
+	res := toolResult{text: text, isError: strings.HasPrefix(text, `{"ok":false`)}
+	if c.Name == "runBoard" {
+		hb.r.saveBoard(hb.b)
+	}
+	return res
+}
+
+func (hb *hostBoard) pinAssignee(args json.RawMessage) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	a, _ := m["assignee"].(string)
+	if a == "" || strings.Contains(a, "/") {
+		return args
+	}
+	if s, _, ok := hb.resolve(a); ok && s != nil {
+		m["assignee"] = s.ID + "/" + a
+		if b, err := json.Marshal(m); err == nil {
+			return b
+		}
+	}
+	return args
+}
+
+// flushHistory appends buffered history items to the parent transcript,
+// after the runBoard result.
+func (hb *hostBoard) flushHistory() {
+	hb.mu.Lock()
+	items, order := hb.history, hb.histOrder
+	hb.history, hb.histOrder = nil, nil
+	hb.mu.Unlock()
+	if hb.host == nil {
+		return
+	}
+	for _, task := range order {
+		ms := items[task]
+		// A worker stopped mid-call (cancel, timeout) leaves a call with no
+		// result; it must not enter the host's history as an orphan.
+		if n := len(ms); n > 0 && len(ms[n-1].Calls) > 0 {
+			ms = ms[:n-1]
+		}
+		for _, m := range ms {
+			if err := hb.host.tr.AppendMessage(m); err != nil {
+				hb.r.log.Warn().Err(err).Str("task", task).Msg("worker item not added to the host history")
+			}
+		}
+	}
+}
+
+// writeStatus renders the board into the host's context block.
+func (hb *hostBoard) writeStatus(b *strings.Builder) {
+	tasks := hb.b.Tasks()
+	if len(tasks) == 0 {
+		return
+	}
+	counts := map[board.Status]int{}
+	for _, t := range tasks {
+		counts[t.Status]++
+	}
+	fmt.Fprintf(b, "\n<board tasks=\"%d\" pending=\"%d\" running=\"%d\" completed=\"%d\" failed=\"%d\" cancelled=\"%d\">\n",
+		len(tasks), counts[board.Pending], counts[board.Running], counts[board.Completed], counts[board.Failed], counts[board.Cancelled])
+	for i, t := range tasks {
+		if i == maxStatusLines {
+			fmt.Fprintf(b, "… %d more (listTasks shows all)\n", len(tasks)-i)
+			break
+		}
+		fmt.Fprintf(b, "- %s [%s] %s: %s\n", t.ID, t.Status, t.Agent(), oneLine(clip(t.Goal, 80)))
+	}
+	b.WriteString("</board>\n")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// saveBoard writes board.json to the run record.
+func (r *Run) saveBoard(b *board.Board) {
+	if err := r.rec.writeJSON("board.json", map[string]any{"tasks": b.Tasks()}); err != nil {
+		r.log.Warn().Err(err).Msg("could not write board.json")
+	}
+}
+
+// pipeline runs a workflow without a host: the static board runs with the
+// input as the parent conversation, and the answer is the sink tasks'
+// results.
+func (r *Run) pipeline(ctx context.Context, input string) (string, error) {
+	hb := newHostBoard(r, nil)
+	parent := []model.Message{{Role: model.User, Text: input}}
+	hb.parent = func() []model.Message { return parent }
+	if err := hb.seed(); err != nil {
+		return "", err
+	}
+	rep, err := hb.b.Run(ctx, hb.runTask)
+	r.saveBoard(hb.b)
+	if err != nil {
+		return "", err
+	}
+	tasks := hb.b.Tasks()
+	if rep.Status != board.StatusDrained {
+		return "", fmt.Errorf("board %s: %s", rep.Status, describeFailures(tasks))
+	}
+	return sinkResults(tasks), nil
+}
+
+// sinkResults joins the results of tasks no other task depends on.
+func sinkResults(tasks []board.Task) string {
+	hasDependents := map[string]bool{}
+	for _, t := range tasks {
+		for _, d := range t.Deps {
+			hasDependents[d] = true
+		}
+	}
+	var sinks []board.Task
+	for _, t := range tasks {
+		if !hasDependents[t.ID] && t.Status == board.Completed {
+			sinks = append(sinks, t)
+		}
+	}
+	if len(sinks) == 1 {
+		return sinks[0].Result
+	}
+	var b strings.Builder
+	for i, t := range sinks {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s", t.ID, t.Result)
+	}
+	return b.String()
+}
+
+func describeFailures(tasks []board.Task) string {
+	var parts []string
+	for _, t := range tasks {
+		switch t.Status {
+		case board.Failed:
+			parts = append(parts, fmt.Sprintf("task %s failed: %s", t.ID, t.Error))
+		case board.Pending:
+			parts = append(parts, fmt.Sprintf("task %s stranded", t.ID))
+		case board.Cancelled:
+			parts = append(parts, fmt.Sprintf("task %s cancelled", t.ID))
+		}
+	}
+	if len(parts) > 5 {
+		parts = append(parts[:5], fmt.Sprintf("and %d more", len(parts)-5))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,15 @@
+// Package engine runs a workflow: it keeps the catalog of enabled skills
+// (reloading manifests that change on disk), the skill manager (which skills
+// are loaded, their channels, per-load state and run-wide store), assembles
+// every model request from the current state, and drives the generator loop
+// of the host and of each board worker.
+//
+// It does not parse manifests (spec), window transcripts (transcript), index
+// markdown (artifact), schedule tasks (board) or talk to providers (model/…):
+// it wires them together, and it is the only package that knows the order in
+// which things happen in a step.
+//
+// Invariants enforced here (DESIGN.md §1): L1–L5 (lifecycle), C1–C4
+// (catalog and reads), H1–H5 (channels and reclaim), W3–W4 (request
+// assembly), D1, D4–D8 (workers).
+package engine

@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/tokens"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+// toolResult is what one tool call produced.
+type toolResult struct {
+	text    string
+	isError bool
+	// artifact is the skill whose artifact a reader call read (H4).
+	artifact string
+}
+
+// env is what differs between the host and a worker: the current-context
+// block, the tools, and how calls are dispatched. The generator loop is the
+// same for both.
+type env interface {
+	// prepare runs before each step: it applies manifest changes (C4).
+	prepare(ctx context.Context)
+	contextBlock() string
+	tools() []model.ToolDef
+	// call dispatches a call of a tool that was in the request.
+	call(ctx context.Context, c model.ToolCall) toolResult
+	// loaded reports whether a skill is loaded now, for reclaim (H4).
+	loaded(skillID string) bool
+	// settle runs after a response's results are all in the transcript.
+	settle()
+}
+
+// generator is one LLM tool-call loop with its own transcript.
+type generator struct {
+	r           *Run
+	caller      model.Caller
+	model       model.Model
+	tr          *transcript.Transcript
+	maxMessages int
+	maxSteps    int
+	env         env
+	// item receives every message the generator adds, after it is in the
+	// transcript: the host turns them into client events, a worker routes
+	// them by its item visibility (D6).
+	item func(model.Message)
+	// streamText, when set, asks the model to stream text deltas.
+	streamText func(delta string)
+}
+
+// who names the generator in errors.
+func (g *generator) who() string {
+	switch {
+	case g.caller.TaskID != "" && g.caller.Agent != "":
+		return fmt.Sprintf("task %s (agent %s)", g.caller.TaskID, g.caller.Agent)
+	case g.caller.TaskID != "":
+		return "task " + g.caller.TaskID
+	}
+	return "host"
+}
+
+// loop runs steps until a final answer, an error, or max-steps (D8).
+func (g *generator) loop(ctx context.Context) (string, error) {
+	for step := 0; ; step++ {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if step >= g.maxSteps {
+			return "", fmt.Errorf("%s: %w (max-steps %d)", g.who(), ErrMaxSteps, g.maxSteps)
+		}
+		g.env.prepare(ctx)
+		req := g.request(step)
+		resp, err := g.model.Generate(ctx, req)
+		if resp == nil {
+			resp = &model.Response{}
+		}
+		g.emitRequest(req, resp.Usage)
+		if err != nil {
+			return "", fmt.Errorf("%s: model: %w", g.who(), err)
+		}
+		g.r.addUsage(resp.Usage)
+		calls := resp.Calls
+		for i := range calls {
+			if calls[i].ID == "" {
+				calls[i].ID = fmt.Sprintf("call_%d_%d", step+1, i+1)
+			}
+		}
+		msg := model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls}
+		if err := g.add(msg); err != nil {
+			return "", err
+		}
+		if len(calls) == 0 {
+			return resp.Text, nil
+		}
+		offered := make(map[string]bool, len(req.Tools))
+		for _, t := range req.Tools {
+			offered[t.Name] = true
+		}
+		// Calls run in the order given and their results are recorded in
+		// that order, so every call has its result before the next step.
+		for _, c := range calls {
+			var res toolResult
+			if !offered[c.Name] {
+				// L3: whatever the reason, a tool not in this request is unknown.
+				res = toolResult{text: "Unknown tool: " + c.Name, isError: true}
+			} else {
+				res = g.env.call(ctx, c)
+			}
+			out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.text, IsError: res.isError, Artifact: res.artifact}
+			if err := g.add(out); err != nil {
+				return "", err
+			}
+		}
+		g.env.settle()
+	}
+}
+
+// add appends to the transcript, then tells the item sink.
+func (g *generator) add(m model.Message) error {
+	if err := g.tr.AppendMessage(m); err != nil {
+		return fmt.Errorf("%s: transcript: %w", g.who(), err)
+	}
+	if g.item != nil {
+		g.item(m)
+	}
+	return nil
+}
+
+// request assembles the request of one step from the current state (H5):
+// the context block and tool list are built anew, the transcript window is
+// cut to the cap (W1, W2), and reader results of unloaded skills become
+// stubs (H4).
+func (g *generator) request(step int) *model.Request {
+	c := g.caller
+	c.Step = step
+	return &model.Request{
+		Context:  g.env.contextBlock(),
+		Messages: reclaim(g.tr.Window(g.maxMessages), g.env.loaded),
+		Tools:    g.env.tools(),
+		Caller:   c,
+		OnText:   g.streamText,
+	}
+}
+
+// reclaim replaces the results of reader calls on an unloaded skill's
+// artifact with a one-line stub. It copies the window only when it must.
+func reclaim(window []model.Message, loaded func(string) bool) []model.Message {
+	var out []model.Message
+	for i, m := range window {
+		if m.Artifact == "" || loaded(m.Artifact) {
+			continue
+		}
+		if out == nil {
+			out = append([]model.Message(nil), window...)
+		}
+		out[i].Text = fmt.Sprintf("[reclaimed: this read skill %q's instructions, which are unloaded; read_skill it again to read them]", m.Artifact)
+	}
+	if out == nil {
+		return window
+	}
+	return out
+}
+
+// emitRequest reports the request with BPE token counts per block.
+func (g *generator) emitRequest(req *model.Request, u model.Usage) {
+	tk := requestTokens(req)
+	usage, _ := json.Marshal(u)
+	g.r.emit(event.Event{Type: event.Request, Task: g.caller.TaskID, Agent: g.caller.Agent,
+		Tokens: &tk, Messages: len(req.Messages), Usage: usage})
+}
+
+// requestTokens counts a request's tokens by part with the BPE tokenizer.
+func requestTokens(req *model.Request) event.Tokens {
+	var tk event.Tokens
+	tk.Context = tokens.Count(req.Context)
+	for _, m := range req.Messages {
+		tk.Window += tokens.Count(m.Text)
+		for _, c := range m.Calls {
+			tk.Window += tokens.Count(c.Name) + tokens.Count(string(c.Args))
+		}
+	}
+	if len(req.Tools) > 0 {
+		b, _ := json.Marshal(req.Tools)
+		tk.Tools = tokens.Count(string(b))
+	}
+	tk.Total = tk.Context + tk.Window + tk.Tools
+	return tk
+}
+
+// maxEventResult bounds tool results copied into events; the transcript
+// keeps them whole.
+const maxEventResult = 4 << 10
+
+// messageEvents turns a generator's message into client events.
+func messageEvents(m model.Message, task, agent string) []event.Event {
+	var out []event.Event
+	switch m.Role {
+	case model.Assistant:
+		if m.Text != "" {
+			out = append(out, event.Event{Type: event.Text, Task: task, Agent: agent, Text: m.Text})
+		}
+		for _, c := range m.Calls {
+			out = append(out, event.Event{Type: event.ToolCall, Task: task, Agent: agent, Tool: c.Name, CallID: c.ID, Args: clipArgs(c.Args)})
+		}
+	case model.Tool:
+		text := m.Text
+		if len(text) > maxEventResult {
+			text = text[:maxEventResult] + fmt.Sprintf("… [%d bytes in all; the transcript has the whole result]", len(m.Text))
+		}
+		out = append(out, event.Event{Type: event.ToolResult, Task: task, Agent: agent, Tool: m.Name, CallID: m.CallID, Result: text, Error: m.IsError})
+	}
+	return out
+}
+
+// clipArgs keeps huge or malformed arguments out of the event stream.
+func clipArgs(a json.RawMessage) json.RawMessage {
+	if len(a) > maxEventResult || !json.Valid(a) {
+		b, _ := json.Marshal(fmt.Sprintf("[%d bytes of arguments]", len(a)))
+		return b
+	}
+	return a
+}

@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/fsdrun/fsd/artifact"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+// readSkillDef is the read_skill tool.
+var readSkillDef = model.ToolDef{
+	Name: "read_skill",
+	Description: "Load a skill from the catalog by id. The result is a receipt; the skill's instructions " +
+		"and tools are then in every request while it stays loaded (at most a few skills stay loaded; " +
+		"reading another unloads the least recently read).",
+	Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The skill id from the catalog."}},"required":["id"],"additionalProperties":false}`),
+}
+
+// hostEnv is the host generator's world: the catalog, its loaded skills,
+// and its board.
+type hostEnv struct {
+	r     *Run
+	mgr   *manager
+	tr    *transcript.Transcript
+	board *hostBoard // nil until delegation is wired
+}
+
+func (h *hostEnv) prepare(ctx context.Context) {
+	changed, err := h.r.cat.refresh()
+	if err != nil {
+		h.r.log.Warn().Err(err).Msg("manifest changed on disk but did not reload; keeping the previous catalog")
+		return
+	}
+	if changed {
+		h.mgr.sync(h.tr)
+	}
+}
+
+func (h *hostEnv) loaded(id string) bool { return h.mgr.isLoaded(id) }
+
+// settle appends worker items with history visibility after the runBoard
+// result they came from (D6).
+func (h *hostEnv) settle() {
+	if h.board != nil {
+		h.board.flushHistory()
+	}
+}
+
+// contextBlock renders the current-context block: the system prompt, the
+// catalog (metadata only, C1), each loaded skill by its channel (H1, H3),
+// and the board's status. It is built from the current state on every call
+// (H5) and sits outside the transcript window (W3).
+func (h *hostEnv) contextBlock() string {
+	var b strings.Builder
+	if h.r.wf.Host != nil && h.r.wf.Host.Prompt != "" {
+		b.WriteString(strings.TrimSpace(h.r.wf.Host.Prompt))
+		b.WriteString("\n\n")
+	}
+	writeCatalog(&b, h.r.cat.list())
+	h.writeLoaded(&b)
+	if h.board != nil {
+		h.board.writeStatus(&b)
+	}
+	return b.String()
+}
+
+func writeCatalog(b *strings.Builder, skills []*spec.Skill) {
+	b.WriteString("<catalog>\n")
+	if len(skills) == 0 {
+		b.WriteString("(no skills are enabled)\n")
+	}
+	for _, s := range skills {
+		fmt.Fprintf(b, "- id: %s\n  name: %s\n  version: %s\n  description: %s\n",
+			s.ID, oneLine(s.Name), s.Version, oneLine(s.Description))
+	}
+	b.WriteString("</catalog>\nRead a skill with read_skill before using it.\n")
+}
+
+func (h *hostEnv) writeLoaded(b *strings.Builder) {
+	if len(h.mgr.loaded) == 0 {
+		return
+	}
+	b.WriteString("\n<loaded_skills>\n")
+	last := len(h.mgr.loaded) - 1
+	for i, l := range h.mgr.loaded {
+		s := l.skill
+		active := ""
+		if i == last {
+			active = ` active="true"`
+		}
+		switch l.channel {
+		case spec.ChannelInline:
+			// H3: the whole body, in an envelope naming skill, version and trust tier.
+			fmt.Fprintf(b, "<skill id=%q version=%q channel=\"inline\" trust=%q%s>\n%s\n</skill>\n",
+				s.ID, s.Version, h.r.trustTier(s), active, strings.TrimSpace(s.Instructions))
+		default:
+			// H1: a pointer of a few dozen tokens.
+			fmt.Fprintf(b, "<skill id=%q version=%q channel=\"handle\" handle=%q trust=%q%s/>\n",
+				s.ID, s.Version, l.handle, h.r.trustTier(s), active)
+		}
+	}
+	b.WriteString("</loaded_skills>\n")
+	for _, l := range h.mgr.loaded {
+		if l.channel == spec.ChannelHandle {
+			b.WriteString("Instructions of handle skills are not shown: page through them with the artifact_* tools and the skill's handle (start with artifact_md_headings).\n")
+			break
+		}
+	}
+}
+
+// tools lists what the model may call now: read_skill, the board tools
+// while the host has a board, every loaded skill's tools (L2), and the
+// reader tools while a handle-channel skill is loaded (H2).
+func (h *hostEnv) tools() []model.ToolDef {
+	out := []model.ToolDef{readSkillDef}
+	if h.board != nil && h.board.active() {
+		out = append(out, h.board.defs()...)
+	}
+	handles := false
+	for _, l := range h.mgr.loaded {
+		for _, t := range l.tools {
+			out = append(out, t.Def())
+		}
+		handles = handles || l.channel == spec.ChannelHandle
+	}
+	if handles {
+		out = append(out, artifact.Tools()...)
+	}
+	return out
+}
+
+func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
+	switch {
+	case c.Name == readSkillDef.Name:
+		var a struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(c.Args, &a); err != nil {
+			return toolResult{text: toolError(codeIDInvalid, "arguments must be {\"id\": \"skill-id\"}: "+err.Error()), isError: true}
+		}
+		text, isErr := h.mgr.read(a.ID, h.tr)
+		return toolResult{text: text, isError: isErr}
+	case artifact.IsReader(c.Name):
+		text, skill, err := h.r.arts.Call(c.Name, c.Args, h.mgr.isLoaded)
+		if err != nil {
+			return toolResult{text: err.Error(), isError: true}
+		}
+		return toolResult{text: text, artifact: skill}
+	case h.board != nil && h.board.owns(c.Name):
+		return h.board.call(ctx, c)
+	}
+	if l, t, ok := h.mgr.skillTool(c.Name); ok {
+		res := t.Call(ctx, c.Args, t.kv(l.state, h.r.store(l.skill.ID)))
+		return toolResult{text: res.Text, isError: res.IsError}
+	}
+	// The skill left between the request and this call (evicted by an
+	// earlier call in the same response): L3 holds at dispatch too.
+	return toolResult{text: "Unknown tool: " + c.Name, isError: true}
+}
+
+// trustTier names the trust tier shown in inline envelopes.
+func (r *Run) trustTier(s *spec.Skill) string {
+	if r.opts.Trusted == nil || r.opts.Trusted(s) {
+		return "trusted"
+	}
+	return "untrusted"
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

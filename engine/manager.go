@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tool"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+// Error codes read_skill answers with (C2).
+const (
+	codeIDInvalid  = "SKILL_ID_INVALID"
+	codeNotEnabled = "SKILL_NOT_ENABLED_IN_PROJECT"
+)
+
+// Reasons recorded on contextChanged entries and skill events.
+const (
+	reasonRead           = transcript.ReasonRead
+	reasonEvicted        = transcript.ReasonEvicted
+	reasonDisabled       = transcript.ReasonDisabled
+	reasonVersionChanged = transcript.ReasonVersionChanged
+)
+
+// loadedSkill is one skill while it is loaded.
+type loadedSkill struct {
+	skill   *spec.Skill
+	channel spec.Channel
+	handle  string // handle channel only
+	tools   []skillTool
+	byName  map[string]skillTool
+	state   *tool.MemKV // per load: discarded on unload (L4)
+}
+
+// receipt is the result of read_skill (C3): never the body.
+type receipt struct {
+	ID      string       `json:"id"`
+	Name    string       `json:"name"`
+	Version string       `json:"version"`
+	Channel spec.Channel `json:"channel"`
+	Loaded  bool         `json:"loaded"`
+	Handle  string       `json:"handle,omitempty"`
+	Active  bool         `json:"active"`
+	Note    string       `json:"note,omitempty"`
+}
+
+// manager owns which skills a generator has loaded: an LRU of at most max
+// skills, most recently read last (L1).
+type manager struct {
+	r      *Run
+	max    int
+	loaded []*loadedSkill
+}
+
+func newManager(r *Run) *manager {
+	return &manager{r: r, max: r.limits.MaxLoadedSkills}
+}
+
+func (m *manager) find(id string) (int, *loadedSkill) {
+	for i, l := range m.loaded {
+		if l.skill.ID == id {
+			return i, l
+		}
+	}
+	return -1, nil
+}
+
+// isLoaded reports whether id is loaded now; readers and reclaim ask it.
+func (m *manager) isLoaded(id string) bool {
+	_, l := m.find(id)
+	return l != nil
+}
+
+// read loads a skill (or makes a loaded one active) and returns the receipt
+// or a tool error the model reads.
+func (m *manager) read(id string, tr *transcript.Transcript) (string, bool) {
+	if !spec.ValidID(id) {
+		return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are 1-64 of a-z, 0-9 and single hyphens", id)), true
+	}
+	s, ok := m.r.cat.get(id)
+	if !ok {
+		return toolError(codeNotEnabled, fmt.Sprintf("skill %q is not enabled in this project; the catalog lists the skills you can read", id)), true
+	}
+	if i, l := m.find(id); l != nil {
+		// Reading a loaded skill makes it active and loads nothing (L1).
+		m.loaded = append(append(m.loaded[:i:i], m.loaded[i+1:]...), l)
+		return m.receipt(l, "already loaded; now the active skill"), false
+	}
+	l, err := m.load(s)
+	if err != nil {
+		return toolError("SKILL_LOAD_FAILED", err.Error()), true
+	}
+	var evicted []*loadedSkill
+	for len(m.loaded) >= m.max && len(m.loaded) > 0 {
+		evicted = append(evicted, m.loaded[0])
+		m.loaded = m.loaded[1:]
+	}
+	m.loaded = append(m.loaded, l)
+	for _, e := range evicted {
+		m.unloaded(e, reasonEvicted, tr)
+	}
+	m.r.emitSkill(true, s, reasonRead)
+	_ = tr.AppendContext(transcript.ContextChange{
+		Loaded: []string{s.ID}, Unloaded: ids(evicted),
+		Skill: s.ID, Version: s.Version, Reason: reasonRead,
+	})
+	return m.receipt(l, ""), false
+}
+
+func ids(ls []*loadedSkill) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.skill.ID)
+	}
+	return out
+}
+
+// load prepares a skill: spools its body for the handle channel and
+// compiles its tools. Per-load state starts empty (L4).
+func (m *manager) load(s *spec.Skill) (*loadedSkill, error) {
+	l := &loadedSkill{skill: s, channel: m.r.channelOf(s), state: tool.NewMemKV(), byName: map[string]skillTool{}}
+	if l.channel == spec.ChannelHandle {
+		h, err := m.r.arts.Spool(s.ID, s.Version, []byte(s.Instructions), s.Dir, s.Resources)
+		if err != nil {
+			return nil, fmt.Errorf("spool %s: %w", s.ID, err)
+		}
+		l.handle = h
+	}
+	tools, err := m.r.compiledTools(s)
+	if err != nil {
+		return nil, err
+	}
+	l.tools = tools
+	for _, t := range tools {
+		l.byName[t.Def().Name] = t
+	}
+	return l, nil
+}
+
+// unloaded records one unload: the transcript entry and the event. The
+// skill's state goes with it; its store stays with the run (L4).
+func (m *manager) unloaded(l *loadedSkill, reason transcript.Reason, tr *transcript.Transcript) {
+	m.r.emitSkill(false, l.skill, reason)
+	if reason == reasonEvicted {
+		return // recorded on the read's entry, which names both
+	}
+	_ = tr.AppendContext(transcript.ContextChange{
+		Unloaded: []string{l.skill.ID}, Skill: l.skill.ID, Version: l.skill.Version, Reason: reason,
+	})
+}
+
+// sync drops loaded skills the catalog no longer carries with the same id
+// and version (C4).
+func (m *manager) sync(tr *transcript.Transcript) {
+	kept := m.loaded[:0]
+	var gone []*loadedSkill
+	var why []transcript.Reason
+	for _, l := range m.loaded {
+		cur, ok := m.r.cat.get(l.skill.ID)
+		switch {
+		case !ok:
+			gone, why = append(gone, l), append(why, reasonDisabled)
+		case cur.Version != l.skill.Version:
+			gone, why = append(gone, l), append(why, reasonVersionChanged)
+		default:
+			kept = append(kept, l)
+		}
+	}
+	m.loaded = kept
+	for i, l := range gone {
+		m.unloaded(l, why[i], tr)
+	}
+}
+
+func (m *manager) receipt(l *loadedSkill, note string) string {
+	rc := receipt{
+		ID: l.skill.ID, Name: l.skill.Name, Version: l.skill.Version,
+		Channel: l.channel, Loaded: true, Handle: l.handle, Active: true, Note: note,
+	}
+	b, _ := json.Marshal(rc)
+	return string(b)
+}
+
+// skillTool finds a loaded skill's tool by name.
+func (m *manager) skillTool(name string) (*loadedSkill, skillTool, bool) {
+	for _, l := range m.loaded {
+		if t, ok := l.byName[name]; ok {
+			return l, t, true
+		}
+	}
+	return nil, skillTool{}, false
+}
+
+// toolError renders an error result the model can read and correct.
+func toolError(code, msg string) string {
+	b, _ := json.Marshal(map[string]any{"ok": false, "error": code, "message": msg})
+	return string(b)
+}
+
+func joinIn(dir, rel string) string {
+	if filepath.IsAbs(rel) {
+		return rel
+	}
+	return filepath.Join(dir, filepath.FromSlash(rel))
+}

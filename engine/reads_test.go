@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+func readTranscript(t *testing.T, path string) []transcript.Entry {
+	t.Helper()
+	es, err := transcript.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// C2: the id's form is checked first, then that it is enabled now; an
+// explicitly empty selection stays empty.
+func TestC2ReadChecks(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""), skill("bb", "1.0.0", ""))
+	p.Workflow.Enabled, p.Workflow.EnabledSet = []string{"aa"}, true
+	_, m, _, err := runWith(t, p, Options{}, read("Not_An_Id!"), read("bb"), read("zz"), say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	for i, code := range map[int]string{1: "SKILL_ID_INVALID", 2: "SKILL_NOT_ENABLED_IN_PROJECT", 3: "SKILL_NOT_ENABLED_IN_PROJECT"} {
+		if r := lastResult(reqs[i]); !r.IsError || !strings.Contains(r.Text, code) {
+			t.Errorf("read %d answered %+v, want %s", i, r, code)
+		}
+	}
+	if strings.Contains(reqs[0].Context, "id: bb") {
+		t.Error("a skill outside enabled is in the catalog")
+	}
+}
+
+func TestC2EmptySelectionStaysEmpty(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""))
+	p.Workflow.Enabled, p.Workflow.EnabledSet = []string{}, true
+	_, m, _, err := runWith(t, p, Options{}, read("aa"), say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	if strings.Contains(reqs[0].Context, "id: aa") {
+		t.Errorf("enabled: [] restored defaults:\n%s", reqs[0].Context)
+	}
+	if r := lastResult(reqs[1]); !strings.Contains(r.Text, "SKILL_NOT_ENABLED_IN_PROJECT") {
+		t.Errorf("read under enabled: [] = %s", r.Text)
+	}
+}
+
+// C3: the read result is a receipt, never the body.
+func TestC3Receipt(t *testing.T) {
+	for _, ch := range []spec.Channel{spec.ChannelHandle, spec.ChannelInline} {
+		p := project(skill("aa", "1.2.3", ch))
+		_, m, _, err := runWith(t, p, Options{}, read("aa"), say("done"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := lastResult(m.requests()[1])
+		var rc map[string]any
+		if err := json.Unmarshal([]byte(r.Text), &rc); err != nil {
+			t.Fatalf("receipt is not JSON: %s", r.Text)
+		}
+		if rc["id"] != "aa" || rc["version"] != "1.2.3" || rc["loaded"] != true || rc["channel"] != string(ch) {
+			t.Errorf("%s receipt = %v", ch, rc)
+		}
+		if _, hasHandle := rc["handle"]; hasHandle != (ch == spec.ChannelHandle) {
+			t.Errorf("%s receipt handle presence wrong: %v", ch, rc)
+		}
+		if strings.Contains(r.Text, "BODY-OF-aa") {
+			t.Errorf("receipt carries the body: %s", r.Text)
+		}
+	}
+}
+
+// C4: a version change or a disable on disk takes the old body and tools
+// out of the next request, with a contextChanged entry saying why.
+func TestC4ReloadOnChange(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		change       func(p *spec.Project)
+	}{
+		{"version bump", "version_changed", func(p *spec.Project) { p.Skills[0] = skill("aa", "1.1.0", spec.ChannelInline) }},
+		{"disabled", "disabled", func(p *spec.Project) { p.Workflow.Enabled, p.Workflow.EnabledSet = []string{}, true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			wf := filepath.Join(dir, "wf.workflow.yaml")
+			if err := os.WriteFile(wf, []byte("name: t\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := project(skill("aa", "1.0.0", spec.ChannelInline))
+			p.Workflow.File = wf
+			reload := func() (*spec.Project, error) {
+				np := project(skill("aa", "1.0.0", spec.ChannelInline))
+				np.Workflow.File = wf
+				tc.change(np)
+				return np, nil
+			}
+			touch := func(*model.Request) *model.Response {
+				future := time.Now().Add(time.Hour)
+				_ = os.Chtimes(wf, future, future)
+				return &model.Response{Calls: []model.ToolCall{{ID: "x", Name: "aa_echo", Args: json.RawMessage(`{"text":"t"}`)}}}
+			}
+			res, m, _, err := runWith(t, p, Options{Reload: reload, RunsDir: dir}, read("aa"), touch, say("done"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := m.requests()[2]
+			if strings.Contains(last.Context, "BODY-OF-aa") || has(toolNames(last), "aa_echo") {
+				t.Errorf("old body or tools still in the request after %s:\n%s\n%v", tc.name, last.Context, toolNames(last))
+			}
+			var reasons []string
+			for _, e := range readTranscript(t, res.Dir+"/transcript.jsonl") {
+				if e.Context != nil {
+					reasons = append(reasons, string(e.Context.Reason))
+				}
+			}
+			if got := strings.Join(reasons, ","); got != "read,"+tc.reason {
+				t.Errorf("reasons = %s, want read,%s", got, tc.reason)
+			}
+		})
+	}
+}
+
+// H5: the tool list and context block are rebuilt from the current state
+// for every call; nothing of an earlier call's list carries over.
+func TestH5RebuiltEveryCall(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""), skill("bb", "1.0.0", ""))
+	p.Workflow.Limits.MaxLoadedSkills = 1
+	_, m, _, err := runWith(t, p, Options{}, read("aa"), read("bb"), say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	want := [][]string{{"read_skill"}, {"read_skill", "aa_"}, {"read_skill", "bb_"}}
+	for i, req := range reqs {
+		for _, name := range toolNames(req) {
+			ok := false
+			for _, prefix := range want[i] {
+				ok = ok || strings.HasPrefix(name, prefix) || strings.HasPrefix(name, "artifact_")
+			}
+			if !ok {
+				t.Errorf("request %d offers %s", i, name)
+			}
+		}
+	}
+	if has(toolNames(reqs[1]), "artifact_md_headings") == false {
+		t.Error("H2: readers missing while a handle skill is loaded")
+	}
+	if has(toolNames(reqs[0]), "artifact_md_headings") {
+		t.Error("H2: readers offered with no handle skill loaded")
+	}
+}
+
+// W1–W3 in the engine: each request holds at most max-transcript-messages,
+// starting at a user message, and the context block is always there.
+func TestWindowInRequests(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""))
+	p.Workflow.Limits.MaxTranscriptMessages = 5
+	p.Workflow.Limits.MaxSteps = 50
+	var steps []step
+	steps = append(steps, read("aa"))
+	for i := 0; i < 12; i++ {
+		steps = append(steps, call("aa_echo", map[string]string{"text": "x"}))
+	}
+	steps = append(steps, say("done"))
+	_, m, _, err := runWith(t, p, Options{}, steps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, req := range m.requests() {
+		if len(req.Messages) > 5 {
+			t.Errorf("request %d holds %d messages", i, len(req.Messages))
+		}
+		if len(req.Messages) == 0 || req.Messages[0].Role != model.User {
+			t.Errorf("request %d does not start at a user message", i)
+		}
+		if !strings.Contains(req.Context, "<catalog>") || !strings.Contains(req.Context, "You are a test host.") {
+			t.Errorf("request %d lost the context block", i)
+		}
+		calls := map[string]bool{}
+		for _, msg := range req.Messages {
+			for _, c := range msg.Calls {
+				calls[c.ID] = true
+			}
+			if msg.Role == model.Tool && !calls[msg.CallID] {
+				t.Errorf("request %d: orphaned result %s", i, msg.CallID)
+			}
+		}
+	}
+}
+
+// D8 for the host: max-steps is an error, not a hang.
+func TestMaxSteps(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""))
+	p.Workflow.Limits.MaxSteps = 3
+	var steps []step
+	for i := 0; i < 10; i++ {
+		steps = append(steps, read("aa"))
+	}
+	_, _, _, err := runWith(t, p, Options{}, steps...)
+	if err == nil || !strings.Contains(err.Error(), "max-steps") {
+		t.Fatalf("err = %v, want max-steps", err)
+	}
+}

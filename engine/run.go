@@ -1,0 +1,285 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/artifact"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/supply"
+	"github.com/fsdrun/fsd/tool"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+// Options configure a run. Only Model is required.
+type Options struct {
+	// Model answers every generator that does not name its own.
+	Model model.Model
+	// Models resolves a model string named by an agent or the host
+	// (`openai/…`); nil means every generator uses Model.
+	Models func(name string) (model.Model, error)
+	// Sink receives the client event stream; nil discards it.
+	Sink event.Sink
+	// RunsDir is where the run record goes (`.fsd/runs`); "" keeps no record.
+	RunsDir string
+	// RunID names the run; "" generates one.
+	RunID string
+	// Rand is the source of handles and run ids; nil is crypto/rand. Tests
+	// and replays pass a seeded reader so handles are reproducible.
+	Rand io.Reader
+	// Logger gets debug logs; the zero value discards them.
+	Logger zerolog.Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// Reload reloads the project when a watched manifest changes (C4);
+	// nil disables reloading.
+	Reload func() (*spec.Project, error)
+	// Trusted says whether a skill's command tools may run; nil trusts all.
+	Trusted func(s *spec.Skill) bool
+}
+
+// Run is one execution of a workflow. Create it with New, start it with
+// Execute. A Run is used once.
+type Run struct {
+	ID      string
+	project *spec.Project
+	wf      *spec.Workflow
+	limits  spec.Limits
+	opts    Options
+	cat     *catalog
+	arts    *artifact.Store
+	rec     *record
+	ledger  *supply.Ledger
+	sink    event.Sink
+	log     zerolog.Logger
+	now     func() time.Time
+
+	usageIn, usageOut atomic.Int64
+
+	mu     sync.Mutex
+	stores map[string]*tool.MemKV // skill id -> run-wide store (L4)
+	tools  map[*spec.Skill][]skillTool
+}
+
+// skillTool is a compiled skill tool and the kind of store it uses.
+type skillTool struct {
+	*tool.Tool
+	kind spec.RunKind
+}
+
+// kv picks the store a call of t works on: the load's state, or the
+// skill's run-wide store (L4).
+func (t skillTool) kv(state, store tool.KV) tool.KV {
+	switch t.kind {
+	case spec.RunState:
+		return state
+	case spec.RunStore:
+		return store
+	}
+	return nil
+}
+
+// Result is what a finished run produced.
+type Result struct {
+	RunID  string
+	Answer string
+	// Dir is the run record's folder, "" when no record was kept.
+	Dir string
+}
+
+// ErrMaxSteps is returned when a generator reaches max-steps without a
+// final answer (D8).
+var ErrMaxSteps = errors.New("max-steps reached without a final answer")
+
+// New prepares a run of p. It checks nothing about p that spec.Check
+// already checks; call spec.LoadProject first.
+func New(p *spec.Project, opts Options) (*Run, error) {
+	if p == nil || p.Workflow == nil {
+		return nil, errors.New("engine: no workflow")
+	}
+	if opts.Model == nil {
+		return nil, errors.New("engine: no model")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Reader
+	}
+	r := &Run{
+		project: p,
+		wf:      p.Workflow,
+		limits:  p.Workflow.Limits.WithDefaults(),
+		opts:    opts,
+		arts:    artifact.NewStore(opts.Rand),
+		log:     opts.Logger,
+		now:     opts.Now,
+		ledger:  supply.NewLedger(),
+		stores:  map[string]*tool.MemKV{},
+		tools:   map[*spec.Skill][]skillTool{},
+	}
+	r.cat = newCatalog(p, opts.Reload)
+	r.ID = opts.RunID
+	if r.ID == "" {
+		var b [4]byte
+		if _, err := io.ReadFull(opts.Rand, b[:]); err != nil {
+			return nil, fmt.Errorf("engine: run id: %w", err)
+		}
+		r.ID = opts.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+	}
+	return r, nil
+}
+
+// channelOf resolves a skill's channel: its own, else the workflow's
+// default, else handle.
+func (r *Run) channelOf(s *spec.Skill) spec.Channel {
+	switch {
+	case s.Channel != "":
+		return s.Channel
+	case r.wf.Channel != "":
+		return r.wf.Channel
+	}
+	return spec.ChannelHandle
+}
+
+// store returns the run-wide store of a skill.
+func (r *Run) store(id string) *tool.MemKV {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kv, ok := r.stores[id]
+	if !ok {
+		kv = tool.NewMemKV()
+		r.stores[id] = kv
+	}
+	return kv
+}
+
+// compiledTools compiles a skill's tools once per manifest version.
+func (r *Run) compiledTools(s *spec.Skill) ([]skillTool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ts, ok := r.tools[s]; ok {
+		return ts, nil
+	}
+	trusted := r.opts.Trusted == nil || r.opts.Trusted(s)
+	var ts []skillTool
+	for _, t := range s.Tools {
+		ct, err := tool.Compile(t, s.Dir, tool.WithTrust(trusted))
+		if err != nil {
+			return nil, fmt.Errorf("skill %s: tool %s: %w", s.ID, t.Name, err)
+		}
+		ts = append(ts, skillTool{Tool: ct, kind: t.Run.Kind})
+	}
+	r.tools[s] = ts
+	return ts, nil
+}
+
+// emit stamps and sends an event to the client sink and the run record.
+func (r *Run) emit(e event.Event) {
+	e.Time = r.now()
+	e.Run = r.ID
+	if r.sink != nil {
+		r.sink.Emit(e)
+	}
+}
+
+// sinkOrNil is the run's sink for packages that emit on their own.
+func (r *Run) sinkOrNil() event.Sink {
+	return event.SinkFunc(r.emitStamped)
+}
+
+// Handle returns the artifact handle of an enabled skill's instructions,
+// spooling them if they are not yet: the scripted model's `handle`
+// template function calls it.
+func (r *Run) Handle(skillID string) (string, error) {
+	s, ok := r.cat.get(skillID)
+	if !ok {
+		return "", fmt.Errorf("skill %q is not enabled", skillID)
+	}
+	return r.arts.Spool(s.ID, s.Version, []byte(s.Instructions), s.Dir, s.Resources)
+}
+
+// emitStamped sends an event that already carries its time and run.
+func (r *Run) emitStamped(e event.Event) {
+	if r.sink != nil {
+		r.sink.Emit(e)
+	}
+}
+
+func (r *Run) emitSkill(loaded bool, s *spec.Skill, reason transcript.Reason) {
+	t := event.SkillLoaded
+	if !loaded {
+		t = event.SkillUnloaded
+	}
+	r.emit(event.Event{Type: t, Skill: s.ID, Version: s.Version, Reason: string(reason)})
+}
+
+// modelFor picks the model of a generator: its own model string when it
+// names one and Options.Models can resolve it, else the run's model.
+func (r *Run) modelFor(name string) (model.Model, error) {
+	if name == "" || r.opts.Models == nil {
+		return r.opts.Model, nil
+	}
+	return r.opts.Models(name)
+}
+
+// Execute runs the workflow with input (empty: the workflow's input) and
+// returns the final answer. The run record is complete whatever happens.
+func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error) {
+	if input == "" {
+		input = r.wf.Input
+	}
+	res = &Result{RunID: r.ID}
+	if r.opts.RunsDir != "" {
+		rec, err := openRecord(r.opts.RunsDir, r.ID, r.project)
+		if err != nil {
+			return res, err
+		}
+		r.rec = rec
+		res.Dir = rec.dir
+		defer func() {
+			if cerr := rec.close(); err == nil && cerr != nil {
+				err = cerr
+			}
+		}()
+	}
+	r.sink = event.Multi{r.opts.Sink, r.rec.sink()}
+	sum := runSummary{ID: r.ID, Workflow: r.wf.File, Status: "running", Started: r.now()}
+	if err := r.rec.writeJSON("run.json", sum); err != nil {
+		return res, err
+	}
+	r.emit(event.Event{Type: event.RunStarted, Text: r.wf.Name})
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: %v", p)
+		}
+		fin := event.Event{Type: event.RunFinished, Answer: res.Answer}
+		sum.Status, sum.Answer, sum.Finished = "finished", res.Answer, r.now()
+		if err != nil {
+			fin.Err = err.Error()
+			sum.Status, sum.Error = "failed", err.Error()
+		}
+		sum.InputTokens, sum.OutputTokens = r.usageIn.Load(), r.usageOut.Load()
+		r.emit(fin)
+		if werr := r.rec.writeJSON("run.json", sum); err == nil && werr != nil {
+			err = werr
+		}
+	}()
+	if r.wf.Host == nil {
+		res.Answer, err = r.pipeline(ctx, input)
+	} else {
+		res.Answer, err = r.conversation(ctx, input)
+	}
+	return res, err
+}

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/supply"
+	"github.com/fsdrun/fsd/tokens"
+	"github.com/fsdrun/fsd/tool"
+	"github.com/fsdrun/fsd/visibility"
+)
+
+// workerEnv is a board worker's world: its agent's prompt, the flow
+// observations it was given, and the skill tools its agent may call.
+type workerEnv struct {
+	r      *Run
+	skill  *spec.Skill // nil for the default worker
+	block  string
+	defs   []model.ToolDef
+	byName map[string]skillTool
+	state  *tool.MemKV
+}
+
+func (w *workerEnv) prepare(context.Context)  {}
+func (w *workerEnv) contextBlock() string     { return w.block }
+func (w *workerEnv) tools() []model.ToolDef   { return w.defs }
+func (w *workerEnv) loaded(id string) bool    { return true }
+func (w *workerEnv) settle()                  {}
+
+func (w *workerEnv) call(ctx context.Context, c model.ToolCall) toolResult {
+	t, ok := w.byName[c.Name]
+	if !ok {
+		return toolResult{text: "Unknown tool: " + c.Name, isError: true}
+	}
+	res := t.Call(ctx, c.Args, t.kv(w.state, w.r.store(w.skill.ID)))
+	return toolResult{text: res.Text, isError: res.IsError}
+}
+
+// runTask runs one task on its worker: a fresh generator with its own
+// transcript (D4), fed by context supply (D5) and flow (D7), its items
+// routed by visibility (D6), bounded by max-steps (D8).
+func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.DepResult) (string, error) {
+	r := hb.r
+	skill, agent, ok := hb.resolve(t.Assignee)
+	if !ok {
+		return "", fmt.Errorf("assignee %q is not an agent of any skill found", t.Assignee)
+	}
+	w := &workerEnv{r: r, skill: skill, byName: map[string]skillTool{}, state: tool.NewMemKV()}
+	vis := spec.VisibilitySub
+	flow := spec.Flow{Policy: spec.FlowDeps}
+	maxSteps := r.limits.MaxSteps
+	var modelName string
+	var prompt strings.Builder
+	if agent != nil {
+		vis, flow, modelName = agent.Visibility, agent.Flow, agent.Model
+		if agent.MaxSteps > 0 {
+			maxSteps = agent.MaxSteps
+		}
+		prompt.WriteString(strings.TrimSpace(agent.Prompt))
+		if err := w.allow(skill, agent.Tools); err != nil {
+			return "", err
+		}
+	} else {
+		prompt.WriteString("You are a worker. Do the task you are given and answer with its result.")
+	}
+	if flow.Policy == "" {
+		flow.Policy = spec.FlowDeps
+	}
+	obs := r.ledger.Select(flow, t.ID, t.Deps, hb.b.Ancestors(t.ID), tokens.Count)
+	if len(obs) > 0 {
+		prompt.WriteString("\n\n<observations>\n")
+		prompt.WriteString(supply.RenderObservations(obs))
+		prompt.WriteString("</observations>\n")
+	}
+	w.block = prompt.String()
+
+	m, err := r.modelFor(modelName)
+	if err != nil {
+		return "", err
+	}
+	tr, err := r.newTranscript(t.ID)
+	if err != nil {
+		return "", err
+	}
+	agentName := t.Agent()
+	router := visibility.New(vis, r.sinkOrNil(), visibility.Tags{Run: r.ID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
+	g := &generator{
+		r: r, model: m, tr: tr, env: w,
+		caller:      model.Caller{Agent: agentName, TaskID: t.ID, TaskGoal: t.Goal, Input: t.Input},
+		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: maxSteps,
+	}
+	g.item = func(msg model.Message) {
+		router.Item(msg)
+		if msg.Role == model.Tool {
+			r.ledger.Record(observe(tr.Messages(), msg, t.ID, agentName))
+		}
+	}
+	// Context supply: the parent's last N whole turns as of dispatch.
+	if agent != nil && agent.ContextSupply == "conversation" {
+		turns := agent.Turns
+		if turns <= 0 {
+			turns = spec.DefaultTurns
+		}
+		for _, msg := range supply.Conversation(hb.parent(), turns) {
+			if err := tr.AppendMessage(msg); err != nil {
+				return "", err
+			}
+		}
+	}
+	if err := g.add(model.Message{Role: model.User, Text: taskMessage(t, deps)}); err != nil {
+		return "", err
+	}
+	return g.loop(ctx)
+}
+
+// keepHistory returns the buffer of one task's items bound for the
+// parent's history (D6).
+func (hb *hostBoard) keepHistory(task string) func(model.Message) {
+	return func(m model.Message) {
+		if m.Role == model.User {
+			return // the task message is the board's, not the worker's output
+		}
+		hb.mu.Lock()
+		defer hb.mu.Unlock()
+		if hb.history == nil {
+			hb.history = map[string][]model.Message{}
+		}
+		if _, ok := hb.history[task]; !ok {
+			hb.histOrder = append(hb.histOrder, task)
+		}
+		hb.history[task] = append(hb.history[task], m)
+	}
+}
+
+// allow compiles the agent's allowed tools from its skill.
+func (w *workerEnv) allow(s *spec.Skill, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	tools, err := w.r.compiledTools(s)
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	for _, t := range tools {
+		d := t.Def()
+		if want[d.Name] {
+			w.defs = append(w.defs, d)
+			w.byName[d.Name] = t
+		}
+	}
+	return nil
+}
+
+// taskMessage is the worker's first user message: its goal, its input and
+// its dependencies' results.
+func taskMessage(t *board.Task, deps []board.DepResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task %s: %s\n", t.ID, t.Goal)
+	if t.Input != "" {
+		fmt.Fprintf(&b, "\nInput:\n%s\n", t.Input)
+	}
+	for _, d := range deps {
+		fmt.Fprintf(&b, "\nResult of task %s (%s):\n%s\n", d.TaskID, d.Agent, d.Result)
+	}
+	return b.String()
+}
+
+// observe builds the ledger entry of a tool result from the call that
+// made it.
+func observe(msgs []model.Message, res model.Message, task, agent string) supply.Observation {
+	o := supply.Observation{Task: task, Agent: agent, Tool: res.Name, Result: res.Text, IsError: res.IsError}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for _, c := range msgs[i].Calls {
+			if c.ID == res.CallID {
+				o.Args = c.Args
+				return o
+			}
+		}
+	}
+	return o
+}
