@@ -36,7 +36,8 @@ func collect(e *jsonschema.ValidationError, parent []string, root *yaml.Node, fi
 	case *kind.PropertyNames:
 		obj, _ := locate(root, parent)
 		kn := keyNode(obj, k.Property)
-		*out = append(*out, diag.Errorf(pos(kn, file), "schema", "invalid name %q: use 1-64 of a-z, 0-9 and -, with no leading, trailing or double hyphen", k.Property))
+		_, where := locate(root, parent)
+		*out = append(*out, diag.Errorf(pos(kn, file), "schema", "%sinvalid name %q: use 1-64 of a-z, 0-9 and -, with no leading, trailing or double hyphen", prefix(where), k.Property))
 		return
 	}
 	if len(e.Causes) > 0 {

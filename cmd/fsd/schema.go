@@ -1,14 +1,39 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
 
-// newSchemaCmd is a placeholder until the schema subcommand lands.
+	"github.com/fsdrun/fsd/schemas"
+)
+
 func newSchemaCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:    "schema",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return fail(exitUsage, "%s is not built yet", "schema")
+		Use:   "schema skill|workflow",
+		Short: "Print the JSON Schema of skill manifests or workflows",
+		Long: `Print an embedded JSON Schema (draft 2020-12). Point an editor at it with a
+first line such as
+  # yaml-language-server: $schema=` + schemas.Base + `skill.schema.json
+"skill-md" prints the schema of SKILL.md frontmatter.`,
+		ValidArgs: []string{"skill", "workflow", "skill-md"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fail(exitUsage, "schema: name one schema: skill or workflow (or skill-md for SKILL.md frontmatter)")
+			}
+			var data []byte
+			switch args[0] {
+			case "skill":
+				data = schemas.Skill()
+			case "workflow":
+				data = schemas.Workflow()
+			case "skill-md":
+				data = schemas.SkillMD()
+			default:
+				return fail(exitUsage, "schema: unknown schema %q: want skill or workflow (or skill-md)", args[0])
+			}
+			if _, err := cmd.OutOrStdout().Write(data); err != nil {
+				return fail(exitInternal, "schema: %v", err)
+			}
+			return nil
 		},
 	}
 }
