@@ -291,8 +291,9 @@ func TestCancelStopsInFlight(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	m := newModel(t, srv, nil)
 	go func() {
-		_, err := newModel(t, srv, nil).Generate(ctx, conversation())
+		_, err := m.Generate(ctx, conversation())
 		done <- err
 	}()
 	for len(srv.Requests()) == 0 {
