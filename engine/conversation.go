@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -59,6 +60,11 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 	}
 	if err := h.board.seed(); err != nil {
 		return "", err
+	}
+	for i, m := range r.opts.History {
+		if err := g.tr.AppendMessage(m); err != nil {
+			return "", fmt.Errorf("history message %d: %w", i+1, err)
+		}
 	}
 	if err := g.add(model.Message{Role: model.User, Text: input}); err != nil {
 		return "", err

@@ -45,6 +45,11 @@ type Options struct {
 	// Reload reloads the project when a watched manifest changes (C4);
 	// nil disables reloading.
 	Reload func() (*spec.Project, error)
+	// History is an earlier conversation the host continues: whole turns,
+	// oldest first, starting at a user message. A service that keeps its
+	// own chat history passes it here and the new input becomes the next
+	// turn.
+	History []model.Message
 	// Trusted says whether a skill's command tools may run; nil trusts all.
 	Trusted func(s *spec.Skill) bool
 }

@@ -70,7 +70,11 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if flow.Policy == "" {
 		flow.Policy = spec.FlowDeps
 	}
-	obs := r.ledger.Select(flow, t.ID, t.Deps, hb.b.Ancestors(t.ID), tokens.Count)
+	var ancestors []string
+	if flow.Policy == spec.FlowAncestors {
+		ancestors = hb.b.Ancestors(t.ID)
+	}
+	obs := r.ledger.Select(flow, t.ID, t.Deps, ancestors, tokens.Count)
 	if len(obs) > 0 {
 		prompt.WriteString("\n\n<observations>\n")
 		prompt.WriteString(supply.RenderObservations(obs))
@@ -114,7 +118,12 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if err := g.add(model.Message{Role: model.User, Text: taskMessage(t, deps)}); err != nil {
 		return "", err
 	}
-	return g.loop(ctx)
+	answer, err := g.loop(ctx)
+	if err == nil {
+		// Flow policy `all` shows completed tasks' observations only.
+		r.ledger.Done(t.ID)
+	}
+	return answer, err
 }
 
 // keepHistory returns the buffer of one task's items bound for the

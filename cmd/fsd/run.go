@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -153,7 +154,7 @@ func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io
 		return fail(exitProblems, "run failed: %v%s", err, where)
 	}
 	if f.events != "json" {
-		fmt.Fprintln(stdout, res.Answer)
+		fmt.Fprintln(stdout, strings.TrimRight(res.Answer, "\n"))
 	}
 	return nil
 }

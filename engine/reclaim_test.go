@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// readSection asks for a section of a skill's artifact by the handle its
+// receipt gave, found in the request's messages.
+func readSection(id string) step {
+	return func(req *model.Request) *model.Response {
+		var handle string
+		for _, m := range req.Messages {
+			var rc struct{ ID, Handle string }
+			if m.Role == model.Tool && json.Unmarshal([]byte(m.Text), &rc) == nil && rc.ID == id {
+				handle = rc.Handle
+			}
+		}
+		args, _ := json.Marshal(map[string]string{"handle": handle, "heading": "Steps"})
+		return &model.Response{Calls: []model.ToolCall{{ID: "r-" + id, Name: "artifact_md_sections", Args: args}}}
+	}
+}
+
+// H1, H2, H4: a handle skill's request carries a pointer, not the body;
+// reader results are reclaimed to a stub once the skill unloads while the
+// transcript keeps them whole; other tool results are never touched; a
+// reader call with an unloaded skill's handle is an error the model reads.
+func TestHandleChannelAndReclaim(t *testing.T) {
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
+	p.Workflow.Limits.MaxLoadedSkills = 1
+	var handle string
+	captureHandle := func(req *model.Request) *model.Response {
+		var rc struct{ Handle string }
+		_ = json.Unmarshal([]byte(lastResult(req).Text), &rc)
+		handle = rc.Handle
+		return readSection("aa")(req)
+	}
+	staleRead := func(*model.Request) *model.Response {
+		args, _ := json.Marshal(map[string]string{"handle": handle})
+		return &model.Response{Calls: []model.ToolCall{{ID: "stale", Name: "artifact_md_headings", Args: args}}}
+	}
+	res, m, _, err := runWith(t, p, Options{RunsDir: t.TempDir()},
+		read("aa"), captureHandle,
+		call("aa_echo", map[string]string{"text": "work"}),
+		read("bb"), staleRead, say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	loaded := reqs[1]
+	if strings.Contains(loaded.Context, "BODY-OF-aa") || !strings.Contains(loaded.Context, `handle="`+handle+`"`) {
+		t.Errorf("H1: want a pointer with the handle and no body:\n%s", loaded.Context)
+	}
+	if len(handle) < 2+32 {
+		t.Errorf("H1: handle %q is shorter than 128 bits of hex", handle)
+	}
+	if r := lastResult(reqs[2]); !strings.Contains(r.Text, "Do the aa steps.") || r.Artifact != "aa" {
+		t.Fatalf("reader result = %+v", r)
+	}
+	afterUnload := reqs[4]
+	for _, msg := range afterUnload.Messages {
+		switch {
+		case msg.CallID == "r-aa" && msg.Role == model.Tool:
+			if strings.Contains(msg.Text, "Do the aa steps.") || !strings.Contains(msg.Text, `"aa"`) {
+				t.Errorf("H4: reader result not reclaimed to a stub naming the skill: %q", msg.Text)
+			}
+			if strings.Count(msg.Text, "\n") > 0 {
+				t.Errorf("H4: stub is more than one line: %q", msg.Text)
+			}
+		case msg.Role == model.Tool && msg.Name == "aa_echo":
+			if msg.Text != "aa says work" {
+				t.Errorf("H4: work was reclaimed: %q", msg.Text)
+			}
+		}
+	}
+	if r := lastResult(reqs[5]); !r.IsError || !strings.Contains(r.Text, "loaded") {
+		t.Errorf("H2: a stale handle answered %+v", r)
+	}
+	// The transcript on disk keeps the reader result whole.
+	whole := false
+	for _, e := range readTranscript(t, res.Dir+"/transcript.jsonl") {
+		if e.Message != nil && e.Message.CallID == "r-aa" && strings.Contains(e.Message.Text, "Do the aa steps.") {
+			whole = true
+		}
+	}
+	if !whole {
+		t.Error("H4: the transcript lost the reader result")
+	}
+}
+
+// H4 with inline: unload takes the inline body out of the next request.
+func TestInlineReclaimedOnUnload(t *testing.T) {
+	p := project(skill("aa", "1.0.0", spec.ChannelInline), skill("bb", "1.0.0", spec.ChannelInline))
+	p.Workflow.Limits.MaxLoadedSkills = 1
+	_, m, _, err := runWith(t, p, Options{}, read("aa"), read("bb"), say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := m.requests()[2]
+	if strings.Contains(last.Context, "BODY-OF-aa") || !strings.Contains(last.Context, "BODY-OF-bb") {
+		t.Errorf("inline bodies after eviction:\n%s", last.Context)
+	}
+}
+
+// The workflow's channel sets the default; a skill's own channel wins.
+func TestChannelDefaults(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""), skill("bb", "1.0.0", spec.ChannelHandle))
+	p.Workflow.Channel = spec.ChannelInline
+	_, m, _, err := runWith(t, p, Options{}, read("aa"), read("bb"), say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := m.requests()[2].Context
+	if !strings.Contains(ctx, `<skill id="aa" version="1.0.0" channel="inline"`) ||
+		!strings.Contains(ctx, `<skill id="bb" version="1.0.0" channel="handle"`) {
+		t.Errorf("channels:\n%s", ctx)
+	}
+}
