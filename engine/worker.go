@@ -25,11 +25,11 @@ type workerEnv struct {
 	state  *tool.MemKV
 }
 
-func (w *workerEnv) prepare(context.Context)  {}
-func (w *workerEnv) contextBlock() string     { return w.block }
-func (w *workerEnv) tools() []model.ToolDef   { return w.defs }
-func (w *workerEnv) loaded(id string) bool    { return true }
-func (w *workerEnv) settle()                  {}
+func (w *workerEnv) prepare(context.Context) {}
+func (w *workerEnv) contextBlock() string    { return w.block }
+func (w *workerEnv) tools() []model.ToolDef  { return w.defs }
+func (w *workerEnv) loaded(id string) bool   { return true }
+func (w *workerEnv) settle()                 {}
 
 func (w *workerEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 	t, ok := w.byName[c.Name]

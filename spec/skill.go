@@ -69,12 +69,18 @@ func IsScriptFile(name string) bool {
 // whenever the file parsed, even with errors, so callers can go on
 // checking; it is nil when the file could not be read or parsed.
 func LoadSkill(path string) (*Skill, diag.List) {
-	if filepath.Base(path) == "SKILL.md" {
-		return loadSkillMD(path)
-	}
 	data, diags := readFile(path)
 	if diags != nil {
 		return nil, diags
+	}
+	return loadSkill(path, data)
+}
+
+// loadSkill loads a skill from data read from path (path names the kind
+// and the folder instructions-file and resources are relative to).
+func loadSkill(path string, data []byte) (*Skill, diag.List) {
+	if filepath.Base(path) == "SKILL.md" {
+		return loadSkillMD(path, data)
 	}
 	root, diags := parseYAML(path, data)
 	if diags != nil {

@@ -12,11 +12,7 @@ import (
 // between --- lines (the manifest) and a markdown body (the instructions).
 // Unknown frontmatter keys are warnings, so a SKILL.md written for another
 // product loads unchanged.
-func loadSkillMD(path string) (*Skill, diag.List) {
-	data, diags := readFile(path)
-	if diags != nil {
-		return nil, diags
-	}
+func loadSkillMD(path string, data []byte) (*Skill, diag.List) {
 	if d := checkText(path, data); d != nil {
 		return nil, d
 	}

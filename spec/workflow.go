@@ -27,6 +27,10 @@ func LoadWorkflow(path string) (*Workflow, diag.List) {
 	if diags != nil {
 		return nil, diags
 	}
+	return loadWorkflow(path, data)
+}
+
+func loadWorkflow(path string, data []byte) (*Workflow, diag.List) {
 	root, diags := parseYAML(path, data)
 	if diags != nil {
 		return nil, diags
