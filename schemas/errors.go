@@ -61,7 +61,11 @@ func prefix(key string) string {
 func message1(k jsonschema.ErrorKind) string {
 	switch k := k.(type) {
 	case *kind.Type:
-		return fmt.Sprintf("expected %s, got %s", strings.Join(k.Want, " or "), yamlType(k.Got))
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = yamlType(w)
+		}
+		return fmt.Sprintf("expected %s, got %s", strings.Join(want, " or "), yamlType(k.Got))
 	case *kind.Required:
 		if len(k.Missing) == 1 {
 			return fmt.Sprintf("missing required key %q", k.Missing[0])
@@ -81,9 +85,12 @@ func message1(k jsonschema.ErrorKind) string {
 		}
 		return fmt.Sprintf("too short: %d characters, at least %d", k.Got, k.Want)
 	case *kind.MinItems:
+		if k.Want == 1 {
+			return "must not be empty"
+		}
 		return fmt.Sprintf("needs at least %d items, got %d", k.Want, k.Got)
 	case *kind.Minimum:
-		return fmt.Sprintf("must be at least %v, got %v", k.Want, k.Got)
+		return fmt.Sprintf("must be at least %s, got %s", k.Want.RatString(), k.Got.RatString())
 	case *kind.Pattern:
 		return fmt.Sprintf("%q does not match %s", k.Got, k.Want)
 	case *kind.OneOf:
