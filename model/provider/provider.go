@@ -1,0 +1,157 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/anthropic"
+	"github.com/fsdrun/fsd/model/internal/redact"
+	"github.com/fsdrun/fsd/model/openai"
+	"github.com/fsdrun/fsd/model/retry"
+)
+
+// ErrScripted is returned by New for the model string "scripted" when
+// Options.Scripted is nil: the caller builds the scripted model itself.
+var ErrScripted = errors.New("the scripted model is built by the engine")
+
+// Scripted is the model string of the embedded scripted model.
+const Scripted = "scripted"
+
+// Options tune every provider. The zero value is the production default.
+type Options struct {
+	// HTTPClient carries requests; nil means a plain client.
+	HTTPClient *http.Client
+	// Timeout bounds each request, streaming included; 0 means 120 s.
+	Timeout time.Duration
+	// MaxRetries after a 429, 5xx, timeout or network error; 0 means 4,
+	// negative means none.
+	MaxRetries int
+	// MaxTokens bounds each answer; 0 means the provider default (8192 for
+	// Anthropic, which requires one; the server's for OpenAI).
+	MaxTokens int
+	// Sleep and Jitter replace the backoff clock in tests (see retry.Policy).
+	Sleep  func(ctx context.Context, d time.Duration) error
+	Jitter func(d time.Duration) time.Duration
+	// Logger, when set, gets one warning per retry (never a key or a prompt).
+	Logger *zerolog.Logger
+	// Scripted builds the model for "scripted"; nil makes New return
+	// ErrScripted.
+	Scripted func() (model.Model, error)
+}
+
+// Spec is a parsed model string.
+type Spec struct {
+	Provider string // "openai", "anthropic" or "scripted"
+	Model    string // "" for scripted
+}
+
+func (s Spec) String() string {
+	if s.Provider == Scripted {
+		return Scripted
+	}
+	return s.Provider + "/" + s.Model
+}
+
+// env names the variables each provider reads.
+var env = map[string]struct{ key, baseURL string }{
+	openai.Name:    {"OPENAI_API_KEY", "OPENAI_BASE_URL"},
+	anthropic.Name: {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"},
+}
+
+// Parse checks a model string's form.
+func Parse(s string) (Spec, error) {
+	s = strings.TrimSpace(s)
+	if s == Scripted {
+		return Spec{Provider: Scripted}, nil
+	}
+	if s == "" {
+		return Spec{}, errors.New(`no model: set "model:" in the workflow or pass --model (openai/<model>, anthropic/<model> or scripted)`)
+	}
+	prov, name, ok := strings.Cut(s, "/")
+	if !ok {
+		return Spec{}, fmt.Errorf("model %q: want provider/model, e.g. openai/gpt-5.4-mini, anthropic/claude-sonnet-4-5 or scripted", s)
+	}
+	if _, known := env[prov]; !known {
+		return Spec{}, fmt.Errorf("model %q: unknown provider %q (known: openai, anthropic, scripted)", s, prov)
+	}
+	if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\n") {
+		return Spec{}, fmt.Errorf("model %q: the model name after %q is empty or has spaces", s, prov+"/")
+	}
+	return Spec{Provider: prov, Model: name}, nil
+}
+
+// Check reports, without building anything, whether New would fail for
+// this string and environment: run it over every model a workflow names
+// (workflow, agents, --model) before the run starts.
+func Check(modelString string, getenv func(string) string) error {
+	spec, err := Parse(modelString)
+	if err != nil || spec.Provider == Scripted {
+		return err
+	}
+	_, _, err = credentials(spec, getenv)
+	return err
+}
+
+func credentials(spec Spec, getenv func(string) string) (key, base string, err error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	names := env[spec.Provider]
+	key = strings.TrimSpace(getenv(names.key))
+	if key == "" {
+		return "", "", fmt.Errorf("model %s: %s is not set; export your API key, or use --model scripted to run offline", spec, names.key)
+	}
+	base = strings.TrimSpace(getenv(names.baseURL))
+	if base != "" {
+		u, perr := url.Parse(base)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", "", fmt.Errorf("model %s: %s=%q is not an http(s) URL", spec, names.baseURL, redact.New(key).String(base))
+		}
+	}
+	return key, base, nil
+}
+
+// New builds the model a model string names.
+func New(modelString string, getenv func(string) string, opts Options) (model.Model, error) {
+	spec, err := Parse(modelString)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Provider == Scripted {
+		if opts.Scripted == nil {
+			return nil, ErrScripted
+		}
+		return opts.Scripted()
+	}
+	key, base, err := credentials(spec, getenv)
+	if err != nil {
+		return nil, err
+	}
+	policy := retry.Policy{
+		MaxRetries: opts.MaxRetries,
+		Timeout:    opts.Timeout,
+		Sleep:      opts.Sleep,
+		Jitter:     opts.Jitter,
+	}
+	if opts.Logger != nil {
+		log, secrets := opts.Logger, redact.New(key)
+		policy.OnRetry = func(attempt int, wait time.Duration, err error) {
+			log.Warn().Str("model", spec.String()).Int("attempt", attempt).Dur("wait", wait).
+				Str("error", secrets.String(err.Error())).Msg("model call failed; retrying")
+		}
+	}
+	switch spec.Provider {
+	case openai.Name:
+		return openai.New(openai.Config{Model: spec.Model, APIKey: key, BaseURL: base, HTTPClient: opts.HTTPClient, MaxTokens: opts.MaxTokens, Retry: policy})
+	default:
+		return anthropic.New(anthropic.Config{Model: spec.Model, APIKey: key, BaseURL: base, HTTPClient: opts.HTTPClient, MaxTokens: opts.MaxTokens, Retry: policy})
+	}
+}
