@@ -55,5 +55,7 @@ func benchCall(b *testing.B, tool, extra string) {
 
 func BenchmarkHeadings(b *testing.B) { benchCall(b, "artifact_md_headings", "") }
 func BenchmarkSection(b *testing.B)  { benchCall(b, "artifact_md_sections", `,"heading":"Step 40"`) }
-func BenchmarkGrep(b *testing.B)     { benchCall(b, "artifact_grep", `,"pattern":"Step 4[0-9]","context":1`) }
-func BenchmarkCat(b *testing.B)      { benchCall(b, "artifact_cat", `,"offset":30000`) }
+func BenchmarkGrep(b *testing.B) {
+	benchCall(b, "artifact_grep", `,"pattern":"Step 4[0-9]","context":1`)
+}
+func BenchmarkCat(b *testing.B) { benchCall(b, "artifact_cat", `,"offset":30000`) }
