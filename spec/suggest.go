@@ -36,6 +36,14 @@ func suggest(key string, known []string) string {
 			}
 		}
 	}
+	if len(nk) >= 4 {
+		// An abbreviation: desc → description.
+		for _, k := range known {
+			if strings.HasPrefix(norm(k), nk) {
+				return k
+			}
+		}
+	}
 	best, bestD := "", 0
 	for _, k := range known {
 		d := levenshtein(nk, norm(k))

@@ -1,0 +1,206 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsdrun/fsd/diag"
+)
+
+// TestExamples validates every example under examples/: none may have an
+// error. SKILL.md files written for other products may warn.
+func TestExamples(t *testing.T) {
+	files, diags := ValidateFiles([]string{filepath.Join("..", "examples")}, false)
+	if len(files) < 6 {
+		t.Errorf("validated %d example files, want at least 6: %v", len(files), files)
+	}
+	for _, d := range diags.Errors(false) {
+		t.Errorf("%s", d)
+	}
+}
+
+func TestLoadSkillYAML(t *testing.T) {
+	s, diags := LoadSkill(filepath.Join("..", "examples", "skills", "weekly-report", "weekly-report.skill.yaml"))
+	if len(diags) != 0 {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	if s.ID != "weekly-report" || s.Version != "1.2.0" || s.Channel != ChannelHandle || s.Format != FormatYAML {
+		t.Errorf("got id %q version %q channel %q format %q", s.ID, s.Version, s.Channel, s.Format)
+	}
+	if !strings.HasPrefix(s.Instructions, "# Weekly report") {
+		t.Errorf("instructions-file not read: %.40q", s.Instructions)
+	}
+	var kinds []string
+	for _, tool := range s.Tools {
+		kinds = append(kinds, string(tool.Run.Kind)+":"+tool.Run.Op)
+	}
+	if diff := cmp.Diff([]string{"command:", "reply:", "state:set", "state:get", "store:set"}, kinds); diff != "" {
+		t.Errorf("run kinds (-want +got):\n%s", diff)
+	}
+	fetch := s.Tools[0]
+	if fetch.Run.Timeout != 30*time.Second || !cmp.Equal(fetch.Run.Command, []string{"./scripts/fetch.sh", "{{.week}}"}) || !cmp.Equal(fetch.Run.Env, []string{"SALES_LEDGER"}) {
+		t.Errorf("fetch run: %+v", fetch.Run)
+	}
+	if fetch.Input["type"] != "object" {
+		t.Errorf("fetch input: %v", fetch.Input)
+	}
+	if p := fetch.At("run"); p.Line != 20 || p.Col != 7 {
+		t.Errorf("position of tools[0].run = %v, want line 20 col 7", p)
+	}
+
+	want := []Agent{
+		{Name: "extractor", Visibility: VisibilitySub, Flow: Flow{Policy: FlowNone}, Tools: []string{"fetch_sales"}, MaxSteps: 6, Timeout: 2 * time.Minute, Retries: 1},
+		{Name: "summarizer", ContextSupply: "conversation", Turns: 4, Visibility: VisibilitySub, Flow: Flow{Policy: FlowDeps, Tools: []string{"fetch_sales"}, MaxTokens: 4000}, Tools: []string{"report_template", "save_brief"}, MaxSteps: 8, Timeout: 2 * time.Minute},
+		{Name: "auditor", Visibility: VisibilityPrimary, Flow: Flow{Policy: FlowRecent, Last: 4}, MaxSteps: 5},
+	}
+	got := make([]Agent, len(s.Agents))
+	for i, a := range s.Agents {
+		a.Node, a.Description, a.Prompt = Node{}, "", ""
+		got[i] = a
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("agents (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadSkillMD(t *testing.T) {
+	s, diags := LoadSkill(filepath.Join("..", "examples", "skills", "pdf-forms", "SKILL.md"))
+	if len(diags.Errors(false)) != 0 {
+		t.Fatalf("errors: %v", diags)
+	}
+	if len(diags) != 2 {
+		t.Errorf("want 2 unknown-key warnings, got %v", diags)
+	}
+	if s.ID != "pdf-forms" || s.Name != "pdf-forms" || s.Version != DefaultSkillMDVersion || s.Format != FormatSkillMD {
+		t.Errorf("got id %q name %q version %q format %q", s.ID, s.Name, s.Version, s.Format)
+	}
+	if len(s.Instructions) < 70_000 || !strings.HasPrefix(s.Instructions, "# PDF forms") {
+		t.Errorf("body: %d bytes, starts %.20q", len(s.Instructions), s.Instructions)
+	}
+	if diff := cmp.Diff([]string{"Bash(python3:*)", "Bash(qpdf:*)", "Read", "Write"}, s.AllowedTools); diff != "" {
+		t.Errorf("allowed-tools string form (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"author": "acme-docs", "version": "3.1", "category": "documents"}, s.Metadata); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"LICENSE.txt", "reference.md", "scripts/fill_form.py"}, s.Resources); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(s.License, "Apache-2.0") || s.Compatibility == "" {
+		t.Errorf("license %q compatibility %q", s.License, s.Compatibility)
+	}
+
+	m, _ := LoadSkill(filepath.Join("..", "examples", "skills", "meeting-notes", "SKILL.md"))
+	if diff := cmp.Diff([]string{"Read", "Write", "Bash(date:*)"}, m.AllowedTools); diff != "" {
+		t.Errorf("allowed-tools list form (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadWorkflow(t *testing.T) {
+	p, diags := LoadProject(filepath.Join("..", "examples", "pipeline.workflow.yaml"))
+	if len(diags.Errors(false)) != 0 {
+		t.Fatalf("errors: %v", diags)
+	}
+	w := p.Workflow
+	if w.Host != nil || w.EnabledSet || len(w.Tasks) != 5 || w.Limits.Concurrency != 2 {
+		t.Errorf("workflow: host %v enabledSet %v tasks %d limits %+v", w.Host, w.EnabledSet, len(w.Tasks), w.Limits)
+	}
+	var ids []string
+	for _, s := range p.Skills {
+		ids = append(ids, s.ID)
+	}
+	if diff := cmp.Diff([]string{"weekly-report", "brand-voice"}, ids); diff != "" {
+		t.Errorf("skills (-want +got):\n%s", diff)
+	}
+	audit := w.Tasks[3]
+	if len(audit.DepsPos) != 3 || audit.DepsPos[1].Line != audit.At("deps").Line {
+		t.Errorf("deps positions: %v", audit.DepsPos)
+	}
+}
+
+func TestEnabledEmpty(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.workflow.yaml")
+	if err := os.WriteFile(path, []byte("name: w\nenabled: []\nhost: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, diags := LoadWorkflow(path)
+	if len(diags) != 0 || !w.EnabledSet || len(w.Enabled) != 0 {
+		t.Errorf("enabled: [] → set %v, list %v, diags %v", w.EnabledSet, w.Enabled, diags)
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	skills, diags := Discover([]string{filepath.Join("..", "examples", "skills")})
+	if len(diags.Errors(false)) != 0 {
+		t.Fatalf("errors: %v", diags)
+	}
+	var ids []string
+	for _, s := range skills {
+		ids = append(ids, s.ID)
+	}
+	if diff := cmp.Diff([]string{"brand-voice", "meeting-notes", "pdf-forms", "weekly-report"}, ids); diff != "" {
+		t.Errorf("discovered (-want +got):\n%s", diff)
+	}
+	_, diags = Discover([]string{"no/such/folder"})
+	if len(diags) != 1 || diags[0].Pos.Line != 1 {
+		t.Errorf("missing path: %v", diags)
+	}
+}
+
+func TestValidID(t *testing.T) {
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{
+		{"a", true}, {"weekly-report", true}, {"v2-x9", true}, {strings.Repeat("a", 64), true},
+		{"", false}, {strings.Repeat("a", 65), false}, {"-a", false}, {"a-", false}, {"a--b", false},
+		{"A", false}, {"a_b", false}, {"a b", false}, {"é", false},
+	} {
+		if got := ValidID(tc.id); got != tc.want {
+			t.Errorf("ValidID(%q) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+}
+
+func TestValidSemver(t *testing.T) {
+	for v, want := range map[string]bool{
+		"1.2.0": true, "0.0.0": true, "1.0.0-rc.1": true, "1.0.0+build.5": true,
+		"1.2": false, "01.2.3": false, "1.2.x": false, "v1.2.3": false, "": false,
+	} {
+		if got := ValidSemver(v); got != want {
+			t.Errorf("ValidSemver(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestCheckCycleOrder(t *testing.T) {
+	// The same cycle written in another order prints from the earliest task.
+	w := &Workflow{Tasks: []Task{
+		{ID: "z", Deps: []string{"m"}},
+		{ID: "m", Deps: []string{"a"}},
+		{ID: "a", Deps: []string{"z"}},
+	}}
+	got := Check(w, nil)
+	want := diag.List{{Kind: "cycle", Message: `dependency cycle: "z" -> "m" -> "a" -> "z"`}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	known := []string{"deps", "goal", "max-steps", "item-visibility"}
+	for key, want := range map[string]string{
+		"dependson": "deps", "depends_on": "deps", "goel": "goal", "maxSteps": "max-steps",
+		"max_steps": "max-steps", "visibility": "item-visibility", "zzzzzz": "",
+	} {
+		if got := suggest(key, known); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
