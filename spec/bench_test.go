@@ -104,4 +104,3 @@ func BenchmarkLoadSkillMD(b *testing.B) {
 		}
 	}
 }
-

@@ -1,9 +1,53 @@
 // Package spec owns fsd's manifests: the Go types of skills (YAML manifests
 // and Agent Skills SKILL.md folders) and workflows, loading them by walking
 // yaml.Node so every value keeps its file:line:col, discovering skills under
-// folders, and the semantic checks that run after schema validation (ids,
-// versions, references, dependency cycles).
+// folders, and the semantic checks that run after schema validation.
 //
 // It reports problems as diag.Diagnostics and never panics on bad input.
-// It does not run anything: that is the engine's job.
+// It does not run anything (that is the engine's job), and it does not own
+// the JSON Schemas (package schemas) or how diagnostics are printed (the CLI).
+//
+// # Passes
+//
+// Loading a file runs, in order: reading (size limit, UTF-8 check), YAML
+// parsing (depth limit), the JSON Schema of its kind (types, required keys,
+// enums, lengths), and a walk into the Go types that reports unknown keys
+// with a "did you mean" hint, duplicate keys, and every rule one file can
+// break alone: ids, semver, durations, tool run kinds, context-supply,
+// item-visibility and flow values, agent tool references, instructions-file
+// paths. Where the walk and the schema complain about the same place, the
+// walk's more specific message is kept. Check then runs the rules that span
+// files: unique skill ids, tool names unique across the enabled skills,
+// `enabled` entries, task ids, assignees, deps, cycles and task caps.
+//
+// # Decisions
+//
+//   - A SKILL.md's name is the skill's id and must match its folder; its
+//     frontmatter's unknown keys are warnings (errors with strict), so a
+//     SKILL.md written for another product loads unchanged. A SKILL.md
+//     without `version` gets DefaultSkillMDVersion, "0.0.0". allowed-tools
+//     may be a space-separated string or a list. A SKILL.md body and
+//     instructions-file together are an error.
+//   - A *.skill.yaml requires id, name, description and version; unknown
+//     keys are errors there and in workflows.
+//   - instructions-file and resources stay inside the skill's folder:
+//     absolute paths, ".." and symlinks that lead out are errors. Resources
+//     are the files beside a SKILL.md or skill.yaml (hidden files left out),
+//     relative and slash-separated; a *.skill.yaml in a shared folder has none.
+//   - Discovery skips hidden folders, workflows and *.script.yaml; a folder
+//     holding SKILL.md or skill.yaml is one skill and is not searched further.
+//   - Defaults filled at load: item-visibility sub, flow deps, recent's last
+//     8, turns 8 with context-supply conversation. Limits stay zero when
+//     omitted; Limits.WithDefaults fills them.
+//   - YAML merge keys (<<) are not supported: they read as an unknown key.
+//
+// # Limits
+//
+// A manifest, SKILL.md or instructions file is at most MaxFileSize (4 MiB)
+// and must be UTF-8 without NUL bytes; YAML nests at most MaxDepth (100)
+// levels; aliases may expand to at most schemas.MaxAliasNodes (100,000)
+// nodes, so an alias bomb fails in microseconds; a description is at most
+// MaxDescription (1,024) characters and compatibility MaxCompatibility
+// (500). A SKILL.md folder lists at most MaxResources (1,000) resource files.
+// Each limit is reported at a file:line:col like any other problem.
 package spec

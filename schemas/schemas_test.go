@@ -1,0 +1,92 @@
+package schemas
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v4"
+)
+
+func TestSchemasCompile(t *testing.T) {
+	for _, kind := range []string{KindSkill, KindSkillMD, KindWorkflow} {
+		if _, err := Compiled(kind); err != nil {
+			t.Errorf("%s: %v", kind, err)
+		}
+	}
+	if _, err := Compiled("nope"); err == nil {
+		t.Errorf("unknown kind compiled")
+	}
+}
+
+// TestDescriptions: editors show a property's description as help, so
+// every property of every schema has one (directly or through its $ref).
+func TestDescriptions(t *testing.T) {
+	for name, data := range map[string][]byte{"skill": Skill(), "workflow": Workflow()} {
+		var doc any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return
+			}
+			if props, ok := m["properties"].(map[string]any); ok {
+				for k, p := range props {
+					pm, _ := p.(map[string]any)
+					_, hasDesc := pm["description"]
+					_, hasRef := pm["$ref"]
+					if !hasDesc && !hasRef {
+						t.Errorf("%s: %s.%s has no description", name, path, k)
+					}
+				}
+			}
+			for k, child := range m {
+				walk(path+"."+k, child)
+			}
+		}
+		walk(name, doc)
+	}
+}
+
+func TestValidatePositions(t *testing.T) {
+	src := "id: x\nname: X\ndescription: d\nversion: 1.0.0\ntools:\n  - name: t\n    run: {reply: 5}\n"
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := Validate(KindSkill, &doc, "x.skill.yaml")
+	var lines []string
+	for _, d := range got {
+		lines = append(lines, d.String())
+	}
+	want := []string{"x.skill.yaml:7:18: tools[0].run.reply: expected string, got number [schema]"}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestValueAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 10; i++ {
+		b.WriteString("a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [")
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*a" + string(rune('0'+i-1)))
+		}
+		b.WriteString("]\n")
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(b.String()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Value(&doc); err == nil || !strings.Contains(err.Error(), "alias") {
+		t.Errorf("alias bomb: err = %v", err)
+	}
+}
