@@ -60,6 +60,7 @@ func (s *Store) Call(name string, raw json.RawMessage, loaded func(skillID strin
 		// not tell a guesser which handles exist.
 		return "", "", fmt.Errorf("handle %q does not name an artifact of a loaded skill; read_skill it again", clip(a.Handle, 40))
 	}
+	<-e.ready
 	d := e.body
 	if a.Path != "" {
 		if d, err = s.open(e, a.Path); err != nil {

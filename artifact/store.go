@@ -46,6 +46,8 @@ type entry struct {
 	dir                      string
 	resources                map[string]*resource
 	names                    []string // resource paths, sorted
+	// ready is closed once body is indexed; body is read only after it.
+	ready chan struct{}
 }
 
 type resource struct {
@@ -106,14 +108,16 @@ func NewStore(rnd io.Reader) *Store {
 func (s *Store) Spool(skillID, version string, body []byte, dir string, resources []string) (string, error) {
 	key := skillKey{skillID, version}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if e, ok := s.byKey[key]; ok {
+		s.mu.Unlock()
+		<-e.ready // a concurrent first Spool may still be parsing
 		return e.handle, nil
 	}
-	e := &entry{skillID: skillID, version: version, dir: dir, resources: map[string]*resource{}}
+	e := &entry{skillID: skillID, version: version, dir: dir, resources: map[string]*resource{}, ready: make(chan struct{})}
 	for _, r := range resources {
 		p, err := cleanResource(r)
 		if err != nil {
+			s.mu.Unlock()
 			return "", fmt.Errorf("spool %s %s: %w", skillID, version, err)
 		}
 		if _, dup := e.resources[p]; !dup {
@@ -122,17 +126,24 @@ func (s *Store) Spool(skillID, version string, body []byte, dir string, resource
 		}
 	}
 	if len(e.resources) > 0 && dir == "" {
+		s.mu.Unlock()
 		return "", fmt.Errorf("spool %s %s: resources listed but no skill folder given", skillID, version)
 	}
 	sort.Strings(e.names)
 	h, err := s.newHandle()
 	if err != nil {
+		s.mu.Unlock()
 		return "", fmt.Errorf("spool %s %s: %w", skillID, version, err)
 	}
 	e.handle = h
-	e.body = s.newDoc("the body", body, true)
 	s.byKey[key] = e
 	s.byHandle[h] = e
+	s.mu.Unlock()
+
+	// Parse outside the lock: readers of other skills go on meanwhile.
+	// Call waits on ready before it touches the body.
+	defer close(e.ready) // even if goldmark panics, waiters must not hang
+	e.body = s.newDoc("the body", body, true)
 	return h, nil
 }
 
@@ -182,6 +193,7 @@ func (s *Store) Pointer(handle string) string {
 	if !ok {
 		return ""
 	}
+	<-e.ready
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Skill %s %s: instructions are artifact %s (%d lines). Read them with artifact_md_headings, then artifact_md_sections or artifact_grep.",
 		e.skillID, e.version, e.handle, lineCount(e.body))
