@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsdrun/fsd/diag"
+)
+
+var updateCLI = flag.Bool("update-cli", false, "rewrite cmd/fsd testdata goldens")
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func goldenCLI(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *updateCLI {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/fsd -run Validate -update-cli)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+const badSkill = "../../spec/testdata/bad/unknown-key.skill.yaml"
+
+func TestValidateExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		err  string // a substring of stdout+stderr
+	}{
+		{"valid", []string{"validate", "../../examples"}, exitOK, "0 errors"},
+		{"warnings only", []string{"validate", "../../examples/skills/pdf-forms"}, exitOK, "1 file, 0 errors, 2 warnings"},
+		{"strict", []string{"validate", "--strict", "../../examples/skills/pdf-forms"}, exitProblems, "1 file, 2 errors, 0 warnings"},
+		{"problems", []string{"validate", badSkill}, exitProblems, "1 file, 7 errors, 0 warnings"},
+		{"no paths", []string{"validate"}, exitUsage, "give at least one file or folder"},
+		{"bad format", []string{"validate", "--format", "xml", badSkill}, exitUsage, `unknown --format "xml"`},
+		{"bad flag", []string{"validate", "--nope", badSkill}, exitUsage, "unknown flag"},
+		{"missing path", []string{"validate", "no/such/file.skill.yaml"}, exitProblems, "no such file or folder"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			if !strings.Contains(stdout+stderr, tc.err) {
+				t.Errorf("output %q does not contain %q", stdout+stderr, tc.err)
+			}
+		})
+	}
+}
+
+func TestValidateFormats(t *testing.T) {
+	for _, format := range []string{"text", "json", "github", "sarif"} {
+		t.Run(format, func(t *testing.T) {
+			_, stdout, _ := runCLI(t, "validate", "--format", format, badSkill, "../../spec/testdata/bad/skillmd-foreign")
+			goldenCLI(t, "validate."+format+".golden", stdout)
+			if format == "json" || format == "sarif" {
+				var v any
+				if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+					t.Errorf("not JSON: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestTextSourceLine(t *testing.T) {
+	var b bytes.Buffer
+	diags := diag.List{diag.Errorf(diag.Pos{File: badSkill, Line: 9, Col: 22}, "unknown-key", `unknown key "timout"`)}
+	if err := writeText(&b, diags, true); err != nil {
+		t.Fatal(err)
+	}
+	want := badSkill + `:9:22: unknown key "timout" [unknown-key]
+        run: {reply: ok, timout: 3s}
+                         ^
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
