@@ -87,7 +87,7 @@ func (hb *hostBoard) active() bool {
 	return false
 }
 
-func (hb *hostBoard) defs() []model.ToolDef { return board.Tools() }
+func (hb *hostBoard) defs() []model.ToolDef { return boardDefs() }
 
 func (hb *hostBoard) owns(name string) bool { return board.IsTool(name) }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
-	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/transcript"
 )
 
@@ -167,25 +166,26 @@ func reclaim(window []model.Message, loaded func(string) bool) []model.Message {
 
 // emitRequest reports the request with BPE token counts per block.
 func (g *generator) emitRequest(req *model.Request, u model.Usage) {
-	tk := requestTokens(req)
+	tk := g.r.tokens.request(req)
 	usage, _ := json.Marshal(u)
 	g.r.emit(event.Event{Type: event.Request, Task: g.caller.TaskID, Agent: g.caller.Agent,
 		Tokens: &tk, Messages: len(req.Messages), Usage: usage})
 }
 
-// requestTokens counts a request's tokens by part with the BPE tokenizer.
-func requestTokens(req *model.Request) event.Tokens {
+// request counts a request's tokens by part with the BPE tokenizer: the
+// context block, the window's texts and calls, and each tool's name,
+// description and parameter schema.
+func (c *tokenCache) request(req *model.Request) event.Tokens {
 	var tk event.Tokens
-	tk.Context = tokens.Count(req.Context)
+	tk.Context = c.count(req.Context)
 	for _, m := range req.Messages {
-		tk.Window += tokens.Count(m.Text)
-		for _, c := range m.Calls {
-			tk.Window += tokens.Count(c.Name) + tokens.Count(string(c.Args))
+		tk.Window += c.count(m.Text)
+		for _, call := range m.Calls {
+			tk.Window += c.count(call.Name) + c.count(string(call.Args))
 		}
 	}
-	if len(req.Tools) > 0 {
-		b, _ := json.Marshal(req.Tools)
-		tk.Tools = tokens.Count(string(b))
+	for _, t := range req.Tools {
+		tk.Tools += c.count(t.Name) + c.count(t.Description) + c.count(string(t.Parameters))
 	}
 	tk.Total = tk.Context + tk.Window + tk.Tools
 	return tk

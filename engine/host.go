@@ -129,7 +129,7 @@ func (h *hostEnv) tools() []model.ToolDef {
 		handles = handles || l.channel == spec.ChannelHandle
 	}
 	if handles {
-		out = append(out, artifact.Tools()...)
+		out = append(out, readerDefs()...)
 	}
 	return out
 }

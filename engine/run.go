@@ -71,6 +71,7 @@ type Run struct {
 	now     func() time.Time
 
 	usageIn, usageOut atomic.Int64
+	tokens            *tokenCache
 
 	mu     sync.Mutex
 	stores map[string]*tool.MemKV // skill id -> run-wide store (L4)
@@ -131,6 +132,7 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		log:     opts.Logger,
 		now:     opts.Now,
 		ledger:  supply.NewLedger(),
+		tokens:  sharedTokens,
 		stores:  map[string]*tool.MemKV{},
 		tools:   map[*spec.Skill][]skillTool{},
 	}

@@ -225,8 +225,8 @@ func (c *Tool) decode(args json.RawMessage) (map[string]any, Result, bool) {
 	if len(args) > MaxArgsBytes {
 		return nil, errorf("arguments are %d bytes; the limit is 1 MiB (%d bytes)", len(args), MaxArgsBytes), false
 	}
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}") // no arguments at all: an empty object
+	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		args = json.RawMessage("{}") // no arguments at all (some models send null): an empty object
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
