@@ -1,0 +1,202 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/anthropic"
+	"github.com/fsdrun/fsd/model/internal/fakeserver"
+	"github.com/fsdrun/fsd/model/openai"
+	"github.com/fsdrun/fsd/model/record"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Spec
+		wantErr string
+	}{
+		{in: "openai/gpt-5.4-mini", want: Spec{"openai", "gpt-5.4-mini"}},
+		{in: "anthropic/claude-sonnet-4-5", want: Spec{"anthropic", "claude-sonnet-4-5"}},
+		{in: "openai/library/llama3.2:3b", want: Spec{"openai", "library/llama3.2:3b"}},
+		{in: " scripted ", want: Spec{Provider: "scripted"}},
+		{in: "", wantErr: `no model: set "model:" in the workflow or pass --model`},
+		{in: "gpt-4o", wantErr: `model "gpt-4o": want provider/model, e.g. openai/gpt-5.4-mini`},
+		{in: "gemini/pro", wantErr: `model "gemini/pro": unknown provider "gemini" (known: openai, anthropic, scripted)`},
+		{in: "openai/", wantErr: `model "openai/": the model name after "openai/" is empty or has spaces`},
+		{in: "openai/gpt 4", wantErr: `the model name after "openai/" is empty or has spaces`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := Parse(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Errorf("error is more than one line: %q", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		model   string
+		env     map[string]string
+		wantErr string
+	}{
+		{model: "scripted"},
+		{model: "openai/gpt-x", env: map[string]string{"OPENAI_API_KEY": "sk-123456"}},
+		{model: "openai/gpt-x", wantErr: "model openai/gpt-x: OPENAI_API_KEY is not set; export your API key, or use --model scripted to run offline"},
+		{model: "anthropic/claude-x", env: map[string]string{"OPENAI_API_KEY": "sk-123456"}, wantErr: "model anthropic/claude-x: ANTHROPIC_API_KEY is not set"},
+		{model: "openai/gpt-x", env: map[string]string{"OPENAI_API_KEY": "sk-123456", "OPENAI_BASE_URL": "localhost:11434"},
+			wantErr: `model openai/gpt-x: OPENAI_BASE_URL="localhost:11434" is not an http(s) URL`},
+		{model: "nope/x", wantErr: `unknown provider "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model+"/"+tt.wantErr, func(t *testing.T) {
+			err := Check(tt.model, envOf(tt.env))
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			// New fails the same way, before any request.
+			if _, nerr := New(tt.model, envOf(tt.env), Options{}); tt.wantErr != "" && (nerr == nil || nerr.Error() != err.Error()) {
+				t.Errorf("New err = %v, Check err = %v", nerr, err)
+			}
+		})
+	}
+}
+
+func TestNewScripted(t *testing.T) {
+	if _, err := New("scripted", nil, Options{}); !errors.Is(err, ErrScripted) {
+		t.Fatalf("err = %v, want ErrScripted", err)
+	}
+	want := model.Func(func(context.Context, *model.Request) (*model.Response, error) { return &model.Response{Text: "s"}, nil })
+	got, err := New("scripted", nil, Options{Scripted: func() (model.Model, error) { return want, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := got.Generate(context.Background(), &model.Request{}); r.Text != "s" {
+		t.Errorf("scripted factory not used")
+	}
+}
+
+func TestNewBuildsEachProvider(t *testing.T) {
+	openaiBody := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi from openai"}}]}`
+	anthropicBody := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"hi from anthropic"}],"usage":{"input_tokens":1,"output_tokens":1}}`
+	for _, tt := range []struct{ model, keyVar, urlVar, body, path, want string }{
+		{"openai/gpt-x", "OPENAI_API_KEY", "OPENAI_BASE_URL", openaiBody, "/v1/chat/completions", "hi from openai"},
+		{"anthropic/claude-x", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", anthropicBody, "/v1/messages", "hi from anthropic"},
+	} {
+		t.Run(tt.model, func(t *testing.T) {
+			srv := fakeserver.New(fakeserver.Reply{Body: tt.body})
+			defer srv.Close()
+			base := srv.URL
+			if strings.HasPrefix(tt.model, "openai") {
+				base += "/v1"
+			}
+			m, err := New(tt.model, envOf(map[string]string{tt.keyVar: "key-123456", tt.urlVar: base}), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch tt.model {
+			case "openai/gpt-x":
+				if _, ok := m.(*openai.Model); !ok {
+					t.Errorf("built %T", m)
+				}
+			default:
+				if _, ok := m.(*anthropic.Model); !ok {
+					t.Errorf("built %T", m)
+				}
+			}
+			resp, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.User, Text: "hi"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text != tt.want || srv.Requests()[0].Path != tt.path {
+				t.Errorf("text %q from %s", resp.Text, srv.Requests()[0].Path)
+			}
+		})
+	}
+}
+
+// TestNoKeyAnywhere drives both providers through every failure the tests
+// know, with a logger and a recorder attached, and greps everything fsd
+// produced — errors, log lines, the recording — for the key.
+func TestNoKeyAnywhere(t *testing.T) {
+	const key = "sk-LEAKCHECK-9f8e7d6c5b4a"
+	var logs, rec bytes.Buffer
+	var errs []string
+	logger := zerolog.New(&logs).Level(zerolog.DebugLevel)
+	echoKey := `{"error":{"type":"authentication_error","message":"invalid key ` + key + `"}}`
+	replies := []fakeserver.Reply{
+		{Status: 429, Header: map[string]string{"Retry-After": "1"}, Body: `{"error":{"message":"slow down, ` + key + `"}}`},
+		{Status: 500, Body: `{"error":{"message":"boom ` + key + `"}}`},
+		{Status: 401, Body: echoKey},
+		{Status: 400, Body: `not json at all ` + key},
+		{Body: `{"id":"` + key + `","choices":[]}`},
+		{Body: `{"broken` + key},
+		{Stall: true},
+	}
+	for _, prov := range []struct{ model, keyVar, urlVar, suffix string }{
+		{"openai/gpt-x", "OPENAI_API_KEY", "OPENAI_BASE_URL", "/v1"},
+		{"anthropic/claude-x", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ""},
+	} {
+		for _, stream := range []bool{false, true} {
+			srv := fakeserver.New(replies...)
+			env := envOf(map[string]string{prov.keyVar: key, prov.urlVar: srv.URL + prov.suffix})
+			m, err := New(prov.model, env, Options{
+				MaxRetries: 1, Timeout: 100 * time.Millisecond, Logger: &logger,
+				Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := record.NewRecorder(m, &rec, record.WithSecrets(record.SecretsFromEnv([]string{prov.keyVar + "=" + key})...))
+			for i := range 6 {
+				req := &model.Request{Context: "ctx", Messages: []model.Message{{Role: model.User, Text: "hi"}}, Caller: model.Caller{Step: i}}
+				if stream {
+					req.OnText = func(string) {}
+				}
+				if _, err := r.Generate(context.Background(), req); err != nil {
+					errs = append(errs, err.Error())
+				}
+			}
+			srv.Close()
+		}
+	}
+	for _, missing := range []string{"openai/x", "anthropic/x", "openai"} {
+		if _, err := New(missing, envOf(map[string]string{"OTHER_KEY": key}), Options{}); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) < 10 || logs.Len() == 0 || rec.Len() == 0 {
+		t.Fatalf("the battery produced too little to check: %d errors, %d log bytes, %d recording bytes", len(errs), logs.Len(), rec.Len())
+	}
+	all := strings.Join(errs, "\n") + "\n" + logs.String() + "\n" + rec.String()
+	if strings.Contains(all, key) {
+		t.Fatalf("the API key leaked:\n%s", all)
+	}
+	if !strings.Contains(all, "[REDACTED]") {
+		t.Errorf("the key was echoed by the server but nothing was masked:\n%s", all)
+	}
+}
