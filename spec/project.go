@@ -92,6 +92,10 @@ func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 				skillFiles = append(skillFiles, p)
 			case IsScriptFile(p):
 				// Scripts belong to the scripted model; it checks them.
+			case !isYAMLName(p):
+				diags = append(diags, diag.Diagnostic{Pos: diag.Pos{File: p, Line: 1, Col: 1}, Kind: "kind",
+					Message: "not a skill or workflow file",
+					Hint:    "skills are *.skill.yaml, skill.yaml or SKILL.md; workflows are *.workflow.yaml, workflow.yaml or any YAML file named explicitly"})
 			default:
 				workflowFiles = append(workflowFiles, p)
 			}
@@ -158,4 +162,9 @@ func uniq(l diag.List) diag.List {
 		out = append(out, d)
 	}
 	return out
+}
+
+func isYAMLName(p string) bool {
+	ext := filepath.Ext(p)
+	return ext == ".yaml" || ext == ".yml"
 }
