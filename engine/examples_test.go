@@ -1,0 +1,105 @@
+package engine_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/scripted"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// recorder wraps a model and keeps every request by task.
+type recorder struct {
+	inner model.Model
+	mu    sync.Mutex
+	reqs  map[string][]model.Request
+}
+
+func (r *recorder) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	r.mu.Lock()
+	cp := *req
+	cp.Messages = append([]model.Message(nil), req.Messages...)
+	r.reqs[req.Caller.TaskID] = append(r.reqs[req.Caller.TaskID], cp)
+	r.mu.Unlock()
+	return r.inner.Generate(ctx, req)
+}
+
+// loadExample loads an example workflow with its scripted model.
+func loadExample(t *testing.T, path string) (*spec.Project, *recorder, *engine.Run) {
+	t.Helper()
+	p, diags := spec.LoadProject(path)
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scripted.Load(filepath.Join(p.Workflow.Dir, p.Workflow.Script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run *engine.Run
+	rec := &recorder{inner: scripted.New(s, func(id string) (string, error) { return run.Handle(id) }), reqs: map[string][]model.Request{}}
+	run, err = engine.New(p, engine.Options{Model: rec, RunsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, rec, run
+}
+
+// The fan-out example: five isolated collectors, a join that sees their
+// tool observations through flow policy `all`, and a conversation-supply
+// briefer that inherits the input conversation.
+func TestFanoutExample(t *testing.T) {
+	p, rec, run := loadExample(t, "../examples/fanout/fanout.workflow.yaml")
+	res, err := run.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Answer, "Online sales grew fastest") {
+		t.Errorf("answer = %q", res.Answer)
+	}
+	for _, id := range []string{"north", "south", "east", "west", "online"} {
+		first := rec.reqs[id][0]
+		if len(first.Messages) != 1 || strings.Contains(first.Messages[0].Text, p.Workflow.Input) {
+			t.Errorf("collector %s is not isolated: %+v", id, first.Messages)
+		}
+	}
+	analysis := rec.reqs["analysis"][0]
+	for _, want := range []string{"+31%", "+12%", "quarterly_sales"} {
+		if !strings.Contains(analysis.Context, want) {
+			t.Errorf("the analyst's flow observations lack %q:\n%s", want, analysis.Context)
+		}
+	}
+	brief := rec.reqs["brief"][0]
+	if len(brief.Messages) < 2 || brief.Messages[0].Text != p.Workflow.Input {
+		t.Errorf("the briefer did not inherit the conversation: %+v", brief.Messages)
+	}
+	if strings.Contains(brief.Context, "+31%") {
+		t.Error("the briefer (flow deps) sees observations of tasks outside its deps")
+	}
+}
+
+// Every example workflow runs offline on its scripted model.
+func TestExamplesRun(t *testing.T) {
+	paths, _ := filepath.Glob("../examples/*/*.workflow.yaml")
+	more, _ := filepath.Glob("../examples/*.workflow.yaml")
+	paths = append(paths, more...)
+	if len(paths) < 3 {
+		t.Fatalf("found only %d example workflows", len(paths))
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			_, _, run := loadExample(t, path)
+			res, err := run.Execute(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(res.Answer) == "" {
+				t.Error("empty answer")
+			}
+		})
+	}
+}
