@@ -106,15 +106,14 @@ func checkText(file string, data []byte) diag.List {
 
 // parseYAML parses one YAML document into a node tree with positions.
 // An empty document (nothing, or only comments) is an error: a manifest
-// has required keys. lineOffset is unused by callers that pass whole files;
-// a SKILL.md passes its frontmatter with the other lines blanked, so
-// positions are already the file's.
+// has required keys. A SKILL.md passes its frontmatter with the fence
+// line blanked, so positions are the file's own.
 func parseYAML(file string, data []byte) (*yaml.Node, diag.List) {
 	if d := checkText(file, data); d != nil {
 		return nil, d
 	}
 	start := diag.Pos{File: file, Line: 1, Col: 1}
-	if len(bytes.TrimSpace(stripComments(data))) == 0 {
+	if !hasContent(data) {
 		return nil, diag.List{diag.Errorf(start, "syntax", "file is empty: expected a YAML mapping")}
 	}
 	loader, err := yaml.NewLoader(bytes.NewReader(data), yaml.WithPlugin(loaderlimits.New(loaderlimits.DepthValue(MaxDepth))))
@@ -144,21 +143,18 @@ func parseYAML(file string, data []byte) (*yaml.Node, diag.List) {
 	return root, nil
 }
 
-// stripComments blanks # comments at the start of lines, enough to tell
-// a file of only comments from one with content.
-func stripComments(data []byte) []byte {
-	var out []byte
-	for _, line := range bytes.Split(data, []byte("\n")) {
+// hasContent reports whether data holds anything but blank lines,
+// comments and document markers, to tell an empty manifest from a broken one.
+func hasContent(data []byte) bool {
+	for len(data) > 0 {
+		var line []byte
+		line, data, _ = bytes.Cut(data, []byte("\n"))
 		t := bytes.TrimSpace(line)
-		if len(t) == 0 || t[0] == '#' || bytes.Equal(t, []byte("---")) || bytes.Equal(t, []byte("...")) {
-			continue
-		}
-		out = append(out, t...)
-		if len(out) > 0 {
-			break
+		if len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) && !bytes.Equal(t, []byte("...")) {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // yamlError turns a parser error into a diagnostic at its position. Tabs
@@ -225,8 +221,8 @@ func scalarKind(n *yaml.Node) string {
 }
 
 func clip(s string) string {
-	if len(s) > 40 {
-		return s[:37] + "..."
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:37]) + "..."
 	}
 	return s
 }

@@ -21,7 +21,7 @@ func loadSkillMD(path string, data []byte) (*Skill, diag.List) {
 		return nil, d
 	}
 	start := diag.Pos{File: path, Line: 1, Col: 1}
-	if len(bytes.TrimSpace(stripComments(front))) == 0 {
+	if !hasContent(front) {
 		return nil, diag.List{diag.Errorf(start, "syntax", "frontmatter is empty: name and description are required")}
 	}
 	root, diags := parseYAML(path, front)
