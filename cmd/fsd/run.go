@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/view"
 )
 
 type runFlags struct {
@@ -136,9 +138,18 @@ func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io
 		logger = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Logger()
 	}
 	var sink event.Sink
-	if f.events == "json" {
+	stopView := func() {}
+	switch {
+	case f.events == "json":
 		sink = newJSONSink(stdout)
-	} else {
+	case isTerminal(stderr) && !f.verbose:
+		// A person is watching: draw the live board in place.
+		live := view.NewBoard(stderr, nil)
+		live.Start(100 * time.Millisecond)
+		stopView = live.Stop
+		defer live.Stop()
+		sink = live
+	default:
 		sink = newProgressSink(stderr)
 	}
 	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger})
@@ -146,6 +157,7 @@ func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io
 		return err
 	}
 	res, err := pr.run.Execute(ctx, f.input)
+	stopView() // the last frame goes out before the answer
 	if err != nil {
 		where := ""
 		if res != nil && res.Dir != "" {

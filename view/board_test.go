@@ -1,0 +1,83 @@
+package view
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/event"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestFrameGolden(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0.Add(5 * time.Second)
+	b := NewBoard(&bytes.Buffer{}, func() time.Time { return now })
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	for _, e := range []event.Event{
+		{Type: event.SkillLoaded, Skill: "market-research"},
+		{Type: event.TaskAdded, Task: "north", Agent: "market-research/collector"},
+		{Type: event.TaskAdded, Task: "south", Agent: "market-research/collector"},
+		{Type: event.TaskAdded, Task: "join", Agent: "market-research/analyst"},
+		{Type: event.TaskStarted, Task: "north", Agent: "market-research/collector", Time: at(1)},
+		{Type: event.TaskStarted, Task: "south", Agent: "market-research/collector", Time: at(1)},
+		{Type: event.Request, Task: "north", Tokens: &event.Tokens{Total: 120}},
+		{Type: event.Request, Task: "south", Tokens: &event.Tokens{Total: 80}},
+		{Type: event.TaskCompleted, Task: "north", Time: at(2.5)},
+		{Type: event.TaskFailed, Task: "south", Time: at(3), Err: "boom"},
+	} {
+		b.Emit(e)
+	}
+	got := b.Frame()
+	golden := "testdata/frame.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("frame:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A big board draws a bounded number of rows, running tasks first kept.
+func TestFrameBounded(t *testing.T) {
+	b := NewBoard(&bytes.Buffer{}, nil)
+	for i := 0; i < 1000; i++ {
+		b.Emit(event.Event{Type: event.TaskAdded, Task: fmt.Sprintf("t%d", i)})
+	}
+	b.Emit(event.Event{Type: event.TaskStarted, Task: "t3", Time: time.Now()})
+	f := b.Frame()
+	if n := strings.Count(f, "\n"); n > maxRows+3 {
+		t.Errorf("%d lines for 1,000 tasks", n)
+	}
+	if !strings.Contains(f, "t3 ") || !strings.Contains(f, "more tasks") || !strings.Contains(f, "tasks 1000: 999 pending, 1 running") {
+		t.Errorf("frame:\n%s", f)
+	}
+}
+
+// Redraws move the cursor back over the previous frame.
+func TestRedrawInPlace(t *testing.T) {
+	var out bytes.Buffer
+	b := NewBoard(&out, nil)
+	b.Emit(event.Event{Type: event.TaskAdded, Task: "a"})
+	b.draw(true)
+	first := out.Len()
+	b.Emit(event.Event{Type: event.TaskStarted, Task: "a", Time: time.Now()})
+	b.draw(true)
+	second := out.String()[first:]
+	if !strings.HasPrefix(second, "\x1b[3A") || !strings.Contains(second, "\x1b[2K") {
+		t.Errorf("second frame does not redraw in place: %q", second)
+	}
+	b.Start(time.Millisecond)
+	b.Stop()
+}
