@@ -21,7 +21,7 @@ func (r *Run) newTranscript(task string) (*transcript.Transcript, error) {
 	if f != nil {
 		w = f
 	}
-	return transcript.New(w), nil
+	return transcript.New(w, transcript.WithStepSync()), nil
 }
 
 // newHost builds the host generator and its world.

@@ -93,7 +93,7 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			return "", err
 		}
 		if len(calls) == 0 {
-			return resp.Text, nil
+			return resp.Text, g.sync()
 		}
 		offered := make(map[string]bool, len(req.Tools))
 		for _, t := range req.Tools {
@@ -115,7 +115,18 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			}
 		}
 		g.env.settle()
+		// The step is whole: make it durable before the next model call.
+		if err := g.sync(); err != nil {
+			return "", err
+		}
 	}
+}
+
+func (g *generator) sync() error {
+	if err := g.tr.Sync(); err != nil {
+		return fmt.Errorf("%s: transcript: %w", g.who(), err)
+	}
+	return nil
 }
 
 // add appends to the transcript, then tells the item sink.

@@ -60,6 +60,15 @@ func WithClock(now func() time.Time) Option {
 	return func(t *Transcript) { t.now = now }
 }
 
+// WithStepSync makes appends write without syncing; the owner calls Sync
+// at each step boundary instead. Every entry still reaches the file before
+// the append returns, so a crash of the process loses nothing written; a
+// crash of the machine loses at most the step in flight. The engine uses
+// it so a step with many tool results costs one fsync, not one per result.
+func WithStepSync() Option {
+	return func(t *Transcript) { t.stepSync = true }
+}
+
 // Transcript is one generator's append-only record. Every method is safe
 // for concurrent use.
 type Transcript struct {
@@ -70,6 +79,24 @@ type Transcript struct {
 	entries []Entry
 	idx     Index
 	werr    error // first write failure; later writes are skipped
+	// stepSync defers fsync to Sync (WithStepSync).
+	stepSync bool
+}
+
+// Sync flushes the record to stable storage when the writer can sync.
+func (t *Transcript) Sync() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.werr != nil {
+		return t.werr
+	}
+	if s, ok := t.w.(interface{ Sync() error }); ok {
+		if err := s.Sync(); err != nil {
+			t.werr = fmt.Errorf("%w: sync: %w", ErrRecord, err)
+			return t.werr
+		}
+	}
+	return nil
 }
 
 // New returns an empty transcript that writes each entry to w as one JSON
@@ -136,7 +163,7 @@ func (t *Transcript) appendEntry(e Entry) error {
 		t.werr = fmt.Errorf("%w: entry %d: %w", ErrRecord, e.Seq, err)
 		return t.werr
 	}
-	if s, ok := t.w.(interface{ Sync() error }); ok {
+	if s, ok := t.w.(interface{ Sync() error }); ok && !t.stepSync {
 		if err := s.Sync(); err != nil {
 			t.werr = fmt.Errorf("%w: sync entry %d: %w", ErrRecord, e.Seq, err)
 			return t.werr
