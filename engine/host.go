@@ -148,7 +148,10 @@ func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 	case artifact.IsReader(c.Name):
 		text, skill, err := h.r.arts.Call(c.Name, c.Args, h.mgr.isLoaded)
 		if err != nil {
-			return toolResult{text: err.Error(), isError: true}
+			// A failed read of a loaded skill's artifact (a missing
+			// heading answers with the heading list) is still its
+			// instruction text: tag it so unload reclaims it too.
+			return toolResult{text: err.Error(), isError: true, artifact: skill}
 		}
 		return toolResult{text: text, artifact: skill}
 	case h.board != nil && h.board.owns(c.Name):

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tokens"
+)
+
+// bigBody is a realistic markdown body of at least n tokens.
+func bigBody(id string, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\nHow to run the %s process, step by step.\n\n", id, id)
+	for i := 1; tokens.Count(b.String()) < n; i++ {
+		fmt.Fprintf(&b, "## Step %d\n\nCheck the inputs for stage %d, then run the %s tool with the week number and "+
+			"compare the totals against the previous report. If a figure moved by more than ten percent, "+
+			"write it down with its cause before going on.\n\n```sh\nfsd run %s-%d.workflow.yaml\n```\n\n", i, i, id, id, i)
+	}
+	return b.String()
+}
+
+// The handle channel's saving (issue 4): three loaded skills whose bodies
+// are each at least 4,000 tokens cost, in the current-context block of
+// every request, at most 3 % of what they cost inline.
+func TestHandleSavingOverInline(t *testing.T) {
+	measure := func(ch spec.Channel) (ctxTokens, bodyTokens int) {
+		var skills []*spec.Skill
+		for _, id := range []string{"billing", "payroll", "audits"} {
+			s := skill(id, "1.0.0", ch)
+			s.Instructions = bigBody(id, 4000)
+			bodyTokens += tokens.Count(s.Instructions)
+			skills = append(skills, s)
+		}
+		p := project(skills...)
+		_, m, _, err := runWith(t, p, Options{}, read("billing"), read("payroll"), read("audits"), say("done"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs := m.requests()
+		// The context block with nothing loaded is the baseline both share.
+		return tokens.Count(reqs[3].Context) - tokens.Count(reqs[0].Context), bodyTokens
+	}
+	handle, bodies := measure(spec.ChannelHandle)
+	inline, _ := measure(spec.ChannelInline)
+	ratio := float64(handle) / float64(inline)
+	t.Logf("three loaded skills, %d body tokens: handle adds %d tokens per request, inline %d (%.2f%%)", bodies, handle, inline, 100*ratio)
+	if bodies < 12000 {
+		t.Fatalf("bodies are %d tokens, want at least 3 × 4,000", bodies)
+	}
+	if ratio > 0.03 {
+		t.Errorf("handle costs %.2f%% of inline, want at most 3%%", 100*ratio)
+	}
+}
