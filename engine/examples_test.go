@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -101,5 +103,39 @@ func TestExamplesRun(t *testing.T) {
 				t.Error("empty answer")
 			}
 		})
+	}
+}
+
+// The README's tour is examples/hello: keep the two in step.
+func TestReadmeTourMatchesExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(# ([^\n]+)\n.*?)```").FindAllStringSubmatch(string(readme), -1)
+	found := 0
+	for _, b := range blocks {
+		name := b[2]
+		var path string
+		switch {
+		case strings.HasPrefix(name, "skills/greeter/"):
+			path = "../examples/hello/" + name
+		case strings.HasPrefix(name, "hello."):
+			path = "../examples/hello/" + name
+		default:
+			continue
+		}
+		found++
+		want := strings.SplitN(b[1], "\n", 2)[1]
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want {
+			t.Errorf("README's %s differs from %s", name, path)
+		}
+	}
+	if found != 3 {
+		t.Errorf("found %d tour files in the README, want 3", found)
 	}
 }
