@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -47,6 +48,10 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 			for _, e := range messageEvents(m, "", "") {
 				r.emit(e)
 			}
+		},
+		// The host's items are client-visible: stream its text as it comes.
+		streamText: func(delta string) {
+			r.emit(event.Event{Type: event.Text, Text: delta, Delta: true})
 		},
 	}
 	return g, h, nil

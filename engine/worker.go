@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
@@ -96,6 +97,11 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		r: r, model: m, tr: tr, env: w,
 		caller:      model.Caller{Agent: agentName, TaskID: t.ID, TaskGoal: t.Goal, Input: t.Input},
 		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: maxSteps,
+	}
+	if vis.Client {
+		g.streamText = func(delta string) {
+			r.emitStamped(event.Event{Type: event.Text, Time: r.now(), Run: r.ID, Task: t.ID, Agent: agentName, Text: delta, Delta: true})
+		}
 	}
 	g.item = func(msg model.Message) {
 		router.Item(msg)

@@ -16,8 +16,6 @@ import (
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
-	"github.com/fsdrun/fsd/model"
-	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/view"
 )
@@ -28,6 +26,8 @@ type runFlags struct {
 	events  string
 	runsDir string
 	verbose bool
+	record  string
+	replay  string
 }
 
 func newRunCmd() *cobra.Command {
@@ -45,6 +45,8 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", filepath.Join(".fsd", "runs"), "where run records go")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
+	cmd.Flags().StringVar(&f.record, "record", "", "save every model exchange to FILE (secrets stripped) for --replay")
+	cmd.Flags().StringVar(&f.replay, "replay", "", "answer from a recording made with --record: offline, deterministic")
 	return cmd
 }
 
@@ -62,11 +64,16 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 type prepared struct {
 	project *spec.Project
 	run     *engine.Run
+	// finish ends recording or replay and returns the run's final error.
+	finish func(runErr error) error
 }
 
-// prepare loads the workflow, checks it, and builds its run with the model
-// it names. Every failure is one line for the user.
+// prepare loads the workflow, checks it and the models it names, and
+// builds its run. Every failure is one line for the user.
 func prepare(path string, f runFlags, opts engine.Options) (*prepared, error) {
+	if f.record != "" && f.replay != "" {
+		return nil, fail(exitUsage, "--record and --replay cannot be used together")
+	}
 	p, diags := spec.LoadProject(path)
 	if errs := diags.Errors(false); len(errs) > 0 {
 		first := errs[0].String()
@@ -75,24 +82,19 @@ func prepare(path string, f runFlags, opts engine.Options) (*prepared, error) {
 		}
 		return nil, fail(exitProblems, "%s", first)
 	}
-	name := p.Workflow.Model
-	if f.model != "" {
-		name = f.model
-	}
-	if name == "" {
-		name = "scripted"
-	}
 	pr := &prepared{project: p}
-	m, err := newModel(name, p.Workflow, func(id string) (string, error) {
+	log := opts.Logger
+	ms := &models{override: f.model, project: p, log: &log, handle: func(id string) (string, error) {
 		if pr.run == nil {
 			return "", errors.New("the run has not started")
 		}
 		return pr.run.Handle(id)
-	})
+	}}
+	m, rnd, finish, err := recording(ms, f.record, f.replay)
 	if err != nil {
 		return nil, fail(exitProblems, "%v", err)
 	}
-	opts.Model = m
+	opts.Model, opts.Rand, pr.finish = m, rnd, finish
 	opts.Reload = func() (*spec.Project, error) {
 		np, d := spec.LoadProject(path)
 		if err := d.Err(); err != nil {
@@ -106,21 +108,6 @@ func prepare(path string, f runFlags, opts engine.Options) (*prepared, error) {
 	}
 	pr.run = r
 	return pr, nil
-}
-
-// newModel resolves a model string.
-func newModel(name string, wf *spec.Workflow, handle scripted.HandleFunc) (model.Model, error) {
-	if name == "scripted" {
-		if wf.Script == "" {
-			return nil, fmt.Errorf("%s: model is scripted but the workflow names no script: (add `script: NAME.script.yaml`)", wf.File)
-		}
-		s, err := scripted.Load(filepath.Join(wf.Dir, filepath.FromSlash(wf.Script)))
-		if err != nil {
-			return nil, err
-		}
-		return scripted.New(s, handle), nil
-	}
-	return nil, fmt.Errorf("model %q: unknown provider (use scripted, openai/<model> or anthropic/<model>)", name)
 }
 
 func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io.Writer) error {
@@ -157,6 +144,7 @@ func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io
 		return err
 	}
 	res, err := pr.run.Execute(ctx, f.input)
+	err = pr.finish(err)
 	stopView() // the last frame goes out before the answer
 	if err != nil {
 		where := ""

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	cryptorand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/provider"
+	"github.com/fsdrun/fsd/model/record"
+	"github.com/fsdrun/fsd/model/scripted"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// models resolves the model of every generator of a run: `--model`
+// overrides all; otherwise the host uses its own or the workflow's, and
+// each agent its own or the workflow's.
+type models struct {
+	override string
+	project  *spec.Project
+	handle   scripted.HandleFunc
+	log      *zerolog.Logger
+
+	mu    sync.Mutex
+	built map[string]model.Model
+}
+
+// names lists every model string the run may use, for checking up front.
+func (m *models) names() []string {
+	set := map[string]bool{m.def(): true}
+	if m.override == "" {
+		if h := m.project.Workflow.Host; h != nil && h.Model != "" {
+			set[h.Model] = true
+		}
+		for _, s := range m.project.Skills {
+			for _, a := range s.Agents {
+				if a.Model != "" {
+					set[a.Model] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *models) def() string {
+	switch {
+	case m.override != "":
+		return m.override
+	case m.project.Workflow.Model != "":
+		return m.project.Workflow.Model
+	}
+	return provider.Scripted
+}
+
+// nameFor picks the model string of a caller.
+func (m *models) nameFor(c model.Caller) string {
+	if m.override != "" {
+		return m.override
+	}
+	if c.Agent == "" {
+		if h := m.project.Workflow.Host; h != nil && h.Model != "" {
+			return h.Model
+		}
+		return m.def()
+	}
+	if sid, name, ok := strings.Cut(c.Agent, "/"); ok {
+		for _, s := range m.project.Skills {
+			if s.ID != sid {
+				continue
+			}
+			if a, ok := s.Agent(name); ok && a.Model != "" {
+				return a.Model
+			}
+		}
+	}
+	return m.def()
+}
+
+func (m *models) get(name string) (model.Model, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if md, ok := m.built[name]; ok {
+		return md, nil
+	}
+	md, err := provider.New(name, os.Getenv, provider.Options{Logger: m.log, Scripted: m.scripted})
+	if err != nil {
+		return nil, err
+	}
+	if m.built == nil {
+		m.built = map[string]model.Model{}
+	}
+	m.built[name] = md
+	return md, nil
+}
+
+func (m *models) scripted() (model.Model, error) {
+	wf := m.project.Workflow
+	if wf.Script == "" {
+		return nil, fmt.Errorf("%s: the model is scripted but the workflow names no script (add `script: NAME.script.yaml`)", wf.File)
+	}
+	s, err := scripted.Load(filepath.Join(wf.Dir, filepath.FromSlash(wf.Script)))
+	if err != nil {
+		return nil, err
+	}
+	return scripted.New(s, m.handle), nil
+}
+
+// Generate routes a request to its caller's model.
+func (m *models) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	md, err := m.get(m.nameFor(req.Caller))
+	if err != nil {
+		return nil, err
+	}
+	return md.Generate(ctx, req)
+}
+
+// check fails before the run starts on a malformed model string, an
+// unknown provider or a missing API key, and builds the scripted model so
+// a missing script is reported now too.
+func (m *models) check() error {
+	for _, n := range m.names() {
+		if err := provider.Check(n, os.Getenv); err != nil {
+			return err
+		}
+		if n == provider.Scripted {
+			if _, err := m.get(n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recording wires --record and --replay around the run's model. It returns
+// the model to run with, the random source for handles (seeded so a replay
+// draws the same handles), and a finish function to call after the run.
+func recording(m *models, recordPath, replayPath string) (model.Model, io.Reader, func(runErr error) error, error) {
+	secrets := record.SecretsFromEnv(os.Environ())
+	noop := func(err error) error { return err }
+	switch {
+	case replayPath != "":
+		rp, err := record.OpenReplayer(replayPath, record.WithSecrets(secrets...))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		seed, err := hex.DecodeString(rp.Meta()["seed"])
+		if err != nil || len(seed) != 32 {
+			return nil, nil, nil, fmt.Errorf("%s: the recording has no handle seed; record it again with fsd run --record", replayPath)
+		}
+		finish := func(runErr error) error {
+			if runErr != nil {
+				return runErr
+			}
+			if left := rp.Unused(); len(left) > 0 {
+				return fmt.Errorf("replay: the run ended before using the whole recording (%s)", strings.Join(left, "; "))
+			}
+			return nil
+		}
+		return rp, rand.NewChaCha8([32]byte(seed)), finish, nil
+	case recordPath != "":
+		if err := m.check(); err != nil {
+			return nil, nil, nil, err
+		}
+		var seed [32]byte
+		if _, err := cryptorand.Read(seed[:]); err != nil {
+			return nil, nil, nil, err
+		}
+		f, err := os.Create(recordPath)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("record: %w", err)
+		}
+		rec := record.NewRecorder(m, f, record.WithSecrets(secrets...),
+			record.WithMeta("model", strings.Join(m.names(), ",")),
+			record.WithMeta("seed", hex.EncodeToString(seed[:])))
+		finish := func(runErr error) error {
+			cerr := f.Close()
+			return errors.Join(runErr, cerr)
+		}
+		return rec, rand.NewChaCha8(seed), finish, nil
+	}
+	if err := m.check(); err != nil {
+		return nil, nil, nil, err
+	}
+	return m, nil, noop, nil
+}
+
