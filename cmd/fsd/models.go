@@ -200,4 +200,3 @@ func recording(m *models, recordPath, replayPath string) (model.Model, io.Reader
 	}
 	return m, nil, noop, nil
 }
-
