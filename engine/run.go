@@ -182,7 +182,7 @@ func (r *Run) compiledTools(s *spec.Skill) ([]skillTool, error) {
 	trusted := r.opts.Trusted == nil || r.opts.Trusted(s)
 	var ts []skillTool
 	for _, t := range s.Tools {
-		ct, err := tool.Compile(t, s.Dir, tool.WithTrust(trusted))
+		ct, err := tool.Compile(t, s.Dir, tool.WithTrust(trusted), tool.WithSkill(s.ID))
 		if err != nil {
 			return nil, fmt.Errorf("skill %s: tool %s: %w", s.ID, t.Name, err)
 		}

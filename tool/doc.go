@@ -7,7 +7,10 @@
 // back as a Result marked IsError or Truncated, stated in words the model
 // can act on. Command tools run argv directly (no shell), in the skill's
 // folder, with a minimal environment, a timeout that kills the whole
-// process group, stdout capped at 1 MiB and the tail of stderr kept.
+// process group, stdout capped at 1 MiB and the tail of stderr kept. A
+// command tool compiled WithTrust(false) never starts a process: every
+// call answers a refusal naming the skill (WithSkill) and the folder to
+// pass to --trust. Which skills are trusted is package trust's decision.
 //
 // It does not decide which tools are offered or whether a call names one
 // (Unknown tool, L3: the engine), nor where state and store values live:

@@ -55,6 +55,10 @@ type Option func(*Tool)
 // other tools work. The default is trusted.
 func WithTrust(trusted bool) Option { return func(t *Tool) { t.trusted = trusted } }
 
+// WithSkill names the tool's skill, so an untrusted skill's refusal says
+// which skill to trust.
+func WithSkill(id string) Option { return func(t *Tool) { t.skill = id } }
+
 // WithLookupEnv sets where a command's environment comes from (default
 // os.LookupEnv); tests use it to pin the environment.
 func WithLookupEnv(f func(string) (string, bool)) Option {
@@ -75,6 +79,7 @@ type Tool struct {
 	reply     *template.Template
 	op        string
 	trusted   bool
+	skill     string
 	lookupEnv func(string) (string, bool)
 }
 
@@ -199,7 +204,7 @@ func (c *Tool) Def() model.ToolDef {
 // command.
 func (c *Tool) Call(ctx context.Context, args json.RawMessage, kv KV) Result {
 	if c.kind == spec.RunCommand && !c.trusted {
-		return errorf("tool %s belongs to an untrusted skill, and untrusted skills may not run commands", c.name)
+		return c.refusal()
 	}
 	in, res, ok := c.decode(args)
 	if !ok {
@@ -217,6 +222,19 @@ func (c *Tool) Call(ctx context.Context, args json.RawMessage, kv KV) Result {
 	default:
 		return c.kvOp(in, kv)
 	}
+}
+
+// refusal answers a command tool of an untrusted skill. It names the
+// folder to trust: the model can tell the user exactly what to do, and a
+// user reading the events sees it too.
+func (c *Tool) refusal() Result {
+	of := ""
+	if c.skill != "" {
+		of = " of skill " + c.skill
+	}
+	return errorf("tool %s%s did not run: the skill's folder %s is not trusted to run commands. "+
+		"Only skills under the workflow's folder or a --trust folder may; to allow this one, run fsd with --trust %s",
+		c.name, of, c.dir, c.dir)
 }
 
 // decode checks args against the size limit, JSON, objectness and the

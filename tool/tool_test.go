@@ -94,7 +94,11 @@ func TestCall(t *testing.T) {
 		{"timeout", withTimeout(command("sleep", "10"), 200*time.Millisecond), nil, `{}`,
 			Result{IsError: true, Text: "timed out after 200ms"}},
 		{"untrusted skill", command("printf", "x"), []Option{WithTrust(false)}, `{}`,
-			Result{IsError: true, Text: "tool t belongs to an untrusted skill, and untrusted skills may not run commands"}},
+			Result{IsError: true, Text: "tool t did not run: the skill's folder " + dir + " is not trusted to run commands. " +
+				"Only skills under the workflow's folder or a --trust folder may; to allow this one, run fsd with --trust " + dir}},
+		{"untrusted skill named", command("printf", "x"), []Option{WithTrust(false), WithSkill("ops")}, `{}`,
+			Result{IsError: true, Text: "tool t of skill ops did not run: the skill's folder " + dir + " is not trusted to run commands. " +
+				"Only skills under the workflow's folder or a --trust folder may; to allow this one, run fsd with --trust " + dir}},
 		{"untrusted skill's reply still works", reply("hi"), []Option{WithTrust(false)}, `{}`, Result{Text: "hi"}},
 		{"reply", reply("Week {{.week}}: {{.n}} rows"), nil, `{"week":"2026-W48","n":42}`, Result{Text: "Week 2026-W48: 42 rows"}},
 		{"reply with missing argument", reply("Week {{.week}}"), nil, `{}`,
