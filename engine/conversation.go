@@ -12,22 +12,29 @@ import (
 )
 
 // newTranscript opens a generator's transcript, backed by its run-record
-// file when the run keeps a record.
-func (r *Run) newTranscript(task string) (*transcript.Transcript, error) {
-	f, err := r.rec.transcriptFile(task)
+// file when the run keeps a record. A resumed run appends after what the
+// journal holds, and returns that generator's journal.
+func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *genJournal, error) {
+	name := transcriptName(task, attempt)
+	f, err := r.rec.transcriptFile(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var w io.Writer
 	if f != nil {
 		w = f
 	}
-	return transcript.New(w, transcript.WithStepSync()), nil
+	opts := []transcript.Option{transcript.WithStepSync()}
+	j := r.opts.Resume.gen(name)
+	if j != nil {
+		opts = append(opts, transcript.WithJournal(j.entries))
+	}
+	return transcript.New(w, opts...), j, nil
 }
 
 // newHost builds the host generator and its world.
 func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
-	tr, err := r.newTranscript("")
+	tr, journal, err := r.newTranscript("", 1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,7 +49,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 		return nil, nil, err
 	}
 	g := &generator{
-		r: r, caller: model.Caller{Input: input}, model: m, tr: tr,
+		r: r, caller: model.Caller{Input: input}, model: m, tr: tr, journal: journal,
 		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h,
 		item: func(m model.Message) {
 			for _, e := range messageEvents(m, "", "") {
@@ -74,20 +81,32 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 	if err := g.add(model.Message{Role: model.User, Text: input}); err != nil {
 		return "", err
 	}
+	g.replay = newReplay(g.journal, len(g.tr.Messages()))
 	return g.loop(ctx)
 }
 
-// runSummary is run.json in the run record.
-type runSummary struct {
-	ID           string    `json:"id"`
-	Workflow     string    `json:"workflow"`
-	Status       string    `json:"status"` // running, finished, failed
+// RunSummary is run.json in the run record: what `fsd runs` lists and
+// what `fsd resume` starts from.
+type RunSummary struct {
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	// Status is running, finished or failed. A run that is "running" in
+	// its record but whose PID is gone was interrupted.
+	Status       string    `json:"status"`
+	PID          int       `json:"pid"`
 	Started      time.Time `json:"started"`
 	Finished     time.Time `json:"finished,omitzero"`
+	Input        string    `json:"input"`
 	Answer       string    `json:"answer,omitempty"`
 	Error        string    `json:"error,omitempty"`
 	InputTokens  int64     `json:"input_tokens"`
 	OutputTokens int64     `json:"output_tokens"`
+	// Seed seeds the handle source, so a resumed run draws the same
+	// handles. It is not a secret from the run's owner: handles guard
+	// against the model guessing, not against the person who ran it.
+	Seed    string            `json:"seed"`
+	Resumed int               `json:"resumed,omitempty"`
+	Meta    map[string]string `json:"meta,omitempty"`
 }
 
 func (r *Run) addUsage(u model.Usage) {

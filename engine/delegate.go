@@ -33,8 +33,7 @@ type hostBoard struct {
 	// the runBoard call has its result, so the parent transcript never
 	// holds a call without its result next to it (W2) and two workers'
 	// items never interleave.
-	history   map[string][]model.Message
-	histOrder []string
+	history map[string][]model.Message
 }
 
 func newHostBoard(r *Run, h *hostEnv) *hostBoard {
@@ -189,13 +188,20 @@ func (hb *hostBoard) pinAssignee(args json.RawMessage) json.RawMessage {
 // after the runBoard result.
 func (hb *hostBoard) flushHistory() {
 	hb.mu.Lock()
-	items, order := hb.history, hb.histOrder
-	hb.history, hb.histOrder = nil, nil
+	items := hb.history
+	hb.history = nil
 	hb.mu.Unlock()
-	if hb.host == nil {
+	if hb.host == nil || len(items) == 0 {
 		return
 	}
-	for _, task := range order {
+	// In the board's order, not the order workers happened to finish in:
+	// the host's history must not depend on scheduling (a resumed run
+	// rebuilds it step for step).
+	for _, t := range hb.b.Tasks() {
+		task := t.ID
+		if _, ok := items[task]; !ok {
+			continue
+		}
 		ms := items[task]
 		// A worker stopped mid-call (cancel, timeout) leaves a call with no
 		// result; it must not enter the host's history as an orphan.

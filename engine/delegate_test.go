@@ -343,7 +343,7 @@ func TestDelegationCancel(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the run did not stop after cancel")
 	}
-	var sum runSummary
+	var sum RunSummary
 	if err := json.Unmarshal(readFile(t, res.Dir+"/run.json"), &sum); err != nil || sum.Status != "failed" {
 		t.Errorf("run.json = %+v (%v)", sum, err)
 	}

@@ -107,7 +107,7 @@ func TestModelErrorKeepsRecord(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no step 2") {
 		t.Fatalf("err = %v", err)
 	}
-	var sum runSummary
+	var sum RunSummary
 	if err := json.Unmarshal(readFile(t, res.Dir+"/run.json"), &sum); err != nil || sum.Status != "failed" || !strings.Contains(sum.Error, "no step 2") {
 		t.Errorf("run.json = %+v (%v)", sum, err)
 	}

@@ -32,6 +32,9 @@ type env interface {
 	loaded(skillID string) bool
 	// settle runs after a response's results are all in the transcript.
 	settle()
+	// command reports whether a tool runs a program: on resume its
+	// journaled result is used instead of running it again.
+	command(name string) bool
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -49,6 +52,9 @@ type generator struct {
 	item func(model.Message)
 	// streamText, when set, asks the model to stream text deltas.
 	streamText func(delta string)
+	// journal and replay serve a resumed run (see Journal).
+	journal *genJournal
+	replay  *replay
 }
 
 // who names the generator in errors.
@@ -73,15 +79,19 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 		}
 		g.env.prepare(ctx)
 		req := g.request(step)
-		resp, err := g.model.Generate(ctx, req)
-		if resp == nil {
-			resp = &model.Response{}
+		resp, replayed := g.replay.response(step)
+		if !replayed {
+			var err error
+			resp, err = g.model.Generate(ctx, req)
+			if resp == nil {
+				resp = &model.Response{}
+			}
+			g.emitRequest(req, resp.Usage)
+			if err != nil {
+				return "", fmt.Errorf("%s: model: %w", g.who(), err)
+			}
+			g.r.addUsage(resp.Usage)
 		}
-		g.emitRequest(req, resp.Usage)
-		if err != nil {
-			return "", fmt.Errorf("%s: model: %w", g.who(), err)
-		}
-		g.r.addUsage(resp.Usage)
 		calls := resp.Calls
 		for i := range calls {
 			if calls[i].ID == "" {
@@ -103,11 +113,20 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 		// that order, so every call has its result before the next step.
 		for _, c := range calls {
 			var res toolResult
-			if !offered[c.Name] {
+			journaled, inJournal := g.replay.result(c.ID)
+			switch {
+			case !offered[c.Name]:
 				// L3: whatever the reason, a tool not in this request is unknown.
 				res = toolResult{text: "Unknown tool: " + c.Name, isError: true}
-			} else {
+			case inJournal && g.env.command(c.Name):
+				// Resume: a program that already ran is not run again.
+				res = toolResult{text: journaled.Text, isError: journaled.IsError, artifact: journaled.Artifact}
+			default:
 				res = g.env.call(ctx, c)
+			}
+			if inJournal && c.Name != "runBoard" && (res.text != journaled.Text || res.isError != journaled.IsError) {
+				return "", fmt.Errorf("%s: resume diverged from the journal at step %d: %s answered %q, the journal says %q (did a manifest change?)",
+					g.who(), step+1, c.Name, clip(res.text, 80), clip(journaled.Text, 80))
 			}
 			out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.text, IsError: res.isError, Artifact: res.artifact}
 			if err := g.add(out); err != nil {

@@ -134,6 +134,11 @@ func (h *hostEnv) tools() []model.ToolDef {
 	return out
 }
 
+func (h *hostEnv) command(name string) bool {
+	_, t, ok := h.mgr.skillTool(name)
+	return ok && t.kind == spec.RunCommand
+}
+
 func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 	switch {
 	case c.Name == readSkillDef.Name:

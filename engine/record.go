@@ -18,7 +18,7 @@ import (
 //	workflow.yaml      the workflow as resolved (defaults filled, skills found)
 //	events.jsonl       every event, one JSON object a line
 //	transcript.jsonl   the host's transcript
-//	tasks/<id>.jsonl   each worker's transcript
+//	tasks/<id>.jsonl   each worker's transcript (<id>.attempt-N.jsonl for retries)
 //	board.json         every task with status and result (after each board run)
 //	run.json           status, times, answer or error (rewritten at the end)
 //
@@ -87,17 +87,13 @@ func (rec *record) sink() event.Sink {
 	})
 }
 
-// transcriptFile opens the JSONL file of one generator's transcript; task
-// "" is the host.
-func (rec *record) transcriptFile(task string) (*os.File, error) {
+// transcriptFile opens (for appending) the JSONL file of one generator's
+// transcript, named by transcriptName.
+func (rec *record) transcriptFile(name string) (*os.File, error) {
 	if rec == nil {
 		return nil, nil
 	}
-	name := "transcript.jsonl"
-	if task != "" {
-		name = filepath.Join("tasks", safeName(task)+".jsonl")
-	}
-	f, err := os.OpenFile(filepath.Join(rec.dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(rec.dir, filepath.FromSlash(name)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("run record: %w", err)
 	}

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +53,15 @@ type Options struct {
 	// own chat history passes it here and the new input becomes the next
 	// turn.
 	History []model.Message
+	// Resume replays an interrupted run's journal (LoadJournal): the run
+	// keeps its id and record folder, completed model calls and command
+	// tools are not repeated, and it goes on live from where it stopped.
+	Resume *Journal
+	// Seed seeds the handle source when Rand is nil; nil draws a random
+	// seed. The seed is kept in run.json so a resume draws the same handles.
+	Seed *[32]byte
+	// Meta is kept in run.json (the CLI stores its flags there for resume).
+	Meta map[string]string
 	// Trusted says whether a skill's command tools may run; nil trusts all.
 	Trusted func(s *spec.Skill) bool
 }
@@ -70,6 +82,7 @@ type Run struct {
 	log     zerolog.Logger
 	now     func() time.Time
 
+	seed              string
 	usageIn, usageOut atomic.Int64
 	tokens            *tokenCache
 
@@ -120,8 +133,25 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	var seed string
+	if opts.Resume != nil {
+		b, err := hex.DecodeString(opts.Resume.Summary.Seed)
+		if err != nil || len(b) != 32 {
+			return nil, fmt.Errorf("%w: bad seed in run.json", ErrNotResumable)
+		}
+		opts.Seed = (*[32]byte)(b)
+		opts.RunID = opts.Resume.Summary.ID
+	}
 	if opts.Rand == nil {
-		opts.Rand = rand.Reader
+		if opts.Seed == nil {
+			var b [32]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return nil, fmt.Errorf("engine: seed: %w", err)
+			}
+			opts.Seed = &b
+		}
+		seed = hex.EncodeToString(opts.Seed[:])
+		opts.Rand = mrand.NewChaCha8(*opts.Seed)
 	}
 	r := &Run{
 		project: p,
@@ -137,10 +167,13 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		tools:   map[*spec.Skill][]skillTool{},
 	}
 	r.cat = newCatalog(p, opts.Reload)
+	r.seed = seed
 	r.ID = opts.RunID
 	if r.ID == "" {
+		// From crypto/rand, not the handle source: a resumed run keeps its
+		// id and must draw the same handles as the first.
 		var b [4]byte
-		if _, err := io.ReadFull(opts.Rand, b[:]); err != nil {
+		if _, err := rand.Read(b[:]); err != nil {
 			return nil, fmt.Errorf("engine: run id: %w", err)
 		}
 		r.ID = opts.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
@@ -248,6 +281,13 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		input = r.wf.Input
 	}
 	res = &Result{RunID: r.ID}
+	if r.opts.Resume != nil {
+		// The record folder is the journal's.
+		r.opts.RunsDir = filepath.Dir(r.opts.Resume.Dir)
+		if input == "" || input == r.wf.Input {
+			input = r.opts.Resume.Summary.Input
+		}
+	}
 	if r.opts.RunsDir != "" {
 		rec, err := openRecord(r.opts.RunsDir, r.ID, r.project)
 		if err != nil {
@@ -262,7 +302,14 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		}()
 	}
 	r.sink = event.Multi{r.opts.Sink, r.rec.sink()}
-	sum := runSummary{ID: r.ID, Workflow: r.wf.File, Status: "running", Started: r.now()}
+	sum := RunSummary{ID: r.ID, Workflow: r.wf.File, Status: "running", Started: r.now(), PID: os.Getpid(),
+		Input: input, Seed: r.seed, Meta: r.opts.Meta}
+	if j := r.opts.Resume; j != nil {
+		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed+1
+		// Replayed steps are not billed again; the first run's count stays.
+		r.usageIn.Store(j.Summary.InputTokens)
+		r.usageOut.Store(j.Summary.OutputTokens)
+	}
 	if err := r.rec.writeJSON("run.json", sum); err != nil {
 		return res, err
 	}

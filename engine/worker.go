@@ -32,6 +32,11 @@ func (w *workerEnv) tools() []model.ToolDef  { return w.defs }
 func (w *workerEnv) loaded(id string) bool   { return true }
 func (w *workerEnv) settle()                 {}
 
+func (w *workerEnv) command(name string) bool {
+	t, ok := w.byName[name]
+	return ok && t.kind == spec.RunCommand
+}
+
 func (w *workerEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 	t, ok := w.byName[c.Name]
 	if !ok {
@@ -87,7 +92,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if err != nil {
 		return "", err
 	}
-	tr, err := r.newTranscript(t.ID)
+	tr, journal, err := r.newTranscript(t.ID, max(t.Attempts, 1))
 	if err != nil {
 		return "", err
 	}
@@ -124,6 +129,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if err := g.add(model.Message{Role: model.User, Text: taskMessage(t, deps)}); err != nil {
 		return "", err
 	}
+	g.replay = newReplay(journal, len(tr.Messages()))
 	answer, err := g.loop(ctx)
 	if err == nil {
 		// Flow policy `all` shows completed tasks' observations only.
@@ -143,9 +149,6 @@ func (hb *hostBoard) keepHistory(task string) func(model.Message) {
 		defer hb.mu.Unlock()
 		if hb.history == nil {
 			hb.history = map[string][]model.Message{}
-		}
-		if _, ok := hb.history[task]; !ok {
-			hb.histOrder = append(hb.histOrder, task)
 		}
 		hb.history[task] = append(hb.history[task], m)
 	}

@@ -69,6 +69,14 @@ func WithStepSync() Option {
 	return func(t *Transcript) { t.stepSync = true }
 }
 
+// WithJournal says the writer already holds the first n entries: a resumed
+// run replays them in the same order and they are not written again, so
+// the record on disk is never shortened, even if the resume itself
+// crashes.
+func WithJournal(n int) Option {
+	return func(t *Transcript) { t.journaled = n }
+}
+
 // Transcript is one generator's append-only record. Every method is safe
 // for concurrent use.
 type Transcript struct {
@@ -81,6 +89,8 @@ type Transcript struct {
 	werr    error // first write failure; later writes are skipped
 	// stepSync defers fsync to Sync (WithStepSync).
 	stepSync bool
+	// journaled entries are on disk already (WithJournal).
+	journaled int
 }
 
 // Sync flushes the record to stable storage when the writer can sync.
@@ -152,6 +162,9 @@ func (t *Transcript) appendEntry(e Entry) error {
 		// A failed write may have left half a line; more lines after it
 		// would not be a record anyone can trust.
 		return t.werr
+	}
+	if e.Seq < t.journaled {
+		return nil
 	}
 	line, err := json.Marshal(e)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"time"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -23,6 +24,10 @@ type Step struct {
 	Calls []Call         `yaml:"calls"`
 	// Fail makes the model return an error at this step, to script faults.
 	Fail string `yaml:"fail"`
+	// Sleep delays the answer, as a real model's latency would (a Go
+	// duration: 300ms, 2s). It makes live boards and interruptions
+	// observable in demos and tests.
+	Sleep string `yaml:"sleep"`
 }
 
 // Script is a parsed script file.
@@ -59,6 +64,11 @@ func Parse(file string, data []byte) (*Script, error) {
 	}
 	check := func(where string, steps []Step) error {
 		for i, st := range steps {
+			if st.Sleep != "" {
+				if d, err := time.ParseDuration(st.Sleep); err != nil || d < 0 {
+					return fmt.Errorf("%s: %s step %d: sleep %q is not a duration such as 300ms", file, where, i+1, st.Sleep)
+				}
+			}
 			n := 0
 			if st.Call != "" {
 				n++

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/fsdrun/fsd/model"
 )
@@ -74,6 +75,16 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 			where, req.Caller.Step+1, len(steps), ErrExhausted)
 	}
 	st := steps[req.Caller.Step]
+	if st.Sleep != "" {
+		d, _ := time.ParseDuration(st.Sleep) // checked by Parse
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
 	if st.Fail != "" {
 		return nil, fmt.Errorf("scripted model: %s step %d: %s", where, req.Caller.Step+1, st.Fail)
 	}

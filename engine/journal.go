@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+// Journal is what an interrupted run left in its record: every
+// generator's transcript, step by step. A resumed run replays it — model
+// responses and command-tool results come from the journal, not from the
+// model or the program — and goes on live from the first step the journal
+// does not hold.
+//
+// Everything else (reads, state and store, board tools, reply tools,
+// readers) is executed again: it is deterministic and in memory, and
+// executing it rebuilds the run's state. A re-executed result that differs
+// from the journal's stops the resume with an error saying where.
+type Journal struct {
+	Dir     string
+	Summary RunSummary
+	gens    map[string]*genJournal
+}
+
+// genJournal is one generator's journal.
+type genJournal struct {
+	file    string
+	entries int // entries on disk, not written again
+	msgs    []model.Message
+}
+
+// ErrNotResumable is returned for a run record that cannot be resumed.
+var ErrNotResumable = errors.New("run cannot be resumed")
+
+// LoadJournal reads the record of the run in dir. A torn last line (a
+// crash mid-write) is cut off the file so appends go on after a whole
+// line.
+func LoadJournal(dir string) (*Journal, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
+	}
+	j := &Journal{Dir: dir, gens: map[string]*genJournal{}}
+	if err := json.Unmarshal(b, &j.Summary); err != nil {
+		return nil, fmt.Errorf("%w: run.json: %v", ErrNotResumable, err)
+	}
+	if j.Summary.Status == "finished" {
+		return nil, fmt.Errorf("%w: run %s already finished", ErrNotResumable, j.Summary.ID)
+	}
+	if j.Summary.Seed == "" {
+		return nil, fmt.Errorf("%w: run %s has no handle seed", ErrNotResumable, j.Summary.ID)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "tasks", "*.jsonl"))
+	files = append(files, filepath.Join(dir, "transcript.jsonl"))
+	for _, f := range files {
+		entries, err := transcript.ReadFile(f)
+		if errors.Is(err, transcript.ErrTornTail) {
+			if err := cutTornTail(f); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("%w: %s: %v", ErrNotResumable, f, err)
+		}
+		g := &genJournal{file: f, entries: len(entries)}
+		for _, e := range entries {
+			if e.Message != nil {
+				g.msgs = append(g.msgs, *e.Message)
+			}
+		}
+		rel, _ := filepath.Rel(dir, f)
+		j.gens[filepath.ToSlash(rel)] = g
+	}
+	return j, nil
+}
+
+// cutTornTail truncates a file after its last newline.
+func cutTornTail(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	i := strings.LastIndexByte(string(b), '\n')
+	return os.Truncate(path, int64(i+1))
+}
+
+// transcriptName is the record file of a generator: the host's, or a task
+// attempt's (attempts after the first get their own file so a retry never
+// mixes with the attempt before it).
+func transcriptName(task string, attempt int) string {
+	if task == "" {
+		return "transcript.jsonl"
+	}
+	name := "tasks/" + safeName(task)
+	if attempt > 1 {
+		name += ".attempt-" + strconv.Itoa(attempt)
+	}
+	return name + ".jsonl"
+}
+
+// gen returns the journal of a generator, or nil.
+func (j *Journal) gen(name string) *genJournal {
+	if j == nil {
+		return nil
+	}
+	return j.gens[name]
+}
+
+// replay is a generator's cursor over its journal.
+type replay struct {
+	msgs    []model.Message // the journal's messages from the loop's start
+	steps   []int           // indices in msgs of assistant messages, one per step
+	results map[string]model.Message
+}
+
+// newReplay positions a journal at a generator's loop: the first prefix
+// messages (history, inherited turns, the task message) precede the steps.
+func newReplay(g *genJournal, prefix int) *replay {
+	if g == nil || prefix > len(g.msgs) {
+		return nil
+	}
+	rp := &replay{msgs: g.msgs[prefix:], results: map[string]model.Message{}}
+	for i, m := range rp.msgs {
+		switch m.Role {
+		case model.Assistant:
+			rp.steps = append(rp.steps, i)
+		case model.Tool:
+			rp.results[m.CallID] = m
+		}
+	}
+	return rp
+}
+
+// response returns the journaled response of a step.
+func (rp *replay) response(step int) (*model.Response, bool) {
+	if rp == nil || step >= len(rp.steps) {
+		return nil, false
+	}
+	m := rp.msgs[rp.steps[step]]
+	return &model.Response{Text: m.Text, Calls: m.Calls}, true
+}
+
+// result returns the journaled result of a call.
+func (rp *replay) result(callID string) (model.Message, bool) {
+	if rp == nil {
+		return model.Message{}, false
+	}
+	m, ok := rp.results[callID]
+	return m, ok
+}
