@@ -1,0 +1,362 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/fsdrun/fsd/model"
+)
+
+// actor draws the calls of one response.
+type actor struct {
+	r      *rand.Rand
+	o      *Options
+	k      *knowledge
+	worker bool
+}
+
+// kind is one family of actions with its weight.
+type kind struct {
+	weight int
+	do     func(a *actor) []model.ToolCall
+}
+
+// hostKinds are the host's actions; workers, which have no read_skill,
+// board or reader tools, draw from workerKinds (and calling the host's
+// tools from a worker is one of their unknown-tool actions).
+var (
+	hostKinds = []kind{
+		{30, (*actor).offered},
+		{14, (*actor).readSkill},
+		{12, (*actor).reader},
+		{16, (*actor).board},
+		{5, (*actor).unknown},
+		{5, (*actor).stale},
+		{12, (*actor).badArgs},
+	}
+	workerKinds = []kind{
+		{60, (*actor).offered},
+		{10, (*actor).unknown},
+		{10, (*actor).stale},
+		{20, (*actor).badArgs},
+	}
+)
+
+func (a *actor) action() []model.ToolCall {
+	kinds := hostKinds
+	if a.worker {
+		kinds = workerKinds
+	}
+	total := 0
+	for _, k := range kinds {
+		total += k.weight
+	}
+	n := a.r.IntN(total)
+	for _, k := range kinds {
+		if n < k.weight {
+			return k.do(a)
+		}
+		n -= k.weight
+	}
+	return nil
+}
+
+func (a *actor) pick(list []string) string {
+	if len(list) == 0 {
+		return ""
+	}
+	return list[a.r.IntN(len(list))]
+}
+
+func (a *actor) chance(p float64) bool { return a.r.Float64() < p }
+
+func call(name string, args any) []model.ToolCall {
+	return []model.ToolCall{{Name: name, Args: mustJSON(args)}}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Every value built here is plain data; keep going with an object.
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+// offered calls a tool of the request with arguments drawn from its schema.
+func (a *actor) offered() []model.ToolCall {
+	if len(a.k.tools) == 0 {
+		return a.unknown()
+	}
+	t := a.k.tools[a.r.IntN(len(a.k.tools))]
+	switch t.Name {
+	case "read_skill":
+		return a.readSkill()
+	case "addTask", "listTasks", "cancelTask", "runBoard":
+		return a.board()
+	}
+	if strings.HasPrefix(t.Name, "artifact_") {
+		return a.readerCall(t)
+	}
+	return call(t.Name, a.fromSchema(t.Parameters))
+}
+
+var malformedIDs = []string{
+	"", "Bad ID", "UPPER", "a--b", "-lead", "trail-", "ünï", "../etc/passwd",
+	strings.Repeat("a", 65), "a_b", "id\n", "x/y",
+}
+
+// readSkill reads an enabled id, an extra (disabled) id, an id of valid
+// form that names nothing, or a malformed id.
+func (a *actor) readSkill() []model.ToolCall {
+	var id string
+	switch p := a.r.IntN(100); {
+	case p < 65 && len(a.k.catalog) > 0:
+		id = a.pick(a.k.catalog)
+	case p < 80 && len(a.o.ExtraIDs) > 0:
+		id = a.pick(a.o.ExtraIDs)
+	case p < 88:
+		id = fmt.Sprintf("no-such-skill-%d", a.r.IntN(5))
+	default:
+		id = a.pick(malformedIDs)
+	}
+	if a.chance(0.05) {
+		return call("read_skill", map[string]any{"id": id, "extra": true})
+	}
+	return call("read_skill", map[string]string{"id": id})
+}
+
+// handle picks a handle: a loaded skill's, a stale one from a receipt, a
+// forged one, or garbage.
+func (a *actor) handle() string {
+	switch p := a.r.IntN(100); {
+	case p < 50 && len(a.k.current) > 0:
+		return a.pick(a.k.current)
+	case p < 72 && len(a.k.seen) > 0:
+		return a.pick(a.k.seen)
+	case p < 80 && len(a.k.seen) > 0:
+		// One hex digit off a real handle.
+		h := []byte(a.pick(a.k.seen))
+		i := len(h) - 1 - a.r.IntN(4)
+		h[i] = "0123456789abcdef"[a.r.IntN(16)]
+		return string(h)
+	case p < 92:
+		return fmt.Sprintf("h_%016x%016x", a.r.Uint64(), a.r.Uint64())
+	default:
+		return a.pick([]string{"", "h_", "not-a-handle", "../../etc/passwd", strings.Repeat("h", 300)})
+	}
+}
+
+// reader calls a reader tool, offered or not.
+func (a *actor) reader() []model.ToolCall {
+	for _, t := range a.k.tools {
+		if strings.HasPrefix(t.Name, "artifact_") && a.chance(0.15) {
+			return a.readerCall(t)
+		}
+	}
+	name := a.pick(readerNames)
+	return call(name, map[string]any{"handle": a.handle()})
+}
+
+var readerNames = []string{
+	"artifact_md_headings", "artifact_md_sections", "artifact_md_frontmatter", "artifact_md_code_blocks",
+	"artifact_md_links", "artifact_md_images", "artifact_md_text", "artifact_md_ast", "artifact_head",
+	"artifact_tail", "artifact_grep", "artifact_cat", "artifact_byte_length", "artifact_line_count",
+	"artifact_estimate_tokens",
+}
+
+func (a *actor) readerCall(t model.ToolDef) []model.ToolCall {
+	args, ok := a.fromSchema(t.Parameters).(map[string]any)
+	if !ok {
+		args = map[string]any{}
+	}
+	args["handle"] = a.handle()
+	if a.chance(0.85) {
+		delete(args, "path")
+	}
+	return call(t.Name, args)
+}
+
+// board calls a board tool: addTask in its many shapes, a two-task
+// cycle, runBoard, listTasks or cancelTask of a random id.
+func (a *actor) board() []model.ToolCall {
+	switch p := a.r.IntN(100); {
+	case p < 45:
+		return call("addTask", a.taskSpec())
+	case p < 53:
+		// Two tasks that depend on each other, in one response.
+		x, y := fmt.Sprintf("cyc%d", a.r.IntN(3)), fmt.Sprintf("cyc%d", 3+a.r.IntN(3))
+		return append(call("addTask", map[string]any{"id": x, "goal": "cycle " + x, "deps": []string{y}}),
+			call("addTask", map[string]any{"id": y, "goal": "cycle " + y, "deps": []string{x}})...)
+	case p < 75:
+		return call("runBoard", a.emptyArgs())
+	case p < 85:
+		return call("listTasks", a.emptyArgs())
+	default:
+		id := a.pick(a.k.tasks)
+		if id == "" || a.chance(0.3) {
+			id = a.pick([]string{"t1", "t99", "ghost", "", "cyc0"})
+		}
+		return call("cancelTask", map[string]string{"id": id})
+	}
+}
+
+func (a *actor) emptyArgs() any {
+	switch a.r.IntN(10) {
+	case 0:
+		return nil
+	case 1:
+		return map[string]any{"force": true}
+	}
+	return map[string]any{}
+}
+
+func (a *actor) taskSpec() map[string]any {
+	s := map[string]any{"goal": fmt.Sprintf("chaos goal %d", a.r.IntN(1000))}
+	switch p := a.r.IntN(100); {
+	case p < 45:
+	case p < 75:
+		s["id"] = fmt.Sprintf("c%d", a.r.IntN(8))
+	case p < 85 && len(a.k.tasks) > 0:
+		s["id"] = a.pick(a.k.tasks) // duplicate
+	case p < 92:
+		s["id"] = a.pick([]string{"has space", "tab\tid", strings.Repeat("x", 129)})
+	default:
+		delete(s, "goal")
+	}
+	switch p := a.r.IntN(100); {
+	case p < 35:
+	case p < 75 && len(a.k.roster) > 0:
+		s["assignee"] = a.pick(a.k.roster)
+	case p < 90:
+		s["assignee"] = a.pick([]string{"nobody", "ghost/agent", "iso", "team/iso"})
+	default:
+		s["assignee"] = 42
+	}
+	var deps []string
+	for range a.r.IntN(3) {
+		if d := a.pick(a.k.tasks); d != "" && a.chance(0.8) {
+			deps = append(deps, d)
+		} else {
+			deps = append(deps, "ghost")
+		}
+	}
+	if id, ok := s["id"].(string); ok && a.chance(0.1) {
+		deps = append(deps, id) // depends on itself
+	}
+	if len(deps) > 0 {
+		s["deps"] = deps
+	}
+	if a.chance(0.3) {
+		s["input"] = a.word()
+	}
+	return s
+}
+
+// unknown calls a tool that is not offered: a made-up name, or one of the
+// host's tools from a worker.
+func (a *actor) unknown() []model.ToolCall {
+	name := a.pick([]string{"no_such_tool", "read_skill", "runBoard", "addTask", "artifact_cat", "", "bash", "ünï tool", strings.Repeat("t", 200)})
+	if name != "" && a.k.offered[name] {
+		name += "_not"
+	}
+	return call(name, map[string]any{"x": a.word()})
+}
+
+// stale calls a tool called earlier in the window that is not offered
+// now: typically a tool of a skill that was unloaded since.
+func (a *actor) stale() []model.ToolCall {
+	var gone []string
+	for _, n := range a.k.called {
+		if !a.k.offered[n] {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) == 0 {
+		return a.unknown()
+	}
+	return call(a.pick(gone), map[string]any{"text": a.word(), "key": "k1", "value": "v"})
+}
+
+// badArgs calls an offered tool with arguments its schema rejects.
+func (a *actor) badArgs() []model.ToolCall {
+	if len(a.k.tools) == 0 {
+		return a.unknown()
+	}
+	t := a.k.tools[a.r.IntN(len(a.k.tools))]
+	var raw json.RawMessage
+	switch p := a.r.IntN(100); {
+	case a.chance(a.o.HugeRate):
+		raw = mustJSON(a.huge(t))
+	case p < 35:
+		raw = mustJSON(a.wrongTypes(t))
+	case p < 50:
+		raw = json.RawMessage(`{}`)
+	case p < 75:
+		raw = json.RawMessage(a.pick([]string{`[1,2,3]`, `"text"`, `42`, `null`, `true`, `[]`, `{"a":{"b":{"c":[[[[{}]]]]}}}`}))
+	default:
+		bad := a.pick([]string{`{"a":`, `not json`, `{"a":1}{"b":2}`, `{'a': 1}`, "\x00\xff", `{"text": "\u00"}`})
+		if a.o.RawJSON {
+			raw = json.RawMessage(bad)
+		} else {
+			raw = mustJSON(bad) // as a provider wraps broken JSON
+		}
+	}
+	return []model.ToolCall{{Name: t.Name, Args: raw}}
+}
+
+// hugeText is the one huge string of size n; see Options.HugeBytes.
+func hugeText(n int) string {
+	const unit = "chaos huge argument "
+	return strings.Repeat(unit, n/len(unit)+1)[:n]
+}
+
+func (a *actor) huge(t model.ToolDef) map[string]any {
+	args, ok := a.fromSchema(t.Parameters).(map[string]any)
+	if !ok {
+		args = map[string]any{}
+	}
+	field := "text"
+	if keys := sortedKeys(props(t.Parameters)); len(keys) > 0 {
+		field = keys[a.r.IntN(len(keys))]
+	}
+	args[field] = hugeText(a.o.HugeBytes)
+	return args
+}
+
+func (a *actor) wrongTypes(t model.ToolDef) map[string]any {
+	out := map[string]any{}
+	ps := props(t.Parameters)
+	for _, k := range sortedKeys(ps) {
+		switch typeOf(ps[k]) {
+		case "string":
+			out[k] = 12345
+		case "integer", "number":
+			out[k] = "not a number"
+		case "boolean":
+			out[k] = "yes"
+		case "array":
+			out[k] = map[string]any{"not": "an array"}
+		default:
+			out[k] = []any{1, "two", nil}
+		}
+	}
+	if len(out) == 0 {
+		out["unexpected"] = []any{nil}
+	}
+	return out
+}
+
+var words = []string{
+	"alpha", "beta", "Steps", "", "ünïcödé ✓", "<b>&amp;</b>", "{{.text}}", "$(rm -rf /)", "%s%n%x",
+	"../../etc/passwd", "line one\nline two", `"quoted"`, "null",
+}
+
+func (a *actor) word() string {
+	if a.chance(0.05) {
+		return strings.Repeat("long ", 200)
+	}
+	return a.pick(words)
+}
