@@ -29,18 +29,18 @@ func New(roots []string) (*Roots, error) {
 	r := &Roots{seen: map[string]bool{}}
 	for _, root := range roots {
 		if root == "" {
-			return nil, errors.New("trust: empty path")
+			return nil, errors.New("empty path: name a folder to trust")
 		}
 		real, err := resolve(root)
 		if err != nil {
-			return nil, fmt.Errorf("trust %s: %w", root, unwrapPath(err))
+			return nil, fmt.Errorf("%s: %w", root, unwrapPath(err))
 		}
 		st, err := os.Stat(real)
 		if err != nil {
-			return nil, fmt.Errorf("trust %s: %w", root, unwrapPath(err))
+			return nil, fmt.Errorf("%s: %w", root, unwrapPath(err))
 		}
 		if !st.IsDir() {
-			return nil, fmt.Errorf("trust %s: not a folder; trust the folder that holds it", root)
+			return nil, fmt.Errorf("%s: not a folder; trust the folder that holds it", root)
 		}
 		r.roots = append(r.roots, real)
 	}

@@ -33,6 +33,7 @@ func newContextCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&f.input, "input", "i", "", "the user message (default: the workflow's input)")
 	cmd.Flags().StringVar(&f.model, "model", "", "model (default: the workflow's)")
+	addTrustFlag(cmd, &f)
 	return cmd
 }
 

@@ -28,6 +28,8 @@ type runFlags struct {
 	verbose bool
 	record  string
 	replay  string
+	trust   []string      // folders whose skills may run commands, beside the workflow's
+	timeout time.Duration // the run's wall-clock bound; 0: none
 }
 
 func newRunCmd() *cobra.Command {
@@ -47,6 +49,8 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().StringVar(&f.record, "record", "", "save every model exchange to FILE (secrets stripped) for --replay")
 	cmd.Flags().StringVar(&f.replay, "replay", "", "answer from a recording made with --record: offline, deterministic")
+	addTrustFlag(cmd, &f)
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the run after this long, e.g. 5m (default: no limit)")
 	return cmd
 }
 
@@ -82,6 +86,13 @@ func prepare(path string, f runFlags, opts engine.Options) (*prepared, error) {
 		}
 		return nil, fail(exitProblems, "%s", first)
 	}
+	if opts.Trusted == nil {
+		trusted, err := skillTrust(p.Workflow, f.trust)
+		if err != nil {
+			return nil, err
+		}
+		opts.Trusted = trusted
+	}
 	pr := &prepared{project: p}
 	log := opts.Logger
 	ms := &models{override: f.model, project: p, log: &log, handle: func(id string) (string, error) {
@@ -114,11 +125,16 @@ func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io
 	if f.events != "" && f.events != "json" {
 		return fail(exitUsage, "--events: unknown format %q (json)", f.events)
 	}
+	if f.timeout < 0 {
+		return fail(exitUsage, "--timeout: %s is negative", f.timeout)
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
+	ctx, cancel := withRunTimeout(ctx, f.timeout)
+	defer cancel()
 
 	logger := zerolog.Nop()
 	if f.verbose {
@@ -150,6 +166,9 @@ func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io
 		where := ""
 		if res != nil && res.Dir != "" {
 			where = " (record: " + res.Dir + ")"
+		}
+		if timedOut(ctx, err) {
+			return fail(exitProblems, "run timed out after %s%s", shortDuration(f.timeout), where)
 		}
 		return fail(exitProblems, "run failed: %v%s", err, where)
 	}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// lastLine is the last line of stderr: where a failed command's one error
+// line is (progress lines may come before it).
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// --timeout bounds the run's wall-clock time. The script's first step
+// sleeps far longer than the timeout and wakes only when the run's context
+// is done, so the test asserts the outcome, never a duration.
+func TestRunTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name, workflow, script string
+	}{
+		{"conversation",
+			"name: slow\nmodel: scripted\nscript: slow.script.yaml\nhost: {prompt: hi}\ninput: go\n",
+			"host:\n  - {sleep: 1h, say: too late}\n"},
+		{"pipeline",
+			"name: slow\nmodel: scripted\nscript: slow.script.yaml\ntasks:\n  - {id: a, goal: wait}\n  - {id: b, goal: then, deps: [a]}\ninput: go\n",
+			"tasks:\n  a:\n    - {sleep: 1h, say: too late}\n  b:\n    - say: never\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			runs := filepath.Join(dir, "runs")
+			write(t, filepath.Join(dir, "slow.workflow.yaml"), tc.workflow)
+			write(t, filepath.Join(dir, "slow.script.yaml"), tc.script)
+			code, _, errs := fsd(t, "run", filepath.Join(dir, "slow.workflow.yaml"), "--timeout", "50ms", "--runs-dir", runs)
+			if code != exitProblems {
+				t.Errorf("exit %d, want %d", code, exitProblems)
+			}
+			last := lastLine(errs)
+			if !strings.HasPrefix(last, "fsd: run timed out after 50ms (record: "+runs) || strings.Count(errs, "fsd: ") != 1 {
+				t.Errorf("stderr should end in one line \"fsd: run timed out after 50ms (record: …)\": %q", errs)
+			}
+			// The record is complete: run.json says failed, events end in run.finished.
+			recs, _ := os.ReadDir(runs)
+			if len(recs) != 1 {
+				t.Fatalf("%d run records", len(recs))
+			}
+			rec := filepath.Join(runs, recs[0].Name())
+			if sum := string(readAll(t, filepath.Join(rec, "run.json"))); !strings.Contains(sum, `"status": "failed"`) && !strings.Contains(sum, `"status":"failed"`) {
+				t.Errorf("run.json does not say failed:\n%s", sum)
+			}
+			evs := strings.Split(strings.TrimSpace(string(readAll(t, filepath.Join(rec, "events.jsonl")))), "\n")
+			if !strings.Contains(evs[len(evs)-1], `"run.finished"`) {
+				t.Errorf("events.jsonl does not end in run.finished: %s", evs[len(evs)-1])
+			}
+		})
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	for in, want := range map[string]string{"5m": "5m", "1h": "1h", "1h30m": "1h30m", "90s": "1m30s", "50ms": "50ms", "2h0m5s": "2h0m5s"} {
+		d, err := time.ParseDuration(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := shortDuration(d); got != want {
+			t.Errorf("shortDuration(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// Every manifest limit stops `fsd run` before anything runs, with one line
+// that says which limit and where.
+func TestManifestLimits(t *testing.T) {
+	huge := "id: huge\nname: Huge\ndescription: Too big.\nversion: 1.0.0\ninstructions: |\n" +
+		strings.Repeat("  "+strings.Repeat("x", 99)+"\n", 43_000)
+	deep := "id: deep\nname: Deep\ndescription: Too deep.\nversion: 1.0.0\nmetadata: {x: " +
+		strings.Repeat("[", 120) + strings.Repeat("]", 120) + "}\n"
+	bomb := string(readAll(t, filepath.Join("..", "..", "spec", "testdata", "bad", "alias-bomb.skill.yaml")))
+	tasks := "limits: {max-total-tasks: 2, max-pending-tasks: 10}\ntasks:\n  - {id: a, goal: a}\n  - {id: b, goal: b}\n  - {id: c, goal: c}\n"
+	for _, tc := range []struct {
+		name, skill, extra, want string
+	}{
+		{"file size", huge, "", "limit.skill.yaml:1:1: file is 4386073 bytes, over the 4194304-byte (4 MiB) limit [limit]"},
+		{"YAML depth", deep, "", "exceeded max depth of 100 [syntax]"},
+		{"alias expansion", bomb, "", "aliases expand to more than 100000 nodes; an alias bomb? [yaml]"},
+		{"static tasks", "", tasks, "3 static tasks exceed max-total-tasks (2) [limit]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			wf := filepath.Join(dir, "limit.workflow.yaml")
+			write(t, wf, "name: limit\nmodel: scripted\nskills: [./skills]\nhost: {prompt: hi}\ninput: go\n"+tc.extra)
+			os.Mkdir(filepath.Join(dir, "skills"), 0o755)
+			if tc.skill != "" {
+				write(t, filepath.Join(dir, "skills", "limit.skill.yaml"), tc.skill)
+			}
+			code, _, errs := fsd(t, "run", wf, "--runs-dir", filepath.Join(dir, "runs"))
+			if code != exitProblems || !strings.Contains(lastLine(errs), tc.want) || strings.Count(errs, "fsd: ") != 1 {
+				t.Errorf("exit %d, stderr %q; want exit %d and one line containing %q", code, errs, exitProblems, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "runs")); err == nil {
+				t.Error("a run started")
+			}
+		})
+	}
+}
+
+func TestTimeoutFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "t.workflow.yaml")
+	write(t, wf, "name: t\nmodel: scripted\nhost: {prompt: hi}\ninput: go\n")
+	for _, tc := range []struct{ value, want string }{
+		{"-1s", "--timeout: -1s is negative"},
+		{"soon", `invalid argument "soon" for "--timeout"`},
+	} {
+		code, _, errs := fsd(t, "run", wf, "--timeout", tc.value)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("--timeout %s: exit %d, stderr %q; want exit %d and %q", tc.value, code, errs, exitUsage, tc.want)
+		}
+	}
+}
+
+func readAll(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
