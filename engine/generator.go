@@ -111,9 +111,9 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 		}
 		// Calls run in the order given and their results are recorded in
 		// that order, so every call has its result before the next step.
-		for _, c := range calls {
+		for i, c := range calls {
 			var res toolResult
-			journaled, inJournal := g.replay.result(c.ID)
+			journaled, inJournal := g.replay.result(step, i)
 			switch {
 			case !offered[c.Name]:
 				// L3: whatever the reason, a tool not in this request is unknown.

@@ -115,11 +115,12 @@ func (j *Journal) gen(name string) *genJournal {
 	return j.gens[name]
 }
 
-// replay is a generator's cursor over its journal.
+// replay is a generator's cursor over its journal. Results are matched to
+// calls by position (step, index), not by call id: some OpenAI-compatible
+// servers reuse ids across responses.
 type replay struct {
-	msgs    []model.Message // the journal's messages from the loop's start
-	steps   []int           // indices in msgs of assistant messages, one per step
-	results map[string]model.Message
+	msgs  []model.Message // the journal's messages from the loop's start
+	steps []int           // indices in msgs of assistant messages, one per step
 }
 
 // newReplay positions a journal at a generator's loop: the first prefix
@@ -128,13 +129,10 @@ func newReplay(g *genJournal, prefix int) *replay {
 	if g == nil || prefix > len(g.msgs) {
 		return nil
 	}
-	rp := &replay{msgs: g.msgs[prefix:], results: map[string]model.Message{}}
+	rp := &replay{msgs: g.msgs[prefix:]}
 	for i, m := range rp.msgs {
-		switch m.Role {
-		case model.Assistant:
+		if m.Role == model.Assistant {
 			rp.steps = append(rp.steps, i)
-		case model.Tool:
-			rp.results[m.CallID] = m
 		}
 	}
 	return rp
@@ -149,11 +147,14 @@ func (rp *replay) response(step int) (*model.Response, bool) {
 	return &model.Response{Text: m.Text, Calls: m.Calls}, true
 }
 
-// result returns the journaled result of a call.
-func (rp *replay) result(callID string) (model.Message, bool) {
-	if rp == nil {
+// result returns the journaled result of the i-th call of a step.
+func (rp *replay) result(step, i int) (model.Message, bool) {
+	if rp == nil || step >= len(rp.steps) {
 		return model.Message{}, false
 	}
-	m, ok := rp.results[callID]
-	return m, ok
+	j := rp.steps[step] + 1 + i
+	if j >= len(rp.msgs) || rp.msgs[j].Role != model.Tool {
+		return model.Message{}, false
+	}
+	return rp.msgs[j], true
 }

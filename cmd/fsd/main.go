@@ -49,6 +49,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newRunCmd(),
 		newContextCmd(),
 		newGraphCmd(),
+		newRunsCmd(),
+		newResumeCmd(),
 	)
 	return root
 }

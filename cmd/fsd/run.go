@@ -122,6 +122,11 @@ func prepare(path string, f runFlags, opts engine.Options) (*prepared, error) {
 }
 
 func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io.Writer) error {
+	return execute(ctx, path, f, nil, stdout, stderr)
+}
+
+// execute runs a workflow, or resumes one when journal is set.
+func execute(ctx context.Context, path string, f runFlags, journal *engine.Journal, stdout, stderr io.Writer) error {
 	if f.events != "" && f.events != "json" {
 		return fail(exitUsage, "--events: unknown format %q (json)", f.events)
 	}
@@ -155,7 +160,9 @@ func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io
 	default:
 		sink = newProgressSink(stderr)
 	}
-	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger})
+	// Meta keeps the flags a resume needs to rebuild the same run.
+	meta := map[string]string{"model": f.model}
+	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta})
 	if err != nil {
 		return err
 	}

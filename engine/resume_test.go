@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// A run that failed mid-way (here: the model's API went down) resumes from
+// its journal: journaled steps are not sent to the model again, a command
+// that already ran does not run again, handles come out the same, and the
+// run goes on live to its answer.
+func TestResumeConversation(t *testing.T) {
+	dir := t.TempDir()
+	counter := filepath.Join(dir, "ran.log")
+	s := skill("ops", "1.0.0", spec.ChannelHandle)
+	s.Dir = dir
+	s.Tools = append(s.Tools, spec.Tool{Name: "touch", Run: spec.ToolRun{Kind: spec.RunCommand,
+		Command: []string{"sh", "-c", `printf x >> "$1"; printf ran`, "touch", counter}}})
+	p := project(s)
+	steps := []step{read("ops"), readSection("ops"), call("touch", nil), call("ops_setstate", map[string]string{"key": "k", "value": "v"})}
+	down := errors.New("503 service unavailable")
+	var calls atomic.Int32
+	first := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		calls.Add(1)
+		if req.Caller.Step < len(steps) {
+			return steps[req.Caller.Step](req), nil
+		}
+		return nil, down
+	})
+	runs := t.TempDir()
+	r, err := New(p, Options{Model: first, RunsDir: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute(context.Background(), "")
+	if !errors.Is(err, down) {
+		t.Fatalf("first run: %v", err)
+	}
+
+	j, err := LoadJournal(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resumedCalls []int
+	var sawHandle bool
+	second := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		resumedCalls = append(resumedCalls, req.Caller.Step)
+		// The state the replay rebuilt is there: the skill is loaded with
+		// the same handle, its per-load state holds what step 4 set.
+		sawHandle = strings.Contains(req.Context, `channel="handle" handle="h_`)
+		return call("ops_state", map[string]string{"key": "k"})(req), nil
+	})
+	n := 0
+	secondThenSay := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		n++
+		if n == 1 {
+			return second(ctx, req)
+		}
+		if r := lastResult(req); r.Text != "v" {
+			t.Errorf("per-load state not rebuilt by the replay: %q", r.Text)
+		}
+		return &model.Response{Text: "resumed"}, nil
+	})
+	r2, err := New(p, Options{Model: secondThenSay, Resume: j})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res2, err := r2.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Answer != "resumed" || res2.RunID != res.RunID || res2.Dir != res.Dir {
+		t.Errorf("resumed run = %+v", res2)
+	}
+	if len(resumedCalls) != 1 || resumedCalls[0] != 4 {
+		t.Errorf("the model was asked for steps %v, want only step 4 (0-based) and on", resumedCalls)
+	}
+	if !sawHandle {
+		t.Error("the resumed request lost the loaded skill's handle")
+	}
+	if b, _ := os.ReadFile(counter); string(b) != "x" {
+		t.Errorf("the command ran %d times, want once", len(b))
+	}
+	// The transcript on disk holds each step once.
+	entries := readTranscript(t, filepath.Join(res.Dir, "transcript.jsonl"))
+	reads := 0
+	for _, e := range entries {
+		if e.Message != nil && e.Message.Name == "read_skill" {
+			reads++
+		}
+	}
+	if reads != 1 {
+		t.Errorf("transcript has %d read_skill results, want 1 (journal not rewritten)", reads)
+	}
+	if _, err := LoadJournal(res.Dir); !errors.Is(err, ErrNotResumable) {
+		t.Errorf("a finished run loaded as resumable: %v", err)
+	}
+}
+
+// A resume whose re-executed step answers differently from the journal
+// (the skill changed version on disk) stops with an error saying where.
+func TestResumeDivergence(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""))
+	fail := errors.New("crash")
+	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		if req.Caller.Step == 0 {
+			return read("aa")(req), nil
+		}
+		return nil, fail
+	})
+	r, _ := New(p, Options{Model: m, RunsDir: t.TempDir()})
+	res, _ := r.Execute(context.Background(), "")
+	j, err := LoadJournal(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := project(skill("aa", "2.0.0", ""))
+	r2, _ := New(changed, Options{Model: m, Resume: j})
+	_, err = r2.Execute(context.Background(), "")
+	if err == nil || !strings.Contains(err.Error(), "diverged") || !strings.Contains(err.Error(), "read_skill") {
+		t.Errorf("err = %v", err)
+	}
+}
