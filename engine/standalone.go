@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/supply"
+	"github.com/fsdrun/fsd/transcript"
+	"github.com/fsdrun/fsd/visibility"
+)
+
+// FuncTool is a tool backed by a Go function, for Generate.
+type FuncTool struct {
+	Def model.ToolDef
+	// Run answers a call. An error becomes a tool error the model reads;
+	// it never stops the generator.
+	Run func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// GeneratorConfig is the low-level generator of fsd, usable without YAML:
+// what a board worker is, with every lever in reach. The zero value of
+// each field is the worker default.
+type GeneratorConfig struct {
+	// Name tags the generator's events (the agent) and names it in errors.
+	Name  string
+	Model model.Model
+	// Prompt is the generator's current-context block.
+	Prompt string
+	// History is the conversation it may inherit; HistoryTurns bounds the
+	// inheritance to the last N whole turns (0: all of History, never a
+	// partial turn or a call still waiting for its result).
+	History      []model.Message
+	HistoryTurns int
+	// Visibility routes the generator's items: Client streams them to
+	// Sink, History hands them to Parent. The zero value keeps them private.
+	Visibility spec.Visibility
+	Sink       event.Sink
+	Parent     func(model.Message)
+	Tools      []FuncTool
+	// MaxSteps bounds the loop (default 25); MaxMessages the window of each
+	// request (default 60).
+	MaxSteps    int
+	MaxMessages int
+}
+
+// Generate runs one generator on input until its final answer: each step
+// assembles the request (prompt, the window of its transcript, the tools),
+// calls the model and runs the tool calls in order. Reaching MaxSteps is an
+// error wrapping ErrMaxSteps.
+func Generate(ctx context.Context, cfg GeneratorConfig, input string) (string, error) {
+	if cfg.Model == nil {
+		return "", errors.New("engine: Generate needs a model")
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = spec.DefaultMaxSteps
+	}
+	if cfg.MaxMessages <= 0 {
+		cfg.MaxMessages = spec.DefaultMaxTranscriptMessages
+	}
+	r := &Run{ID: "generate", now: time.Now, tokens: sharedTokens}
+	r.sink = cfg.Sink
+	env := &funcEnv{prompt: cfg.Prompt, byName: map[string]FuncTool{}}
+	for _, t := range cfg.Tools {
+		env.defs = append(env.defs, t.Def)
+		env.byName[t.Def.Name] = t
+	}
+	tr := transcript.New(nil)
+	inherited := cfg.History
+	if cfg.HistoryTurns > 0 {
+		inherited = supply.Conversation(cfg.History, cfg.HistoryTurns)
+	} else if len(inherited) > 0 {
+		inherited = supply.Conversation(cfg.History, len(cfg.History))
+	}
+	for _, m := range inherited {
+		if err := tr.AppendMessage(m); err != nil {
+			return "", fmt.Errorf("engine: history: %w", err)
+		}
+	}
+	router := visibility.New(cfg.Visibility, cfg.Sink, visibility.Tags{Run: r.ID, Agent: cfg.Name}, cfg.Parent)
+	g := &generator{
+		r: r, model: cfg.Model, tr: tr, env: env, item: router.Item,
+		caller:      model.Caller{Agent: cfg.Name, Input: input},
+		maxMessages: cfg.MaxMessages, maxSteps: cfg.MaxSteps,
+	}
+	if err := g.add(model.Message{Role: model.User, Text: input}); err != nil {
+		return "", err
+	}
+	return g.loop(ctx)
+}
+
+// funcEnv is Generate's world: a fixed prompt and Go-function tools.
+type funcEnv struct {
+	prompt string
+	defs   []model.ToolDef
+	byName map[string]FuncTool
+}
+
+func (f *funcEnv) prepare(context.Context) {}
+func (f *funcEnv) contextBlock() string    { return f.prompt }
+func (f *funcEnv) tools() []model.ToolDef  { return f.defs }
+func (f *funcEnv) loaded(string) bool      { return true }
+func (f *funcEnv) settle()                 {}
+func (f *funcEnv) command(string) bool     { return false }
+func (f *funcEnv) call(ctx context.Context, c model.ToolCall) (res toolResult) {
+	t, ok := f.byName[c.Name]
+	if !ok {
+		return toolResult{text: "Unknown tool: " + c.Name, isError: true}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = toolResult{text: fmt.Sprintf("tool %s failed: %v", c.Name, p), isError: true}
+		}
+	}()
+	text, err := t.Run(ctx, c.Args)
+	if err != nil {
+		return toolResult{text: err.Error(), isError: true}
+	}
+	return toolResult{text: text}
+}
