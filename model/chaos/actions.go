@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/fsdrun/fsd/model"
@@ -23,32 +24,40 @@ type kind struct {
 	do     func(a *actor) []model.ToolCall
 }
 
-// hostKinds are the host's actions; workers, which have no read_skill,
-// board or reader tools, draw from workerKinds (and calling the host's
-// tools from a worker is one of their unknown-tool actions).
-var (
-	hostKinds = []kind{
+// kinds are the actions of a generator with their weights. A host with
+// nothing loaded mostly reads skills, and one with board tools uses them
+// often: a model that never gets a task onto the board would leave the
+// board's invariants untested. Workers, which have no read_skill, board or
+// reader tools, call those anyway as unknown tools.
+func (a *actor) kinds() []kind {
+	if a.worker {
+		return []kind{
+			{60, (*actor).offered},
+			{10, (*actor).unknown},
+			{10, (*actor).stale},
+			{20, (*actor).badArgs},
+		}
+	}
+	read, board := 14, 6
+	switch {
+	case len(a.k.tools) <= 1:
+		read = 45
+	case a.k.offered["addTask"]:
+		read, board = 6, 40
+	}
+	return []kind{
 		{30, (*actor).offered},
-		{14, (*actor).readSkill},
+		{read, (*actor).readSkill},
 		{12, (*actor).reader},
-		{16, (*actor).board},
+		{board, (*actor).board},
 		{5, (*actor).unknown},
 		{5, (*actor).stale},
 		{12, (*actor).badArgs},
 	}
-	workerKinds = []kind{
-		{60, (*actor).offered},
-		{10, (*actor).unknown},
-		{10, (*actor).stale},
-		{20, (*actor).badArgs},
-	}
-)
+}
 
 func (a *actor) action() []model.ToolCall {
-	kinds := hostKinds
-	if a.worker {
-		kinds = workerKinds
-	}
+	kinds := a.kinds()
 	total := 0
 	for _, k := range kinds {
 		total += k.weight
@@ -213,44 +222,49 @@ func (a *actor) emptyArgs() any {
 	return map[string]any{}
 }
 
+// taskSpec draws addTask arguments: a task the board accepts more than
+// half the time (so workers run), else one with a single defect.
 func (a *actor) taskSpec() map[string]any {
 	s := map[string]any{"goal": fmt.Sprintf("chaos goal %d", a.r.IntN(1000))}
-	switch p := a.r.IntN(100); {
-	case p < 45:
-	case p < 75:
-		s["id"] = fmt.Sprintf("c%d", a.r.IntN(8))
-	case p < 85 && len(a.k.tasks) > 0:
-		s["id"] = a.pick(a.k.tasks) // duplicate
-	case p < 92:
-		s["id"] = a.pick([]string{"has space", "tab\tid", strings.Repeat("x", 129)})
-	default:
-		delete(s, "goal")
+	if a.chance(0.5) {
+		s["id"] = fmt.Sprintf("c%d", a.r.IntN(20))
 	}
-	switch p := a.r.IntN(100); {
-	case p < 35:
-	case p < 75 && len(a.k.roster) > 0:
-		s["assignee"] = a.pick(a.k.roster)
-	case p < 90:
-		s["assignee"] = a.pick([]string{"nobody", "ghost/agent", "iso", "team/iso"})
-	default:
-		s["assignee"] = 42
+	if names := append(slices.Clip(a.k.roster), a.o.Assignees...); len(names) > 0 && a.chance(0.7) {
+		s["assignee"] = a.pick(names)
 	}
-	var deps []string
-	for range a.r.IntN(3) {
-		if d := a.pick(a.k.tasks); d != "" && a.chance(0.8) {
-			deps = append(deps, d)
-		} else {
-			deps = append(deps, "ghost")
+	if len(a.k.tasks) > 0 && a.chance(0.5) {
+		deps := []string{a.pick(a.k.tasks)}
+		if a.chance(0.3) {
+			deps = append(deps, a.pick(a.k.tasks))
 		}
-	}
-	if id, ok := s["id"].(string); ok && a.chance(0.1) {
-		deps = append(deps, id) // depends on itself
-	}
-	if len(deps) > 0 {
 		s["deps"] = deps
 	}
 	if a.chance(0.3) {
 		s["input"] = a.word()
+	}
+	if a.chance(0.55) {
+		return s
+	}
+	switch a.r.IntN(8) {
+	case 0:
+		if id := a.pick(a.k.tasks); id != "" {
+			s["id"] = id // a duplicate
+		}
+	case 1:
+		s["id"] = a.pick([]string{"has space", "tab\tid", strings.Repeat("x", 129)})
+	case 2:
+		delete(s, "goal")
+	case 3:
+		s["assignee"] = a.pick([]string{"nobody", "ghost/agent", "hidden/x", "/", ""})
+	case 4:
+		s["assignee"] = 42
+	case 5:
+		s["deps"] = append([]string{"ghost"}, a.k.tasks...)
+	case 6:
+		id := fmt.Sprintf("self%d", a.r.IntN(3))
+		s["id"], s["deps"] = id, []string{id}
+	default:
+		s["deps"] = "t1" // not an array
 	}
 	return s
 }
@@ -313,17 +327,15 @@ func hugeText(n int) string {
 	return strings.Repeat(unit, n/len(unit)+1)[:n]
 }
 
+// huge sends one huge string in one field and nothing else, so the
+// arguments are the same bytes every time a tool gets them: a process
+// running thousands of seeds stores and tokenizes each only once.
 func (a *actor) huge(t model.ToolDef) map[string]any {
-	args, ok := a.fromSchema(t.Parameters).(map[string]any)
-	if !ok {
-		args = map[string]any{}
-	}
 	field := "text"
 	if keys := sortedKeys(props(t.Parameters)); len(keys) > 0 {
 		field = keys[a.r.IntN(len(keys))]
 	}
-	args[field] = hugeText(a.o.HugeBytes)
-	return args
+	return map[string]any{field: hugeText(a.o.HugeBytes)}
 }
 
 func (a *actor) wrongTypes(t model.ToolDef) map[string]any {

@@ -49,6 +49,10 @@ type Options struct {
 	// ExtraIDs are skill ids to read besides the catalog's, such as skills
 	// that were found but are not enabled.
 	ExtraIDs []string
+	// Assignees are agent names to try besides the roster the model
+	// learns from unknown_assignee answers (a real model would read them in
+	// a skill's instructions).
+	Assignees []string
 	// RawJSON lets bad arguments be bytes that are not JSON at all.
 	// Providers never hand the engine such arguments (they wrap broken
 	// JSON as a JSON string, see openai.Args), so it is off by default.

@@ -1,0 +1,671 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/artifact"
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/chaos"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+var (
+	chaosRuns  = flag.Int("chaos.runs", 200, "number of seeded runs of TestChaos (seeds 1..N)")
+	chaosSeed  = flag.Int64("chaos.seed", -1, "replay this one seed of TestChaos")
+	chaosHuge  = flag.Int("chaos.huge", 2<<20, "bytes of a huge argument in TestChaos")
+	chaosDir   = flag.String("chaos.dir", "", "keep the run records of TestChaos in this folder (default: a temp dir, removed)")
+	chaosPrint = flag.Bool("chaos.v", false, "log a line per TestChaos run")
+)
+
+// Limits of the chaos project: small, so every bound is reached often.
+const (
+	chaosMaxLoaded = 2
+	chaosMaxMsgs   = 8
+	chaosMaxSteps  = 20
+)
+
+// chaosProject is a project with handle and inline skills, tools of every
+// kind, an untrusted command tool, two skills with agents of every supply,
+// visibility and flow, and one skill found but not enabled.
+func chaosProject() *spec.Project {
+	withCmd := func(s *spec.Skill) *spec.Skill {
+		s.Tools = append(s.Tools, spec.Tool{Name: s.ID + "_cmd",
+			Run:   spec.ToolRun{Kind: spec.RunCommand, Command: []string{"printf", "%s", "{{.text}}"}, Timeout: 5 * time.Second},
+			Input: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}, "required": []any{"text"}}})
+		return s
+	}
+	alpha := withCmd(skill("alpha", "1.0.0", spec.ChannelHandle))
+	beta := skill("beta", "2.0.0", spec.ChannelInline)
+	beta.Agents = []spec.Agent{{Name: "solo", Prompt: "SOLO", Tools: []string{"beta_echo", "beta_store"}}}
+	gamma := withCmd(skill("gamma", "0.1.0", "")) // default channel: handle; untrusted
+	team := skill("team", "1.0.0", spec.ChannelInline)
+	team.Agents = []spec.Agent{
+		{Name: "iso", Prompt: "ISO", Visibility: spec.VisibilitySub, Flow: spec.Flow{Policy: spec.FlowDeps}, Tools: []string{"team_echo", "team_setstore"}},
+		{Name: "conv", Prompt: "CONV", ContextSupply: "conversation", Turns: 2, Visibility: spec.VisibilitySub, Flow: spec.Flow{Policy: spec.FlowNone}, Tools: []string{"team_store"}},
+		{Name: "prim", Prompt: "PRIM", Visibility: spec.VisibilityPrimary, Flow: spec.Flow{Policy: spec.FlowAncestors}, Tools: []string{"team_echo", "team_state", "team_setstate"}},
+		{Name: "quiet", Prompt: "QUIET", Visibility: spec.Visibility{History: true}, Flow: spec.Flow{Policy: spec.FlowRecent, Last: 2}},
+		{Name: "loop", Prompt: "LOOP", MaxSteps: 2, Flow: spec.Flow{Policy: spec.FlowAll}, Tools: []string{"team_echo"}},
+	}
+	crew := withCmd(skill("crew", "3.1.4", spec.ChannelHandle))
+	crew.Agents = []spec.Agent{
+		{Name: "iso", Prompt: "CREW-ISO", Visibility: spec.VisibilitySub, Tools: []string{"crew_cmd"}},
+		{Name: "talk", Prompt: "TALK", ContextSupply: "conversation", Visibility: spec.VisibilityPrimary, Retries: 1,
+			Flow: spec.Flow{Policy: spec.FlowAll, Tools: []string{"crew_cmd"}, MaxTokens: 200}, Tools: []string{"crew_echo", "crew_cmd"}},
+	}
+	hidden := skill("hidden", "1.0.0", spec.ChannelInline)
+	p := project(alpha, beta, gamma, team, crew, hidden)
+	p.Workflow.EnabledSet = true
+	p.Workflow.Enabled = []string{"alpha", "beta", "gamma", "team", "crew"}
+	p.Workflow.Limits = spec.Limits{MaxLoadedSkills: chaosMaxLoaded, MaxTranscriptMessages: chaosMaxMsgs, MaxSteps: chaosMaxSteps,
+		Concurrency: 2, MaxPendingTasks: 3, MaxTotalTasks: 6}
+	return p
+}
+
+// chaosOptions are the chaos model's options for the project.
+func chaosOptions() chaos.Options {
+	return chaos.Options{HostSteps: 24, WorkerSteps: 3, FinalRate: 0.03, EmptyRate: 0.01, ErrorRate: 0.01, HugeRate: 0.01, HugeBytes: *chaosHuge,
+		ExtraIDs:  []string{"hidden"},
+		Assignees: []string{"iso", "conv", "prim", "quiet", "loop", "talk", "solo", "team/loop", "crew/iso", "crew/talk", "beta/solo", "hidden/x"}}
+}
+
+// checker wraps the chaos model: it checks every request before the model
+// answers it, and follows the run's events. It collects violations rather
+// than failing at once, so a failing seed reports everything it broke.
+type checker struct {
+	inner model.Model
+	p     *spec.Project
+	owner map[string]string // skill tool name -> skill id
+
+	mu         sync.Mutex
+	violations []string
+	loaded     []string          // host's loaded skills, from skill.* events
+	handles    map[string]string // skill id -> handle, learned from pointers
+	tasks      map[string]*trackedTask
+	finished   bool
+	// cov counts what the requests exercised (see coverageKeys).
+	cov map[string]int
+}
+
+type trackedTask struct {
+	deps   []string
+	events []string // task.* types in order
+}
+
+func (t *trackedTask) terminal() string {
+	for _, e := range t.events {
+		switch e {
+		case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+			return e
+		}
+	}
+	return ""
+}
+
+func newChecker(inner model.Model, p *spec.Project) *checker {
+	c := &checker{inner: inner, p: p, owner: map[string]string{}, handles: map[string]string{}, tasks: map[string]*trackedTask{}, cov: map[string]int{}}
+	for _, s := range p.Skills {
+		for _, t := range s.Tools {
+			c.owner[t.Name] = s.ID
+		}
+	}
+	return c
+}
+
+func (c *checker) fail(format string, args ...any) {
+	if len(c.violations) < 50 {
+		c.violations = append(c.violations, fmt.Sprintf(format, args...))
+	}
+}
+
+func (c *checker) isLoaded(id string) bool { return slices.Contains(c.loaded, id) }
+
+// Emit follows the events (a second sink beside the Recorder): the host's
+// loaded set and each task's life.
+func (c *checker) Emit(e event.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished {
+		c.fail("event %s after run.finished", e.Type)
+	}
+	switch e.Type {
+	case event.RunFinished:
+		c.finished = true
+	case event.SkillLoaded:
+		if c.isLoaded(e.Skill) {
+			c.fail("L1: skill.loaded %s while it is loaded", e.Skill)
+		}
+		c.loaded = append(c.loaded, e.Skill)
+	case event.SkillUnloaded:
+		i := slices.Index(c.loaded, e.Skill)
+		if i < 0 {
+			c.fail("L5: skill.unloaded %s while it is not loaded", e.Skill)
+			break
+		}
+		c.loaded = slices.Delete(c.loaded, i, i+1)
+	case event.TaskAdded:
+		if c.tasks[e.Task] != nil {
+			c.fail("board: task.added %s twice", e.Task)
+		}
+		for _, d := range e.Deps {
+			if c.tasks[d] == nil {
+				c.fail("board: task %s added with dependency %s that was never added", e.Task, d)
+			}
+		}
+		c.tasks[e.Task] = &trackedTask{deps: e.Deps, events: []string{e.Type}}
+	case event.TaskStarted, event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+		t := c.tasks[e.Task]
+		if t == nil {
+			c.fail("board: %s of task %s before task.added", e.Type, e.Task)
+			break
+		}
+		if term := t.terminal(); term != "" {
+			c.fail("board: task %s: %s after %s", e.Task, e.Type, term)
+		}
+		started := slices.Contains(t.events, event.TaskStarted)
+		switch e.Type {
+		case event.TaskStarted:
+			if started {
+				c.fail("board: task %s started twice", e.Task)
+			}
+			fallthrough
+		case event.TaskCompleted:
+			for _, d := range t.deps {
+				if dt := c.tasks[d]; dt == nil || dt.terminal() != event.TaskCompleted {
+					c.fail("D3: task %s: %s before its dependency %s completed (events of %s: %v)", e.Task, e.Type, d, d, c.eventsOf(d))
+				}
+			}
+		}
+		if (e.Type == event.TaskCompleted || e.Type == event.TaskFailed) && !started {
+			c.fail("board: task %s: %s without task.started", e.Task, e.Type)
+		}
+		if e.Type == event.TaskFailed && strings.Contains(e.Err, "panic") {
+			c.fail("no panic: task %s failed with %s", e.Task, clip(e.Err, 300))
+		}
+		t.events = append(t.events, e.Type)
+	case event.ToolResult:
+		if strings.Contains(e.Result, "internal error") || strings.Contains(e.Result, `"error":"internal"`) {
+			c.fail("internal error in a tool result (%s, task %q): %s", e.Tool, e.Task, clip(e.Result, 300))
+		}
+	}
+}
+
+func (c *checker) eventsOf(id string) []string {
+	if t := c.tasks[id]; t != nil {
+		return t.events
+	}
+	return nil
+}
+
+var (
+	ctxSkill  = regexp.MustCompile(`<skill id="([^"]+)" version="[^"]*" channel="(inline|handle)"(?: handle="([^"]*)")?`)
+	bodyOf    = regexp.MustCompile(`BODY-OF-([a-z]+)`)
+	readerSet = func() map[string]bool {
+		m := map[string]bool{}
+		for _, d := range artifact.Tools() {
+			m[d.Name] = true
+		}
+		return m
+	}()
+)
+
+func (c *checker) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	c.mu.Lock()
+	c.checkWindow(req)
+	if len(req.Messages) == chaosMaxMsgs {
+		c.cov["full window"]++
+	}
+	for _, m := range req.Messages {
+		switch {
+		case strings.HasPrefix(m.Text, "[reclaimed"):
+			c.cov["reclaimed"]++
+		case req.Caller.Agent == "" && m.Role == model.Assistant && strings.HasPrefix(m.Text, "chaos answer of task"):
+			c.cov["history item"]++
+		}
+	}
+	if req.Caller.Agent == "" {
+		c.checkHost(req)
+	} else {
+		c.checkWorker(req)
+	}
+	c.mu.Unlock()
+	return c.inner.Generate(ctx, req)
+}
+
+// checkWindow: W1 (at most the cap) and W2 (starts at a user message, no
+// result without its call, no call without its result).
+func (c *checker) checkWindow(req *model.Request) {
+	who := fmt.Sprintf("%s step %d", callerName(req.Caller), req.Caller.Step+1)
+	if n := len(req.Messages); n > chaosMaxMsgs {
+		c.fail("W1: %s: %d messages in the window, cap %d", who, n, chaosMaxMsgs)
+	}
+	if len(req.Messages) == 0 || req.Messages[0].Role != model.User {
+		c.fail("W2: %s: window does not start at a user message", who)
+	}
+	var x transcript.Index
+	for i, m := range req.Messages {
+		if err := x.Add(m); err != nil {
+			c.fail("W2: %s: message %d: %v", who, i, err)
+			return
+		}
+	}
+	if open := x.InFlight(); open != nil {
+		c.fail("W2: %s: the window ends with %d calls without results", who, len(open))
+	}
+}
+
+func callerName(cl model.Caller) string {
+	if cl.Agent == "" {
+		return "host"
+	}
+	return fmt.Sprintf("task %s (%s)", cl.TaskID, cl.Agent)
+}
+
+// checkHost: L1 (at most max loaded, and the context shows exactly the
+// loaded set), L2/L3/H2 (tools of loaded skills and only those, board and
+// reader tools exactly when they apply), H1/H3/H4/C1 (bodies and pointers
+// of loaded skills only, by channel; reader results of unloaded skills
+// reclaimed).
+func (c *checker) checkHost(req *model.Request) {
+	who := fmt.Sprintf("host step %d", req.Caller.Step+1)
+	var inCtx []string
+	for _, m := range ctxSkill.FindAllStringSubmatch(req.Context, -1) {
+		id, ch, h := m[1], m[2], m[3]
+		inCtx = append(inCtx, id)
+		if ch == "handle" {
+			if prev, ok := c.handles[id]; ok && prev != h {
+				c.fail("H1: %s: skill %s's handle changed from %s to %s within one version", who, id, prev, h)
+			}
+			c.handles[id] = h
+		}
+	}
+	if len(inCtx) > chaosMaxLoaded {
+		c.fail("L1: %s: %d skills loaded, max %d: %v", who, len(inCtx), chaosMaxLoaded, inCtx)
+	}
+	if !sameSet(inCtx, c.loaded) {
+		c.fail("L5: %s: context shows %v loaded, events say %v", who, inCtx, c.loaded)
+	}
+	tools := map[string]bool{}
+	for _, t := range req.Tools {
+		if tools[t.Name] {
+			c.fail("H5: %s: tool %s offered twice", who, t.Name)
+		}
+		tools[t.Name] = true
+		if s, ok := c.owner[t.Name]; ok && !c.isLoaded(s) {
+			c.fail("L3: %s: tool %s of unloaded skill %s offered", who, t.Name, s)
+		}
+	}
+	agents, handleLoaded := false, false
+	for _, s := range c.p.Skills {
+		loaded := c.isLoaded(s.ID)
+		marker := "BODY-OF-" + s.ID
+		ch := s.Channel
+		if ch == "" {
+			ch = spec.ChannelHandle
+		}
+		if loaded {
+			agents = agents || len(s.Agents) > 0
+			handleLoaded = handleLoaded || ch == spec.ChannelHandle
+			for _, t := range s.Tools {
+				if !tools[t.Name] {
+					c.fail("L2: %s: tool %s of loaded skill %s missing", who, t.Name, s.ID)
+				}
+			}
+			if (ch == spec.ChannelInline) != strings.Contains(req.Context, marker) {
+				c.fail("H1/H3: %s: loaded %s skill %s: body in context = %v", who, ch, s.ID, strings.Contains(req.Context, marker))
+			}
+			continue
+		}
+		if strings.Contains(req.Context, marker) {
+			c.fail("H4: %s: body of unloaded skill %s in the context", who, s.ID)
+		}
+		if h, ok := c.handles[s.ID]; ok && strings.Contains(req.Context, h) {
+			c.fail("H4: %s: pointer (handle %s) of unloaded skill %s in the context", who, h, s.ID)
+		}
+		for i, m := range req.Messages {
+			if strings.Contains(m.Text, marker) {
+				c.fail("H4: %s: message %d (%s %s) carries the body of unloaded skill %s", who, i, m.Role, m.Name, s.ID)
+			}
+		}
+	}
+	for _, name := range []string{"addTask", "listTasks", "cancelTask", "runBoard"} {
+		if tools[name] != agents {
+			c.fail("D1: %s: board tool %s offered = %v, a loaded skill has agents = %v", who, name, tools[name], agents)
+		}
+	}
+	for name := range readerSet {
+		if tools[name] != handleLoaded {
+			c.fail("H2: %s: reader %s offered = %v, a handle skill is loaded = %v", who, name, tools[name], handleLoaded)
+			break
+		}
+	}
+}
+
+// checkWorker: a worker is offered only its agent's tools, and sees no
+// body of a skill the host does not have loaded (the host is blocked in
+// runBoard while workers run, so its loaded set is stable).
+func (c *checker) checkWorker(req *model.Request) {
+	who := fmt.Sprintf("%s step %d", callerName(req.Caller), req.Caller.Step+1)
+	var allowed []string
+	if sid, name, ok := strings.Cut(req.Caller.Agent, "/"); ok {
+		for _, s := range c.p.Skills {
+			if a, found := s.Agent(name); found && s.ID == sid {
+				allowed = a.Tools
+			}
+		}
+	}
+	for _, t := range req.Tools {
+		if !slices.Contains(allowed, t.Name) {
+			c.fail("D4: %s: offered tool %s, its agent allows %v", who, t.Name, allowed)
+		}
+	}
+	texts := []string{req.Context}
+	for _, m := range req.Messages {
+		texts = append(texts, m.Text)
+	}
+	for i, text := range texts {
+		for _, m := range bodyOf.FindAllStringSubmatch(text, -1) {
+			if !c.isLoaded(m[1]) {
+				c.fail("H4: %s: part %d (0 = context) carries the body of skill %s, which the host has unloaded", who, i, m[1])
+			}
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// chaosRun runs one seed and returns its violations.
+func chaosRun(t *testing.T, seed uint64, runsDir string, cov map[string]int) (violations []string, outcome string) {
+	t.Helper()
+	p := chaosProject()
+	m := chaos.New(seed, chaosOptions())
+	c := newChecker(m, p)
+	rec := &event.Recorder{}
+	r, err := New(p, Options{
+		Model: c, Sink: event.Multi{rec, c}, RunsDir: runsDir, RunID: fmt.Sprintf("chaos-%d", seed),
+		Rand:    rand.NewChaCha8(seedBytes(seed)),
+		Trusted: func(s *spec.Skill) bool { return s.ID != "gamma" },
+	})
+	if err != nil {
+		return []string{"New: " + err.Error()}, "error"
+	}
+	res, err := r.Execute(context.Background(), "")
+	switch {
+	case err == nil:
+		outcome = "answer"
+	case errors.Is(err, ErrMaxSteps):
+		outcome = "max-steps"
+	case errors.Is(err, chaos.ErrScripted):
+		outcome = "model-error"
+	default:
+		c.fail("run error that is neither max-steps nor a scripted model error: %v", err)
+		outcome = "error"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.finished {
+		c.fail("no run.finished event")
+	}
+	if res != nil && res.Dir != "" {
+		c.checkRecord(res.Dir, rec.Events())
+	}
+	c.checkEvents(rec.Events())
+	coverage(cov, rec.Events())
+	for k, n := range c.cov {
+		cov[k] += n
+	}
+	return c.violations, outcome
+}
+
+func seedBytes(seed uint64) [32]byte {
+	var b [32]byte
+	for i := range 8 {
+		b[i] = byte(seed >> (8 * i))
+	}
+	return b
+}
+
+// checkEvents: every client tool.result follows its tool.call.
+func (c *checker) checkEvents(events []event.Event) {
+	calls := map[string]int{}
+	for _, e := range events {
+		k := e.Task + "\x00" + e.CallID
+		switch e.Type {
+		case event.ToolCall:
+			calls[k]++
+		case event.ToolResult:
+			if calls[k] == 0 {
+				c.fail("events: tool.result %s (task %q, call %s) without its tool.call", e.Tool, e.Task, e.CallID)
+			}
+			calls[k]--
+		}
+	}
+}
+
+// checkRecord: every transcript in the run record reads back whole, every
+// result has its call and no call is left without a result; the host's
+// contextChanged entries match the skill events (L5); board.json agrees
+// with the task events.
+func (c *checker) checkRecord(dir string, events []event.Event) {
+	files, _ := filepath.Glob(filepath.Join(dir, "tasks", "*.jsonl"))
+	files = append([]string{filepath.Join(dir, "transcript.jsonl")}, files...)
+	for _, f := range files {
+		entries, err := transcript.ReadFile(f)
+		if err != nil {
+			c.fail("record: %v", err)
+			continue
+		}
+		var x transcript.Index
+		loads, unloads := 0, 0
+		for _, e := range entries {
+			switch e.Kind {
+			case transcript.KindMessage:
+				if err := x.Add(*e.Message); err != nil {
+					c.fail("record %s: entry %d: %v", filepath.Base(f), e.Seq, err)
+				}
+			case transcript.KindContext:
+				loads += len(e.Context.Loaded)
+				unloads += len(e.Context.Unloaded)
+			}
+		}
+		if open := x.InFlight(); open != nil {
+			c.fail("record %s: ends with %d calls without results", filepath.Base(f), len(open))
+		}
+		if filepath.Base(f) == "transcript.jsonl" {
+			var evLoads, evUnloads int
+			for _, e := range events {
+				switch e.Type {
+				case event.SkillLoaded:
+					evLoads++
+				case event.SkillUnloaded:
+					evUnloads++
+				}
+			}
+			if loads != evLoads || unloads != evUnloads {
+				c.fail("L5: contextChanged entries load %d and unload %d skills, events %d and %d", loads, unloads, evLoads, evUnloads)
+			}
+		}
+	}
+	var saved struct {
+		Tasks []board.Task `json:"tasks"`
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "board.json")); err == nil {
+		if err := json.Unmarshal(data, &saved); err != nil {
+			c.fail("record: board.json: %v", err)
+		}
+	}
+	for _, bt := range saved.Tasks {
+		tt := c.tasks[bt.ID]
+		if tt == nil {
+			c.fail("board.json: task %s has no task.added event", bt.ID)
+			continue
+		}
+		want := map[board.Status]string{board.Completed: event.TaskCompleted, board.Failed: event.TaskFailed}[bt.Status]
+		if want != "" && tt.terminal() != want {
+			c.fail("board.json: task %s is %s, its events say %v", bt.ID, bt.Status, tt.events)
+		}
+	}
+}
+
+// waitGoroutines polls until the goroutine count is back to base.
+func waitGoroutines(base int) (int, bool) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= base {
+			return n, true
+		}
+		if time.Now().After(deadline) {
+			return n, false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestChaos runs the chaos model on a project built to reach every bound
+// and checks the invariants of DESIGN.md §1 after every step. Seeds 1..N
+// with -chaos.runs=N (default 200); one seed with -chaos.seed=S.
+func TestChaos(t *testing.T) {
+	seeds := make([]uint64, 0, *chaosRuns)
+	if *chaosSeed >= 0 {
+		seeds = append(seeds, uint64(*chaosSeed))
+	} else {
+		for s := 1; s <= *chaosRuns; s++ {
+			seeds = append(seeds, uint64(s))
+		}
+	}
+	base := runtime.NumGoroutine()
+	tmp := *chaosDir
+	if tmp == "" {
+		tmp = t.TempDir()
+	}
+	outcomes, cov := map[string]int{}, map[string]int{}
+	failed := 0
+	start := time.Now()
+	for _, seed := range seeds {
+		dir := filepath.Join(tmp, fmt.Sprint(seed))
+		v, outcome := chaosRun(t, seed, dir, cov)
+		outcomes[outcome]++
+		if n, ok := waitGoroutines(base); !ok {
+			v = append(v, fmt.Sprintf("goroutine leak: %d goroutines after the run, %d before", n, base))
+			buf := make([]byte, 1<<16)
+			t.Logf("goroutines:\n%s", buf[:runtime.Stack(buf, true)])
+			base = n // report each leak once
+		}
+		if *chaosPrint {
+			t.Logf("seed %d: %s, %d violations", seed, outcome, len(v))
+		}
+		if len(v) > 0 {
+			failed++
+			t.Errorf("chaos seed %d (%s) broke %d invariants:\n  %s\nreplay: go test ./engine -run 'TestChaos$' -chaos.seed=%d -v",
+				seed, outcome, len(v), strings.Join(v, "\n  "), seed)
+			if failed >= 10 {
+				t.Fatal("stopping after 10 failing seeds")
+			}
+		}
+		if *chaosDir == "" {
+			_ = os.RemoveAll(dir)
+		}
+	}
+	t.Logf("chaos: %d runs, %d with violations, outcomes %v, %s", len(seeds), failed, outcomes, time.Since(start).Round(time.Millisecond))
+	t.Logf("coverage: %v", cov)
+	if len(seeds) >= 200 {
+		// A property test that never reaches a bound tests nothing: the
+		// default 200 seeds must exercise every kind of event checked.
+		for _, k := range coverageKeys {
+			if cov[k] == 0 {
+				t.Errorf("coverage: %d seeds never produced %q", len(seeds), k)
+			}
+		}
+	}
+}
+
+// coverageKeys are what 200 seeds must reach.
+var coverageKeys = []string{
+	"request", "worker request", "skill.loaded", "evicted", "task.completed", "task.failed", "task.cancelled",
+	"board blocked", "unknown tool", "reader ok", "reader bad handle", "reclaimed", "SKILL_ID_INVALID",
+	"SKILL_NOT_ENABLED_IN_PROJECT", "unknown_assignee", "unknown_dependency", "dependency_cycle", "cap exceeded",
+	"invalid arguments", "huge", "command ran", "command refused", "history item", "full window",
+}
+
+// coverage counts what a run exercised.
+func coverage(cov map[string]int, events []event.Event) {
+	for _, e := range events {
+		switch e.Type {
+		case event.Request:
+			if e.Task != "" {
+				cov["worker request"]++
+			} else {
+				cov["request"]++
+			}
+		case event.SkillLoaded, event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+			cov[e.Type]++
+		case event.SkillUnloaded:
+			cov[e.Reason]++
+		case event.BoardFinished:
+			cov["board "+e.Status]++
+		case event.ToolCall:
+			if strings.Contains(string(e.Args), "bytes of arguments") {
+				cov["huge"]++
+			}
+		case event.ToolResult:
+			r := e.Result
+			switch {
+			case strings.HasPrefix(r, "Unknown tool"):
+				cov["unknown tool"]++
+			case strings.HasPrefix(e.Tool, "artifact_") && !e.Error:
+				cov["reader ok"]++
+			case strings.HasPrefix(e.Tool, "artifact_") && strings.Contains(r, "does not name an artifact"):
+				cov["reader bad handle"]++
+			case strings.Contains(r, "[reclaimed"):
+				cov["reclaimed"]++
+			case strings.HasSuffix(e.Tool, "_cmd") && !e.Error:
+				cov["command ran"]++
+			case strings.HasSuffix(e.Tool, "_cmd") && e.Error && strings.Contains(r, "trust"):
+				cov["command refused"]++
+			case strings.Contains(r, "cap_exceeded"):
+				cov["cap exceeded"]++
+			case strings.Contains(r, "invalid") || strings.Contains(r, "argument"):
+				cov["invalid arguments"]++
+			}
+			for _, code := range []string{"SKILL_ID_INVALID", "SKILL_NOT_ENABLED_IN_PROJECT", "unknown_assignee", "unknown_dependency", "dependency_cycle"} {
+				if strings.Contains(r, code) {
+					cov[code]++
+				}
+			}
+			if e.Task != "" {
+				cov["worker tool result"]++
+			}
+		case event.Text:
+			if e.Task != "" && !e.Delta {
+				cov["worker text"]++
+			}
+		}
+	}
+}
