@@ -271,6 +271,13 @@ func (r *Run) pipeline(ctx context.Context, input string) (string, error) {
 	if rep.Status != board.StatusDrained {
 		return "", fmt.Errorf("board %s: %s", rep.Status, describeFailures(tasks))
 	}
+	// A drained board can still hold a failed sink (a task nothing depends
+	// on): a pipeline has no coordinator to replan, so that fails the run.
+	for _, t := range tasks {
+		if t.Status == board.Failed || t.Status == board.Cancelled {
+			return "", fmt.Errorf("pipeline: %s", describeFailures(tasks))
+		}
+	}
 	return sinkResults(tasks), nil
 }
 

@@ -355,3 +355,17 @@ func TestDelegationCancel(t *testing.T) {
 		t.Errorf("%d goroutines left behind", n-before)
 	}
 }
+
+// A pipeline whose sink task fails fails the run: no coordinator is there
+// to replan, and an empty answer would hide the failure.
+func TestPipelineFailedSinkFailsRun(t *testing.T) {
+	p := project(team())
+	p.Workflow.Host = nil
+	p.Workflow.Tasks = []spec.Task{{ID: "only", Goal: "g", Assignee: "team/loop"}}
+	_, _, _, err := runMulti(t, p, Options{}, map[string][]step{
+		"loop": {call("team_echo", nil), call("team_echo", nil), call("team_echo", nil)},
+	})
+	if err == nil || !strings.Contains(err.Error(), "task only failed") || !strings.Contains(err.Error(), "max-steps") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -161,7 +161,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 		sink = newProgressSink(stderr)
 	}
 	// Meta keeps the flags a resume needs to rebuild the same run.
-	meta := map[string]string{"model": f.model}
+	meta := map[string]string{"model": f.model, "trust": strings.Join(f.trust, string(os.PathListSeparator))}
 	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta})
 	if err != nil {
 		return err
