@@ -183,12 +183,6 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 		// A result that arrives as the run is cancelled is still work done.
 		n.t.Status, n.t.Result = Completed, result
 		e.Type, e.Result = event.TaskCompleted, result
-		for _, d := range n.dependents {
-			d.waiting--
-			if d.waiting == 0 && d.t.Status == Pending {
-				b.ready = append(b.ready, d)
-			}
-		}
 	case tctx.Err() != nil:
 		n.t.Status, n.t.Error = Cancelled, "cancelled: "+err.Error()
 		e.Type, e.Err = event.TaskCancelled, n.t.Error
@@ -196,10 +190,22 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 		n.t.Status, n.t.Error = Failed, err.Error()
 		e.Type, e.Err = event.TaskFailed, n.t.Error
 	}
+	b.mu.Unlock()
+	// The terminal event goes out before any dependent can start, so the
+	// event stream never shows a task starting before its deps completed.
+	b.emit(e)
+	b.mu.Lock()
+	if err == nil {
+		for _, d := range n.dependents {
+			d.waiting--
+			if d.waiting == 0 && d.t.Status == Pending {
+				b.ready = append(b.ready, d)
+			}
+		}
+	}
 	b.inflight--
 	b.signal()
 	b.mu.Unlock()
-	b.emit(e)
 }
 
 // attemptOnce calls the runner once under the task's timeout. A panic in

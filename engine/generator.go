@@ -97,6 +97,12 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			if calls[i].ID == "" {
 				calls[i].ID = fmt.Sprintf("call_%d_%d", step+1, i+1)
 			}
+			// Arguments that are not JSON (a model's slip) are kept as a
+			// JSON string: the transcript stays valid JSON lines, and the
+			// tool's argument check tells the model what went wrong.
+			if a := calls[i].Args; len(a) > 0 && !json.Valid(a) {
+				calls[i].Args, _ = json.Marshal(string(a))
+			}
 		}
 		msg := model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls}
 		if err := g.add(msg); err != nil {

@@ -120,7 +120,14 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		if turns <= 0 {
 			turns = spec.DefaultTurns
 		}
-		for _, msg := range supply.Conversation(hb.parent(), turns) {
+		inherited := supply.Conversation(hb.parent(), turns)
+		if hb.host != nil {
+			// H4 holds for what a worker inherits too: reader results of
+			// skills the host has unloaded arrive as stubs. (The host is
+			// blocked in runBoard, so its loaded set is stable here.)
+			inherited = reclaim(inherited, hb.host.mgr.isLoaded)
+		}
+		for _, msg := range inherited {
 			if err := tr.AppendMessage(msg); err != nil {
 				return "", err
 			}
