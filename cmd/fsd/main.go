@@ -1,4 +1,3 @@
-// Command fsd runs and validates LLM agent skills declared in YAML.
 package main
 
 import (
