@@ -836,3 +836,39 @@ func TestChaosDuplicateCallIDs(t *testing.T) {
 		}
 	}
 }
+
+// A seed replays: the host is told the same things in the same order, so
+// a failing seed printed by TestChaos reproduces.
+func TestChaosReplays(t *testing.T) {
+	hostCalls := func(seed uint64) []string {
+		var out []string
+		m := chaos.New(seed, chaosOptions())
+		r, err := New(chaosProject(), Options{
+			Model: model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+				resp, err := m.Generate(ctx, req)
+				if req.Caller.Agent == "" && resp != nil {
+					for _, c := range resp.Calls {
+						out = append(out, c.Name+" "+clip(string(c.Args), 200))
+					}
+					out = append(out, "text: "+resp.Text)
+				}
+				return resp, err
+			}),
+			Rand: rand.NewChaCha8(seedBytes(seed)), RunID: "replay",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = r.Execute(context.Background(), "")
+		return out
+	}
+	for _, seed := range []uint64{3, 17, 42} {
+		first, second := hostCalls(seed), hostCalls(seed)
+		if !slices.Equal(first, second) {
+			t.Errorf("seed %d: the host's calls differ between two runs:\n%q\n%q", seed, first, second)
+		}
+		if len(first) < 3 {
+			t.Errorf("seed %d: only %d host actions", seed, len(first))
+		}
+	}
+}
