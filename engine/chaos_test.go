@@ -872,3 +872,41 @@ func TestChaosReplays(t *testing.T) {
 		}
 	}
 }
+
+// The checker is itself tested: requests that break each invariant it
+// checks are caught, so a clean TestChaos means something.
+func TestChaosCheckerCatches(t *testing.T) {
+	p := chaosProject()
+	echo := model.Func(func(context.Context, *model.Request) (*model.Response, error) { return &model.Response{}, nil })
+	for _, tc := range []struct {
+		name string
+		req  model.Request
+		want string
+	}{
+		{"too many loaded", model.Request{Context: `<skill id="alpha" version="1" channel="handle" handle="h_1"/><skill id="beta" version="2" channel="inline"><skill id="gamma" version="0" channel="handle" handle="h_2"/>`,
+			Messages: []model.Message{{Role: model.User}}}, "L1"},
+		{"orphan result", model.Request{Messages: []model.Message{{Role: model.User}, {Role: model.Tool, CallID: "x"}}}, "W2"},
+		{"call without result", model.Request{Messages: []model.Message{{Role: model.User}, {Role: model.Assistant, Calls: []model.ToolCall{{ID: "x"}}}}}, "W2"},
+		{"starts at assistant", model.Request{Messages: []model.Message{{Role: model.Assistant}}}, "W2"},
+		{"over the cap", model.Request{Messages: slices.Repeat([]model.Message{{Role: model.User}}, chaosMaxMsgs+1)}, "W1"},
+		{"tool of unloaded skill", model.Request{Messages: []model.Message{{Role: model.User}}, Tools: []model.ToolDef{{Name: "alpha_echo"}}}, "L3"},
+		{"body of unloaded skill", model.Request{Messages: []model.Message{{Role: model.User}, {Role: model.Assistant, Text: "BODY-OF-beta"}}}, "H4"},
+		{"worker with a host tool", model.Request{Messages: []model.Message{{Role: model.User}}, Tools: []model.ToolDef{{Name: "read_skill"}},
+			Caller: model.Caller{Agent: "team/iso", TaskID: "t1"}}, "D4"},
+	} {
+		c := newChecker(echo, p)
+		_, _ = c.Generate(context.Background(), &tc.req)
+		if !slices.ContainsFunc(c.violations, func(v string) bool { return strings.HasPrefix(v, tc.want) }) {
+			t.Errorf("%s: no %s violation in %q", tc.name, tc.want, c.violations)
+		}
+	}
+	c := newChecker(echo, p)
+	c.Emit(event.Event{Type: event.TaskAdded, Task: "a"})
+	c.Emit(event.Event{Type: event.TaskAdded, Task: "b", Deps: []string{"a"}})
+	c.Emit(event.Event{Type: event.TaskStarted, Task: "b"})
+	c.Emit(event.Event{Type: event.TaskCompleted, Task: "b"})
+	c.Emit(event.Event{Type: event.TaskCancelled, Task: "b"})
+	if len(c.violations) < 3 {
+		t.Errorf("board order violations not caught: %q", c.violations)
+	}
+}
