@@ -3,7 +3,6 @@ package artifact
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+	"github.com/fsdrun/fsd/internal/golden"
+)
 
 // seeded returns a reproducible random source for handles.
 func seeded(seed uint64) *rand.ChaCha8 {
@@ -163,23 +162,7 @@ func TestReadersGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := runCalls(t, body, append(append([]call(nil), commonCalls...), extraCalls[name]...))
-			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".md")+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./artifact -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
-			}
+			golden.CheckString(t, filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".md")+".golden"), got)
 		})
 	}
 }

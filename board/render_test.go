@@ -1,6 +1,11 @@
 package board
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/fsdrun/fsd/internal/golden"
+)
 
 func TestRender(t *testing.T) {
 	tasks := []TaskSpec{
@@ -9,7 +14,7 @@ func TestRender(t *testing.T) {
 		{Goal: "Check the numbers", Deps: []string{"gather"}},
 		{ID: "orphan", Goal: "Depends on nothing real", Deps: []string{"missing"}},
 	}
-	golden(t, "graph.mmd", Mermaid(tasks))
-	golden(t, "graph.dot", DOT(tasks))
-	golden(t, "empty.mmd", Mermaid(nil))
+	golden.CheckString(t, filepath.Join("testdata", "graph.mmd"), Mermaid(tasks))
+	golden.CheckString(t, filepath.Join("testdata", "graph.dot"), DOT(tasks))
+	golden.CheckString(t, filepath.Join("testdata", "empty.mmd"), Mermaid(nil))
 }

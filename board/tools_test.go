@@ -4,35 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/fsdrun/fsd/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./board -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
 
 // TestToolSession replays what a coordinating model might send, mistakes
 // included, and checks every answer against a golden file: each is a JSON
@@ -82,7 +60,7 @@ func TestToolSession(t *testing.T) {
 		}
 		fmt.Fprintf(&out, "> %s %s\n%s\n", c.name, c.args, got)
 	}
-	golden(t, "tools.golden", out.String())
+	golden.CheckString(t, filepath.Join("testdata", "tools.golden"), out.String())
 }
 
 func TestToolsSchemas(t *testing.T) {

@@ -1,18 +1,14 @@
 package spec
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the .golden files from the current output")
 
 // render is what `fsd validate --format text` prints for diags, with the
 // temporary folder (if any) replaced by $TMP so goldens are stable.
@@ -27,23 +23,6 @@ func render(diags diag.List, tmp string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./spec -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
 }
 
 // checkPositions asserts the corpus promise: at least one error, and every
@@ -78,7 +57,7 @@ func TestBadCorpus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			diags := ValidatePaths([]string{path}, false)
 			checkPositions(t, diags)
-			golden(t, filepath.Join("testdata", "bad", name+".golden"), render(diags, ""))
+			golden.CheckString(t, filepath.Join("testdata", "bad", name+".golden"), render(diags, ""))
 		})
 	}
 	if n < 30 {
@@ -145,7 +124,7 @@ func TestGeneratedCorpus(t *testing.T) {
 			path := tc.build(t, dir)
 			diags := ValidatePaths([]string{path}, false)
 			checkPositions(t, diags)
-			golden(t, filepath.Join("testdata", "generated", tc.name+".golden"), render(diags, dir))
+			golden.CheckString(t, filepath.Join("testdata", "generated", tc.name+".golden"), render(diags, dir))
 		})
 	}
 }

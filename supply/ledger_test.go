@@ -2,19 +2,16 @@ package supply
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fsdrun/fsd/internal/golden"
 	"github.com/fsdrun/fsd/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // ledger records, in order: a (extractor) 2 calls, b (dep a) 1 call,
 // c (unrelated, still running) 1 call, d (dep b) 1 call.
@@ -122,19 +119,7 @@ func TestLedgerConcurrent(t *testing.T) {
 func TestRenderObservations(t *testing.T) {
 	l := ledger()
 	got := RenderObservations(l.Select(spec.Flow{Policy: spec.FlowAll}, "e", nil, nil, nil))
-	path := filepath.Join("testdata", "observations.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
+	golden.CheckString(t, filepath.Join("testdata", "observations.golden"), got)
 	if RenderObservations(nil) != "" {
 		t.Error("nothing to show must render as nothing")
 	}

@@ -3,7 +3,6 @@ package transcript
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,10 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fsdrun/fsd/internal/golden"
 	"github.com/fsdrun/fsd/model"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func fixedClock() func() time.Time {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -51,19 +49,7 @@ func TestRecordGolden(t *testing.T) {
 	var buf bytes.Buffer
 	tr := New(&buf, WithClock(fixedClock()))
 	sample(t, tr)
-	golden := filepath.Join("testdata", "record.golden")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("record (-want +got):\n%s", diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "record.golden"), buf.Bytes())
 }
 
 func TestReadFileRoundTrip(t *testing.T) {

@@ -2,17 +2,15 @@ package view
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestFrameGolden(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -33,20 +31,7 @@ func TestFrameGolden(t *testing.T) {
 	} {
 		b.Emit(e)
 	}
-	got := b.Frame()
-	golden := "testdata/frame.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("frame:\n%s\nwant:\n%s", got, want)
-	}
+	golden.CheckString(t, filepath.Join("testdata", "frame.golden"), b.Frame())
 }
 
 // A big board draws a bounded number of rows, running tasks first kept.

@@ -2,16 +2,12 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/fsdrun/fsd/internal/golden"
 )
-
-var updateGraph = flag.Bool("update-graph", false, "rewrite the fsd graph golden files")
 
 func TestGraph(t *testing.T) {
 	wf := filepath.Join("testdata", "graph", "weekly.workflow.yaml")
@@ -40,19 +36,7 @@ func TestGraph(t *testing.T) {
 			if tt.golden == "" {
 				return
 			}
-			path := filepath.Join("testdata", "graph", tt.golden)
-			if *updateGraph {
-				if err := os.WriteFile(path, stdout.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./cmd/fsd -run TestGraph -update-graph)", err)
-			}
-			if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			golden.Check(t, filepath.Join("testdata", "graph", tt.golden), stdout.Bytes())
 		})
 	}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,36 +10,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/golden"
 )
-
-var updateCLI = flag.Bool("update-cli", false, "rewrite cmd/fsd testdata goldens")
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = run(args, &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-func goldenCLI(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateCLI {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/fsd -run Validate -update-cli)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
 }
 
 const badSkill = "../../spec/testdata/bad/unknown-key.skill.yaml"
@@ -78,7 +54,7 @@ func TestValidateFormats(t *testing.T) {
 	for _, format := range []string{"text", "json", "github", "sarif"} {
 		t.Run(format, func(t *testing.T) {
 			_, stdout, _ := runCLI(t, "validate", "--format", format, badSkill, "../../spec/testdata/bad/skillmd-foreign")
-			goldenCLI(t, "validate."+format+".golden", stdout)
+			golden.CheckString(t, filepath.Join("testdata", "validate."+format+".golden"), stdout)
 			if format == "json" || format == "sarif" {
 				var v any
 				if err := json.Unmarshal([]byte(stdout), &v); err != nil {

@@ -16,7 +16,10 @@ import (
 	"github.com/fsdrun/fsd/model/record"
 )
 
-var update = flag.Bool("update", false, "re-record testdata/example.jsonl against a local fake OpenAI server")
+// rerecord is not golden.Update: it re-runs the recording (against a local
+// fake server) rather than rewriting a compared output, so it keeps its own
+// name and `go test ./... -update` leaves the recording alone.
+var rerecord = flag.Bool("rerecord", false, "re-record testdata/example.jsonl against a local fake OpenAI server")
 
 const (
 	examplePath = "testdata/example.jsonl"
@@ -77,12 +80,12 @@ func recordExample(t *testing.T) {
 // TestExampleReplaysOffline is what a skill's CI does: replay a recording,
 // no network, no key.
 func TestExampleReplaysOffline(t *testing.T) {
-	if *update {
+	if *rerecord {
 		recordExample(t)
 	}
 	data, err := os.ReadFile(examplePath)
 	if err != nil {
-		t.Fatalf("%v (run go test ./model/record -update)", err)
+		t.Fatalf("%v (run go test ./model/record -rerecord)", err)
 	}
 	if bytes.Contains(data, []byte(exampleKey)) {
 		t.Fatal("the recording contains the API key")
