@@ -93,10 +93,14 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			g.r.addUsage(resp.Usage)
 		}
 		calls := resp.Calls
+		seen := make(map[string]bool, len(calls))
 		for i := range calls {
-			if calls[i].ID == "" {
+			// Every call of a response needs its own id: results are
+			// matched to calls by it (providers reject repeats too).
+			if calls[i].ID == "" || seen[calls[i].ID] {
 				calls[i].ID = fmt.Sprintf("call_%d_%d", step+1, i+1)
 			}
+			seen[calls[i].ID] = true
 			// Arguments that are not JSON (a model's slip) are kept as a
 			// JSON string: the transcript stays valid JSON lines, and the
 			// tool's argument check tells the model what went wrong.

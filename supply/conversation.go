@@ -51,16 +51,16 @@ func dropPending(msgs []model.Message) []model.Message {
 	if last < 0 || len(msgs[last].Calls) == 0 {
 		return msgs
 	}
-	answered := map[string]bool{}
+	// Results follow their calls in order, so counting them is enough;
+	// matching by id would be fooled by a model that repeats an id.
+	results := 0
 	for _, m := range msgs[last+1:] {
 		if m.Role == model.Tool {
-			answered[m.CallID] = true
+			results++
 		}
 	}
-	for _, c := range msgs[last].Calls {
-		if !answered[c.ID] {
-			return msgs[:last]
-		}
+	if results < len(msgs[last].Calls) {
+		return msgs[:last]
 	}
 	return msgs
 }
