@@ -45,7 +45,7 @@ agents:
 `)
 	write(t, filepath.Join(dir, "slow.script.yaml"), `agents:
   stepper:
-    - sleep: 700ms
+    - sleep: 1s
       call: mark
       args: {id: '{{.Task.ID}}'}
     - say: '{{.Last}}'
