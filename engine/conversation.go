@@ -40,16 +40,8 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 	}
 	h := &hostEnv{r: r, mgr: newManager(r), tr: tr}
 	h.board = newHostBoard(r, h)
-	var name string
-	if r.wf.Host != nil {
-		name = r.wf.Host.Model
-	}
-	m, err := r.modelFor(name)
-	if err != nil {
-		return nil, nil, err
-	}
 	g := &generator{
-		r: r, caller: model.Caller{Input: input}, model: m, tr: tr, journal: journal,
+		r: r, caller: model.Caller{Input: input}, model: r.opts.Model, tr: tr, journal: journal,
 		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h,
 		item: func(m model.Message) {
 			for _, e := range messageEvents(m, "", "") {

@@ -302,7 +302,6 @@ func TestDelegationCancel(t *testing.T) {
 	before := runtime.NumGoroutine()
 	p := project(team())
 	started := make(chan struct{}, 8)
-	block := func(req *model.Request) *model.Response { return nil }
 	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
 		if req.Caller.Agent == "" {
 			switch req.Caller.Step {
@@ -316,7 +315,6 @@ func TestDelegationCancel(t *testing.T) {
 		}
 		started <- struct{}{}
 		<-ctx.Done()
-		_ = block
 		return nil, ctx.Err()
 	})
 	ctx, cancel := context.WithCancel(context.Background())

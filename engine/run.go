@@ -27,11 +27,10 @@ import (
 
 // Options configure a run. Only Model is required.
 type Options struct {
-	// Model answers every generator that does not name its own.
+	// Model answers every generator. Requests carry their Caller (host, or
+	// agent and task), so a Model that must send agents to different
+	// providers routes on it, as the CLI does for `model:` per agent.
 	Model model.Model
-	// Models resolves a model string named by an agent or the host
-	// (`openai/…`); nil means every generator uses Model.
-	Models func(name string) (model.Model, error)
 	// Sink receives the client event stream; nil discards it.
 	Sink event.Sink
 	// RunsDir is where the run record goes (`.fsd/runs`); "" keeps no record.
@@ -234,11 +233,6 @@ func (r *Run) emit(e event.Event) {
 	}
 }
 
-// sinkOrNil is the run's sink for packages that emit on their own.
-func (r *Run) sinkOrNil() event.Sink {
-	return event.SinkFunc(r.emitStamped)
-}
-
 // Handle returns the artifact handle of an enabled skill's instructions,
 // spooling them if they are not yet: the scripted model's `handle`
 // template function calls it.
@@ -263,15 +257,6 @@ func (r *Run) emitSkill(loaded bool, s *spec.Skill, reason transcript.Reason) {
 		t = event.SkillUnloaded
 	}
 	r.emit(event.Event{Type: t, Skill: s.ID, Version: s.Version, Reason: string(reason)})
-}
-
-// modelFor picks the model of a generator: its own model string when it
-// names one and Options.Models can resolve it, else the run's model.
-func (r *Run) modelFor(name string) (model.Model, error) {
-	if name == "" || r.opts.Models == nil {
-		return r.opts.Model, nil
-	}
-	return r.opts.Models(name)
 }
 
 // Execute runs the workflow with input (empty: the workflow's input) and

@@ -59,10 +59,9 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	vis := spec.VisibilitySub
 	flow := spec.Flow{Policy: spec.FlowDeps}
 	maxSteps := r.limits.MaxSteps
-	var modelName string
 	var prompt strings.Builder
 	if agent != nil {
-		vis, flow, modelName = agent.Visibility, agent.Flow, agent.Model
+		vis, flow = agent.Visibility, agent.Flow
 		if agent.MaxSteps > 0 {
 			maxSteps = agent.MaxSteps
 		}
@@ -88,24 +87,20 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	}
 	w.block = prompt.String()
 
-	m, err := r.modelFor(modelName)
-	if err != nil {
-		return "", err
-	}
 	tr, journal, err := r.newTranscript(t.ID, max(t.Attempts, 1))
 	if err != nil {
 		return "", err
 	}
 	agentName := t.Agent()
-	router := visibility.New(vis, r.sinkOrNil(), visibility.Tags{Run: r.ID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
+	router := visibility.New(vis, event.SinkFunc(r.emitStamped), visibility.Tags{Run: r.ID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
 	g := &generator{
-		r: r, model: m, tr: tr, env: w,
+		r: r, model: r.opts.Model, tr: tr, env: w,
 		caller:      model.Caller{Agent: agentName, TaskID: t.ID, TaskGoal: t.Goal, Input: t.Input},
 		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: maxSteps,
 	}
 	if vis.Client {
 		g.streamText = func(delta string) {
-			r.emitStamped(event.Event{Type: event.Text, Time: r.now(), Run: r.ID, Task: t.ID, Agent: agentName, Text: delta, Delta: true})
+			r.emit(event.Event{Type: event.Text, Task: t.ID, Agent: agentName, Text: delta, Delta: true})
 		}
 	}
 	g.item = func(msg model.Message) {

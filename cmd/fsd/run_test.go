@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,16 +26,7 @@ func TestRunLifecycleExample(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var events []event.Event
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var e event.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("not a JSON line: %s", sc.Text())
-		}
-		events = append(events, e)
-	}
+	events := events(t, out)
 	if len(events) == 0 || events[len(events)-1].Type != event.RunFinished || events[len(events)-1].Answer == "" {
 		t.Fatalf("the stream does not end in run.finished with an answer")
 	}
