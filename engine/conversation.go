@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -42,17 +43,19 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 	h.board = newHostBoard(r, h)
 	g := &generator{
 		r: r, caller: model.Caller{Input: input}, model: r.opts.Model, tr: tr, journal: journal,
-		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h,
-		item: func(m model.Message) {
-			for _, e := range messageEvents(m, "", "") {
-				r.emit(e)
-			}
-		},
+		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h, name: "host",
 		// The host's items are client-visible: stream its text as it comes.
 		streamText: func(delta string) {
 			r.emit(event.Event{Type: event.Text, Text: delta, Delta: true})
 		},
 	}
+	g.item = func(m model.Message) {
+		for _, e := range messageEvents(m, "", "") {
+			e.Replayed = g.replaying
+			r.emit(e)
+		}
+	}
+	h.gen = g
 	return g, h, nil
 }
 
@@ -82,8 +85,9 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 type RunSummary struct {
 	ID       string `json:"id"`
 	Workflow string `json:"workflow"`
-	// Status is running, finished or failed. A run that is "running" in
-	// its record but whose PID is gone was interrupted.
+	// Status is running, finished, failed or interrupted (a signal or a
+	// timeout stopped it). A run that is "running" in its record but whose
+	// PID is gone was interrupted too (killed).
 	Status       string    `json:"status"`
 	PID          int       `json:"pid"`
 	Started      time.Time `json:"started"`
@@ -99,6 +103,9 @@ type RunSummary struct {
 	Seed    string            `json:"seed"`
 	Resumed int               `json:"resumed,omitempty"`
 	Meta    map[string]string `json:"meta,omitempty"`
+	// Digests of what the run is made from; a resume refuses to run
+	// from files that differ (ErrChanged).
+	Digests journal.Digests `json:"digests,omitempty"`
 }
 
 func (r *Run) addUsage(u model.Usage) {

@@ -34,6 +34,42 @@ type hostBoard struct {
 	// holds a call without its result next to it (W2) and two workers'
 	// items never interleave.
 	history map[string][]model.Message
+	// seeding is set while the static tasks are added; replayedEnds holds
+	// the tasks whose worker ended in journaled steps. Both make task
+	// events of a resumed run say "replayed".
+	seeding      bool
+	replayedEnds map[string]bool
+}
+
+// restated notes that a task's worker ended in its journal.
+func (hb *hostBoard) restated(task string) {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	if hb.replayedEnds == nil {
+		hb.replayedEnds = map[string]bool{}
+	}
+	hb.replayedEnds[task] = true
+}
+
+// replayed reports whether a board event of a resumed run restates work
+// the journal holds: a task added again (static, or by a replayed host
+// step), started again with a journal, or ended by its journal.
+func (hb *hostBoard) replayed(e event.Event) bool {
+	j := hb.r.opts.Resume
+	if j == nil {
+		return false
+	}
+	switch e.Type {
+	case event.TaskAdded:
+		return hb.seeding || hb.host.replaying()
+	case event.TaskStarted:
+		return j.gen(transcriptName(e.Task, 1)) != nil
+	case event.TaskCompleted, event.TaskFailed:
+		hb.mu.Lock()
+		defer hb.mu.Unlock()
+		return hb.replayedEnds[e.Task]
+	}
+	return false
 }
 
 func newHostBoard(r *Run, h *hostEnv) *hostBoard {
@@ -47,9 +83,12 @@ func newHostBoard(r *Run, h *hostEnv) *hostBoard {
 		MaxTotal:    r.limits.MaxTotalTasks,
 		Roster:      hb.roster,
 		Policy:      hb.policy,
-		Sink:        event.SinkFunc(func(e event.Event) { r.emitStamped(e) }),
-		Run:         r.ID,
-		Now:         r.now,
+		Sink: event.SinkFunc(func(e event.Event) {
+			e.Replayed = hb.replayed(e)
+			r.emitStamped(e)
+		}),
+		Run: r.ID,
+		Now: r.now,
 	})
 	return hb
 }
@@ -63,7 +102,10 @@ func (hb *hostBoard) seed() error {
 	for i, t := range hb.r.wf.Tasks {
 		specs[i] = board.TaskSpec{ID: t.ID, Goal: t.Goal, Assignee: t.Assignee, Deps: t.Deps, Input: t.Input}
 	}
-	if _, err := hb.b.AddAll(specs); err != nil {
+	hb.seeding = true
+	_, err := hb.b.AddAll(specs)
+	hb.seeding = false
+	if err != nil {
 		return fmt.Errorf("static tasks: %w", err)
 	}
 	return nil
@@ -246,9 +288,20 @@ func clip(s string, n int) string {
 }
 
 // saveBoard writes board.json to the run record.
+// Long goals, inputs and results are clipped: the transcripts keep them.
 func (r *Run) saveBoard(b *board.Board) {
-	if err := r.rec.writeJSON("board.json", map[string]any{"tasks": b.Tasks()}); err != nil {
-		r.log.Warn().Err(err).Msg("could not write board.json")
+	if r.rec == nil {
+		return
+	}
+	tasks := b.Tasks()
+	for i := range tasks {
+		t := &tasks[i]
+		t.Goal, t.Input, t.Result, t.Error = clipRecord(t.Goal), clipRecord(t.Input), clipRecord(t.Result), clipRecord(t.Error)
+	}
+	if err := r.rec.writeJSON("board.json", map[string]any{"tasks": tasks}); err != nil {
+		r.rec.mu.Lock()
+		r.rec.fail(err)
+		r.rec.mu.Unlock()
 	}
 }
 

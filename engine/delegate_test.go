@@ -342,7 +342,7 @@ func TestDelegationCancel(t *testing.T) {
 		t.Fatal("the run did not stop after cancel")
 	}
 	var sum RunSummary
-	if err := json.Unmarshal(readFile(t, res.Dir+"/run.json"), &sum); err != nil || sum.Status != "failed" {
+	if err := json.Unmarshal(readFile(t, res.Dir+"/run.json"), &sum); err != nil || sum.Status != "interrupted" {
 		t.Errorf("run.json = %+v (%v)", sum, err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

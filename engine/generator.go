@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/tool"
 	"github.com/fsdrun/fsd/transcript"
 )
 
@@ -32,9 +36,10 @@ type env interface {
 	loaded(skillID string) bool
 	// settle runs after a response's results are all in the transcript.
 	settle()
-	// command reports whether a tool runs a program: on resume its
-	// journaled result is used instead of running it again.
-	command(name string) bool
+	// command reports whether a tool runs a program (on resume its
+	// journaled result is used instead of running it again) and whether
+	// it declares on-interrupt: fail (see journal.Plan).
+	command(name string) (isCommand, failsInDoubt bool)
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -55,6 +60,25 @@ type generator struct {
 	// journal and replay serve a resumed run (see Journal).
 	journal *genJournal
 	replay  *replay
+	// name identifies the generator in call ids: "host", "task:ID" or
+	// "task:ID#N" for attempt N > 1. It is the same on resume.
+	name string
+	// replaying is set while the loop adds a message the journal already
+	// holds, so its events say "replayed". Only the loop's goroutine
+	// touches it (item callbacks run on it).
+	replaying bool
+	// endReplayed: the final answer came from the journal.
+	endReplayed bool
+}
+
+// callID is FSD_CALL_ID of a step's i-th call: stable across resume,
+// since the journal replays the same steps in the same order.
+func (g *generator) callID(step, i int) string {
+	name := g.name
+	if name == "" {
+		name = "host"
+	}
+	return fmt.Sprintf("%s/s%d/c%d", name, step+1, i+1)
 }
 
 // who names the generator in errors.
@@ -109,37 +133,40 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			}
 		}
 		msg := model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls}
-		if err := g.add(msg); err != nil {
+		g.replaying = replayed
+		err := g.add(msg)
+		g.replaying = false
+		if err != nil {
 			return "", err
 		}
 		if len(calls) == 0 {
+			g.endReplayed = replayed
 			return resp.Text, g.sync()
 		}
 		offered := make(map[string]bool, len(req.Tools))
 		for _, t := range req.Tools {
 			offered[t.Name] = true
 		}
+		if !replayed && g.runsCommand(calls, offered) {
+			// A call is in doubt on resume only if it is in the journal:
+			// make it durable before its program may start.
+			if err := g.sync(); err != nil {
+				return "", err
+			}
+		}
 		// Calls run in the order given and their results are recorded in
 		// that order, so every call has its result before the next step.
 		for i, c := range calls {
-			var res toolResult
 			journaled, inJournal := g.replay.result(step, i)
-			switch {
-			case !offered[c.Name]:
-				// L3: whatever the reason, a tool not in this request is unknown.
-				res = toolResult{text: "Unknown tool: " + c.Name, isError: true}
-			case inJournal && g.env.command(c.Name):
-				// Resume: a program that already ran is not run again.
-				res = toolResult{text: journaled.Text, isError: journaled.IsError, artifact: journaled.Artifact}
-			default:
-				res = g.env.call(ctx, c)
-			}
-			if inJournal && c.Name != "runBoard" && (res.text != journaled.Text || res.isError != journaled.IsError) {
-				return "", fmt.Errorf("%s: resume diverged from the journal at step %d: %s answered %q, the journal says %q (did a manifest change?)",
-					g.who(), step+1, c.Name, clip(res.text, 80), clip(journaled.Text, 80))
+			res, err := g.callOne(ctx, c, step, i, offered[c.Name], replayed, journaled, inJournal)
+			if err != nil {
+				return "", err
 			}
 			out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.text, IsError: res.isError, Artifact: res.artifact}
-			if err := g.add(out); err != nil {
+			g.replaying = inJournal
+			err = g.add(out)
+			g.replaying = false
+			if err != nil {
 				return "", err
 			}
 		}
@@ -149,6 +176,78 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
+}
+
+// callOne answers one call of a step. In a step the journal holds (a
+// resume), journal.Plan decides whether the call runs again.
+func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, offered, replayed bool,
+	journaled model.Message, inJournal bool) (toolResult, error) {
+	if !offered {
+		// L3: whatever the reason, a tool not in this request is unknown.
+		return toolResult{text: "Unknown tool: " + c.Name, isError: true}, nil
+	}
+	act := journal.Execute
+	if replayed {
+		isCmd, failsInDoubt := g.env.command(c.Name)
+		act = journal.Plan(journal.Call{Result: inJournal, Command: isCmd, FailsInDoubt: failsInDoubt})
+	}
+	id := g.callID(step, i)
+	var res toolResult
+	switch act {
+	case journal.UseJournal:
+		// A program that already ran is not run again.
+		return toolResult{text: journaled.Text, isError: journaled.IsError, artifact: journaled.Artifact}, nil
+	case journal.FailInDoubt:
+		g.r.log.Warn().Str("call", id).Str("tool", c.Name).Msg("in-doubt call not run again (on-interrupt: fail)")
+		return toolResult{text: journal.OutcomeUnknown, isError: true}, nil
+	case journal.Retry:
+		g.r.log.Warn().Str("call", id).Str("tool", c.Name).Msg("running an in-doubt call again with the same FSD_CALL_ID")
+	}
+	res = g.env.call(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.r.ID, Call: id}), c)
+	if ctx.Err() != nil {
+		// The run was stopped while the call ran: its result (a
+		// "cancelled" error) is not the tool's answer. Left out of the
+		// journal, the call is in doubt and a resume decides.
+		return res, fmt.Errorf("%s: %w", g.who(), context.Cause(ctx))
+	}
+	// What the journal will hold: JSON keeps text as UTF-8, so compare
+	// and record the same form the journal stores (a read of non-UTF-8
+	// bytes replays as it was recorded).
+	res.text = storedText(res.text)
+	if inJournal && c.Name != "runBoard" && (res.text != journaled.Text || res.isError != journaled.IsError) {
+		return res, fmt.Errorf("%s: resume diverged from the journal at step %d: %s answered %q, the journal says %q (did a manifest change?)",
+			g.who(), step+1, c.Name, clip(res.text, 80), clip(journaled.Text, 80))
+	}
+	return res, nil
+}
+
+// runsCommand reports whether a response calls a command tool.
+func (g *generator) runsCommand(calls []model.ToolCall, offered map[string]bool) bool {
+	for _, c := range calls {
+		if isCmd, _ := g.env.command(c.Name); isCmd && offered[c.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// storedText is s as a JSON journal stores it: each byte that is not part
+// of valid UTF-8 becomes U+FFFD, as encoding/json writes it.
+func storedText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 func (g *generator) sync() error {
@@ -241,7 +340,7 @@ func messageEvents(m model.Message, task, agent string) []event.Event {
 	switch m.Role {
 	case model.Assistant:
 		if m.Text != "" {
-			out = append(out, event.Event{Type: event.Text, Task: task, Agent: agent, Text: m.Text})
+			out = append(out, event.Event{Type: event.Text, Task: task, Agent: agent, Text: clipRecord(m.Text)})
 		}
 		for _, c := range m.Calls {
 			out = append(out, event.Event{Type: event.ToolCall, Task: task, Agent: agent, Tool: c.Name, CallID: c.ID, Args: clipArgs(c.Args)})

@@ -28,7 +28,12 @@ type hostEnv struct {
 	mgr   *manager
 	tr    *transcript.Transcript
 	board *hostBoard // nil until delegation is wired
+	gen   *generator // the host's generator, to tell replayed work
 }
+
+// replaying reports whether the host is restating journaled work now
+// (read only from the host's goroutine and the board calls it makes).
+func (h *hostEnv) replaying() bool { return h != nil && h.gen != nil && h.gen.replaying }
 
 func (h *hostEnv) prepare(ctx context.Context) {
 	changed, err := h.r.cat.refresh()
@@ -134,9 +139,12 @@ func (h *hostEnv) tools() []model.ToolDef {
 	return out
 }
 
-func (h *hostEnv) command(name string) bool {
+func (h *hostEnv) command(name string) (bool, bool) {
 	_, t, ok := h.mgr.skillTool(name)
-	return ok && t.kind == spec.RunCommand
+	if !ok || t.kind != spec.RunCommand {
+		return false, false
+	}
+	return true, t.FailsInDoubt()
 }
 
 func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {

@@ -1,14 +1,15 @@
 package engine
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
+	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -23,10 +24,17 @@ import (
 // readers) is executed again: it is deterministic and in memory, and
 // executing it rebuilds the run's state. A re-executed result that differs
 // from the journal's stops the resume with an error saying where.
+//
+// A loaded Journal holds the run folder's lock until the resumed run ends
+// (or Close): no other process can resume or write the same run.
 type Journal struct {
 	Dir     string
 	Summary RunSummary
-	gens    map[string]*genJournal
+	// Repaired lists the files whose torn last line was repaired, with
+	// what was done; the run logs them.
+	Repaired []string
+	gens     map[string]*genJournal
+	lock     *journal.Locked
 }
 
 // genJournal is one generator's journal.
@@ -39,17 +47,57 @@ type genJournal struct {
 // ErrNotResumable is returned for a run record that cannot be resumed.
 var ErrNotResumable = errors.New("run cannot be resumed")
 
-// LoadJournal reads the record of the run in dir. A torn last line (a
-// crash mid-write) is cut off the file so appends go on after a whole
-// line.
-func LoadJournal(dir string) (*Journal, error) {
+// ErrInUse is returned by LoadJournal while another process holds the run.
+var ErrInUse = errors.New("run is in use")
+
+// LoadOption configures LoadJournal.
+type LoadOption func(*loadOptions)
+
+type loadOptions struct{ ignorePID bool }
+
+// IgnoreLivePID resumes a run whose recorded process id belongs to a live
+// process that does not hold the run's lock: after a reboot the id may
+// name an unrelated process. The lock is still required.
+func IgnoreLivePID() LoadOption { return func(o *loadOptions) { o.ignorePID = true } }
+
+// LoadJournal takes the lock of the run in dir and reads its record. The
+// run's id is the folder's name, whatever run.json says. Every JSON-lines
+// file is repaired first (journal.RepairTail), so appends go on after a
+// whole line.
+func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
+	var o loadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if abs, aerr := filepath.Abs(dir); aerr == nil {
+		dir = abs
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 	}
-	j := &Journal{Dir: dir, gens: map[string]*genJournal{}}
+	j = &Journal{Dir: dir, gens: map[string]*genJournal{}}
 	if err := json.Unmarshal(b, &j.Summary); err != nil {
 		return nil, fmt.Errorf("%w: run.json: %v", ErrNotResumable, err)
+	}
+	// The record is data, not authority: the folder names the run.
+	j.Summary.ID = filepath.Base(dir)
+	lock, err := journal.Lock(dir)
+	if errors.Is(err, journal.ErrLocked) {
+		return nil, fmt.Errorf("%w: run %s is being written by another fsd (pid %d in run.json)", ErrInUse, j.Summary.ID, j.Summary.PID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
+	}
+	j.lock = lock
+	defer func() {
+		if err != nil {
+			lock.Unlock()
+		}
+	}()
+	if j.Summary.Status == "running" && !o.ignorePID && j.Summary.PID != os.Getpid() && processAlive(j.Summary.PID) {
+		return nil, fmt.Errorf("%w: run %s is still running (pid %d); stop it first, or --force if that process is not fsd",
+			ErrInUse, j.Summary.ID, j.Summary.PID)
 	}
 	if j.Summary.Status == "finished" {
 		return nil, fmt.Errorf("%w: run %s already finished", ErrNotResumable, j.Summary.ID)
@@ -57,19 +105,28 @@ func LoadJournal(dir string) (*Journal, error) {
 	if j.Summary.Seed == "" {
 		return nil, fmt.Errorf("%w: run %s has no handle seed", ErrNotResumable, j.Summary.ID)
 	}
+	if s, err := hex.DecodeString(j.Summary.Seed); err != nil || len(s) != 32 {
+		return nil, fmt.Errorf("%w: run %s: run.json has a bad seed (want 64 hex digits)", ErrNotResumable, j.Summary.ID)
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "tasks", "*.jsonl"))
 	files = append(files, filepath.Join(dir, "transcript.jsonl"))
+	for _, f := range append(files, filepath.Join(dir, "events.jsonl")) {
+		rep, err := journal.RepairTail(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: repair %s: %v", ErrNotResumable, f, err)
+		}
+		if rep.Changed() {
+			rel, _ := filepath.Rel(dir, f)
+			j.Repaired = append(j.Repaired, filepath.ToSlash(rel)+": "+rep.String())
+		}
+	}
 	for _, f := range files {
 		entries, err := transcript.ReadFile(f)
-		if errors.Is(err, transcript.ErrTornTail) {
-			if err := cutTornTail(f); err != nil {
-				return nil, err
-			}
-		} else if err != nil {
+		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
-			return nil, fmt.Errorf("%w: %s: %v", ErrNotResumable, f, err)
+			return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 		}
 		g := &genJournal{file: f, entries: len(entries)}
 		for _, e := range entries {
@@ -83,14 +140,13 @@ func LoadJournal(dir string) (*Journal, error) {
 	return j, nil
 }
 
-// cutTornTail truncates a file after its last newline.
-func cutTornTail(path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
+// Close releases the run's lock when the journal will not be resumed;
+// Execute releases it itself.
+func (j *Journal) Close() error {
+	if j == nil {
+		return nil
 	}
-	i := strings.LastIndexByte(string(b), '\n')
-	return os.Truncate(path, int64(i+1))
+	return j.lock.Unlock()
 }
 
 // transcriptName is the record file of a generator: the host's, or a task
@@ -100,7 +156,7 @@ func transcriptName(task string, attempt int) string {
 	if task == "" {
 		return "transcript.jsonl"
 	}
-	name := "tasks/" + safeName(task)
+	name := "tasks/" + fileName(task)
 	if attempt > 1 {
 		name += ".attempt-" + strconv.Itoa(attempt)
 	}

@@ -211,7 +211,7 @@ func TestLimitRunDeadline(t *testing.T) {
 			if err := json.Unmarshal(readFile(t, filepath.Join(res.Dir, "run.json")), &sum); err != nil {
 				t.Fatal(err)
 			}
-			if sum.Status != "failed" || !strings.Contains(sum.Error, "deadline exceeded") {
+			if sum.Status != "interrupted" || !strings.Contains(sum.Error, "deadline exceeded") {
 				t.Errorf("run.json: %+v", sum)
 			}
 			if _, err := os.Stat(filepath.Join(res.Dir, "events.jsonl")); err != nil {

@@ -1,15 +1,19 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -23,29 +27,86 @@ import (
 //	run.json           status, times, answer or error (rewritten at the end)
 //
 // JSONL files are appended a line at a time and summary files are replaced
-// atomically, so a crash never leaves a half-written file.
+// atomically, so a crash leaves at most a torn last line, which a resume
+// repairs before appending. One process writes a record at a time: it
+// holds the folder's lock (journal.Lock) from start to end.
 type record struct {
 	dir    string
+	lock   *journal.Locked
 	mu     sync.Mutex
 	events *os.File
 	files  []*os.File
+	// err is the first failed write of an event line or board.json; the
+	// run fails with it (nothing reports success over a cut record).
+	err error
+	// onErr is told about the first failure, to stop the run early.
+	onErr func(error)
 }
 
-func openRecord(runsDir, id string, p *spec.Project) (*record, error) {
+// openRecord creates (or, on resume, reopens) a run's folder and takes its
+// lock; lock is the one a resume already holds, or nil.
+func openRecord(runsDir, id string, p *spec.Project, lock *journal.Locked) (*record, error) {
 	dir := filepath.Join(runsDir, id)
 	if err := os.MkdirAll(filepath.Join(dir, "tasks"), 0o755); err != nil {
 		return nil, fmt.Errorf("run record: %w", err)
 	}
-	rec := &record{dir: dir}
-	if err := rec.writeYAML("workflow.yaml", resolved(p)); err != nil {
+	if lock == nil {
+		var err error
+		if lock, err = journal.Lock(dir); err != nil {
+			return nil, fmt.Errorf("run record: %w", err)
+		}
+	}
+	rec := &record{dir: dir, lock: lock}
+	y, err := resolvedYAML(p)
+	if err == nil {
+		err = rec.replace("workflow.yaml", y)
+	}
+	if err != nil {
+		lock.Unlock()
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := rec.openJournal("events.jsonl")
 	if err != nil {
-		return nil, fmt.Errorf("run record: %w", err)
+		lock.Unlock()
+		return nil, err
 	}
 	rec.events = f
 	return rec, nil
+}
+
+// openJournal opens a JSONL file of the record for appending, after
+// making sure it ends in a whole line.
+func (rec *record) openJournal(name string) (*os.File, error) {
+	path := filepath.Join(rec.dir, filepath.FromSlash(name))
+	if _, err := journal.RepairTail(path); err != nil {
+		return nil, fmt.Errorf("run record: repair %s: %w", name, err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("run record: %w", err)
+	}
+	return f, nil
+}
+
+// fail keeps the first write error of the record. rec.mu is held.
+func (rec *record) fail(err error) {
+	if rec.err != nil {
+		return
+	}
+	rec.err = err
+	if rec.onErr != nil {
+		go rec.onErr(err) // not under rec.mu: stopping the run emits events
+	}
+}
+
+// writeErr is the first failed write, if any.
+func (rec *record) writeErr() error {
+	if rec == nil {
+		return nil
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.err
 }
 
 // resolvedWorkflow is what workflow.yaml in a run record holds.
@@ -76,13 +137,19 @@ func (rec *record) sink() event.Sink {
 	}
 	return event.SinkFunc(func(e event.Event) {
 		b, err := json.Marshal(e)
-		if err != nil {
-			return
-		}
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
-		if rec.events != nil {
-			_, _ = rec.events.Write(append(b, '\n'))
+		if err != nil {
+			rec.fail(fmt.Errorf("events.jsonl: %s event: %w", e.Type, err))
+			return
+		}
+		if rec.events == nil || rec.err != nil {
+			// After a failed write the file may end mid-line; appending
+			// more would make a record no reader can trust.
+			return
+		}
+		if _, err := rec.events.Write(append(b, '\n')); err != nil {
+			rec.fail(fmt.Errorf("events.jsonl: %w", err))
 		}
 	})
 }
@@ -93,9 +160,9 @@ func (rec *record) transcriptFile(name string) (*os.File, error) {
 	if rec == nil {
 		return nil, nil
 	}
-	f, err := os.OpenFile(filepath.Join(rec.dir, filepath.FromSlash(name)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := rec.openJournal(name)
 	if err != nil {
-		return nil, fmt.Errorf("run record: %w", err)
+		return nil, err
 	}
 	rec.mu.Lock()
 	rec.files = append(rec.files, f)
@@ -115,21 +182,22 @@ func (rec *record) writeJSON(name string, v any) error {
 	return rec.replace(name, append(b, '\n'))
 }
 
-func (rec *record) writeYAML(name string, v any) error {
+// resolvedYAML is workflow.yaml's content: the resolved workflow.
+func resolvedYAML(p *spec.Project) ([]byte, error) {
 	// Through JSON first so the kebab-case json tags name the keys.
-	j, err := json.Marshal(v)
+	j, err := json.Marshal(resolved(p))
 	if err != nil {
-		return fmt.Errorf("run record %s: %w", name, err)
+		return nil, fmt.Errorf("run record workflow.yaml: %w", err)
 	}
 	var generic any
 	if err := json.Unmarshal(j, &generic); err != nil {
-		return fmt.Errorf("run record %s: %w", name, err)
+		return nil, fmt.Errorf("run record workflow.yaml: %w", err)
 	}
 	y, err := yaml.Marshal(generic)
 	if err != nil {
-		return fmt.Errorf("run record %s: %w", name, err)
+		return nil, fmt.Errorf("run record workflow.yaml: %w", err)
 	}
-	return rec.replace(name, y)
+	return y, nil
 }
 
 func (rec *record) replace(name string, data []byte) error {
@@ -151,29 +219,59 @@ func (rec *record) close() error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	var first error
+	if rec.events != nil {
+		// One fsync per run: the events are the client's view, the
+		// transcripts (synced each step) are what a resume needs.
+		if err := rec.events.Sync(); err != nil {
+			first = fmt.Errorf("run record: events.jsonl: %w", err)
+		}
+	}
 	for _, f := range append(rec.files, rec.events) {
 		if f == nil {
 			continue
 		}
 		if err := f.Close(); err != nil && first == nil {
-			first = err
+			first = fmt.Errorf("run record: %w", err)
 		}
 	}
 	rec.files, rec.events = nil, nil
+	if err := rec.lock.Unlock(); err != nil && first == nil {
+		first = err
+	}
 	return first
 }
 
-// safeName keeps a task id usable as a file name.
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		ok := c == '-' || c == '_' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		if !ok {
-			b[i] = '_'
+// fileName encodes a task id as a file name, injectively, so two tasks
+// never share a transcript: a-z, 0-9 and "-" stand for themselves and
+// every other byte is "_" and two hex digits ("A" is "_41", "/" is "_2f",
+// "_" is "_5f"). Upper case is encoded too, so the names stay distinct on
+// case-insensitive file systems; "." never appears, so ".attempt-2" and
+// ".jsonl" suffixes cannot be forged. A name over maxNameBytes keeps its
+// head and ends in a hash of the whole id.
+func fileName(id string) string {
+	const hexDigits = "0123456789abcdef"
+	var b strings.Builder
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') {
+			b.WriteByte(c)
+			continue
 		}
+		b.WriteByte('_')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
 	}
-	if len(b) == 0 || b[0] == '.' {
-		return "_" + string(b)
+	name := b.String()
+	if name == "" {
+		return "_"
 	}
-	return string(b)
+	if len(name) > maxNameBytes {
+		sum := sha256.Sum256([]byte(id))
+		name = name[:maxNameBytes-33] + "~" + hex.EncodeToString(sum[:16])
+	}
+	return name
 }
+
+// maxNameBytes leaves room under the common 255-byte file-name limit for
+// ".attempt-N.jsonl".
+const maxNameBytes = 200

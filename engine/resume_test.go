@@ -123,8 +123,19 @@ func TestResumeDivergence(t *testing.T) {
 		t.Fatal(err)
 	}
 	changed := project(skill("aa", "2.0.0", ""))
+	// Without --force the resume refuses before anything runs.
 	r2, _ := New(changed, Options{Model: m, Resume: j})
 	_, err = r2.Execute(context.Background(), "")
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "workflow changed") {
+		t.Fatalf("err = %v, want ErrChanged naming the workflow", err)
+	}
+	// With it, the replay notices where the run went another way.
+	j, err = LoadJournal(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3, _ := New(changed, Options{Model: m, Resume: j, Force: true})
+	_, err = r3.Execute(context.Background(), "")
 	if err == nil || !strings.Contains(err.Error(), "diverged") || !strings.Contains(err.Error(), "read_skill") {
 		t.Errorf("err = %v", err)
 	}

@@ -10,14 +10,17 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
@@ -63,6 +66,9 @@ type Options struct {
 	Meta map[string]string
 	// Trusted says whether a skill's command tools may run; nil trusts all.
 	Trusted func(s *spec.Skill) bool
+	// Force resumes a run even if its workflow, script or a manifest
+	// changed since it started (see ErrChanged).
+	Force bool
 }
 
 // Run is one execution of a workflow. Create it with New, start it with
@@ -259,6 +265,15 @@ func (r *Run) emitSkill(loaded bool, s *spec.Skill, reason transcript.Reason) {
 	r.emit(event.Event{Type: t, Skill: s.ID, Version: s.Version, Reason: string(reason)})
 }
 
+// ErrInterrupted is wrapped by Execute's error when the caller's context
+// ended the run (a signal, a timeout): the record says "interrupted" and
+// the run can be resumed.
+var ErrInterrupted = errors.New("interrupted")
+
+// ErrChanged is returned when a resume finds the workflow, the script or
+// a manifest changed since the run started (Options.Force resumes anyway).
+var ErrChanged = errors.New("resume refused: the run's files changed since it started")
+
 // Execute runs the workflow with input (empty: the workflow's input) and
 // returns the final answer. The run record is complete whatever happens.
 func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error) {
@@ -266,18 +281,37 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		input = r.wf.Input
 	}
 	res = &Result{RunID: r.ID}
-	if r.opts.Resume != nil {
-		// The record folder is the journal's.
-		r.opts.RunsDir = filepath.Dir(r.opts.Resume.Dir)
-		if input == "" || input == r.wf.Input {
-			input = r.opts.Resume.Summary.Input
-		}
+	digests, err := r.digests()
+	if err != nil {
+		return res, err
 	}
+	var lock *journal.Locked
+	if j := r.opts.Resume; j != nil {
+		defer j.Close() // a no-op once the record took the lock over
+		// The record folder is the journal's.
+		r.opts.RunsDir = filepath.Dir(j.Dir)
+		if input == "" || input == r.wf.Input {
+			input = j.Summary.Input
+		}
+		if diff := journal.Diff(j.Summary.Digests, digests); len(diff) > 0 {
+			if !r.opts.Force {
+				return res, fmt.Errorf("%w: %s; resume with --force to run it as it is now", ErrChanged, strings.Join(diff, ", "))
+			}
+			r.log.Warn().Strs("changed", diff).Msg("resuming a run whose files changed (--force)")
+		}
+		for _, rep := range j.Repaired {
+			r.log.Warn().Str("file", rep).Msg("repaired the run record's torn last line")
+		}
+		lock = j.lock
+	}
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	if r.opts.RunsDir != "" {
-		rec, err := openRecord(r.opts.RunsDir, r.ID, r.project)
+		rec, err := openRecord(r.opts.RunsDir, r.ID, r.project, lock)
 		if err != nil {
 			return res, err
 		}
+		rec.onErr = func(err error) { stop(fmt.Errorf("run record: %w", err)) }
 		r.rec = rec
 		res.Dir = rec.dir
 		defer func() {
@@ -288,7 +322,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	}
 	r.sink = event.Multi{r.opts.Sink, r.rec.sink()}
 	sum := RunSummary{ID: r.ID, Workflow: r.wf.File, Status: "running", Started: r.now(), PID: os.Getpid(),
-		Input: input, Seed: r.seed, Meta: r.opts.Meta}
+		Input: input, Seed: r.seed, Meta: r.opts.Meta, Digests: digests}
 	if j := r.opts.Resume; j != nil {
 		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed+1
 		// Replayed steps are not billed again; the first run's count stays.
@@ -303,22 +337,92 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
 		}
+		sum.Status, sum.Finished = "finished", r.now()
+		switch werr := r.rec.writeErr(); {
+		case werr != nil:
+			// Whatever the run did, its record is cut: not a success.
+			err = fmt.Errorf("run record %s: %w", r.rec.dir, werr)
+		case err != nil && ctx.Err() != nil:
+			err = fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
+		}
 		fin := event.Event{Type: event.RunFinished, Answer: res.Answer}
-		sum.Status, sum.Answer, sum.Finished = "finished", res.Answer, r.now()
+		sum.Answer = clipRecord(res.Answer)
 		if err != nil {
 			fin.Err = err.Error()
-			sum.Status, sum.Error = "failed", err.Error()
+			sum.Status, sum.Error, sum.Answer = "failed", clipRecord(err.Error()), ""
+			if errors.Is(err, ErrInterrupted) {
+				sum.Status = "interrupted"
+			}
 		}
 		sum.InputTokens, sum.OutputTokens = r.usageIn.Load(), r.usageOut.Load()
 		r.emit(fin)
 		if werr := r.rec.writeJSON("run.json", sum); err == nil && werr != nil {
 			err = werr
 		}
+		if werr := r.rec.writeErr(); err == nil && werr != nil {
+			err = fmt.Errorf("run record %s: %w", r.rec.dir, werr)
+		}
 	}()
 	if r.wf.Host == nil {
-		res.Answer, err = r.pipeline(ctx, input)
+		res.Answer, err = r.pipeline(runCtx, input)
 	} else {
-		res.Answer, err = r.conversation(ctx, input)
+		res.Answer, err = r.conversation(runCtx, input)
 	}
 	return res, err
+}
+
+// maxRecordText bounds the answers and results kept in run.json and
+// board.json (and the text events): the transcripts keep them whole.
+const maxRecordText = 64 << 10
+
+// clipRecord cuts text longer than maxRecordText, on a character
+// boundary, and says how long it was.
+func clipRecord(s string) string {
+	if len(s) <= maxRecordText {
+		return s
+	}
+	cut := maxRecordText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… [%d bytes in all; the transcript has the whole text]", len(s))
+}
+
+// digests names and hashes what the run is made from: the resolved
+// workflow (goal, tasks, limits, the skills found), the script and every
+// skill manifest, keyed by paths relative to the workflow's folder.
+func (r *Run) digests() (journal.Digests, error) {
+	d := journal.Digests{}
+	y, err := resolvedYAML(r.project)
+	if err != nil {
+		return nil, err
+	}
+	key := "workflow"
+	if r.wf.File != "" {
+		key += " " + r.rel(r.wf.File)
+	}
+	d[key] = journal.Sum(y)
+	if r.wf.Script != "" {
+		path := filepath.Join(r.wf.Dir, filepath.FromSlash(r.wf.Script))
+		if err := d.AddFile("script "+r.rel(path), path); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range r.project.Skills {
+		if s.File == "" {
+			continue // built in code, not read from a file
+		}
+		if err := d.AddFile(fmt.Sprintf("skill %s (%s)", s.ID, r.rel(s.File)), s.File); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// rel names a path relative to the workflow's folder when it can.
+func (r *Run) rel(path string) string {
+	if rel, err := filepath.Rel(r.wf.Dir, path); err == nil && r.wf.Dir != "" {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(path)
 }

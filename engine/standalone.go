@@ -101,12 +101,12 @@ type funcEnv struct {
 	byName map[string]FuncTool
 }
 
-func (f *funcEnv) prepare(context.Context) {}
-func (f *funcEnv) contextBlock() string    { return f.prompt }
-func (f *funcEnv) tools() []model.ToolDef  { return f.defs }
-func (f *funcEnv) loaded(string) bool      { return true }
-func (f *funcEnv) settle()                 {}
-func (f *funcEnv) command(string) bool     { return false }
+func (f *funcEnv) prepare(context.Context)     {}
+func (f *funcEnv) contextBlock() string        { return f.prompt }
+func (f *funcEnv) tools() []model.ToolDef      { return f.defs }
+func (f *funcEnv) loaded(string) bool          { return true }
+func (f *funcEnv) settle()                     {}
+func (f *funcEnv) command(string) (bool, bool) { return false, false }
 func (f *funcEnv) call(ctx context.Context, c model.ToolCall) (res toolResult) {
 	t, ok := f.byName[c.Name]
 	if !ok {

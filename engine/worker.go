@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/fsdrun/fsd/board"
@@ -32,9 +33,12 @@ func (w *workerEnv) tools() []model.ToolDef  { return w.defs }
 func (w *workerEnv) loaded(id string) bool   { return true }
 func (w *workerEnv) settle()                 {}
 
-func (w *workerEnv) command(name string) bool {
+func (w *workerEnv) command(name string) (bool, bool) {
 	t, ok := w.byName[name]
-	return ok && t.kind == spec.RunCommand
+	if !ok || t.kind != spec.RunCommand {
+		return false, false
+	}
+	return true, t.FailsInDoubt()
 }
 
 func (w *workerEnv) call(ctx context.Context, c model.ToolCall) toolResult {
@@ -92,9 +96,12 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		return "", err
 	}
 	agentName := t.Agent()
-	router := visibility.New(vis, event.SinkFunc(r.emitStamped), visibility.Tags{Run: r.ID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
+	name := "task:" + t.ID
+	if t.Attempts > 1 {
+		name += "#" + strconv.Itoa(t.Attempts)
+	}
 	g := &generator{
-		r: r, model: r.opts.Model, tr: tr, env: w,
+		r: r, model: r.opts.Model, tr: tr, env: w, name: name,
 		caller:      model.Caller{Agent: agentName, TaskID: t.ID, TaskGoal: t.Goal, Input: t.Input},
 		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: maxSteps,
 	}
@@ -103,6 +110,11 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 			r.emit(event.Event{Type: event.Text, Task: t.ID, Agent: agentName, Text: delta, Delta: true})
 		}
 	}
+	restate := event.SinkFunc(func(e event.Event) {
+		e.Replayed = e.Replayed || g.replaying
+		r.emitStamped(e)
+	})
+	router := visibility.New(vis, restate, visibility.Tags{Run: r.ID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
 	g.item = func(msg model.Message) {
 		router.Item(msg)
 		if msg.Role == model.Tool {
@@ -133,6 +145,9 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	}
 	g.replay = newReplay(journal, len(tr.Messages()))
 	answer, err := g.loop(ctx)
+	if g.endReplayed {
+		hb.restated(t.ID) // its end is the journal's: task.completed restates it
+	}
 	if err == nil {
 		// Flow policy `all` shows completed tasks' observations only.
 		r.ledger.Done(t.ID)

@@ -61,6 +61,9 @@ type Event struct {
 	Answer   string          `json:"answer,omitempty"`
 	Err      string          `json:"err,omitempty"`
 	Elapsed  float64         `json:"elapsed_ms,omitempty"`
+	// Replayed marks an event a resumed run emits again for work its
+	// journal already holds (a replayed step, a task restated).
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Sink receives events. Implementations must be safe for concurrent use.

@@ -17,7 +17,7 @@ var (
 	skillKeys   = []string{"id", "name", "description", "version", "channel", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "agents"}
 	skillMDKeys = []string{"name", "description", "version", "channel", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "agents"}
 	toolKeys    = []string{"name", "description", "input", "run"}
-	runKeys     = []string{"command", "timeout", "env", "reply", "state", "store"}
+	runKeys     = []string{"command", "timeout", "env", "on-interrupt", "reply", "state", "store"}
 	runKinds    = []string{"command", "reply", "state", "store"}
 	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries"}
 	visKeys     = []string{"client", "history"}
@@ -248,7 +248,7 @@ func decodeInput(d *decoder, n *yaml.Node, t *Tool) {
 
 func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
 	var kinds []string
-	var timeout, env *yaml.Node
+	var timeout, env, onInterrupt *yaml.Node
 	for _, f := range d.fields(n, runKeys, &r.Node) {
 		switch f.key {
 		case "command":
@@ -259,6 +259,10 @@ func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
 		case "env":
 			env = f.v
 			r.Env, _ = d.strList(f.v)
+		case "on-interrupt":
+			onInterrupt = f.v
+			v, _ := str(f.v)
+			r.OnInterrupt = OnInterrupt(v)
 		case "reply":
 			r.Reply, _ = str(f.v)
 		case "state", "store":
@@ -282,9 +286,10 @@ func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
 		return
 	}
 	if r.Kind != RunCommand {
-		for _, x := range []*yaml.Node{timeout, env} {
+		names := map[*yaml.Node]string{timeout: "timeout", env: "env", onInterrupt: "on-interrupt"}
+		for _, x := range []*yaml.Node{timeout, env, onInterrupt} {
 			if x != nil {
-				d.errorf(x, "run", "%s applies only to a command", map[bool]string{true: "timeout", false: "env"}[x == timeout])
+				d.errorf(x, "run", "%s applies only to a command", names[x])
 			}
 		}
 	}

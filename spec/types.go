@@ -119,11 +119,25 @@ type ToolRun struct {
 	// Env names environment variables the command may inherit beyond the
 	// minimal PATH and HOME.
 	Env []string `json:"env,omitempty"`
+	// OnInterrupt says what a resumed run does with a call of this command
+	// that was in flight when the run stopped (journaled, no result):
+	// retry (the default) runs it again with the same FSD_CALL_ID; fail
+	// gives the model an error result and runs nothing.
+	OnInterrupt OnInterrupt `json:"on-interrupt,omitempty"`
 	// Reply is the template of a reply tool.
 	Reply string `json:"reply,omitempty"`
 	// Op is get, set or delete for state and store tools.
 	Op string `json:"op,omitempty"`
 }
+
+// OnInterrupt is a command tool's policy for a call in doubt.
+type OnInterrupt string
+
+// The on-interrupt policies.
+const (
+	OnInterruptRetry OnInterrupt = "retry" // run it again, same FSD_CALL_ID (at-least-once)
+	OnInterruptFail  OnInterrupt = "fail"  // do not run it again; the model reads "outcome unknown"
+)
 
 // Visibility is where a generator's items go (D6).
 type Visibility struct {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -15,6 +18,69 @@ import (
 // waitDelay bounds how long a finished or killed command's output pipes
 // may stay open (held by a grandchild that left the process group).
 const waitDelay = 2 * time.Second
+
+// runAndReap runs cmd to its exit, then kills its process group (what it
+// started in the background dies with the call), then drains its output.
+// fsd owns the pipes rather than os/exec, so the group is killed as soon
+// as the command exits, not after a background child closes its output.
+func runAndReap(cmd *exec.Cmd, stdout, stderr io.Writer) error {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return err
+	}
+	defer outR.Close()
+	defer errR.Close()
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	// The child holds its own copies; ours would keep the pipes open.
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = io.Copy(stdout, outR) })
+	wg.Go(func() { _, _ = io.Copy(stderr, errR) })
+	err = cmd.Wait()
+	killGroup(cmd)
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(waitDelay):
+		// A grandchild that left the group (setsid) still holds the
+		// output: what the command wrote so far is its answer.
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	return err
+}
+
+// CallIDs name one call to the program it runs, as FSD_RUN_ID and
+// FSD_CALL_ID. Both are stable across fsd resume, so a tool can make its
+// side effect idempotent by keying it on FSD_CALL_ID.
+type CallIDs struct {
+	Run, Call string
+}
+
+type callIDsKey struct{}
+
+// WithCallIDs returns ctx carrying the ids the next Call gives a command.
+func WithCallIDs(ctx context.Context, ids CallIDs) context.Context {
+	return context.WithValue(ctx, callIDsKey{}, ids)
+}
+
+func callIDs(ctx context.Context) CallIDs {
+	ids, _ := ctx.Value(callIDsKey{}).(CallIDs)
+	return ids
+}
 
 func (c *Tool) runCommand(ctx context.Context, in map[string]any) Result {
 	argv := make([]string, len(c.argv))
@@ -40,19 +106,14 @@ func (c *Tool) runCommand(ctx context.Context, in map[string]any) Result {
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, path, argv[1:]...)
 	cmd.Dir = c.dir
-	cmd.Env = c.environ()
+	cmd.Env = c.environ(callIDs(ctx))
 	stdout := &capped{max: MaxOutputBytes}
 	stderr := &tail{max: StderrTail}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = waitDelay
 	killGroupOnCancel(cmd)
-
-	err := cmd.Run()
+	err := runAndReap(cmd, stdout, stderr)
 	out := stdout.String()
 	switch {
-	case err == nil, errors.Is(err, exec.ErrWaitDelay):
-		// ErrWaitDelay: the command succeeded but something it started
-		// kept its output open; what it wrote so far is its answer.
+	case err == nil:
 		if out == "" {
 			out = "(no output)"
 		}
@@ -96,9 +157,17 @@ func withOutput(status, stdout, stderr string) string {
 // environ is the command's whole environment: PATH and HOME, plus the
 // names the tool declares. Nothing else is inherited, so API keys in fsd's
 // environment stay out of tools that did not ask for them.
-func (c *Tool) environ() []string {
+func (c *Tool) environ(ids CallIDs) []string {
 	var env []string
 	seen := map[string]bool{}
+	// fsd's own ids win over a declared variable of the same name: they
+	// are what a resumed run promises the tool.
+	for _, kv := range [][2]string{{"FSD_RUN_ID", ids.Run}, {"FSD_CALL_ID", ids.Call}} {
+		if kv[1] != "" {
+			env = append(env, kv[0]+"="+kv[1])
+			seen[kv[0]] = true
+		}
+	}
 	for _, k := range append([]string{"PATH", "HOME"}, c.env...) {
 		if seen[k] {
 			continue

@@ -80,6 +80,7 @@ type Tool struct {
 	op        string
 	trusted   bool
 	skill     string
+	onInt     spec.OnInterrupt
 	lookupEnv func(string) (string, bool)
 }
 
@@ -91,7 +92,7 @@ func Compile(t spec.Tool, dir string, opts ...Option) (*Tool, error) {
 	c := &Tool{
 		name: t.Name, description: t.Description, kind: t.Run.Kind,
 		dir: dir, timeout: t.Run.Timeout, env: t.Run.Env, op: t.Run.Op,
-		trusted: true, lookupEnv: os.LookupEnv,
+		trusted: true, lookupEnv: os.LookupEnv, onInt: t.Run.OnInterrupt,
 	}
 	for _, o := range opts {
 		o(c)
@@ -190,6 +191,10 @@ func kvSchema(op string) map[string]any {
 	}
 	return s
 }
+
+// FailsInDoubt reports whether a call of this command that was in flight
+// when its run stopped must not run again on resume (on-interrupt: fail).
+func (c *Tool) FailsInDoubt() bool { return c.onInt == spec.OnInterruptFail }
 
 // Name is the tool's name.
 func (c *Tool) Name() string { return c.name }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,28 +18,39 @@ func newResumeCmd() *cobra.Command {
 		Short: "Continue an interrupted run from its journal: completed model calls, tool calls and tasks are not repeated",
 		Long: "RUN is a run id under --runs-dir (see fsd runs) or the path of a run record folder.\n" +
 			"The run keeps its id and folder; it replays what its journal holds and goes on live.\n" +
-			"It keeps the --model and --trust it started with unless given again.",
+			"It keeps the --model it started with unless given again; --trust is not taken from the record.\n" +
+			"It refuses if the workflow, its script or a skill manifest changed since the run started (--force runs them as they are now),\n" +
+			"or while another fsd holds the run.",
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if _, err := os.Stat(filepath.Join(dir, "run.json")); err != nil {
 				dir = filepath.Join(f.runsDir, args[0])
 			}
-			j, err := engine.LoadJournal(dir)
+			var opts []engine.LoadOption
+			if f.force {
+				opts = append(opts, engine.IgnoreLivePID())
+			}
+			j, err := engine.LoadJournal(dir, opts...)
 			if err != nil {
 				return fail(exitProblems, "resume %s: %v", args[0], err)
 			}
+			defer j.Close()
 			if f.model == "" {
 				f.model = j.Summary.Meta["model"]
 			}
+			// The record is data, not authority: trust comes from this
+			// command line and the workflow's folder only.
 			if t := j.Summary.Meta["trust"]; t != "" && len(f.trust) == 0 {
-				f.trust = filepath.SplitList(t)
+				fmt.Fprintf(cmd.ErrOrStderr(), "fsd: resume: not re-applying the run's --trust %s; give --trust again to let those skills run commands\n",
+					strings.Join(filepath.SplitList(t), " --trust "))
 			}
 			return execute(cmd.Context(), j.Summary.Workflow, f, j, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
-	cmd.Flags().StringVar(&f.runsDir, "runs-dir", filepath.Join(".fsd", "runs"), "where run records are")
+	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the run's files changed, or its recorded pid is alive but not fsd")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().StringVar(&f.model, "model", "", "model override (default: the one the run started with)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the resumed run after this long (default: no limit)")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -30,6 +29,29 @@ type runFlags struct {
 	replay  string
 	trust   []string      // folders whose skills may run commands, beside the workflow's
 	timeout time.Duration // the run's wall-clock bound; 0: none
+	force   bool          // resume: run even if the run's files changed
+}
+
+// defaultRunsDir is where run records go unless --runs-dir says otherwise.
+var defaultRunsDir = filepath.Join(".fsd", "runs")
+
+// resumeHint is the command that resumes an interrupted run.
+func resumeHint(res *engine.Result) string {
+	if res == nil || res.Dir == "" {
+		return "no record was kept, so it cannot be resumed"
+	}
+	cmd := "fsd resume " + res.RunID
+	dir := filepath.Dir(res.Dir)
+	if abs, err := filepath.Abs(defaultRunsDir); err != nil || !sameDir(abs, dir) {
+		cmd += " --runs-dir " + dir
+	}
+	return "resume it with: " + cmd
+}
+
+func sameDir(a, b string) bool {
+	a, _ = filepath.Abs(a)
+	b, _ = filepath.Abs(b)
+	return a == b
 }
 
 func newRunCmd() *cobra.Command {
@@ -45,7 +67,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&f.input, "input", "i", "", "the user message (default: the workflow's input)")
 	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>")
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
-	cmd.Flags().StringVar(&f.runsDir, "runs-dir", filepath.Join(".fsd", "runs"), "where run records go")
+	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records go")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().StringVar(&f.record, "record", "", "save every model exchange to FILE (secrets stripped) for --replay")
 	cmd.Flags().StringVar(&f.replay, "replay", "", "answer from a recording made with --record: offline, deterministic")
@@ -114,6 +136,9 @@ func prepare(path string, f runFlags, opts engine.Options) (*prepared, error) {
 		return np, nil
 	}
 	r, err := engine.New(p, opts)
+	if errors.Is(err, engine.ErrNotResumable) {
+		return nil, fail(exitProblems, "%v", err)
+	}
 	if err != nil {
 		return nil, fail(exitInternal, "%v", err)
 	}
@@ -136,14 +161,16 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	ctx, stop := withSignals(ctx)
 	defer stop()
 	ctx, cancel := withRunTimeout(ctx, f.timeout)
 	defer cancel()
 
-	logger := zerolog.Nop()
+	// Warnings (a repaired record, an in-doubt call run again) always
+	// reach stderr; -v adds the debug log.
+	logger := zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Logger().Level(zerolog.WarnLevel)
 	if f.verbose {
-		logger = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Logger()
+		logger = logger.Level(zerolog.DebugLevel)
 	}
 	var sink event.Sink
 	stopView := func() {}
@@ -162,7 +189,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 	}
 	// Meta keeps the flags a resume needs to rebuild the same run.
 	meta := map[string]string{"model": f.model, "trust": strings.Join(f.trust, string(os.PathListSeparator))}
-	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta})
+	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force})
 	if err != nil {
 		return err
 	}
@@ -174,8 +201,16 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 		if res != nil && res.Dir != "" {
 			where = " (record: " + res.Dir + ")"
 		}
-		if timedOut(ctx, err) {
-			return fail(exitProblems, "run timed out after %s%s", shortDuration(f.timeout), where)
+		switch {
+		case timedOut(ctx, err):
+			return fail(exitProblems, "run timed out after %s; %s", shortDuration(f.timeout), resumeHint(res))
+		case errors.Is(err, engine.ErrInterrupted):
+			if sig, ok := caughtSignal(ctx); ok {
+				return fail(signalExit(sig), "run interrupted (%s); %s", signalName(sig), resumeHint(res))
+			}
+			return fail(exitProblems, "run interrupted: %v; %s", err, resumeHint(res))
+		case errors.Is(err, engine.ErrChanged):
+			return fail(exitProblems, "%v", err)
 		}
 		return fail(exitProblems, "run failed: %v%s", err, where)
 	}
