@@ -33,7 +33,9 @@ func (c *catalog) set(p *spec.Project) {
 	enabled := map[string]*spec.Skill{}
 	all := map[string]*spec.Skill{}
 	for _, s := range p.Skills {
-		all[s.ID] = s
+		if _, dup := all[s.ID]; !dup {
+			all[s.ID] = s // the first found wins; spec warns of the rest
+		}
 	}
 	if p.Workflow.EnabledSet {
 		// An explicit list, even an empty one, is the whole selection (C2).
@@ -44,7 +46,12 @@ func (c *catalog) set(p *spec.Project) {
 		}
 	} else {
 		for id, s := range all {
-			enabled[id] = s
+			// disable-model-invocation: the model does not pick it from
+			// the catalog; naming it in enabled: or as a static task's
+			// assignee still uses it.
+			if !s.DisableModelInvocation {
+				enabled[id] = s
+			}
 		}
 	}
 	order := make([]string, 0, len(enabled))

@@ -80,8 +80,13 @@ func writeCatalog(b *strings.Builder, skills []*spec.Skill) {
 		b.WriteString("(no skills are enabled)\n")
 	}
 	for _, s := range skills {
-		fmt.Fprintf(b, "- id: %s\n  name: %s\n  version: %s\n  description: %s\n",
-			s.ID, oneLine(s.Name), s.Version, oneLine(s.Description))
+		fmt.Fprintf(b, "- id: %s\n  name: %s\n", s.ID, oneLine(s.Name))
+		if s.Version != "" {
+			// A SKILL.md without a version has none to show (not 0.0.0).
+			fmt.Fprintf(b, "  version: %s\n", s.Version)
+		}
+		desc, _ := s.CatalogDescription()
+		fmt.Fprintf(b, "  description: %s\n", oneLine(desc))
 	}
 	b.WriteString("</catalog>\nRead a skill with read_skill before using it.\n")
 }
@@ -101,12 +106,12 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 		switch l.channel {
 		case spec.ChannelInline:
 			// H3: the whole body, in an envelope naming skill, version and trust tier.
-			fmt.Fprintf(b, "<skill id=%q version=%q channel=\"inline\" trust=%q%s>\n%s\n</skill>\n",
-				s.ID, s.Version, h.r.trustTier(s), active, strings.TrimSpace(s.Instructions))
+			fmt.Fprintf(b, "<skill id=%q%s channel=\"inline\" trust=%q%s>\n%s\n</skill>\n",
+				s.ID, versionAttr(s), h.r.trustTier(s), active, strings.TrimSpace(s.Instructions))
 		default:
 			// H1: a pointer of a few dozen tokens.
-			fmt.Fprintf(b, "<skill id=%q version=%q channel=\"handle\" handle=%q trust=%q%s/>\n",
-				s.ID, s.Version, l.handle, h.r.trustTier(s), active)
+			fmt.Fprintf(b, "<skill id=%q%s channel=\"handle\" handle=%q trust=%q%s/>\n",
+				s.ID, versionAttr(s), l.handle, h.r.trustTier(s), active)
 		}
 	}
 	b.WriteString("</loaded_skills>\n")
@@ -185,6 +190,15 @@ func (r *Run) trustTier(s *spec.Skill) string {
 		return "trusted"
 	}
 	return "untrusted"
+}
+
+// versionAttr is a skill envelope's version attribute; none when the skill
+// has no version.
+func versionAttr(s *spec.Skill) string {
+	if s.Version == "" {
+		return ""
+	}
+	return fmt.Sprintf(" version=%q", s.Version)
 }
 
 func oneLine(s string) string {

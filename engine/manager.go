@@ -38,7 +38,7 @@ type loadedSkill struct {
 type receipt struct {
 	ID      string       `json:"id"`
 	Name    string       `json:"name"`
-	Version string       `json:"version"`
+	Version string       `json:"version,omitempty"`
 	Channel spec.Channel `json:"channel"`
 	Loaded  bool         `json:"loaded"`
 	Handle  string       `json:"handle,omitempty"`
@@ -122,7 +122,7 @@ func ids(ls []*loadedSkill) []string {
 func (m *manager) load(s *spec.Skill) (*loadedSkill, error) {
 	l := &loadedSkill{skill: s, channel: m.r.channelOf(s), state: tool.NewMemKV(), byName: map[string]skillTool{}}
 	if l.channel == spec.ChannelHandle {
-		h, err := m.r.arts.Spool(s.ID, s.Version, []byte(s.Instructions), s.Dir, s.Resources)
+		h, err := m.r.arts.Spool(s.ID, s.Revision(), []byte(s.Instructions), s.Dir, s.Resources)
 		if err != nil {
 			return nil, fmt.Errorf("spool %s: %w", s.ID, err)
 		}
@@ -162,7 +162,7 @@ func (m *manager) sync(tr *transcript.Transcript) {
 		switch {
 		case !ok:
 			gone, why = append(gone, l), append(why, reasonDisabled)
-		case cur.Version != l.skill.Version:
+		case cur.Revision() != l.skill.Revision():
 			gone, why = append(gone, l), append(why, reasonVersionChanged)
 		default:
 			kept = append(kept, l)

@@ -88,10 +88,13 @@ func TestC3Receipt(t *testing.T) {
 func TestC4ReloadOnChange(t *testing.T) {
 	for _, tc := range []struct {
 		name, reason string
+		version      string
 		change       func(p *spec.Project)
 	}{
-		{"version bump", "version_changed", func(p *spec.Project) { p.Skills[0] = skill("aa", "1.1.0", spec.ChannelInline) }},
-		{"disabled", "disabled", func(p *spec.Project) { p.Workflow.Enabled, p.Workflow.EnabledSet = []string{}, true }},
+		{"version bump", "version_changed", "1.0.0", func(p *spec.Project) { p.Skills[0] = skill("aa", "1.1.0", spec.ChannelInline) }},
+		{"disabled", "disabled", "1.0.0", func(p *spec.Project) { p.Workflow.Enabled, p.Workflow.EnabledSet = []string{}, true }},
+		// A SKILL.md without a version: its content digest tells the edit.
+		{"unversioned edit", "version_changed", "", func(p *spec.Project) { p.Skills[0].Digest = "feedface00000000000000000000" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -99,10 +102,15 @@ func TestC4ReloadOnChange(t *testing.T) {
 			if err := os.WriteFile(wf, []byte("name: t\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			p := project(skill("aa", "1.0.0", spec.ChannelInline))
+			unversioned := func() *spec.Skill {
+				s := skill("aa", tc.version, spec.ChannelInline)
+				s.Digest = "0123456789abcdef0123456789abcdef"
+				return s
+			}
+			p := project(unversioned())
 			p.Workflow.File = wf
 			reload := func() (*spec.Project, error) {
-				np := project(skill("aa", "1.0.0", spec.ChannelInline))
+				np := project(unversioned())
 				np.Workflow.File = wf
 				tc.change(np)
 				return np, nil
@@ -212,5 +220,54 @@ func TestMaxSteps(t *testing.T) {
 	_, _, _, err := runWith(t, p, Options{}, steps...)
 	if err == nil || !strings.Contains(err.Error(), "max-steps") {
 		t.Fatalf("err = %v, want max-steps", err)
+	}
+}
+
+// The catalog as Agent Skills clients show it: no version line for a
+// SKILL.md without one, a description over the limit cut and marked,
+// when_to_use after the description, disable-model-invocation left out
+// unless enabled: names the skill.
+func TestCatalogAgentSkills(t *testing.T) {
+	long := skill("long", "", "")
+	long.Description = strings.Repeat("word ", 300) // 1,500 characters
+	when := skill("when", "2.0.0", "")
+	when.WhenToUse = "the user asks for WHEN-MARKER"
+	hidden := skill("hidden", "", "")
+	hidden.DisableModelInvocation = true
+	for _, tc := range []struct {
+		name    string
+		enabled []string
+		hidden  bool
+	}{
+		{"every skill found", nil, false},
+		{"enabled names it", []string{"hidden", "long", "when"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := project(long, when, hidden)
+			if tc.enabled != nil {
+				p.Workflow.Enabled, p.Workflow.EnabledSet = tc.enabled, true
+			}
+			r, err := New(p, Options{Model: &recModel{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := r.FirstRequest("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cat := req.Context
+			if strings.Contains(cat, "0.0.0") || strings.Count(cat, "version: ") != 1 || !strings.Contains(cat, "version: 2.0.0") {
+				t.Errorf("versions in the catalog:\n%s", cat)
+			}
+			if !strings.Contains(cat, spec.CutMark) || strings.Count(cat, "word") > spec.MaxDescription/5 {
+				t.Errorf("the long description is not cut and marked:\n%s", cat)
+			}
+			if !strings.Contains(cat, "Does when things. When to use: the user asks for WHEN-MARKER") {
+				t.Errorf("when_to_use does not follow the description:\n%s", cat)
+			}
+			if got := strings.Contains(cat, "id: hidden"); got != tc.hidden {
+				t.Errorf("disable-model-invocation skill in the catalog = %v, want %v:\n%s", got, tc.hidden, cat)
+			}
+		})
 	}
 }

@@ -247,7 +247,7 @@ func (r *Run) Handle(skillID string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("skill %q is not enabled", skillID)
 	}
-	return r.arts.Spool(s.ID, s.Version, []byte(s.Instructions), s.Dir, s.Resources)
+	return r.arts.Spool(s.ID, s.Revision(), []byte(s.Instructions), s.Dir, s.Resources)
 }
 
 // emitStamped sends an event that already carries its time and run.
@@ -333,6 +333,9 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		return res, err
 	}
 	r.emit(event.Event{Type: event.RunStarted, Text: r.wf.Name})
+	for _, s := range r.project.Skipped {
+		r.emit(event.Event{Type: event.SkillSkipped, Skill: s.ID, At: s.Pos.String(), Reason: s.Reason})
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)

@@ -15,6 +15,7 @@ const (
 	ToolResult     = "tool.result"
 	SkillLoaded    = "skill.loaded"
 	SkillUnloaded  = "skill.unloaded"
+	SkillSkipped   = "skill.skipped"
 	TaskAdded      = "task.added"
 	TaskStarted    = "task.started"
 	TaskCompleted  = "task.completed"
@@ -52,6 +53,7 @@ type Event struct {
 	Skill    string          `json:"skill,omitempty"`
 	Version  string          `json:"version,omitempty"`
 	Reason   string          `json:"reason,omitempty"`
+	At       string          `json:"at,omitempty"` // file:line:col, of skill.skipped
 	Tokens   *Tokens         `json:"tokens,omitempty"`
 	Messages int             `json:"messages,omitempty"`
 	Usage    json.RawMessage `json:"usage,omitempty"`

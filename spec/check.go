@@ -26,7 +26,7 @@ func Check(w *Workflow, skills []*Skill) diag.List {
 			continue
 		}
 		if prev, dup := byID[s.ID]; dup {
-			out = append(out, diag.Errorf(s.At(idKey(s)), "duplicate", "skill id %q is declared twice: here and at %s", s.ID, prev.At(idKey(prev))))
+			out = append(out, shadowed(s, prev))
 			continue
 		}
 		byID[s.ID] = s

@@ -144,7 +144,7 @@ func TestStrict(t *testing.T) {
 			t.Errorf("strict: %d warnings left, want all errors", warn)
 		}
 		if !strict && warn != 3 {
-			t.Errorf("not strict: %d warnings, want 3 (model, user-invocable, hooks)", warn)
+			t.Errorf("not strict: %d warnings, want 3 (triggers, permissions, dependencies; not Claude Code's model, user-invocable, hooks)", warn)
 		}
 	}
 }

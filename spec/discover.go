@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,12 +10,53 @@ import (
 	"github.com/fsdrun/fsd/diag"
 )
 
+// Discovery bounds: a skills folder is searched at most MaxDiscoveryDepth
+// folders deep and through at most MaxDiscoveryFolders folders, so
+// pointing `skills:` at a home folder or a monorepo costs milliseconds,
+// not minutes. Past either bound the search stops with a warning.
+const (
+	MaxDiscoveryDepth   = 6
+	MaxDiscoveryFolders = 2000
+)
+
+// DefaultSkillDirs are searched, beside the workflow, when a workflow has
+// no `skills:` key: where Agent Skills clients keep a project's skills.
+var DefaultSkillDirs = []string{".agents/skills", ".claude/skills"}
+
+// skippedDirs are never searched: version control and package managers'
+// trees hold other people's files, not this project's skills.
+var skippedDirs = map[string]bool{".git": true, "node_modules": true}
+
+// ExpandPath expands a leading ~ or $HOME (${HOME}) to the home folder and
+// joins a relative result to dir. Other variables are left as written.
+func ExpandPath(p, dir string) string {
+	home := func() string {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		return h
+	}
+	for _, prefix := range []string{"~", "$HOME", "${HOME}"} {
+		if p == prefix || strings.HasPrefix(p, prefix+"/") || strings.HasPrefix(p, prefix+string(filepath.Separator)) {
+			if h := home(); h != "" {
+				p = filepath.Join(h, filepath.FromSlash(p[len(prefix):]))
+			}
+			break
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, filepath.FromSlash(p))
+	}
+	return p
+}
+
 // Discover finds and loads the skills under paths: files are loaded as
 // skills whatever their name, folders are searched recursively for
-// *.skill.yaml, skill.yaml and SKILL.md (and .yml). Hidden folders are
-// skipped, and so are workflows and scripts. A folder holding a SKILL.md or
-// skill.yaml is one skill: the rest of it is that skill's resources, not
-// searched further. Each file is loaded once, in path order.
+// *.skill.yaml, skill.yaml and SKILL.md (and .yml). Hidden folders,
+// node_modules, workflows and scripts are skipped. A folder holding a
+// SKILL.md or skill.yaml is one skill: the rest of it is that skill's
+// resources, not searched further. Each file is loaded once, in path order.
 func Discover(paths []string) ([]*Skill, diag.List) {
 	c := newCache()
 	var skills []*Skill
@@ -34,6 +76,29 @@ func Discover(paths []string) ([]*Skill, diag.List) {
 	return skills, diags
 }
 
+// projectSkillFiles lists the skill files of a workflow: under its
+// `skills:` entries, or under DefaultSkillDirs when it has none.
+func projectSkillFiles(w *Workflow, diags *diag.List) []string {
+	var out []string
+	if !w.SkillsSet {
+		for _, d := range DefaultSkillDirs {
+			p := filepath.Join(w.Dir, filepath.FromSlash(d))
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				out = append(out, findSkills(p, diags)...)
+			}
+		}
+		return out
+	}
+	for _, s := range w.Skills {
+		p := ExpandPath(s, w.Dir)
+		if _, err := os.Stat(p); err != nil {
+			continue // LoadWorkflow reported it at the entry
+		}
+		out = append(out, findSkills(p, diags)...)
+	}
+	return out
+}
+
 // findSkills lists the skill files under p.
 func findSkills(p string, diags *diag.List) []string {
 	st, err := os.Stat(p)
@@ -45,17 +110,25 @@ func findSkills(p string, diags *diag.List) []string {
 		return []string{p}
 	}
 	var out []string
-	walk(p, func(file string) {
+	*diags = append(*diags, walk(p, func(file string) {
 		if IsSkillFile(file) {
 			out = append(out, file)
 		}
-	})
+	})...)
 	return out
 }
 
 // walk calls fn for every file fsd may care about under root: hidden
-// folders are skipped, and a skill folder yields only its manifests.
-func walk(root string, fn func(string)) {
+// folders, .git and node_modules are skipped, and a skill folder yields
+// only its manifests. It stops at the discovery bounds with a warning.
+func walk(root string, fn func(string)) diag.List {
+	var diags diag.List
+	folders := 0
+	rootDepth := strings.Count(filepath.Clean(root), string(filepath.Separator))
+	bound := func(p, msg string) {
+		diags = append(diags, diag.Diagnostic{Pos: diag.Pos{File: p, Line: 1, Col: 1}, Kind: "limit", Severity: diag.Warning,
+			Message: msg, Hint: "point skills: at the folder that holds your skills"})
+	}
 	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -64,8 +137,13 @@ func walk(root string, fn func(string)) {
 			fn(p)
 			return nil
 		}
-		if p != root && strings.HasPrefix(e.Name(), ".") {
+		if p != root && (strings.HasPrefix(e.Name(), ".") || skippedDirs[e.Name()]) {
 			return filepath.SkipDir
+		}
+		folders++
+		if folders > MaxDiscoveryFolders {
+			bound(root, fmt.Sprintf("searched %d folders under %s; the rest are not searched for skills", MaxDiscoveryFolders, root))
+			return filepath.SkipAll
 		}
 		if manifests := skillManifests(p); len(manifests) > 0 {
 			for _, m := range manifests {
@@ -73,8 +151,13 @@ func walk(root string, fn func(string)) {
 			}
 			return filepath.SkipDir
 		}
+		if strings.Count(filepath.Clean(p), string(filepath.Separator))-rootDepth >= MaxDiscoveryDepth {
+			bound(p, fmt.Sprintf("%s is %d folders deep; deeper folders are not searched for skills", p, MaxDiscoveryDepth))
+			return filepath.SkipDir
+		}
 		return nil
 	})
+	return diags
 }
 
 // skillManifests returns the SKILL.md and skill.yaml of a skill folder.

@@ -22,20 +22,34 @@
 //
 // # Decisions
 //
-//   - A SKILL.md's name is the skill's id and must match its folder; its
-//     frontmatter's unknown keys are warnings (errors with strict), so a
-//     SKILL.md written for another product loads unchanged. A SKILL.md
-//     without `version` gets DefaultSkillMDVersion, "0.0.0". allowed-tools
-//     may be a space-separated string or a list. A SKILL.md body and
-//     instructions-file together are an error.
+//   - A SKILL.md's name is the skill's id (NFKC-normalized; lowercase
+//     letters of any script, digits and hyphens, as skills-ref reads it);
+//     a name that does not match its folder is a warning. Its frontmatter's
+//     unknown keys are warnings (errors with strict), so a SKILL.md written
+//     for another product loads unchanged; Claude Code's extensions
+//     (ClaudeCodeKeys) are known keys. A SKILL.md without `version` has
+//     none: Revision tells its edits apart by content digest. allowed-tools
+//     may be a space-separated string (patterns such as Bash(git diff:*)
+//     stay whole) or a list. A SKILL.md body and instructions-file
+//     together are an error. A description over MaxDescription characters
+//     is a warning; the catalog shows it cut (CatalogDescription).
+//   - What `fsd run` cannot load it leaves out (LoadProjectLenient): a
+//     skill with errors, or one whose tools clash with an earlier skill's,
+//     is Skipped unless the workflow needs it (enabled:, static task
+//     assignee). A second skill with an id already found is skipped with a
+//     warning naming both files, in run and validate alike.
 //   - A *.skill.yaml requires id, name, description and version; unknown
 //     keys are errors there and in workflows.
 //   - instructions-file and resources stay inside the skill's folder:
 //     absolute paths, ".." and symlinks that lead out are errors. Resources
 //     are the files beside a SKILL.md or skill.yaml (hidden files left out),
 //     relative and slash-separated; a *.skill.yaml in a shared folder has none.
-//   - Discovery skips hidden folders, workflows and *.script.yaml; a folder
-//     holding SKILL.md or skill.yaml is one skill and is not searched further.
+//   - Discovery skips hidden folders, .git, node_modules, workflows and
+//     *.script.yaml; a folder holding SKILL.md or skill.yaml is one skill
+//     and is not searched further. It goes MaxDiscoveryDepth folders deep
+//     and through MaxDiscoveryFolders folders at most, with a warning when
+//     it stops. `skills:` entries expand a leading ~ and $HOME; without a
+//     `skills:` key a workflow uses DefaultSkillDirs beside it.
 //   - Defaults filled at load: item-visibility sub, flow deps, recent's last
 //     8, turns 8 with context-supply conversation. Limits stay zero when
 //     omitted; Limits.WithDefaults fills them.
@@ -46,8 +60,8 @@
 // A manifest, SKILL.md or instructions file is at most MaxFileSize (4 MiB)
 // and must be UTF-8 without NUL bytes; YAML nests at most MaxDepth (100)
 // levels; aliases may expand to at most schemas.MaxAliasNodes (100,000)
-// nodes, so an alias bomb fails in microseconds; a description is at most
-// MaxDescription (1,024) characters and compatibility MaxCompatibility
-// (500). A SKILL.md folder lists at most MaxResources (1,000) resource files.
+// nodes, so an alias bomb fails in microseconds; a description over
+// MaxDescription (1,024) characters is a warning and compatibility is at
+// most MaxCompatibility (500). A SKILL.md folder lists at most MaxResources (1,000) resource files.
 // Each limit is reported at a file:line:col like any other problem.
 package spec

@@ -13,6 +13,8 @@ type Project struct {
 	Workflow *Workflow
 	// Skills are all the skills found, enabled or not, in discovery order.
 	Skills []*Skill
+	// Skipped are the skills LoadProjectLenient left out.
+	Skipped []Skipped
 }
 
 // LoadProject loads a workflow, discovers and loads its skills (paths
@@ -31,24 +33,19 @@ func loadProject(c *cache, path string) (*Project, diag.List) {
 		return nil, diags
 	}
 	p := &Project{Workflow: w}
-	for _, s := range w.Skills {
-		if !filepath.IsAbs(s) {
-			s = filepath.Join(w.Dir, filepath.FromSlash(s))
+	for _, f := range projectSkillFiles(w, &diags) {
+		sk, d, first := c.skill(f)
+		if first {
+			diags = append(diags, d...)
 		}
-		if _, err := os.Stat(s); err != nil {
-			continue // LoadWorkflow reported it at the entry
+		if sk == nil || containsSkill(p.Skills, sk) {
+			continue
 		}
-		var found diag.List
-		for _, f := range findSkills(s, &found) {
-			sk, d, first := c.skill(f)
-			if first {
-				diags = append(diags, d...)
-			}
-			if sk != nil && !containsSkill(p.Skills, sk) {
-				p.Skills = append(p.Skills, sk)
-			}
+		if prev := findID(p.Skills, sk.ID); prev != nil && sk.ID != "" {
+			diags = append(diags, shadowed(sk, prev))
+			continue
 		}
-		diags = append(diags, found...)
+		p.Skills = append(p.Skills, sk)
 	}
 	diags = append(diags, Check(w, p.Skills)...)
 	return p, diags
@@ -101,14 +98,14 @@ func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 			}
 			continue
 		}
-		walk(p, func(f string) {
+		diags = append(diags, walk(p, func(f string) {
 			switch {
 			case IsSkillFile(f):
 				skillFiles = append(skillFiles, f)
 			case IsWorkflowFile(f):
 				workflowFiles = append(workflowFiles, f)
 			}
-		})
+		})...)
 	}
 	files := map[string]string{}
 	inWorkflow := map[*Skill]bool{}

@@ -1,12 +1,17 @@
 package spec
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v4"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/fsdrun/fsd/diag"
 	"github.com/fsdrun/fsd/schemas"
@@ -15,7 +20,7 @@ import (
 // Keys of each manifest mapping, in the order the docs list them.
 var (
 	skillKeys   = []string{"id", "name", "description", "version", "channel", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "agents"}
-	skillMDKeys = []string{"name", "description", "version", "channel", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "agents"}
+	skillMDKeys = append([]string{"name", "description", "version", "channel", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "agents"}, ClaudeCodeKeys...)
 	toolKeys    = []string{"name", "description", "input", "run"}
 	runKeys     = []string{"command", "timeout", "env", "on-interrupt", "reply", "state", "store"}
 	runKinds    = []string{"command", "reply", "state", "store"}
@@ -25,9 +30,12 @@ var (
 	flowValues  = []string{FlowNone, FlowDeps, FlowAncestors, FlowRecent, FlowAll}
 )
 
-// DefaultSkillMDVersion is the version of a SKILL.md that gives none:
-// Agent Skills has no version field, and such files must load unchanged.
-const DefaultSkillMDVersion = "0.0.0"
+// ClaudeCodeKeys are Claude Code's SKILL.md frontmatter extensions: known
+// keys in a SKILL.md, so a skill written for Claude Code loads without
+// warnings. fsd acts on when_to_use and disable-model-invocation and keeps
+// the rest (slash-command and subagent settings it has no use for).
+var ClaudeCodeKeys = []string{"when_to_use", "argument-hint", "disable-model-invocation", "user-invocable",
+	"model", "effort", "context", "agent", "hooks", "paths", "shell"}
 
 // ReservedTools are fsd's own tool names; a skill tool may not take one,
 // or the model could not tell them apart.
@@ -79,6 +87,18 @@ func LoadSkill(path string) (*Skill, diag.List) {
 // loadSkill loads a skill from data read from path (path names the kind
 // and the folder instructions-file and resources are relative to).
 func loadSkill(path string, data []byte) (*Skill, diag.List) {
+	s, diags := loadSkillKind(path, data)
+	if s != nil {
+		h := sha256.New()
+		h.Write(data)
+		h.Write([]byte{0})
+		h.Write([]byte(s.Instructions))
+		s.Digest = hex.EncodeToString(h.Sum(nil))
+	}
+	return s, diags
+}
+
+func loadSkillKind(path string, data []byte) (*Skill, diag.List) {
 	if filepath.Base(path) == "SKILL.md" {
 		return loadSkillMD(path, data)
 	}
@@ -143,6 +163,15 @@ func decodeSkill(d *decoder, root *yaml.Node, s *Skill, known []string) {
 			s.Name, _ = str(f.v)
 		case "description":
 			s.Description, _ = str(f.v)
+			if n := utf8.RuneCountInString(s.Description); n > MaxDescription {
+				d.diags = append(d.diags, diag.Diagnostic{Pos: d.pos(f.v), Severity: diag.Warning, Kind: "limit",
+					Message: fmt.Sprintf("description is %d characters, over the Agent Skills limit of %d: the catalog shows it cut", n, MaxDescription),
+					Hint:    "move the detail into the instructions; keep what says when to use the skill"})
+			}
+		case "when_to_use":
+			s.WhenToUse, _ = str(f.v)
+		case "disable-model-invocation":
+			s.DisableModelInvocation, _ = boolean(f.v)
 		case "version":
 			if v, ok := str(f.v); ok {
 				s.Version = v
@@ -177,7 +206,7 @@ func decodeSkill(d *decoder, root *yaml.Node, s *Skill, known []string) {
 			}
 		case "allowed-tools":
 			if v, ok := str(f.v); ok {
-				s.AllowedTools = strings.Fields(v)
+				s.AllowedTools = SplitAllowedTools(v)
 			} else {
 				s.AllowedTools, _ = d.strList(f.v)
 			}
@@ -426,24 +455,82 @@ func decodeFlow(d *decoder, n *yaml.Node, fl *Flow) {
 	}
 }
 
-// ValidID reports whether id follows the Agent Skills name rules: 1-64
-// characters of a-z, 0-9 and -, with no leading, trailing or double hyphen.
+// ValidID reports whether id follows the Agent Skills name rules as the
+// reference validator (skills-ref) reads them: after NFKC normalization,
+// 1-64 characters, each a letter or digit of any script that is not
+// uppercase, or a hyphen, with no leading, trailing or double hyphen.
+// "weekly-report", "技能", "мой-навык" and "café" are ids; "Weekly" and
+// "ÄPFEL" are not. Such ids are safe as file names: no separators, dots
+// or spaces.
 func ValidID(id string) bool {
-	if len(id) == 0 || len(id) > 64 || id[0] == '-' || id[len(id)-1] == '-' || strings.Contains(id, "--") {
+	id = NormalizeID(id)
+	n := utf8.RuneCountInString(id)
+	if n == 0 || n > 64 || id[0] == '-' || id[len(id)-1] == '-' || strings.Contains(id, "--") {
 		return false
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+	for _, r := range id {
+		if r == '-' {
+			continue
+		}
+		if !(unicode.IsLetter(r) || unicode.IsNumber(r)) || unicode.ToLower(r) != r {
 			return false
 		}
 	}
 	return true
 }
 
+// NormalizeID is the form ids are compared in: NFKC, as skills-ref
+// compares a name with its folder.
+func NormalizeID(id string) string {
+	if isASCII(id) {
+		return id // NFKC leaves ASCII unchanged; skip the table walk
+	}
+	return norm.NFKC.String(id)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// SplitAllowedTools splits an allowed-tools string at spaces and commas
+// outside parentheses, so a pattern such as Bash(git diff:*) stays whole.
+func SplitAllowedTools(s string) []string {
+	var out []string
+	depth, start := 0, -1
+	for i, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0 && (r == ',' || unicode.IsSpace(r)):
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// idHint says what an id may be.
+const idHint = "use 1-64 lowercase letters (any script), digits and -, with no leading, trailing or double hyphen"
+
 func checkID(d *decoder, n *yaml.Node, id, what string) {
 	if !ValidID(id) {
-		d.errorf(n, "id", "invalid %s %q", what, id).Hint = "use 1-64 of a-z, 0-9 and -, with no leading, trailing or double hyphen"
+		d.errorf(n, "id", "invalid %s %q", what, id).Hint = idHint
 	}
 }
 

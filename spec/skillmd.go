@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 
 	"github.com/fsdrun/fsd/diag"
 	"github.com/fsdrun/fsd/schemas"
@@ -32,10 +33,7 @@ func loadSkillMD(path string, data []byte) (*Skill, diag.List) {
 	diags = finish(schemas.KindSkillMD, root, path, func(d *decoder) {
 		d.unknown = diag.Warning
 		decodeSkill(d, root, s, skillMDKeys)
-		s.ID = s.Name
-		if s.Version == "" {
-			s.Version = DefaultSkillMDVersion
-		}
+		s.ID = NormalizeID(s.Name)
 		if s.Name != "" {
 			checkFolderName(d, s)
 		}
@@ -59,17 +57,19 @@ func checkFolderName(d *decoder, s *Skill) {
 	if !ValidID(s.Name) {
 		d.diags = append(d.diags, diag.Diagnostic{Pos: at, Kind: "id",
 			Message: "invalid name " + quote(s.Name),
-			Hint:    "a SKILL.md name is the skill id: 1-64 of a-z, 0-9 and -, with no leading, trailing or double hyphen"})
+			Hint:    "a SKILL.md name is the skill id: " + strings.TrimPrefix(idHint, "use ")})
 		return
 	}
 	dir := s.Dir
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	if folder := filepath.Base(dir); folder != s.Name {
-		d.diags = append(d.diags, diag.Diagnostic{Pos: at, Kind: "id",
-			Message: "name " + quote(s.Name) + " must match the folder name " + quote(folder),
-			Hint:    "rename the folder or the skill"})
+	// Clients load a skill whose folder is named otherwise (its name is
+	// its id): a warning, as skills-ref's rule is one other clients relax.
+	if folder := filepath.Base(dir); NormalizeID(folder) != s.ID {
+		d.diags = append(d.diags, diag.Diagnostic{Pos: at, Kind: "id", Severity: diag.Warning,
+			Message: "name " + quote(s.Name) + " does not match the folder name " + quote(folder),
+			Hint:    "rename the folder or the skill; the skill's id is its name"})
 	}
 }
 

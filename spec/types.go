@@ -1,7 +1,10 @@
 package spec
 
 import (
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/diag"
 )
@@ -69,11 +72,66 @@ type Skill struct {
 	Metadata      map[string]string `json:"metadata,omitempty"`
 	AllowedTools  []string          `json:"allowed-tools,omitempty"`
 
+	// Claude Code's SKILL.md extensions fsd acts on: WhenToUse joins the
+	// description in the catalog; DisableModelInvocation keeps the skill
+	// out of the catalog (static tasks and explicit use still reach it).
+	// The other Claude Code keys are known and kept out of the way.
+	WhenToUse              string `json:"when_to_use,omitempty"`
+	DisableModelInvocation bool   `json:"disable-model-invocation,omitempty"`
+
+	// Digest is the SHA-256 of the manifest and its instructions file, hex:
+	// a SKILL.md without a version is told apart from its edits by it (C4).
+	Digest string `json:"-"`
+
 	Tools  []Tool  `json:"tools,omitempty"`
 	Agents []Agent `json:"agents,omitempty"` // in file order
 	// Resources are the files beside a SKILL.md (relative, slash-separated),
 	// readable as artifacts under the skill's handle.
 	Resources []string `json:"resources,omitempty"`
+}
+
+// Revision names this content of the skill: its version, or for a skill
+// without one (a SKILL.md) a prefix of its digest. A changed revision makes
+// loaded copies stale (C4).
+func (s *Skill) Revision() string {
+	if s.Version != "" {
+		return s.Version
+	}
+	if len(s.Digest) >= 16 {
+		return "sha256:" + s.Digest[:16]
+	}
+	return ""
+}
+
+// CatalogDescription is what the catalog shows for the skill: the
+// description cut to MaxDescription characters (marked as cut), then
+// when_to_use. cut reports whether the description was cut.
+func (s *Skill) CatalogDescription() (text string, cut bool) {
+	text, cut = CutText(s.Description, MaxDescription)
+	if w := strings.TrimSpace(s.WhenToUse); w != "" {
+		text = strings.TrimSpace(text) + " When to use: " + w
+	}
+	return text, cut
+}
+
+// CutMark ends a description the catalog had to cut.
+const CutMark = " […cut]"
+
+// CutText cuts s to at most n characters (runes), at a word boundary where
+// one is near, and marks it with CutMark. cut reports whether it did.
+func CutText(s string, n int) (string, bool) {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s, false
+	}
+	r := []rune(s)[:n]
+	keep := r
+	for i := len(r) - 1; i > n*3/4; i-- {
+		if unicode.IsSpace(r[i]) {
+			keep = r[:i]
+			break
+		}
+	}
+	return strings.TrimRightFunc(string(keep), unicode.IsSpace) + CutMark, true
 }
 
 // Agent returns the skill's agent named name.
@@ -259,6 +317,9 @@ type Workflow struct {
 	Skills []string `json:"skills,omitempty"`
 	// SkillsPos holds the position of each element of Skills.
 	SkillsPos []diag.Pos `json:"-"`
+	// SkillsSet says the workflow has a skills: key; without one, skills
+	// are looked for in DefaultSkillDirs beside it.
+	SkillsSet bool `json:"-"`
 	// Enabled lists skill ids. EnabledSet distinguishes an omitted key
 	// (every skill found) from `enabled: []` (none, C2).
 	Enabled    []string `json:"enabled,omitempty"`

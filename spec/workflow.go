@@ -62,13 +62,10 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 				}
 			}
 		case "skills":
+			w.SkillsSet = true
 			w.Skills, w.SkillsPos = d.strList(f.v)
 			for i, s := range w.Skills {
-				p := s
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(w.Dir, filepath.FromSlash(s))
-				}
-				if _, err := os.Stat(p); err != nil {
+				if _, err := os.Stat(ExpandPath(s, w.Dir)); err != nil {
 					d.diags = append(d.diags, diag.Errorf(w.SkillsPos[i], "path", "skills %q: %s", s, ioMessage(err)))
 				}
 			}

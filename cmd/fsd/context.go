@@ -19,7 +19,7 @@ func newContextCmd() *cobra.Command {
 		Short: "Print the host's first request as the model would see it, with token counts per block",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pr, err := prepare(args[0], f, engine.Options{})
+			pr, err := prepare(args[0], f, engine.Options{}, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -74,7 +74,8 @@ func TestShortDuration(t *testing.T) {
 }
 
 // Every manifest limit stops `fsd run` before anything runs, with one line
-// that says which limit and where.
+// that says which limit and where, when the workflow needs the skill
+// (enabled: names it); TestRunSkipsBrokenSkill covers one it does not need.
 func TestManifestLimits(t *testing.T) {
 	huge := "id: huge\nname: Huge\ndescription: Too big.\nversion: 1.0.0\ninstructions: |\n" +
 		strings.Repeat("  "+strings.Repeat("x", 99)+"\n", 43_000)
@@ -93,7 +94,13 @@ func TestManifestLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			wf := filepath.Join(dir, "limit.workflow.yaml")
-			write(t, wf, "name: limit\nmodel: scripted\nskills: [./skills]\nhost: {prompt: hi}\ninput: go\n"+tc.extra)
+			enabled := ""
+			if tc.skill != "" {
+				// A skill that did not parse far enough to say its id is
+				// known by its file name.
+				enabled = "enabled: [limit]\n"
+			}
+			write(t, wf, "name: limit\nmodel: scripted\nskills: [./skills]\nhost: {prompt: hi}\ninput: go\n"+enabled+tc.extra)
 			os.Mkdir(filepath.Join(dir, "skills"), 0o755)
 			if tc.skill != "" {
 				write(t, filepath.Join(dir, "skills", "limit.skill.yaml"), tc.skill)

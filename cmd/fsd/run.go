@@ -95,18 +95,25 @@ type prepared struct {
 }
 
 // prepare loads the workflow, checks it and the models it names, and
-// builds its run. Every failure is one line for the user.
-func prepare(path string, f runFlags, opts engine.Options) (*prepared, error) {
+// builds its run. Every failure is one line for the user. A skill that
+// cannot load is left out with one warning line on warn (lenient loading,
+// as other Agent Skills clients do); a skill the workflow needs is an error.
+func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*prepared, error) {
 	if f.record != "" && f.replay != "" {
 		return nil, fail(exitUsage, "--record and --replay cannot be used together")
 	}
-	p, diags := spec.LoadProject(path)
+	p, diags := spec.LoadProjectLenient(path)
 	if errs := diags.Errors(false); len(errs) > 0 {
 		first := errs[0].String()
 		if len(errs) > 1 {
 			first += fmt.Sprintf(" (and %d more problems; run fsd validate %s)", len(errs)-1, path)
 		}
 		return nil, fail(exitProblems, "%s", first)
+	}
+	if p != nil && warn != nil {
+		for _, s := range p.Skipped {
+			fmt.Fprintf(warn, "warning: skill %q skipped: %s: %s (fsd validate %s shows every problem)\n", s.ID, s.Pos, s.Reason, s.File)
+		}
 	}
 	if opts.Trusted == nil {
 		trusted, err := skillTrust(p.Workflow, f.trust)
@@ -129,7 +136,7 @@ func prepare(path string, f runFlags, opts engine.Options) (*prepared, error) {
 	}
 	opts.Model, opts.Rand, pr.finish = m, rnd, finish
 	opts.Reload = func() (*spec.Project, error) {
-		np, d := spec.LoadProject(path)
+		np, d := spec.LoadProjectLenient(path)
 		if err := d.Err(); err != nil {
 			return nil, err
 		}
@@ -189,7 +196,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 	}
 	// Meta keeps the flags a resume needs to rebuild the same run.
 	meta := map[string]string{"model": f.model, "trust": strings.Join(f.trust, string(os.PathListSeparator))}
-	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force})
+	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force}, stderr)
 	if err != nil {
 		return err
 	}

@@ -120,8 +120,12 @@ func TestContextCommand(t *testing.T) {
 	}
 }
 
+// write writes a file, creating its folder.
 func write(t *testing.T, path, content string) {
 	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}

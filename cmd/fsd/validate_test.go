@@ -30,8 +30,9 @@ func TestValidateExitCodes(t *testing.T) {
 		err  string // a substring of stdout+stderr
 	}{
 		{"valid", []string{"validate", "../../examples"}, exitOK, "0 errors"},
-		{"warnings only", []string{"validate", "../../examples/skills/pdf-forms"}, exitOK, "1 file, 0 errors, 2 warnings"},
-		{"strict", []string{"validate", "--strict", "../../examples/skills/pdf-forms"}, exitProblems, "1 file, 2 errors, 0 warnings"},
+		{"Claude Code keys", []string{"validate", "../../examples/skills/pdf-forms"}, exitOK, "1 file, 0 errors, 0 warnings"},
+		{"warnings only", []string{"validate", "../../spec/testdata/bad/id-folder-mismatch"}, exitOK, "1 file, 0 errors, 1 warning"},
+		{"strict", []string{"validate", "--strict", "../../spec/testdata/bad/id-folder-mismatch"}, exitProblems, "1 file, 1 error, 0 warnings"},
 		{"problems", []string{"validate", badSkill}, exitProblems, "1 file, 7 errors, 0 warnings"},
 		{"no paths", []string{"validate"}, exitUsage, "give at least one file or folder"},
 		{"bad format", []string{"validate", "--format", "xml", badSkill}, exitUsage, `unknown --format "xml"`},

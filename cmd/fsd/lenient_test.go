@@ -1,0 +1,47 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsdrun/fsd/event"
+)
+
+// TestRunSkipsBrokenSkill: a skill the workflow does not need that cannot
+// load is left out with one warning line and a skill.skipped event; the
+// run goes on with the rest. Named in enabled:, it stops the run.
+func TestRunSkipsBrokenSkill(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "skills", "alpha", "SKILL.md"), "---\nname: alpha\ndescription: The good one.\n---\n# Alpha\nSay hi.\n")
+	write(t, filepath.Join(dir, "skills", "broken", "SKILL.md"), "---\nname: broken\ndescription: [unclosed\n---\n")
+	write(t, filepath.Join(dir, "w.script.yaml"), "host:\n  - {call: read_skill, args: {id: alpha}}\n  - say: done\n")
+	wf := filepath.Join(dir, "w.workflow.yaml")
+	write(t, wf, "name: w\nmodel: scripted\nscript: w.script.yaml\nskills: [skills]\nhost: {prompt: hi}\ninput: go\n")
+
+	code, out, errs := fsd(t, "run", wf, "--events", "json", "--runs-dir", filepath.Join(dir, "runs"))
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errs)
+	}
+	if n := strings.Count(errs, "warning: "); n != 1 || !strings.Contains(errs, `warning: skill "broken" skipped: `+filepath.Join(dir, "skills", "broken", "SKILL.md")+":4:1: ") {
+		t.Errorf("want one warning line naming the skill, file:line:col and reason; stderr:\n%s", errs)
+	}
+	var skipped []event.Event
+	for _, e := range events(t, out) {
+		if e.Type == event.SkillSkipped {
+			skipped = append(skipped, e)
+		}
+		if e.Type == event.ToolResult && e.Tool == "read_skill" && e.Error {
+			t.Errorf("read_skill alpha failed: %s", e.Result)
+		}
+	}
+	if len(skipped) != 1 || skipped[0].Skill != "broken" || !strings.HasSuffix(skipped[0].At, "SKILL.md:4:1") || skipped[0].Reason == "" {
+		t.Errorf("skill.skipped events: %+v", skipped)
+	}
+
+	write(t, wf, "name: w\nmodel: scripted\nscript: w.script.yaml\nskills: [skills]\nenabled: [alpha, broken]\nhost: {prompt: hi}\ninput: go\n")
+	code, _, errs = fsd(t, "run", wf, "--runs-dir", filepath.Join(dir, "runs"))
+	if code != exitProblems || !strings.Contains(errs, filepath.Join("broken", "SKILL.md")+":4:1") {
+		t.Errorf("a needed broken skill: exit %d, stderr:\n%s", code, errs)
+	}
+}
