@@ -342,6 +342,14 @@ func (c *checker) checkHost(req *model.Request) {
 			c.fail("H4: %s: pointer (handle %s) of unloaded skill %s in the context", who, h, s.ID)
 		}
 		for i, m := range req.Messages {
+			if m.Role == model.Context {
+				// A load's context line keeps a preview of the
+				// instructions after the unload (issue 20), bounded.
+				if err := checkContextLine(m.Text); err != nil {
+					c.fail("H4: %s: message %d: %v", who, i, err)
+				}
+				continue
+			}
 			if strings.Contains(m.Text, marker) {
 				c.fail("H4: %s: message %d (%s %s) carries the body of unloaded skill %s", who, i, m.Role, m.Name, s.ID)
 			}
@@ -380,6 +388,13 @@ func (c *checker) checkWorker(req *model.Request) {
 	}
 	texts := []string{req.Context}
 	for _, m := range req.Messages {
+		if m.Role == model.Context {
+			if err := checkContextLine(m.Text); err != nil {
+				c.fail("H4: %s: inherited %v", who, err)
+			}
+			texts = append(texts, "") // keeps part numbers
+			continue
+		}
 		texts = append(texts, m.Text)
 	}
 	for i, text := range texts {
@@ -782,12 +797,12 @@ func TestChaosConversationWorkerReclaim(t *testing.T) {
 		t.Fatalf("setup: artifact_cat did not read alpha's body: %+v", lastResult(host[2]))
 	}
 	for _, msg := range host[4].Messages {
-		if strings.Contains(msg.Text, "BODY-OF-alpha") {
+		if msg.Role != model.Context && strings.Contains(msg.Text, "BODY-OF-alpha") {
 			t.Fatalf("setup: the host's own request still carries alpha's body after eviction")
 		}
 	}
 	for _, msg := range m.requests("conv")[0].Messages {
-		if strings.Contains(msg.Text, "BODY-OF-alpha") {
+		if msg.Role != model.Context && strings.Contains(msg.Text, "BODY-OF-alpha") {
 			t.Errorf("H4: the conversation worker inherited the body of unloaded skill alpha in a %s message (%s)", msg.Role, msg.Name)
 		}
 	}

@@ -128,12 +128,13 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 			}
 			return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 		}
-		g := &genJournal{file: f, entries: len(entries)}
-		for _, e := range entries {
-			if e.Message != nil {
-				g.msgs = append(g.msgs, *e.Message)
-			}
+		// The messages as the transcript held them, context lines in
+		// their places, so replay positions match the live transcript's.
+		msgs, err := transcript.Rebuild(entries)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrNotResumable, f, err)
 		}
+		g := &genJournal{file: f, entries: len(entries), msgs: msgs}
 		rel, _ := filepath.Rel(dir, f)
 		j.gens[filepath.ToSlash(rel)] = g
 	}

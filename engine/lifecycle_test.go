@@ -199,6 +199,9 @@ func TestInlineEnvelopeAndCatalog(t *testing.T) {
 		t.Errorf("H3: inline body missing from the envelope:\n%s", second.Context)
 	}
 	for _, msg := range second.Messages {
+		if msg.Role == model.Context {
+			continue // the load's line previews the first 200 characters (issue 20)
+		}
 		if strings.Contains(msg.Text, "BODY-OF-aa") {
 			t.Errorf("H3: inline body leaked into the transcript: %+v", msg)
 		}

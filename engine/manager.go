@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
@@ -86,6 +87,9 @@ func (m *manager) read(id string, tr *transcript.Transcript) (string, bool) {
 	if i, l := m.find(id); l != nil {
 		// Reading a loaded skill makes it active and loads nothing (L1).
 		m.loaded = append(append(m.loaded[:i:i], m.loaded[i+1:]...), l)
+		_ = tr.AppendContext(transcript.ContextChange{
+			Skill: s.ID, Version: l.skill.Version, Reason: transcript.ReasonReread, Line: rereadLine(l.skill),
+		})
 		return m.receipt(l, "already loaded; now the active skill"), false
 	}
 	l, err := m.load(s)
@@ -98,13 +102,16 @@ func (m *manager) read(id string, tr *transcript.Transcript) (string, bool) {
 		m.loaded = m.loaded[1:]
 	}
 	m.loaded = append(m.loaded, l)
+	var lines []string
 	for _, e := range evicted {
-		m.unloaded(e, reasonEvicted, tr)
+		m.unloaded(e, reasonEvicted, "", tr)
+		lines = append(lines, evictedLine(e.skill, m.max))
 	}
 	m.r.emitSkill(true, s, reasonRead)
 	_ = tr.AppendContext(transcript.ContextChange{
 		Loaded: []string{s.ID}, Unloaded: ids(evicted),
 		Skill: s.ID, Version: s.Version, Reason: reasonRead,
+		Line: strings.Join(append(lines, loadLine(l)), "\n"),
 	})
 	return m.receipt(l, ""), false
 }
@@ -141,13 +148,18 @@ func (m *manager) load(s *spec.Skill) (*loadedSkill, error) {
 
 // unloaded records one unload: the transcript entry and the event. The
 // skill's state goes with it; its store stays with the run (L4).
-func (m *manager) unloaded(l *loadedSkill, reason transcript.Reason, tr *transcript.Transcript) {
+// now is the version on disk for a version change.
+func (m *manager) unloaded(l *loadedSkill, reason transcript.Reason, now string, tr *transcript.Transcript) {
 	m.r.emitSkill(false, l.skill, reason)
-	if reason == reasonEvicted {
+	line := disabledLine(l.skill)
+	switch reason {
+	case reasonEvicted:
 		return // recorded on the read's entry, which names both
+	case reasonVersionChanged:
+		line = versionLine(l.skill, now)
 	}
 	_ = tr.AppendContext(transcript.ContextChange{
-		Unloaded: []string{l.skill.ID}, Skill: l.skill.ID, Version: l.skill.Version, Reason: reason,
+		Unloaded: []string{l.skill.ID}, Skill: l.skill.ID, Version: l.skill.Version, Reason: reason, Line: line,
 	})
 }
 
@@ -157,20 +169,21 @@ func (m *manager) sync(tr *transcript.Transcript) {
 	kept := m.loaded[:0]
 	var gone []*loadedSkill
 	var why []transcript.Reason
+	var now []string
 	for _, l := range m.loaded {
 		cur, ok := m.r.cat.get(l.skill.ID)
 		switch {
 		case !ok:
-			gone, why = append(gone, l), append(why, reasonDisabled)
+			gone, why, now = append(gone, l), append(why, reasonDisabled), append(now, "")
 		case cur.Revision() != l.skill.Revision():
-			gone, why = append(gone, l), append(why, reasonVersionChanged)
+			gone, why, now = append(gone, l), append(why, reasonVersionChanged), append(now, cur.Revision())
 		default:
 			kept = append(kept, l)
 		}
 	}
 	m.loaded = kept
 	for i, l := range gone {
-		m.unloaded(l, why[i], tr)
+		m.unloaded(l, why[i], now[i], tr)
 	}
 }
 

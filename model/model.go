@@ -13,6 +13,13 @@ const (
 	User      Role = "user"
 	Assistant Role = "assistant"
 	Tool      Role = "tool"
+	// Context is a line from the runtime, not from a person: a skill was
+	// loaded, became active again or was unloaded, and why (contextChanged
+	// entries). It sits between turns and groups of tool calls, never
+	// between a call and its result; providers send it as user-side text
+	// (OpenAI: a user message; Anthropic: a text block of the user turn,
+	// after any tool results).
+	Context Role = "context"
 )
 
 // ToolCall is one call of a tool made by the model.
@@ -22,7 +29,7 @@ type ToolCall struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-// Message is one transcript message. A user message has Text; an assistant
+// Message is one transcript message. A user or context message has Text; an assistant
 // message has Text, Calls or both; a tool message answers exactly one call
 // (CallID) with Text, and IsError when the tool failed.
 type Message struct {

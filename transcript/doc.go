@@ -3,6 +3,11 @@
 // contextChanged entries (L5), written to the run record as JSON lines as
 // they are appended, so a crash loses at most the step in flight (W1).
 //
+// A contextChanged entry may carry a line for the model (issue 20): it
+// joins the message sequence as a model.Context message, after the results
+// of any calls still open when it was made, and is a group of one in the
+// window.
+//
 // It also owns the transcript window (W1, W2, W4): the newest whole turns
 // that fit a message cap, never starting anywhere but at a user message and
 // never splitting an assistant message from the results of its calls. Turn

@@ -14,6 +14,7 @@ func FuzzWindow(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 2, 3, 0, 4}, uint8(3))
 	f.Add([]byte{1, 0, 2, 5, 0, 1, 2, 2, 2, 2}, uint8(1))
 	f.Add([]byte{0, 3, 3, 3, 3, 3, 3, 3, 1, 2, 2}, uint8(4))
+	f.Add([]byte{0, 9, 7, 9, 2, 9, 2, 15, 9, 0, 9}, uint8(3))
 	f.Fuzz(func(t *testing.T, ops []byte, capb uint8) {
 		var x Index
 		var msgs []model.Message
@@ -34,8 +35,11 @@ func FuzzWindow(f *testing.F) {
 				if calls := x.InFlight(); len(calls) > 0 {
 					m.CallID = calls[0].ID
 				}
-			case 3:
+			case 3: // a text-only assistant message or a context line
 				m = model.Message{Role: model.Assistant, Text: "t"}
+				if op/6%2 == 1 {
+					m = model.Message{Role: model.Context, Text: "[fsd context] line"}
+				}
 			case 5: // a result with an arbitrary id
 				m = model.Message{Role: model.Tool, CallID: strconv.Itoa(int(op / 6))}
 			}

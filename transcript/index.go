@@ -20,14 +20,15 @@ var ErrMalformed = errors.New("malformed transcript")
 //
 // A turn starts at a user message. A group is an assistant message plus the
 // results of its calls, which must follow it directly and in call order; an
-// assistant message without calls is a group of one. The last group may be
-// open (in flight): some of its calls have no result yet.
+// assistant message without calls is a group of one, and so is a context
+// line (model.Context). The last group may be open (in flight): some of its
+// calls have no result yet.
 //
 // The zero Index is empty and ready to use. An Index is not safe for
 // concurrent use; Transcript guards its own.
 type Index struct {
 	turns  []int // position of each user message
-	groups []int // position of each assistant message
+	groups []int // position of each assistant message and context line
 	n      int   // messages indexed
 
 	// The open group: its position, its calls and how many are answered.
@@ -52,6 +53,15 @@ func (x *Index) Add(m model.Message) error {
 			x.groups = append(x.groups, x.n)
 			x.openAt, x.openCalls, x.answered = x.n, m.Calls, 0
 		}
+	case model.Context:
+		// A context line is a group of one: it may leave the window on its
+		// own, and never opens a turn (the window's first message stays the
+		// person's request). It cannot split a call from its result.
+		if pending > 0 {
+			return fmt.Errorf("%w: context line while %d of %d calls of message %d await results (it goes after them)",
+				ErrMalformed, pending, len(x.openCalls), x.openAt)
+		}
+		x.groups = append(x.groups, x.n)
 	case model.Tool:
 		if pending == 0 {
 			return fmt.Errorf("%w: tool result for call %q answers no open call", ErrMalformed, m.CallID)

@@ -40,6 +40,11 @@ type ContextChange struct {
 	Skill   string `json:"skill,omitempty"`
 	Version string `json:"version,omitempty"`
 	Reason  Reason `json:"reason"`
+	// Line is what the model reads about the change, rendered by whoever
+	// made it (the engine states the exact form). When set, it also enters
+	// the message sequence as a model.Context message, so windows carry it
+	// (counted against the cap like any message); see AppendContext.
+	Line string `json:"line,omitempty"`
 }
 
 // Entry is one line of a transcript: a message or a context change. Seq is
@@ -86,6 +91,9 @@ type Transcript struct {
 	msgs    []model.Message
 	entries []Entry
 	idx     Index
+	// held are context lines made while calls await results: they join
+	// the messages right after the last of those results (W2).
+	held []model.Message
 	werr    error // first write failure; later writes are skipped
 	// stepSync defers fsync to Sync (WithStepSync).
 	stepSync bool
@@ -133,18 +141,62 @@ func (t *Transcript) AppendMessage(m model.Message) error {
 	}
 	t.msgs = append(t.msgs, m)
 	mc := m
-	return t.appendEntry(Entry{Kind: KindMessage, Message: &mc})
+	err := t.appendEntry(Entry{Kind: KindMessage, Message: &mc})
+	t.release()
+	return err
 }
 
-// AppendContext records a context change. It is never part of a window:
-// the engine shows loaded skills in the current-context block instead.
+// AppendContext records a context change. Its Line, when set, joins the
+// messages as a model.Context message: at once when no call awaits its
+// result, else right after the last result of the open group — a line
+// never sits between a call and its result, and the entry itself keeps
+// its place in the record. A change without a Line (records written
+// before lines existed) adds no message.
 func (t *Transcript) AppendContext(c ContextChange) error {
 	if c.Reason == "" {
 		return fmt.Errorf("%w: context change without a reason", ErrMalformed)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.appendEntry(Entry{Kind: KindContext, Context: &c})
+	err := t.appendEntry(Entry{Kind: KindContext, Context: &c})
+	if c.Line != "" {
+		t.held = append(t.held, model.Message{Role: model.Context, Text: c.Line})
+		t.release()
+	}
+	return err
+}
+
+// release moves held context lines into the messages once no call awaits
+// its result. t.mu is held.
+func (t *Transcript) release() {
+	if len(t.held) == 0 || t.idx.InFlight() != nil {
+		return
+	}
+	for _, m := range t.held {
+		_ = t.idx.Add(m) // cannot fail: no call is open
+		t.msgs = append(t.msgs, m)
+	}
+	t.held = t.held[:0]
+}
+
+// Rebuild returns the messages a Transcript holds after entries are
+// appended in order, context lines included where AppendContext puts
+// them: what a resumed run's journal replays against.
+func Rebuild(entries []Entry) ([]model.Message, error) {
+	t := New(nil)
+	for _, e := range entries {
+		var err error
+		switch {
+		case e.Message != nil:
+			err = t.AppendMessage(*e.Message)
+		case e.Context != nil:
+			err = t.AppendContext(*e.Context)
+		}
+		if err != nil {
+			return t.msgs, fmt.Errorf("entry %d: %w", e.Seq, err)
+		}
+	}
+	return t.msgs, nil
 }
 
 // ErrRecord is wrapped by errors writing the transcript's record.

@@ -94,12 +94,13 @@ func checkWindow(msgs []model.Message, max int, w []model.Message) error {
 			return fmt.Errorf("trimmed window[%d] is not msgs[%d]", k, g+k-1)
 		}
 	}
-	if g < end && msgs[g].Role != model.Assistant {
+	if g < end && msgs[g].Role != model.Assistant && msgs[g].Role != model.Context {
 		return fmt.Errorf("trimmed window's groups start at a %s message %d", msgs[g].Role, g)
 	}
-	// Maximal: the previous group of the turn would not fit.
+	// Maximal: the previous group of the turn would not fit (a context
+	// line is a group of one).
 	for p := g - 1; p > cur; p-- {
-		if msgs[p].Role == model.Assistant {
+		if msgs[p].Role == model.Assistant || msgs[p].Role == model.Context {
 			if 1+end-p <= max {
 				return fmt.Errorf("trimmed window leaves out group %d that fits (%d <= %d)", p, 1+end-p, max)
 			}
@@ -113,18 +114,48 @@ func same(a, b model.Message) bool {
 	return a.Role == b.Role && a.Text == b.Text && a.CallID == b.CallID && len(a.Calls) == len(b.Calls)
 }
 
-// genTranscript builds a well-formed random transcript of about n messages:
+// op is one append to a transcript: a message, or a context change
+// (line set) made at that point.
+type op struct {
+	msg  model.Message
+	line string
+}
+
+// genTranscript builds a well-formed random transcript of about n messages
+// as the appends that make it, and the message sequence they must yield:
 // sometimes a stray assistant message before the first user message,
 // turns of a user message and 0-6 groups (text-only, or 1-5 calls with
-// their results), and sometimes a last group in flight.
-func genTranscript(r *rand.Rand, n int) []model.Message {
-	var msgs []model.Message
+// their results), context changes mixed in anywhere — between turns and
+// groups, and between a call and its results, where the line must wait for
+// the group's last result — and sometimes a last group in flight.
+func genTranscript(r *rand.Rand, n int) ([]op, []model.Message) {
+	var ops []op
+	var msgs, held []model.Message
+	open := 0 // results the open group still awaits
+	add := func(m model.Message) {
+		ops = append(ops, op{msg: m})
+		msgs = append(msgs, m)
+		if m.Role == model.Tool {
+			open--
+		}
+		if open == 0 {
+			msgs, held = append(msgs, held...), nil
+		}
+		if r.IntN(8) == 0 {
+			line := "[fsd context] line " + strconv.Itoa(len(ops))
+			ops = append(ops, op{line: line})
+			held = append(held, model.Message{Role: model.Context, Text: line})
+			if open == 0 {
+				msgs, held = append(msgs, held...), nil
+			}
+		}
+	}
 	id := 0
 	if r.IntN(10) == 0 {
-		msgs = append(msgs, model.Message{Role: model.Assistant, Text: "preamble"})
+		add(model.Message{Role: model.Assistant, Text: "preamble"})
 	}
 	for len(msgs) < n {
-		msgs = append(msgs, model.Message{Role: model.User, Text: "u" + strconv.Itoa(len(msgs))})
+		add(model.Message{Role: model.User, Text: "u" + strconv.Itoa(len(msgs))})
 		groups := r.IntN(7)
 		if r.IntN(20) == 0 {
 			groups = 20 + r.IntN(40) // a long turn, to exercise trimming
@@ -139,9 +170,10 @@ func genTranscript(r *rand.Rand, n int) []model.Message {
 				id++
 				a.Calls = append(a.Calls, model.ToolCall{ID: "c" + strconv.Itoa(id), Name: "t"})
 			}
-			msgs = append(msgs, a)
+			open = len(a.Calls)
+			add(a)
 			for _, c := range a.Calls {
-				msgs = append(msgs, model.Message{Role: model.Tool, CallID: c.ID, Text: "r"})
+				add(model.Message{Role: model.Tool, CallID: c.ID, Text: "r"})
 			}
 		}
 	}
@@ -153,12 +185,13 @@ func genTranscript(r *rand.Rand, n int) []model.Message {
 			id++
 			a.Calls = append(a.Calls, model.ToolCall{ID: "c" + strconv.Itoa(id)})
 		}
-		msgs = append(msgs, a)
+		open = len(a.Calls)
+		add(a)
 		for _, c := range a.Calls[:r.IntN(calls)] {
-			msgs = append(msgs, model.Message{Role: model.Tool, CallID: c.ID})
+			add(model.Message{Role: model.Tool, CallID: c.ID})
 		}
 	}
-	return msgs
+	return ops, msgs
 }
 
 func TestWindowProperties(t *testing.T) {
@@ -168,11 +201,26 @@ func TestWindowProperties(t *testing.T) {
 		if i%3 == 0 {
 			n = r.IntN(200) // small transcripts hit the edges more often
 		}
-		msgs := genTranscript(r, n)
+		ops, msgs := genTranscript(r, n)
 		tr := New(nil)
-		for k, m := range msgs {
-			if err := tr.AppendMessage(m); err != nil {
+		for k, o := range ops {
+			var err error
+			if o.line != "" {
+				err = tr.AppendContext(ContextChange{Reason: ReasonRead, Line: o.line})
+			} else {
+				err = tr.AppendMessage(o.msg)
+			}
+			if err != nil {
 				t.Fatalf("case %d: append %d: %v", i, k, err)
+			}
+		}
+		if got := tr.Messages(); len(got) != len(msgs) {
+			t.Fatalf("case %d: %d messages, want %d", i, len(got), len(msgs))
+		}
+		for k, m := range tr.Messages() {
+			if !same(m, msgs[k]) {
+				t.Fatalf("case %d: message %d is %s %q, want %s %q (context lines wait for the open group's results)",
+					i, k, m.Role, m.Text, msgs[k].Role, msgs[k].Text)
 			}
 		}
 		for range 5 {
@@ -215,6 +263,7 @@ func TestWindowCases(t *testing.T) {
 	call := msg(model.Assistant, "call", "x", "y")
 	rx, ry := msg(model.Tool, "", "x"), msg(model.Tool, "", "y")
 	ans := msg(model.Assistant, "ans")
+	c0, c1 := msg(model.Context, "c0"), msg(model.Context, "c1")
 	tests := []struct {
 		name string
 		msgs []model.Message
@@ -232,6 +281,9 @@ func TestWindowCases(t *testing.T) {
 		{"in flight left out", []model.Message{u1, a1, u2, call, rx}, 60, []string{"u1", "a1", "u2"}},
 		{"in flight, no results yet", []model.Message{u2, call}, 60, []string{"u2"}},
 		{"preamble before first user", []model.Message{a1, u1, ans}, 60, []string{"u1", "ans"}},
+		{"lines count toward the cap", []model.Message{u1, c0, a1, u2, c1, ans}, 4, []string{"u2", "c1", "ans"}},
+		{"a line is a group of one", []model.Message{u2, call, rx, ry, c1, ans}, 3, []string{"u2", "c1", "ans"}},
+		{"a line before the first user message stays out", []model.Message{c0, u1, ans}, 60, []string{"u1", "ans"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,5 +322,52 @@ func TestLastTurns(t *testing.T) {
 		if got := texts(x.LastTurns(msgs, n)); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("LastTurns(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// A context change made while calls await results joins the messages after
+// the last of them, never between a call and its result (W2), and the
+// record keeps the entry where it was made.
+func TestContextLineWaitsForResults(t *testing.T) {
+	tr := New(nil)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(tr.AppendMessage(msg(model.User, "u")))
+	must(tr.AppendContext(ContextChange{Reason: ReasonDisabled, Line: "between turns"}))
+	must(tr.AppendMessage(msg(model.Assistant, "call", "x", "y")))
+	must(tr.AppendContext(ContextChange{Reason: ReasonRead, Line: "made by x"}))
+	must(tr.AppendMessage(msg(model.Tool, "", "x")))
+	must(tr.AppendContext(ContextChange{Reason: ReasonRead})) // no line: record only
+	if got := texts(tr.Window(60)); fmt.Sprint(got) != fmt.Sprint([]string{"u", "between turns"}) {
+		t.Errorf("window with y in flight = %q", got)
+	}
+	must(tr.AppendMessage(msg(model.Tool, "", "y")))
+	want := []string{"u", "between turns", "call", "r:x", "r:y", "made by x"}
+	if got := texts(tr.Window(60)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("window = %q, want %q", got, want)
+	}
+	var kinds []Kind
+	for _, e := range tr.Entries() {
+		kinds = append(kinds, e.Kind)
+	}
+	if want := []Kind{KindMessage, KindContext, KindMessage, KindContext, KindMessage, KindContext, KindMessage}; fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Errorf("entries %v, want %v", kinds, want)
+	}
+	got, err := Rebuild(tr.Entries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(texts(got)) != fmt.Sprint(texts(tr.Messages())) {
+		t.Errorf("Rebuild = %q, want %q", texts(got), texts(tr.Messages()))
+	}
+	var x Index
+	must(x.Add(msg(model.User, "u")))
+	must(x.Add(msg(model.Assistant, "call", "x")))
+	if err := x.Add(msg(model.Context, "line")); err == nil {
+		t.Error("Index took a context line between a call and its result")
 	}
 }

@@ -48,7 +48,10 @@ func buildParams(cfg Config, req *model.Request) (sdk.MessageNewParams, error) {
 
 func messageBlocks(msg model.Message) (sdk.MessageParamRole, []sdk.ContentBlockParamUnion, error) {
 	switch msg.Role {
-	case model.User:
+	case model.User, model.Context:
+		// A context line joins the user turn it falls in (after the tool
+		// results of its group, or after the person's message): the merge
+		// in buildParams keeps roles alternating.
 		if msg.Text == "" {
 			return sdk.MessageParamRoleUser, nil, nil
 		}

@@ -45,7 +45,9 @@ func buildParams(cfg Config, req *model.Request) (oai.ChatCompletionNewParams, e
 
 func messageParam(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
 	switch msg.Role {
-	case model.User:
+	case model.User, model.Context:
+		// A context line is the runtime's note between turns or after a
+		// group's tool results: a user message is valid in both places.
 		return oai.UserMessage(msg.Text), nil
 	case model.Tool:
 		if msg.CallID == "" {
