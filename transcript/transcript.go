@@ -94,7 +94,7 @@ type Transcript struct {
 	// held are context lines made while calls await results: they join
 	// the messages right after the last of those results (W2).
 	held []model.Message
-	werr    error // first write failure; later writes are skipped
+	werr error // first write failure; later writes are skipped
 	// stepSync defers fsync to Sync (WithStepSync).
 	stepSync bool
 	// journaled entries are on disk already (WithJournal).
