@@ -19,7 +19,14 @@ func newContextCmd() *cobra.Command {
 		Short: "Print the host's first request as the model would see it, with token counts per block",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pr, err := prepare(args[0], f, engine.Options{}, cmd.ErrOrStderr())
+			path, err := workflowArg(args[0])
+			if err != nil {
+				return err
+			}
+			if f.input, err = readInput(f.input, cmd.InOrStdin()); err != nil {
+				return err
+			}
+			pr, err := prepare(path, f, engine.Options{}, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -31,7 +38,7 @@ func newContextCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&f.input, "input", "i", "", "the user message (default: the workflow's input)")
+	cmd.Flags().StringVarP(&f.input, "input", "i", "", inputUsage)
 	cmd.Flags().StringVar(&f.model, "model", "", "model (default: the workflow's)")
 	addTrustFlag(cmd, &f)
 	return cmd

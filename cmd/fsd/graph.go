@@ -17,7 +17,7 @@ func newGraphCmd() *cobra.Command {
 		Short: "Print a workflow's static task board as Mermaid (default) or DOT",
 		Long: "Print the static tasks of a workflow as a graph, arrows pointing from a dependency\n" +
 			"to the task that waits for it. Pipe Mermaid into a Markdown file, DOT into `dot -Tsvg`.",
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			render := board.Mermaid
 			switch format {
@@ -25,9 +25,13 @@ func newGraphCmd() *cobra.Command {
 			case "dot":
 				render = board.DOT
 			default:
-				return fail(exitUsage, "unknown --format %q; use mermaid or dot", format)
+				return usage("unknown --format %q; use mermaid or dot", format)
 			}
-			w, diags := spec.LoadWorkflow(args[0])
+			path, err := workflowArg(args[0])
+			if err != nil {
+				return err
+			}
+			w, diags := spec.LoadWorkflow(path)
 			diags.Sort()
 			for _, d := range diags {
 				fmt.Fprintln(cmd.ErrOrStderr(), d.String())
@@ -36,7 +40,7 @@ func newGraphCmd() *cobra.Command {
 				return fail(exitProblems, "")
 			}
 			if len(w.Tasks) == 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: no static tasks\n", args[0])
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: no static tasks\n", path)
 			}
 			specs := make([]board.TaskSpec, len(w.Tasks))
 			for i, t := range w.Tasks {

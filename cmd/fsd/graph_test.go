@@ -22,7 +22,7 @@ func TestGraph(t *testing.T) {
 		{name: "dot", args: []string{"graph", wf, "--format", "dot"}, code: exitOK, golden: "weekly.dot"},
 		{name: "bad format", args: []string{"graph", wf, "--format", "png"}, code: exitUsage, stderr: `unknown --format "png"`},
 		{name: "no workflow", args: []string{"graph"}, code: exitUsage, stderr: "accepts 1 arg"},
-		{name: "missing file", args: []string{"graph", "testdata/graph/nope.workflow.yaml"}, code: exitProblems, stderr: "nope.workflow.yaml"},
+		{name: "missing file", args: []string{"graph", "testdata/graph/nope.workflow.yaml"}, code: exitUsage, stderr: "fsd: testdata/graph/nope.workflow.yaml: no such file or folder"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,38 +8,23 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes.
-const (
-	exitOK       = 0 // success
-	exitProblems = 1 // problems found, or the run failed
-	exitUsage    = 2 // bad usage
-	exitInternal = 3 // fsd itself failed
-)
-
-// exitError carries an exit code out of a command. An empty message means
-// the command already printed what the user needs.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-
-func fail(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "fsd",
 		Short:         "Run and validate LLM agent skills declared in YAML",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(),
+		Example: `  fsd init hello && cd hello    # a skill, a workflow and a script that run offline
+  fsd validate .                # what CI runs
+  fsd run hello.workflow.yaml   # the answer on stdout, the board on stderr`,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	addColorFlag(root)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, msg: err.Error()}
+		return usage("%v", err)
 	})
 	root.AddCommand(
 		newValidateCmd(),
@@ -50,13 +34,19 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newGraphCmd(),
 		newRunsCmd(),
 		newResumeCmd(),
+		newVersionCmd(),
 	)
 	return root
 }
 
 // run executes the CLI and returns the process exit code. It never panics
 // at the user: an unexpected panic becomes one line on stderr and exit 3.
-func run(args []string, stdout, stderr io.Writer) (code int) {
+func run(args []string, stdout, stderr io.Writer) int {
+	return runIO(args, os.Stdin, stdout, stderr)
+}
+
+// runIO is run with stdin given, for `-i -`.
+func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "fsd: internal error: %v\n", r)
@@ -64,21 +54,13 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	root := newRootCmd(stdout, stderr)
+	root.SetIn(stdin)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
 		return exitOK
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(stderr, "fsd: %s\n", ee.msg)
-		}
-		return ee.code
-	}
-	// cobra's own errors (unknown command, bad args) are usage errors.
-	fmt.Fprintf(stderr, "fsd: %v\n", err)
-	return exitUsage
+	return printError(stderr, err)
 }
 
 func main() {

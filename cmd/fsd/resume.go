@@ -45,6 +45,7 @@ func newResumeCmd() *cobra.Command {
 				fmt.Fprintf(cmd.ErrOrStderr(), "fsd: resume: not re-applying the run's --trust %s; give --trust again to let those skills run commands\n",
 					strings.Join(filepath.SplitList(t), " --trust "))
 			}
+			f.color = useColor(cmd, cmd.ErrOrStderr())
 			return execute(cmd.Context(), j.Summary.Workflow, f, j, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}

@@ -25,6 +25,7 @@ type runFlags struct {
 	events  string
 	runsDir string
 	verbose bool
+	color   bool // -v logs may carry ANSI colour (see useColor)
 	record  string
 	replay  string
 	trust   []string      // folders whose skills may run commands, beside the workflow's
@@ -61,10 +62,18 @@ func newRunCmd() *cobra.Command {
 		Short: "Run a workflow: the final answer goes to stdout, progress to stderr",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runWorkflow(cmd.Context(), args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			path, err := workflowArg(args[0])
+			if err != nil {
+				return err
+			}
+			if f.input, err = readInput(f.input, cmd.InOrStdin()); err != nil {
+				return err
+			}
+			f.color = useColor(cmd, cmd.ErrOrStderr())
+			return runWorkflow(cmd.Context(), path, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringVarP(&f.input, "input", "i", "", "the user message (default: the workflow's input)")
+	cmd.Flags().StringVarP(&f.input, "input", "i", "", inputUsage)
 	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>")
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records go")
@@ -74,16 +83,6 @@ func newRunCmd() *cobra.Command {
 	addTrustFlag(cmd, &f)
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the run after this long, e.g. 5m (default: no limit)")
 	return cmd
-}
-
-// usageArgs turns cobra's argument errors into usage errors (exit 2).
-func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return fail(exitUsage, "%s: %v (see fsd %s --help)", cmd.Name(), err, cmd.Name())
-		}
-		return nil
-	}
 }
 
 // prepared is a workflow loaded and ready to run.
@@ -175,7 +174,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 
 	// Warnings (a repaired record, an in-doubt call run again) always
 	// reach stderr; -v adds the debug log.
-	logger := zerolog.New(zerolog.ConsoleWriter{Out: stderr}).With().Timestamp().Logger().Level(zerolog.WarnLevel)
+	logger := consoleLogger(stderr, f.color).Level(zerolog.WarnLevel)
 	if f.verbose {
 		logger = logger.Level(zerolog.DebugLevel)
 	}

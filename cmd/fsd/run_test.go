@@ -87,7 +87,7 @@ func TestRunFailures(t *testing.T) {
 		want string
 	}{
 		{"script exhausted", []string{"run", wf, "--runs-dir", dir}, exitProblems, "asked for step 2"},
-		{"missing workflow", []string{"run", filepath.Join(dir, "nope.workflow.yaml")}, exitProblems, "nope.workflow.yaml"},
+		{"missing workflow", []string{"run", filepath.Join(dir, "nope.workflow.yaml")}, exitUsage, "nope.workflow.yaml: no such file or folder"},
 		{"unknown provider", []string{"run", wf, "--model", "acme/x"}, exitProblems, "unknown provider"},
 		{"bad events format", []string{"run", wf, "--events", "xml"}, exitUsage, "--events"},
 		{"no workflow", []string{"run"}, exitUsage, "accepts 1 arg"},

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes. Every command maps its outcome to one of these; nothing else
+// calls os.Exit.
+const (
+	exitOK       = 0 // success
+	exitProblems = 1 // problems found, or the run failed
+	exitUsage    = 2 // bad usage: a flag, an argument, a file named that is not there
+	exitInternal = 3 // fsd itself failed
+)
+
+// exitError carries an exit code out of a command. An empty message means
+// the command already printed what the user needs.
+//
+// The wrapping rule: each layer adds its context once. A command's message
+// starts with what the user asked for (the run, the file), never with the
+// command's own name (the user just typed it), and the `fsd: ` prefix is
+// added once, by printError.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// fail returns an error that exits with code after printing its message.
+func fail(code int, format string, args ...any) error {
+	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// usage returns a usage error (exit 2).
+func usage(format string, args ...any) error { return fail(exitUsage, format, args...) }
+
+// usageArgs turns cobra's argument errors into usage errors (exit 2) that
+// point at the command's help.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usage("%s: %v (see %s --help)", cmd.Name(), err, cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+// printError writes err as the one `fsd: ` line on stderr and returns the
+// exit code it carries. Errors without a code (cobra's own: an unknown
+// command or flag) are usage errors.
+func printError(stderr io.Writer, err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "fsd: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "fsd: %v\n", err)
+	return exitUsage
+}
