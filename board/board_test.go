@@ -7,9 +7,9 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -226,44 +226,44 @@ func TestFailureStrandsDependents(t *testing.T) {
 	}
 }
 
-// TestConcurrencyLimit counts runners in flight: the first `limit` runners
-// wait until all of them are running at once, so the test proves workers
-// overlap up to the limit, and the counter proves they never exceed it.
-func TestConcurrencyLimit(t *testing.T) {
+// TestConcurrencyHeldAtLimit proves the limit (D3) without timing: in a
+// synctest bubble every runner blocks until released, and synctest.Wait
+// returns only when every goroutine of the run is durably blocked — the
+// runners started so far, and the scheduler waiting for a free slot. At
+// that point exactly `limit` runners have started: no more can, and none
+// is still on its way. Without the limit all 30 would be in flight.
+func TestConcurrencyHeldAtLimit(t *testing.T) {
 	for _, limit := range []int{1, 3, 4, 8} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
-			noLeak(t)
-			b := newBoard(t, Options{Concurrency: limit})
-			for range 30 {
-				mustAdd(t, b, TaskSpec{Goal: "g"})
-			}
-			var inFlight, peak atomic.Int64
-			full := make(chan struct{})
-			var once sync.Once
-			rep, err := b.Run(context.Background(), func(ctx context.Context, t *Task, deps []DepResult) (string, error) {
-				n := inFlight.Add(1)
-				defer inFlight.Add(-1)
-				for {
-					p := peak.Load()
-					if n <= p || peak.CompareAndSwap(p, n) {
-						break
+			synctest.Test(t, func(t *testing.T) {
+				b := newBoard(t, Options{Concurrency: limit})
+				for range 30 {
+					mustAdd(t, b, TaskSpec{Goal: "g"})
+				}
+				var inFlight atomic.Int64
+				release := make(chan struct{})
+				done := make(chan Report)
+				go func() {
+					rep, err := b.Run(context.Background(), func(ctx context.Context, t *Task, deps []DepResult) (string, error) {
+						inFlight.Add(1)
+						defer inFlight.Add(-1)
+						<-release
+						return "done", nil
+					})
+					if err != nil {
+						t.Errorf("Run: %v", err)
 					}
+					done <- rep
+				}()
+				synctest.Wait()
+				if got := inFlight.Load(); got != int64(limit) {
+					t.Errorf("runners in flight with every goroutine blocked = %d, want the limit %d", got, limit)
 				}
-				if n == int64(limit) {
-					once.Do(func() { close(full) })
+				close(release)
+				if rep := <-done; rep.Status != StatusDrained {
+					t.Errorf("Run = %s", rep.Status)
 				}
-				select {
-				case <-full:
-				case <-ctx.Done():
-				}
-				return "done", nil
 			})
-			if err != nil || rep.Status != StatusDrained {
-				t.Fatalf("Run = %s, %v", rep.Status, err)
-			}
-			if got := peak.Load(); got != int64(limit) {
-				t.Errorf("peak runners in flight = %d, want %d", got, limit)
-			}
 		})
 	}
 }

@@ -8,7 +8,7 @@ import (
 // Code is the stable error code a board tool returns to the model (D2).
 type Code string
 
-// The error codes of DESIGN.md D2, plus the board's own.
+// The error codes of D2 (docs/design.md), plus the board's own.
 const (
 	CodeUnknownAssignee   Code = "unknown_assignee"
 	CodeTaskNotFound      Code = "task_not_found"

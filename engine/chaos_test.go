@@ -567,7 +567,7 @@ func waitGoroutines(base int) (int, bool) {
 }
 
 // TestChaos runs the chaos model on a project built to reach every bound
-// and checks the invariants of DESIGN.md §1 after every step. Seeds 1..N
+// and checks the invariants of docs/design.md after every step. Seeds 1..N
 // with -chaos.runs=N (default 200); one seed with -chaos.seed=S.
 func TestChaos(t *testing.T) {
 	seeds := make([]uint64, 0, *chaosRuns)

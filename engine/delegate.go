@@ -12,6 +12,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
 )
 
 // maxStatusLines bounds the board status in the context block; a big
@@ -244,13 +245,9 @@ func (hb *hostBoard) flushHistory() {
 		if _, ok := items[task]; !ok {
 			continue
 		}
-		ms := items[task]
-		// A worker stopped mid-call (cancel, timeout) leaves a call with no
-		// result; it must not enter the host's history as an orphan.
-		if n := len(ms); n > 0 && len(ms[n-1].Calls) > 0 {
-			ms = ms[:n-1]
-		}
-		for _, m := range ms {
+		// A worker stopped mid-call (cancel, timeout) leaves calls with no
+		// result; they must not enter the host's history as orphans (W2).
+		for _, m := range transcript.Whole(items[task]) {
 			if err := hb.host.tr.AppendMessage(m); err != nil {
 				hb.r.log.Warn().Err(err).Str("task", task).Msg("worker item not added to the host history")
 			}

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
 )
 
 // multiModel answers each generator from its own list, by task id, then
@@ -365,5 +367,38 @@ func TestPipelineFailedSinkFailsRun(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "task only failed") || !strings.Contains(err.Error(), "max-steps") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// W2 for history items: a worker stopped between its calls' results (a
+// panic, a cancel) leaves calls without results; flushing its items into
+// the host's history must not orphan them, or the host's next message
+// would be refused.
+func TestHistoryFlushNeverOrphans(t *testing.T) {
+	host := transcript.New(nil)
+	for _, m := range []model.Message{
+		{Role: model.User, Text: "go"},
+		{Role: model.Assistant, Calls: []model.ToolCall{{ID: "rb", Name: "runBoard"}}},
+		{Role: model.Tool, CallID: "rb", Name: "runBoard", Text: `{"ok":true}`},
+	} {
+		if err := host.AppendMessage(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hb := &hostBoard{r: &Run{}, host: &hostEnv{tr: host}, b: board.New(board.Options{})}
+	if _, err := hb.b.Add(board.TaskSpec{ID: "w", Goal: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	item := hb.keepHistory("w")
+	item(model.Message{Role: model.Assistant, Text: "two calls", Calls: []model.ToolCall{{ID: "x", Name: "a"}, {ID: "y", Name: "b"}}})
+	item(model.Message{Role: model.Tool, CallID: "x", Name: "a", Text: "only the first answered"})
+	hb.flushHistory()
+	if err := host.AppendMessage(model.Message{Role: model.Assistant, Text: "next"}); err != nil {
+		t.Fatalf("the host's next message was refused after the flush: %v", err)
+	}
+	for _, m := range host.Messages() {
+		if m.CallID == "x" {
+			t.Errorf("a result whose call left with its unanswered sibling was flushed: %+v", m)
+		}
 	}
 }

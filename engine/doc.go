@@ -9,7 +9,7 @@
 // it wires them together, and it is the only package that knows the order in
 // which things happen in a step.
 //
-// Invariants enforced here (DESIGN.md §1): L1–L5 (lifecycle), C1–C4
+// Invariants enforced here (docs/design.md): L1–L5 (lifecycle), C1–C4
 // (catalog and reads), H1–H5 (channels and reclaim), W3–W4 (request
 // assembly), D1, D4–D8 (workers).
 package engine

@@ -120,3 +120,30 @@ func TestChannelDefaults(t *testing.T) {
 		t.Errorf("channels:\n%s", ctx)
 	}
 }
+
+// H4 for a failed read: a reader error about a loaded skill's artifact (a
+// missing heading answers with the heading list) is its instruction text
+// too, and is stubbed like a successful read once the skill unloads.
+func TestFailedReaderResultReclaimed(t *testing.T) {
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
+	p.Workflow.Limits.MaxLoadedSkills = 1
+	missing := func(req *model.Request) *model.Response {
+		var rc struct{ Handle string }
+		_ = json.Unmarshal([]byte(lastResult(req).Text), &rc)
+		args, _ := json.Marshal(map[string]string{"handle": rc.Handle, "heading": "No such heading"})
+		return &model.Response{Calls: []model.ToolCall{{ID: "miss", Name: "artifact_md_sections", Args: args}}}
+	}
+	_, m, _, err := runWith(t, p, Options{}, read("aa"), missing, read("bb"), say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	if r := lastResult(reqs[2]); !r.IsError || !strings.Contains(r.Text, "Steps") {
+		t.Fatalf("a missing heading should answer an error listing the headings, got %+v", r)
+	}
+	for _, msg := range reqs[3].Messages {
+		if msg.CallID == "miss" && (strings.Contains(msg.Text, "Steps") || !strings.Contains(msg.Text, "reclaimed")) {
+			t.Errorf("H4: the failed read of an unloaded skill was not stubbed: %q", msg.Text)
+		}
+	}
+}

@@ -140,3 +140,47 @@ func TestResumeDivergence(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A crash mid-write leaves a torn last line in a transcript. Loading the
+// journal cuts it off, so the resumed run appends after a whole line and
+// the record reads back whole.
+func TestResumeCutsTornTail(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""))
+	crash := errors.New("crash")
+	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		if req.Caller.Step == 0 {
+			return read("aa")(req), nil
+		}
+		return nil, crash
+	})
+	r, _ := New(p, Options{Model: m, RunsDir: t.TempDir()})
+	res, _ := r.Execute(context.Background(), "")
+	path := filepath.Join(res.Dir, "transcript.jsonl")
+	whole := readFile(t, path)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"seq":9,"time":"2026-01-01T00:00:00Z","kind":"mess`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	j, err := LoadJournal(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, path); string(got) != string(whole) {
+		t.Fatalf("LoadJournal left the torn tail: file ends %q", got[max(len(got)-60, 0):])
+	}
+	r2, _ := New(p, Options{Model: model.Func(func(context.Context, *model.Request) (*model.Response, error) {
+		return &model.Response{Text: "resumed"}, nil
+	}), Resume: j})
+	if _, err := r2.Execute(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	entries := readTranscript(t, path)
+	if last := entries[len(entries)-1]; last.Message == nil || last.Message.Text != "resumed" {
+		t.Errorf("the resumed answer is not the record's last entry: %+v", last)
+	}
+}

@@ -71,13 +71,7 @@ func Generate(ctx context.Context, cfg GeneratorConfig, input string) (string, e
 		env.byName[t.Def.Name] = t
 	}
 	tr := transcript.New(nil)
-	inherited := cfg.History
-	if cfg.HistoryTurns > 0 {
-		inherited = supply.Conversation(cfg.History, cfg.HistoryTurns)
-	} else if len(inherited) > 0 {
-		inherited = supply.Conversation(cfg.History, len(cfg.History))
-	}
-	for _, m := range inherited {
+	for _, m := range supply.Conversation(cfg.History, cfg.HistoryTurns) {
 		if err := tr.AppendMessage(m); err != nil {
 			return "", fmt.Errorf("engine: history: %w", err)
 		}

@@ -60,25 +60,20 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		return "", fmt.Errorf("assignee %q is not an agent of any skill found", t.Assignee)
 	}
 	w := &workerEnv{r: r, skill: skill, byName: map[string]skillTool{}, state: tool.NewMemKV()}
-	vis := spec.VisibilitySub
-	flow := spec.Flow{Policy: spec.FlowDeps}
-	maxSteps := r.limits.MaxSteps
-	var prompt strings.Builder
+	a := spec.DefaultAgent()
 	if agent != nil {
-		vis, flow = agent.Visibility, agent.Flow
-		if agent.MaxSteps > 0 {
-			maxSteps = agent.MaxSteps
-		}
-		prompt.WriteString(strings.TrimSpace(agent.Prompt))
-		if err := w.allow(skill, agent.Tools); err != nil {
+		a = agent.WithDefaults()
+		if err := w.allow(skill, a.Tools); err != nil {
 			return "", err
 		}
-	} else {
-		prompt.WriteString("You are a worker. Do the task you are given and answer with its result.")
 	}
-	if flow.Policy == "" {
-		flow.Policy = spec.FlowDeps
+	vis, flow := a.Visibility, a.Flow
+	maxSteps := r.limits.MaxSteps
+	if a.MaxSteps > 0 {
+		maxSteps = a.MaxSteps
 	}
+	var prompt strings.Builder
+	prompt.WriteString(strings.TrimSpace(a.Prompt))
 	var ancestors []string
 	if flow.Policy == spec.FlowAncestors {
 		ancestors = hb.b.Ancestors(t.ID)
@@ -122,12 +117,8 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		}
 	}
 	// Context supply: the parent's last N whole turns as of dispatch.
-	if agent != nil && agent.ContextSupply == "conversation" {
-		turns := agent.Turns
-		if turns <= 0 {
-			turns = spec.DefaultTurns
-		}
-		inherited := supply.Conversation(hb.parent(), turns)
+	if a.ContextSupply == spec.SupplyConversation {
+		inherited := supply.Conversation(hb.parent(), a.Turns)
 		if hb.host != nil {
 			// H4 holds for what a worker inherits too: reader results of
 			// skills the host has unloaded arrive as stubs. (The host is

@@ -6,24 +6,23 @@ import (
 	"time"
 )
 
-// The event types of DESIGN.md §2.
+// The event types (docs/design.md, Files: events).
 const (
-	RunStarted     = "run.started"
-	Request        = "request"
-	Text           = "text"
-	ToolCall       = "tool.call"
-	ToolResult     = "tool.result"
-	SkillLoaded    = "skill.loaded"
-	SkillUnloaded  = "skill.unloaded"
-	SkillSkipped   = "skill.skipped"
-	TaskAdded      = "task.added"
-	TaskStarted    = "task.started"
-	TaskCompleted  = "task.completed"
-	TaskFailed     = "task.failed"
-	TaskCancelled  = "task.cancelled"
-	BoardFinished  = "board.finished"
-	RunFinished    = "run.finished"
-	ContextChanged = "context.changed"
+	RunStarted    = "run.started"
+	Request       = "request"
+	Text          = "text"
+	ToolCall      = "tool.call"
+	ToolResult    = "tool.result"
+	SkillLoaded   = "skill.loaded"
+	SkillUnloaded = "skill.unloaded"
+	SkillSkipped  = "skill.skipped"
+	TaskAdded     = "task.added"
+	TaskStarted   = "task.started"
+	TaskCompleted = "task.completed"
+	TaskFailed    = "task.failed"
+	TaskCancelled = "task.cancelled"
+	BoardFinished = "board.finished"
+	RunFinished   = "run.finished"
 )
 
 // Tokens is the token count of one request, by part.

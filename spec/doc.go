@@ -50,9 +50,11 @@
 //     and through MaxDiscoveryFolders folders at most, with a warning when
 //     it stops. `skills:` entries expand a leading ~ and $HOME; without a
 //     `skills:` key a workflow uses DefaultSkillDirs beside it.
-//   - Defaults filled at load: item-visibility sub, flow deps, recent's last
-//     8, turns 8 with context-supply conversation. Limits stay zero when
-//     omitted; Limits.WithDefaults fills them.
+//   - Loading keeps values as written, with one exception: an absent
+//     item-visibility is sub (the zero Visibility is a real value). Every
+//     other default is filled by one method where the value is used:
+//     Limits.WithDefaults, Agent.WithDefaults (flow deps, recent's last 8,
+//     turns 8 with context-supply conversation) and Flow.WithDefaults.
 //   - YAML merge keys (<<) are not supported: they read as an unknown key.
 //
 // # Limits

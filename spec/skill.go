@@ -27,7 +27,7 @@ var (
 	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries"}
 	visKeys     = []string{"client", "history"}
 	flowKeys    = []string{"policy", "last", "tools", "max-tokens"}
-	flowValues  = []string{FlowNone, FlowDeps, FlowAncestors, FlowRecent, FlowAll}
+	flowValues  = []string{string(FlowNone), string(FlowDeps), string(FlowAncestors), string(FlowRecent), string(FlowAll)}
 )
 
 // ClaudeCodeKeys are Claude Code's SKILL.md frontmatter extensions: known
@@ -327,7 +327,9 @@ func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
 func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 	var holder Node
 	for _, p := range d.pairs(n, &holder) {
-		a := Agent{Name: p.key, Visibility: VisibilitySub, Flow: Flow{Policy: FlowDeps}}
+		// item-visibility absent is sub; other defaults are filled by
+		// Agent.WithDefaults where the agent runs, so they live in one place.
+		a := Agent{Name: p.key, Visibility: VisibilitySub}
 		for _, f := range d.fields(p.v, agentKeys, &a.Node) {
 			switch f.key {
 			case "description":
@@ -340,8 +342,8 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 				v, _ := str(f.v)
 				switch v {
 				case "isolated":
-				case "conversation":
-					a.ContextSupply = v
+				case string(SupplyConversation):
+					a.ContextSupply = SupplyConversation
 				default:
 					if f.v.ShortTag() == "!!str" {
 						d.errorf(f.v, "value", "context-supply %q is not isolated or conversation", v)
@@ -370,12 +372,6 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 			case "retries":
 				a.Retries, _ = integer(f.v)
 			}
-		}
-		if a.ContextSupply == "conversation" && a.Turns == 0 {
-			a.Turns = DefaultTurns
-		}
-		if a.Flow.Policy == FlowRecent && a.Flow.Last == 0 {
-			a.Flow.Last = DefaultRecent
 		}
 		if a.Pos.Line == 0 {
 			a.Pos = d.pos(p.k)
@@ -434,7 +430,7 @@ func decodeFlow(d *decoder, n *yaml.Node, fl *Flow) {
 			d.errorf(n, "value", "flow policy %q is not one of none, deps, ancestors, recent, all", s).Hint = didYouMean(s, flowValues)
 			return
 		}
-		fl.Policy = s
+		fl.Policy = FlowPolicy(s)
 	}
 	if _, ok := str(n); ok {
 		policy(n)

@@ -209,41 +209,87 @@ var (
 	VisibilityPrimary = Visibility{Client: true, History: true}
 )
 
-// Flow policies (D7).
+// FlowPolicy names which other workers' observations a worker sees (D7).
+type FlowPolicy string
+
+// Flow policies (D7). The empty FlowPolicy means "not set": FlowDeps.
 const (
-	FlowNone      = "none"
-	FlowDeps      = "deps"
-	FlowAncestors = "ancestors"
-	FlowRecent    = "recent"
-	FlowAll       = "all"
+	FlowNone      FlowPolicy = "none"
+	FlowDeps      FlowPolicy = "deps"
+	FlowAncestors FlowPolicy = "ancestors"
+	FlowRecent    FlowPolicy = "recent"
+	FlowAll       FlowPolicy = "all"
 )
 
 // Flow is an agent's flow policy: which other workers' tool observations it
 // sees before it starts.
 type Flow struct {
-	Policy string `json:"policy"` // default FlowDeps
-	// Last bounds `recent` (default 8).
+	Policy FlowPolicy `json:"policy"` // default FlowDeps
+	// Last bounds `recent` (default DefaultRecent).
 	Last      int      `json:"last,omitempty"`
 	Tools     []string `json:"tools,omitempty"`
 	MaxTokens int      `json:"max-tokens,omitempty"`
 }
 
+// WithDefaults returns f with its policy (deps) and, for recent, its
+// bound (DefaultRecent) filled in.
+func (f Flow) WithDefaults() Flow {
+	if f.Policy == "" {
+		f.Policy = FlowDeps
+	}
+	if f.Policy == FlowRecent && f.Last <= 0 {
+		f.Last = DefaultRecent
+	}
+	return f
+}
+
+// ContextSupply is what a worker inherits of its parent conversation (D5).
+type ContextSupply string
+
+// The context supplies. The empty ContextSupply is isolated.
+const (
+	SupplyIsolated     ContextSupply = ""
+	SupplyConversation ContextSupply = "conversation"
+)
+
 // Agent is a member of a skill's team, runnable as a board worker.
 type Agent struct {
 	Node
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Prompt      string `json:"prompt,omitempty"`
-	Model       string `json:"model,omitempty"`
-	// ContextSupply is "" (isolated) or "conversation".
-	ContextSupply string        `json:"context-supply,omitempty"`
-	Turns         int           `json:"turns,omitempty"` // default 8
+	Name          string        `json:"name"`
+	Description   string        `json:"description,omitempty"`
+	Prompt        string        `json:"prompt,omitempty"`
+	Model         string        `json:"model,omitempty"`
+	ContextSupply ContextSupply `json:"context-supply,omitempty"`
+	Turns         int           `json:"turns,omitempty"` // default DefaultTurns
 	Visibility    Visibility    `json:"item-visibility"`
 	Flow          Flow          `json:"flow"`
 	Tools         []string      `json:"tools,omitempty"`
 	MaxSteps      int           `json:"max-steps,omitempty"`
 	Timeout       time.Duration `json:"timeout,omitempty"`
 	Retries       int           `json:"retries,omitempty"`
+}
+
+// DefaultWorkerPrompt is the prompt of the default worker, which runs
+// tasks that name no assignee (D1).
+const DefaultWorkerPrompt = "You are a worker. Do the task you are given and answer with its result."
+
+// DefaultAgent is the default worker (D1): a plain generator with no
+// persona of a skill and no tools, sub visibility, flow deps.
+func DefaultAgent() Agent {
+	return Agent{Prompt: DefaultWorkerPrompt, Visibility: VisibilitySub}.WithDefaults()
+}
+
+// WithDefaults returns a with every default filled in: flow (see
+// Flow.WithDefaults) and, with conversation supply, DefaultTurns. Its
+// Visibility is taken as it is: the zero Visibility is a real value
+// (private), and loading sets sub when item-visibility is absent.
+// MaxSteps stays 0 when unset; the workflow's limit applies then.
+func (a Agent) WithDefaults() Agent {
+	a.Flow = a.Flow.WithDefaults()
+	if a.ContextSupply == SupplyConversation && a.Turns <= 0 {
+		a.Turns = DefaultTurns
+	}
+	return a
 }
 
 // Limits are a workflow's bounds. Zero values mean the defaults below.

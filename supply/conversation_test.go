@@ -69,7 +69,7 @@ func TestConversation(t *testing.T) {
 		{name: "one turn", parent: parent, turns: 1, want: []string{"u:4", "c:c4", "r:c4"}},
 		{name: "more turns than there are", parent: parent, turns: 50,
 			want: []string{"u:1", "a:one", "u:2", "c:c1", "r:c1", "a:two", "u:3", "c:c2,c3", "r:c2", "r:c3", "a:three", "u:4", "c:c4", "r:c4"}},
-		{name: "zero means the default 8", parent: parent, turns: 0,
+		{name: "zero means every whole turn", parent: parent, turns: 0,
 			want: []string{"u:1", "a:one", "u:2", "c:c1", "r:c1", "a:two", "u:3", "c:c2,c3", "r:c2", "r:c3", "a:three", "u:4", "c:c4", "r:c4"}},
 		{name: "pending call alone", parent: []model.Message{user("q"), call("run")}, turns: 8, want: []string{"u:q"}},
 		{name: "answered last call is kept", parent: []model.Message{user("q"), call("x"), result("x")}, turns: 8,

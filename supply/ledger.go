@@ -59,7 +59,7 @@ func (l *Ledger) Done(task string) {
 	l.mu.Unlock()
 }
 
-// All returns every observation, in order; the run record keeps it.
+// All returns every observation, in order.
 func (l *Ledger) All() []Observation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -67,16 +67,17 @@ func (l *Ledger) All() []Observation {
 }
 
 // Select returns what a worker for task sees under policy, oldest first:
-// `none` nothing; `deps` (also the empty policy) its dependencies'
-// observations; `ancestors` those of its transitive dependencies (the
-// caller passes them, e.g. from board.Ancestors); `recent` the last N
-// across the run (policy.Last, default 8); `all` every completed task's.
-// The task's own observations (from an earlier attempt) are never
+// `none` nothing; `deps` its dependencies' observations; `ancestors` those
+// of its transitive dependencies (the caller passes them, e.g. from
+// board.Ancestors); `recent` the last N across the run (policy.Last);
+// `all` every completed task's. Unset fields of policy mean their defaults
+// (spec.Flow.WithDefaults). The task's own observations (from an earlier attempt) are never
 // included: they are not another worker's. policy.Tools keeps only those
 // tools; policy.MaxTokens keeps the newest observations whose rendered
 // text fits, measured by count (nil: one token per four bytes; the engine
 // passes its BPE counter).
 func (l *Ledger) Select(policy spec.Flow, task string, deps, ancestors []string, count func(string) int) []Observation {
+	policy = policy.WithDefaults()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	keep := func(o *Observation) bool {
@@ -87,11 +88,7 @@ func (l *Ledger) Select(policy spec.Flow, task string, deps, ancestors []string,
 	case spec.FlowNone:
 		return nil
 	case spec.FlowRecent:
-		n := policy.Last
-		if n <= 0 {
-			n = spec.DefaultRecent
-		}
-		for i := len(l.obs) - 1; i >= 0 && len(out) < n; i-- {
+		for i := len(l.obs) - 1; i >= 0 && len(out) < policy.Last; i-- {
 			if keep(&l.obs[i]) {
 				out = append(out, l.obs[i])
 			}

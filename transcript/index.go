@@ -144,20 +144,6 @@ func searchTail(pos []int, lo, span int) int {
 	return tail[i]
 }
 
-// LastTurns returns the last n whole turns, ending before the open group:
-// what a worker inherits with context-supply: conversation (D5), so the
-// pending call that dispatched it is never part of it. n < 1 yields nil.
-// The result shares msgs' array and is read-only.
-func (x *Index) LastTurns(msgs []model.Message, n int) []model.Message {
-	end := x.end()
-	if n < 1 || len(x.turns) == 0 || len(msgs) < end {
-		return nil
-	}
-	k := max(len(x.turns)-n, 0)
-	s := x.turns[k]
-	return msgs[s:end:end]
-}
-
 // WindowOf indexes msgs and returns their window under max. It is for
 // callers that hold a plain slice (tests, tools reading a run record); a
 // Transcript keeps its index as it grows and needs no rescan.

@@ -267,17 +267,9 @@ func (t *Transcript) Window(max int) []model.Message {
 	return t.idx.Window(t.msgs, max)
 }
 
-// LastTurns returns the last n whole turns, without the calls in flight
-// (D5); see Index.LastTurns. Read-only.
-func (t *Transcript) LastTurns(n int) []model.Message {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.idx.LastTurns(t.msgs, n)
-}
-
 // InFlight returns the calls of the last assistant message that await
-// results, in order. The engine answers them (e.g. as cancelled) before a
-// run that was interrupted appends anything else.
+// results, in order; nil when none does. Until they are answered the
+// transcript refuses any other message, and windows end before them.
 func (t *Transcript) InFlight() []model.ToolCall {
 	t.mu.Lock()
 	defer t.mu.Unlock()

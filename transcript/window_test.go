@@ -301,30 +301,6 @@ func TestWindowCases(t *testing.T) {
 	}
 }
 
-func TestLastTurns(t *testing.T) {
-	msgs := []model.Message{
-		msg(model.User, "u1"), msg(model.Assistant, "a1"),
-		msg(model.User, "u2"), msg(model.Assistant, "a2"),
-		msg(model.User, "u3"), msg(model.Assistant, "runBoard", "rb"),
-	}
-	var x Index
-	for _, m := range msgs {
-		if err := x.Add(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for n, want := range map[int][]string{
-		0: nil,
-		1: {"u3"},
-		2: {"u2", "a2", "u3"},
-		9: {"u1", "a1", "u2", "a2", "u3"},
-	} {
-		if got := texts(x.LastTurns(msgs, n)); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("LastTurns(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 // A context change made while calls await results joins the messages after
 // the last of them, never between a call and its result (W2), and the
 // record keeps the entry where it was made.

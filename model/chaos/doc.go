@@ -1,6 +1,6 @@
 // Package chaos is a seeded, reproducible model.Model that misbehaves on
 // purpose: property tests run the engine against it to check that no
-// sequence of model actions breaks an invariant of DESIGN.md §1.
+// sequence of model actions breaks an invariant of docs/design.md.
 //
 // Given a request, it answers with random valid and invalid actions: calls
 // of the offered tools with plausible arguments, unknown tools, tools of
