@@ -19,8 +19,8 @@ import (
 
 // Keys of each manifest mapping, in the order the docs list them.
 var (
-	skillKeys   = []string{"id", "name", "description", "version", "channel", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "agents"}
-	skillMDKeys = append([]string{"name", "description", "version", "channel", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "agents"}, ClaudeCodeKeys...)
+	skillKeys   = []string{"id", "name", "description", "version", "channel", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "mcp", "agents"}
+	skillMDKeys = append([]string{"name", "description", "version", "channel", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "mcp", "agents"}, ClaudeCodeKeys...)
 	toolKeys    = []string{"name", "description", "input", "run"}
 	runKeys     = []string{"command", "timeout", "env", "on-interrupt", "reply", "state", "store"}
 	runKinds    = []string{"command", "reply", "state", "store"}
@@ -151,7 +151,7 @@ func finish(kind string, root *yaml.Node, file string, decode func(*decoder)) di
 }
 
 func decodeSkill(d *decoder, root *yaml.Node, s *Skill, known []string) {
-	var instrNode *yaml.Node
+	var instrNode, agentsNode *yaml.Node
 	for _, f := range d.fields(root, known, &s.Node) {
 		switch f.key {
 		case "id":
@@ -212,9 +212,16 @@ func decodeSkill(d *decoder, root *yaml.Node, s *Skill, known []string) {
 			}
 		case "tools":
 			decodeTools(d, f.v, s)
+		case "mcp":
+			decodeMCP(d, f.v, s)
 		case "agents":
-			decodeAgents(d, f.v, s)
+			agentsNode = f.v
 		}
+	}
+	if agentsNode != nil {
+		// After tools and mcp, wherever they are in the file: agents
+		// refer to them.
+		decodeAgents(d, agentsNode, s)
 	}
 	if s.InstructionsFile != "" {
 		if instrNode != nil {
@@ -254,6 +261,9 @@ func decodeTools(d *decoder, n *yaml.Node, s *Skill) {
 			}
 			if contains(ReservedTools, t.Name) {
 				d.diags = append(d.diags, diag.Errorf(at, "name", "tool name %q is reserved by fsd", t.Name))
+			}
+			if strings.HasPrefix(t.Name, MCPToolPrefix) {
+				d.diags = append(d.diags, diag.Errorf(at, "name", "tool name %q starts with %q, which fsd keeps for MCP tools", t.Name, MCPToolPrefix))
 			}
 		}
 		s.Tools = append(s.Tools, t)
@@ -359,6 +369,12 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 				var pos []diag.Pos
 				a.Tools, pos = d.strList(f.v)
 				for i, name := range a.Tools {
+					if problem, isRef := s.mcpRef(name); isRef {
+						if problem != "" {
+							d.diags = append(d.diags, diag.Diagnostic{Pos: pos[i], Kind: "ref", Message: fmt.Sprintf("agent %q lists tool %q: %s", a.Name, name, problem)})
+						}
+						continue
+					}
 					if !s.hasTool(name) {
 						d.diags = append(d.diags, diag.Diagnostic{Pos: pos[i], Kind: "ref",
 							Message: fmt.Sprintf("agent %q lists tool %q, which this skill does not declare", a.Name, name),

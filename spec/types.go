@@ -83,8 +83,10 @@ type Skill struct {
 	// a SKILL.md without a version is told apart from its edits by it (C4).
 	Digest string `json:"-"`
 
-	Tools  []Tool  `json:"tools,omitempty"`
-	Agents []Agent `json:"agents,omitempty"` // in file order
+	Tools []Tool `json:"tools,omitempty"`
+	// MCP are the skill's MCP servers, in file order.
+	MCP    []MCPServer `json:"mcp,omitempty"`
+	Agents []Agent     `json:"agents,omitempty"` // in file order
 	// Resources are the files beside a SKILL.md (relative, slash-separated),
 	// readable as artifacts under the skill's handle.
 	Resources []string `json:"resources,omitempty"`
@@ -263,6 +265,7 @@ type Agent struct {
 	Turns         int           `json:"turns,omitempty"` // default DefaultTurns
 	Visibility    Visibility    `json:"item-visibility"`
 	Flow          Flow          `json:"flow"`
+	// Tools are skill tool names, and MCP tools as SERVER/TOOL or SERVER/*.
 	Tools         []string      `json:"tools,omitempty"`
 	MaxSteps      int           `json:"max-steps,omitempty"`
 	Timeout       time.Duration `json:"timeout,omitempty"`
