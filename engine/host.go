@@ -146,10 +146,10 @@ func (h *hostEnv) tools() []model.ToolDef {
 
 func (h *hostEnv) command(name string) (bool, bool) {
 	_, t, ok := h.mgr.skillTool(name)
-	if !ok || t.kind != spec.RunCommand {
+	if !ok || !t.external() {
 		return false, false
 	}
-	return true, t.FailsInDoubt()
+	return true, t.failsInDoubt()
 }
 
 func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
@@ -161,7 +161,7 @@ func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 		if err := json.Unmarshal(c.Args, &a); err != nil {
 			return toolResult{text: toolError(codeIDInvalid, "arguments must be {\"id\": \"skill-id\"}: "+err.Error()), isError: true}
 		}
-		text, isErr := h.mgr.read(a.ID, h.tr)
+		text, isErr := h.mgr.read(ctx, a.ID, h.tr)
 		return toolResult{text: text, isError: isErr}
 	case artifact.IsReader(c.Name):
 		text, skill, err := h.r.arts.Call(c.Name, c.Args, h.mgr.isLoaded)

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fsdrun/fsd/spec"
@@ -33,6 +35,7 @@ type loadedSkill struct {
 	tools   []skillTool
 	byName  map[string]skillTool
 	state   *tool.MemKV // per load: discarded on unload (L4)
+	notes   []string    // MCP servers that could not be used, for the receipt
 }
 
 // receipt is the result of read_skill (C3): never the body.
@@ -76,7 +79,7 @@ func (m *manager) isLoaded(id string) bool {
 
 // read loads a skill (or makes a loaded one active) and returns the receipt
 // or a tool error the model reads.
-func (m *manager) read(id string, tr *transcript.Transcript) (string, bool) {
+func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript) (string, bool) {
 	if !spec.ValidID(id) {
 		return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are 1-64 of a-z, 0-9 and single hyphens", id)), true
 	}
@@ -92,7 +95,7 @@ func (m *manager) read(id string, tr *transcript.Transcript) (string, bool) {
 		})
 		return m.receipt(l, "already loaded; now the active skill"), false
 	}
-	l, err := m.load(s)
+	l, err := m.load(ctx, s)
 	if err != nil {
 		return toolError("SKILL_LOAD_FAILED", err.Error()), true
 	}
@@ -113,7 +116,7 @@ func (m *manager) read(id string, tr *transcript.Transcript) (string, bool) {
 		Skill: s.ID, Version: s.Version, Reason: reasonRead,
 		Line: strings.Join(append(lines, loadLine(l)), "\n"),
 	})
-	return m.receipt(l, ""), false
+	return m.receipt(l, strings.Join(l.notes, "; ")), false
 }
 
 func ids(ls []*loadedSkill) []string {
@@ -126,7 +129,7 @@ func ids(ls []*loadedSkill) []string {
 
 // load prepares a skill: spools its body for the handle channel and
 // compiles its tools. Per-load state starts empty (L4).
-func (m *manager) load(s *spec.Skill) (*loadedSkill, error) {
+func (m *manager) load(ctx context.Context, s *spec.Skill) (*loadedSkill, error) {
 	l := &loadedSkill{skill: s, channel: m.r.channelOf(s), state: tool.NewMemKV(), byName: map[string]skillTool{}}
 	if l.channel == spec.ChannelHandle {
 		h, err := m.r.arts.Spool(s.ID, s.Revision(), []byte(s.Instructions), s.Dir, s.Resources)
@@ -140,7 +143,17 @@ func (m *manager) load(s *spec.Skill) (*loadedSkill, error) {
 		return nil, err
 	}
 	l.tools = tools
-	for _, t := range tools {
+	if len(s.MCP) > 0 {
+		// The skill's MCP servers start (or connect) now, and their tool
+		// lists are fetched once for this load.
+		mt, notes := m.r.mcp.Acquire(ctx, s)
+		l.tools = slices.Clip(l.tools) // the compiled list is shared: never append to it
+		for _, t := range mt {
+			l.tools = append(l.tools, skillTool{callable: t, kind: kindMCP})
+		}
+		l.notes = notes
+	}
+	for _, t := range l.tools {
 		l.byName[t.Def().Name] = t
 	}
 	return l, nil
@@ -151,6 +164,9 @@ func (m *manager) load(s *spec.Skill) (*loadedSkill, error) {
 // now is the version on disk for a version change.
 func (m *manager) unloaded(l *loadedSkill, reason transcript.Reason, now string, tr *transcript.Transcript) {
 	m.r.emitSkill(false, l.skill, reason)
+	if len(l.skill.MCP) > 0 {
+		m.r.mcp.Release(l.skill) // its servers close once idle
+	}
 	line := disabledLine(l.skill)
 	switch reason {
 	case reasonEvicted:

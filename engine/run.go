@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/mcptool"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
@@ -64,11 +66,16 @@ type Options struct {
 	Seed *[32]byte
 	// Meta is kept in run.json (the CLI stores its flags there for resume).
 	Meta map[string]string
-	// Trusted says whether a skill's command tools may run; nil trusts all.
+	// Trusted says whether a skill's command tools and stdio MCP servers
+	// may run; nil trusts all.
 	Trusted func(s *spec.Skill) bool
 	// Force resumes a run even if its workflow, script or a manifest
 	// changed since it started (see ErrChanged).
 	Force bool
+	// MCPIdle is how long the MCP servers of an unloaded skill stay up in
+	// case it is read again: 0 is mcptool.DefaultIdle, negative closes
+	// them at once. All close when the run ends.
+	MCPIdle time.Duration
 }
 
 // Run is one execution of a workflow. Create it with New, start it with
@@ -83,6 +90,7 @@ type Run struct {
 	arts    *artifact.Store
 	rec     *record
 	ledger  *supply.Ledger
+	mcp     *mcptool.Pool
 	sink    event.Sink
 	log     zerolog.Logger
 	now     func() time.Time
@@ -96,10 +104,35 @@ type Run struct {
 	tools  map[*spec.Skill][]skillTool
 }
 
-// skillTool is a compiled skill tool and the kind of store it uses.
+// callable is what the engine needs of a tool a skill brings: a command,
+// reply, state or store tool (tool.Tool) or a tool of one of its MCP
+// servers (mcptool.Tool) look the same to it.
+type callable interface {
+	Def() model.ToolDef
+	Call(ctx context.Context, args json.RawMessage, kv tool.KV) tool.Result
+}
+
+// kindMCP marks a tool of a skill's MCP server: like a command, it acts
+// outside fsd, so resume uses its journaled result instead of calling it.
+const kindMCP spec.RunKind = "mcp"
+
+// skillTool is a skill's tool and its kind (which store it uses, whether
+// resume may repeat it).
 type skillTool struct {
-	*tool.Tool
+	callable
 	kind spec.RunKind
+}
+
+// external reports whether a call acts outside fsd (a program, an MCP
+// server): on resume its journaled result stands in for it.
+func (t skillTool) external() bool { return t.kind == spec.RunCommand || t.kind == kindMCP }
+
+// failsInDoubt reports whether a call in flight at a crash answers an
+// error on resume instead of running again (a command's on-interrupt:
+// fail). An MCP call in doubt is made again, like a command's default.
+func (t skillTool) failsInDoubt() bool {
+	f, ok := t.callable.(interface{ FailsInDoubt() bool })
+	return ok && f.FailsInDoubt()
 }
 
 // kv picks the store a call of t works on: the load's state, or the
@@ -172,6 +205,7 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		tools:   map[*spec.Skill][]skillTool{},
 	}
 	r.cat = newCatalog(p, opts.Reload)
+	r.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: r.arts, Logger: opts.Logger})
 	r.seed = seed
 	r.ID = opts.RunID
 	if r.ID == "" {
@@ -224,7 +258,7 @@ func (r *Run) compiledTools(s *spec.Skill) ([]skillTool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("skill %s: tool %s: %w", s.ID, t.Name, err)
 		}
-		ts = append(ts, skillTool{Tool: ct, kind: t.Run.Kind})
+		ts = append(ts, skillTool{callable: ct, kind: t.Run.Kind})
 	}
 	r.tools[s] = ts
 	return ts, nil
@@ -336,6 +370,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	for _, s := range r.project.Skipped {
 		r.emit(event.Event{Type: event.SkillSkipped, Skill: s.ID, At: s.Pos.String(), Reason: s.Reason})
 	}
+	defer r.mcp.Close() // every MCP server ends with the run
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)

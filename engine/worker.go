@@ -35,10 +35,10 @@ func (w *workerEnv) settle()                 {}
 
 func (w *workerEnv) command(name string) (bool, bool) {
 	t, ok := w.byName[name]
-	if !ok || t.kind != spec.RunCommand {
+	if !ok || !t.external() {
 		return false, false
 	}
-	return true, t.FailsInDoubt()
+	return true, t.failsInDoubt()
 }
 
 func (w *workerEnv) call(ctx context.Context, c model.ToolCall) toolResult {
@@ -63,9 +63,11 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	a := spec.DefaultAgent()
 	if agent != nil {
 		a = agent.WithDefaults()
-		if err := w.allow(skill, a.Tools); err != nil {
+		release, err := w.allow(ctx, skill, a.Tools)
+		if err != nil {
 			return "", err
 		}
+		defer release()
 	}
 	vis, flow := a.Visibility, a.Flow
 	maxSteps := r.limits.MaxSteps
@@ -162,27 +164,47 @@ func (hb *hostBoard) keepHistory(task string) func(model.Message) {
 	}
 }
 
-// allow compiles the agent's allowed tools from its skill.
-func (w *workerEnv) allow(s *spec.Skill, names []string) error {
+// allow compiles the agent's allowed tools from its skill. Entries
+// SERVER/TOOL and SERVER/* name tools of the skill's MCP servers, which
+// are acquired for the task: release ends that use.
+func (w *workerEnv) allow(ctx context.Context, s *spec.Skill, names []string) (release func(), err error) {
+	release = func() {}
 	if len(names) == 0 {
-		return nil
+		return release, nil
 	}
 	tools, err := w.r.compiledTools(s)
 	if err != nil {
-		return err
+		return release, err
 	}
 	want := map[string]bool{}
+	mcpWanted := false
 	for _, n := range names {
 		want[n] = true
+		mcpWanted = mcpWanted || strings.Contains(n, "/")
+	}
+	add := func(t skillTool) {
+		d := t.Def()
+		w.defs = append(w.defs, d)
+		w.byName[d.Name] = t
 	}
 	for _, t := range tools {
-		d := t.Def()
-		if want[d.Name] {
-			w.defs = append(w.defs, d)
-			w.byName[d.Name] = t
+		if want[t.Def().Name] {
+			add(t)
 		}
 	}
-	return nil
+	if mcpWanted && len(s.MCP) > 0 {
+		mt, notes := w.r.mcp.Acquire(ctx, s)
+		release = func() { w.r.mcp.Release(s) }
+		for _, n := range notes {
+			w.r.log.Warn().Str("skill", s.ID).Msg(n)
+		}
+		for _, t := range mt {
+			if want[t.Server()+"/*"] || want[t.Server()+"/"+t.Remote()] {
+				add(skillTool{callable: t, kind: kindMCP})
+			}
+		}
+	}
+	return release, nil
 }
 
 // taskMessage is the worker's first user message: its goal, its input and

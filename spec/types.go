@@ -266,10 +266,10 @@ type Agent struct {
 	Visibility    Visibility    `json:"item-visibility"`
 	Flow          Flow          `json:"flow"`
 	// Tools are skill tool names, and MCP tools as SERVER/TOOL or SERVER/*.
-	Tools         []string      `json:"tools,omitempty"`
-	MaxSteps      int           `json:"max-steps,omitempty"`
-	Timeout       time.Duration `json:"timeout,omitempty"`
-	Retries       int           `json:"retries,omitempty"`
+	Tools    []string      `json:"tools,omitempty"`
+	MaxSteps int           `json:"max-steps,omitempty"`
+	Timeout  time.Duration `json:"timeout,omitempty"`
+	Retries  int           `json:"retries,omitempty"`
 }
 
 // DefaultWorkerPrompt is the prompt of the default worker, which runs

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,8 +68,7 @@ func WithLookupEnv(f func(string) (string, bool)) Option {
 type Tool struct {
 	name, description string
 	kind              spec.RunKind
-	params            json.RawMessage
-	schema            *jsonschema.Schema
+	input             *Input
 
 	dir       string
 	argv      []*template.Template
@@ -157,25 +155,11 @@ func (c *Tool) compileSchema(input map[string]any) error {
 			doc = kvSchema(c.op)
 		}
 	}
-	raw, err := json.Marshal(doc)
+	in, err := CompileInput(c.name, doc)
 	if err != nil {
 		return err
 	}
-	// Re-read the schema as JSON so numbers are json.Number, whatever the
-	// YAML decoder produced.
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	url := "mem:///tools/" + c.name + ".json"
-	comp := jsonschema.NewCompiler()
-	if err := comp.AddResource(url, v); err != nil {
-		return err
-	}
-	if c.schema, err = comp.Compile(url); err != nil {
-		return err
-	}
-	c.params = raw
+	c.input = in
 	return nil
 }
 
@@ -201,7 +185,7 @@ func (c *Tool) Name() string { return c.name }
 
 // Def is the tool as offered to the model.
 func (c *Tool) Def() model.ToolDef {
-	return model.ToolDef{Name: c.name, Description: c.description, Parameters: c.params}
+	return model.ToolDef{Name: c.name, Description: c.description, Parameters: c.input.Params()}
 }
 
 // Call runs the tool with args (a JSON object) and returns what the model
@@ -242,27 +226,9 @@ func (c *Tool) refusal() Result {
 		c.name, of, c.dir, c.dir)
 }
 
-// decode checks args against the size limit, JSON, objectness and the
-// schema, in that order.
+// decode checks args: see Input.Decode.
 func (c *Tool) decode(args json.RawMessage) (map[string]any, Result, bool) {
-	if len(args) > MaxArgsBytes {
-		return nil, errorf("arguments are %d bytes; the limit is 1 MiB (%d bytes)", len(args), MaxArgsBytes), false
-	}
-	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		args = json.RawMessage("{}") // no arguments at all (some models send null): an empty object
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return nil, errorf("arguments are not valid JSON: %v", err), false
-	}
-	in, ok := v.(map[string]any)
-	if !ok {
-		return nil, errorf("arguments must be a JSON object, got %s", jsonKind(v)), false
-	}
-	if err := c.schema.Validate(v); err != nil {
-		return nil, Result{Text: violations(err), IsError: true}, false
-	}
-	return in, Result{}, true
+	return c.input.Decode(args)
 }
 
 func jsonKind(v any) string {

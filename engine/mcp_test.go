@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+)
+
+func TestMain(m *testing.M) {
+	mcptest.ServeIfAsked()
+	os.Exit(m.Run())
+}
+
+const echoTool = "mcp__tracker__t__echo"
+
+// mcpSkill is a skill whose MCP server "t" is the test server: this test
+// binary on stdio, or the HTTP server at url. Its calls are logged to the
+// returned file.
+func mcpSkill(t *testing.T, url string, allow []string) (*spec.Skill, string) {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "calls.log")
+	t.Setenv(mcptest.EnvServe, "stdio")
+	t.Setenv(mcptest.EnvLog, log)
+	s := skill("tracker", "1.0.0", spec.ChannelInline)
+	s.Dir = t.TempDir()
+	srv := spec.MCPServer{Name: "t", Tools: allow, URL: url}
+	if url == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Command = []string{exe, "-test.run=^$"}
+		srv.Env = []string{mcptest.EnvServe, mcptest.EnvLog}
+	}
+	s.MCP = []spec.MCPServer{srv}
+	return s, log
+}
+
+func lines(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// count is how many logged calls were of tool name.
+func count(t *testing.T, log, name string) int {
+	n := 0
+	for _, l := range lines(t, log) {
+		if l == name || strings.HasPrefix(l, name+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+// L2/L3 for MCP tools, on both transports: the allowlisted tools of the
+// skill's server are in every request while the skill is loaded, work,
+// and leave the request when it is evicted; a call after that answers
+// Unknown tool. The server was started on the load and closed on unload.
+func TestMCPToolsFollowTheSkill(t *testing.T) {
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			var served atomic.Int64
+			url := ""
+			if transport == "http" {
+				srv := mcptest.HTTP(&served)
+				defer srv.Close()
+				url = srv.URL
+			}
+			s, log := mcpSkill(t, url, []string{"echo", "fail"})
+			p := project(s, skill("other", "1.0.0", spec.ChannelInline))
+			p.Workflow.Limits.MaxLoadedSkills = 1
+			res, m, _, err := runWith(t, p, Options{MCPIdle: -1},
+				read("tracker"),
+				call(echoTool, map[string]string{"text": "hi"}),
+				call("mcp__tracker__t__fail", nil),
+				read("other"),
+				call(echoTool, map[string]string{"text": "again"}),
+				say("done"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Answer != "done" {
+				t.Errorf("answer = %q", res.Answer)
+			}
+			reqs := m.requests()
+			if names := toolNames(reqs[0]); has(names, echoTool) {
+				t.Errorf("MCP tool offered before the skill loaded: %v", names)
+			}
+			for i := 1; i <= 3; i++ {
+				names := toolNames(reqs[i])
+				if !has(names, echoTool) || !has(names, "mcp__tracker__t__fail") {
+					t.Errorf("request %d lacks the loaded skill's MCP tools: %v", i, names)
+				}
+				if has(names, "mcp__tracker__t__pid") {
+					t.Errorf("request %d offers a tool the allowlist leaves out", i)
+				}
+			}
+			if r := lastResult(reqs[2]); r.IsError || r.Text != "echo: hi" {
+				t.Errorf("echo result = %+v", r)
+			}
+			if r := lastResult(reqs[3]); !r.IsError || r.Text != "the record is locked" {
+				t.Errorf("fail result = %+v, want the server's isError text as a tool error", r)
+			}
+			if names := toolNames(reqs[4]); has(names, echoTool) {
+				t.Errorf("MCP tool still offered after unload: %v", names)
+			}
+			if r := lastResult(reqs[5]); !r.IsError || r.Text != "Unknown tool: "+echoTool {
+				t.Errorf("call after unload = %+v", r)
+			}
+			n := count(t, log, "echo") + count(t, log, "fail")
+			if transport == "http" {
+				n = int(served.Load())
+			}
+			if n != 2 {
+				t.Errorf("the server answered %d calls, want 2 (echo and fail)", n)
+			}
+		})
+	}
+}
+
+// An untrusted skill's stdio server does not start: the read's receipt
+// says why and what to trust, and no MCP tool is offered.
+func TestMCPUntrustedStdioRefused(t *testing.T) {
+	s, log := mcpSkill(t, "", nil)
+	p := project(s)
+	_, m, _, err := runWith(t, p, Options{Trusted: func(*spec.Skill) bool { return false }},
+		read("tracker"), call(echoTool, map[string]string{"text": "hi"}), say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	if r := lastResult(reqs[1]); !strings.Contains(r.Text, "not trusted") || !strings.Contains(r.Text, "--trust") {
+		t.Errorf("receipt = %s", r.Text)
+	}
+	if has(toolNames(reqs[1]), echoTool) {
+		t.Error("an untrusted stdio server's tools are offered")
+	}
+	if r := lastResult(reqs[2]); r.Text != "Unknown tool: "+echoTool {
+		t.Errorf("call = %+v", r)
+	}
+	if l := lines(t, log); len(l) != 0 {
+		t.Errorf("the server ran: %v", l)
+	}
+}
+
+// Resume never calls an MCP tool again for a call that completed: its
+// journaled result stands in for it.
+func TestMCPResumeDoesNotCallAgain(t *testing.T) {
+	s, log := mcpSkill(t, "", nil)
+	p := project(s)
+	steps := []step{read("tracker"), call(echoTool, map[string]string{"text": "once"})}
+	down := errors.New("503 service unavailable")
+	first := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		if req.Caller.Step < len(steps) {
+			return steps[req.Caller.Step](req), nil
+		}
+		return nil, down
+	})
+	r, err := New(p, Options{Model: first, RunsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute(context.Background(), "")
+	if !errors.Is(err, down) {
+		t.Fatalf("first run: %v", err)
+	}
+	if n := count(t, log, "echo"); n != 1 {
+		t.Fatalf("first run called echo %d times", n)
+	}
+	j, err := LoadJournal(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last model.Message
+	second := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		last = lastResult(req)
+		return &model.Response{Text: "resumed"}, nil
+	})
+	r2, err := New(p, Options{Model: second, Resume: j})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r2.Execute(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if last.Text != "echo: once" {
+		t.Errorf("the resumed request's last result = %+v", last)
+	}
+	if n := count(t, log, "echo"); n != 1 {
+		t.Errorf("echo reached the server %d times over run and resume, want 1", n)
+	}
+}
+
+// Cancelling the run cancels an MCP call in flight: the server is told,
+// and the run ends promptly with the cancellation.
+func TestMCPCancelOnRunCancel(t *testing.T) {
+	s, log := mcpSkill(t, "", nil)
+	p := project(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	steps := []step{read("tracker"), call("mcp__tracker__t__sleep", nil), say("done")}
+	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		return steps[req.Caller.Step](req), nil
+	})
+	go func() {
+		for range 1000 { // cancel once the call is at the server
+			if count(t, log, "sleep") > 0 {
+				cancel()
+				return
+			}
+			waitABit()
+		}
+	}()
+	r, err := New(p, Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Execute(ctx, "")
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("run error = %v, want context.Canceled", err)
+	}
+	var got []string
+	for range 500 {
+		if got = lines(t, log); count(t, log, "sleep-cancelled") > 0 {
+			return
+		}
+		waitABit()
+	}
+	t.Errorf("the server never saw the cancellation: %v", got)
+}
+
+func waitABit() { time.Sleep(10 * time.Millisecond) }

@@ -1,0 +1,137 @@
+// Package mcptest is an MCP server for fsd's tests, built on the same SDK
+// as fsd's client: tools that echo, fail, crash, hang, count and return
+// images, resources and floods. Tests serve it over Streamable HTTP on
+// loopback (HTTP), or run it as a stdio server by re-executing the test
+// binary: a TestMain calls ServeIfAsked, and a manifest's command is the
+// test binary with EnvServe=stdio in its env.
+package mcptest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Environment variables the stdio server reads.
+const (
+	// EnvServe=stdio makes ServeIfAsked serve on stdin/stdout and exit.
+	EnvServe = "FSD_MCPTEST_SERVE"
+	// EnvLog names a file every call appends a line to ("TOOL ARGS"), so a
+	// test can count calls across server processes.
+	EnvLog = "FSD_MCPTEST_LOG"
+	// EnvHang=1 makes the stdio server ignore the end of its input and
+	// live on, like a server stuck in a loop: only a signal ends it.
+	EnvHang = "FSD_MCPTEST_HANG"
+)
+
+// Tools is every tool the server offers, sorted.
+var Tools = []string{"add", "big", "crash", "echo", "fail", "image", "pid", "resource", "sleep"}
+
+// PNG is the image the image tool returns: a 1x1 PNG.
+var PNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+
+// Server returns a new test server. calls counts the calls it answers.
+func Server(calls *atomic.Int64) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "fsd-mcptest", Version: "1.0.0"}, nil)
+	logCall := func(name string, args any) {
+		if calls != nil {
+			calls.Add(1)
+		}
+		if path := os.Getenv(EnvLog); path != "" {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err == nil {
+				fmt.Fprintf(f, "%s %v\n", name, args)
+				f.Close()
+			}
+		}
+	}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	type echoIn struct {
+		Text string `json:"text" jsonschema:"the text to echo"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		logCall("echo", in.Text)
+		return text("echo: " + in.Text), nil, nil
+	})
+	type addIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two integers."}, func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
+		logCall("add", fmt.Sprint(in.A, "+", in.B))
+		return text(fmt.Sprint(in.A + in.B)), nil, nil
+	})
+	type none struct{}
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Answers a tool error."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+		logCall("fail", "")
+		r := text("the record is locked")
+		r.IsError = true
+		return r, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server process."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+		logCall("crash", "")
+		fmt.Fprintln(os.Stderr, "mcptest: crashing on purpose")
+		os.Exit(3)
+		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Answers only when cancelled."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+		logCall("sleep", "")
+		<-ctx.Done()
+		logCall("sleep-cancelled", "")
+		return nil, nil, ctx.Err()
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "The server's process id."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+		logCall("pid", "")
+		return text(fmt.Sprint(os.Getpid())), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "A caption and a PNG."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+		logCall("image", "")
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "a red dot"},
+			&mcp.ImageContent{MIMEType: "image/png", Data: PNG},
+		}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "resource", Description: "An embedded markdown resource."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+		logCall("resource", "")
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///notes.md", MIMEType: "text/markdown", Text: "# Notes\n\n## Q3\n\nRevenue grew.\n"}},
+		}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Two MiB of text."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+		logCall("big", "")
+		return text(strings.Repeat("x", 2<<20)), nil, nil
+	})
+	return s
+}
+
+// ServeIfAsked serves the test server on stdio and exits when EnvServe is
+// "stdio"; otherwise it returns. Call it first in TestMain.
+func ServeIfAsked() {
+	if os.Getenv(EnvServe) != "stdio" {
+		return
+	}
+	err := Server(nil).Run(context.Background(), &mcp.StdioTransport{})
+	if os.Getenv(EnvHang) == "1" {
+		select {}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcptest:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// HTTP serves a new test server over Streamable HTTP on 127.0.0.1 and
+// returns it with its endpoint URL; Close it when done.
+func HTTP(calls *atomic.Int64) *httptest.Server {
+	srv := Server(calls)
+	return httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+}

@@ -1,0 +1,31 @@
+// Package mcptool turns the Model Context Protocol servers a skill declares
+// (`mcp:` in its manifest) into tools the engine offers like any other: a
+// Pool connects to a skill's servers when the skill loads — starting a
+// stdio server's program, or opening a Streamable HTTP session — lists
+// their tools once per load, and hands back Tools with the same Def and
+// Call as command tools.
+//
+// Names cannot clash: a server's tool T is offered as
+// mcp__SKILL__SERVER__T (skill ids are unique, server names are unique in
+// a skill, and skill tools may not start with mcp__). Characters a model
+// provider would refuse become _, and a name over 64 characters is cut and
+// ends in 8 hex digits of the full name's SHA-256 (see ToolName).
+//
+// A call checks its arguments against the server's input schema before
+// anything is sent, is bounded by the server's timeout and by the run's
+// context (cancelling sends MCP's notifications/cancelled), and never
+// fails with a Go error: text content becomes the result, isError results
+// are tool errors, images, audio and embedded resources are kept as
+// artifacts (Spooler) and named by handle, and a server that died gives an
+// error result and is started again on the next call.
+//
+// Servers of unloaded skills stay up for Options.Idle (DefaultIdle), so a
+// skill read again soon reuses them, then close; Close ends them all at
+// run end. A stdio server runs in its own process group, gets SIGKILL if
+// fsd dies (Pdeathsig on Linux), sees only PATH, HOME and the variables
+// its `env:` lists, and runs only for a trusted skill, exactly like a
+// command tool.
+//
+// It does not decide when a skill loads or which tools a request carries
+// (the engine), nor how results are journaled for resume.
+package mcptool

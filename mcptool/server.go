@@ -1,0 +1,281 @@
+package mcptool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsdrun/fsd/spec"
+)
+
+// server is one MCP server of one loaded skill version: its session while
+// connected, and how many loads and tasks use it.
+type server struct {
+	pool  *Pool
+	skill *spec.Skill
+	cfg   *spec.MCPServer
+
+	mu     sync.Mutex
+	sess   *mcp.ClientSession
+	cmd    *exec.Cmd   // stdio only
+	stderr *tail       // stdio only: the end of what the server printed
+	exit   string      // why the last session ended, for the next error
+	refs   int         // loads and tasks using the server
+	idle   *time.Timer // closes the server once nothing uses it
+	closed bool        // the pool is closed: no new sessions
+	starts int         // sessions started, for tests
+}
+
+func (s *server) who() string {
+	return fmt.Sprintf("MCP server %s of skill %s", s.cfg.Name, s.skill.ID)
+}
+
+func (s *server) callTimeout() time.Duration {
+	if s.cfg.Timeout > 0 {
+		return s.cfg.Timeout
+	}
+	return DefaultTimeout
+}
+
+// session returns the live session, starting or connecting the server if
+// there is none (first use, or it died since).
+func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("the run is over")
+	}
+	if s.sess != nil {
+		return s.sess, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.pool.startTimeout)
+	defer cancel()
+	var t mcp.Transport
+	if s.cfg.Stdio() {
+		ct, err := s.command()
+		if err != nil {
+			return nil, err
+		}
+		t = ct
+	} else {
+		ht, err := s.http()
+		if err != nil {
+			return nil, err
+		}
+		t = ht
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "fsd", Version: s.pool.version}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cs, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		if s.cmd != nil {
+			killGroup(s.cmd)
+			_ = s.cmd.Wait()
+			err = withStderr(err, s.stderr)
+		}
+		if ctx.Err() != nil {
+			err = fmt.Errorf("did not answer within %s: %w", s.pool.startTimeout, err)
+		}
+		return nil, err
+	}
+	s.starts++
+	s.sess = cs
+	s.exit = ""
+	go s.watch(cs, s.cmd)
+	return cs, nil
+}
+
+// watch notices a session ending on the server's side (a stdio server
+// exiting, an HTTP session dropped), so the next call starts a new one.
+func (s *server) watch(cs *mcp.ClientSession, cmd *exec.Cmd) {
+	_ = cs.Wait()
+	err := cs.Close() // reaps a stdio server: its exit status
+	if cmd != nil {
+		killGroup(cmd)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != cs {
+		return // closed by us
+	}
+	s.sess = nil
+	s.exit = "the connection closed"
+	if err != nil {
+		s.exit = err.Error()
+	}
+	if cmd != nil {
+		s.exit = withStderr(errors.New(s.exit), s.stderr).Error()
+	}
+}
+
+// dropped ends a session a call found broken and says why.
+func (s *server) dropped(cs *mcp.ClientSession) string {
+	s.mu.Lock()
+	mine := s.sess == cs
+	if mine {
+		s.sess = nil
+	}
+	cmd, stderr := s.cmd, s.stderr
+	s.mu.Unlock()
+	if !mine {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.exit // watch (or a concurrent call) got there first
+	}
+	exit := "the connection closed"
+	if err := cs.Close(); err != nil {
+		exit = err.Error()
+	}
+	if cmd != nil {
+		killGroup(cmd)
+		exit = withStderr(errors.New(exit), stderr).Error()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exit = exit
+	return exit
+}
+
+// command prepares a stdio server's process: argv without a shell, in the
+// skill's folder (or cwd inside it), with the minimal environment. An
+// untrusted skill's server never starts.
+func (s *server) command() (*mcp.CommandTransport, error) {
+	dir, err := filepath.Abs(s.skill.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if !s.pool.trusted(s.skill) {
+		return nil, fmt.Errorf("not started: the skill's folder %s is not trusted to run commands. "+
+			"Only skills under the workflow's folder or a --trust folder may; to allow this one, run fsd with --trust %s", dir, dir)
+	}
+	argv := s.cfg.Command
+	name := argv[0]
+	if !filepath.IsAbs(name) && strings.ContainsRune(name, filepath.Separator) {
+		name = filepath.Join(dir, name) // ./server is the skill's, not fsd's working folder's
+	}
+	cmd := exec.Command(name, argv[1:]...)
+	cmd.Dir = dir
+	if s.cfg.Cwd != "" {
+		cmd.Dir = filepath.Join(dir, filepath.FromSlash(s.cfg.Cwd))
+	}
+	cmd.Env = s.pool.environ(s.cfg.Env)
+	s.stderr = &tail{max: stderrTail}
+	cmd.Stderr = s.stderr
+	cmd.WaitDelay = time.Second
+	detach(cmd)
+	s.cmd = cmd
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, nil
+}
+
+// http prepares a Streamable HTTP session. Header values come from the
+// environment; an untrusted skill sends none, since its manifest could
+// name any secret and any URL.
+func (s *server) http() (*mcp.StreamableClientTransport, error) {
+	h := http.Header{}
+	for name, env := range s.cfg.Headers {
+		if !s.pool.trusted(s.skill) {
+			return nil, fmt.Errorf("not connected: the skill's folder %s is not trusted, and the server's headers would send environment variable %s; run fsd with --trust %s to allow it", s.skill.Dir, env, s.skill.Dir)
+		}
+		v, ok := s.pool.lookupEnv(env)
+		if !ok {
+			return nil, fmt.Errorf("not connected: header %s takes environment variable %s, which is not set", name, env)
+		}
+		h.Set(name, v)
+	}
+	s.cmd = nil
+	return &mcp.StreamableClientTransport{
+		Endpoint:             s.cfg.URL,
+		HTTPClient:           &http.Client{Transport: headers{h: h, base: s.pool.transport}},
+		DisableStandaloneSSE: true, // fsd asks; it needs no server-initiated messages
+		MaxRetries:           2,
+	}, nil
+}
+
+// headers adds fixed headers to every request.
+type headers struct {
+	h    http.Header
+	base http.RoundTripper
+}
+
+func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
+
+// close ends the session (a stdio server: stdin closed, then SIGTERM,
+// then SIGKILL to its whole group).
+func (s *server) close() {
+	s.mu.Lock()
+	cs, cmd := s.sess, s.cmd
+	s.sess = nil
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	s.mu.Unlock()
+	if cs != nil {
+		_ = cs.Close()
+	}
+	if cmd != nil {
+		killGroup(cmd)
+	}
+}
+
+// protocolError reports whether err is the server's JSON-RPC answer (the
+// session is fine) rather than a broken connection.
+func protocolError(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
+}
+
+func withStderr(err error, t *tail) error {
+	if t == nil {
+		return err
+	}
+	if s := strings.TrimSpace(t.String()); s != "" {
+		return fmt.Errorf("%w; its stderr ends:\n%s", err, s)
+	}
+	return err
+}
+
+// tail keeps the last max bytes written; safe for concurrent use.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (w *tail) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if len(w.buf) > 2*w.max {
+		w.buf = append(w.buf[:0], w.buf[len(w.buf)-w.max:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tail) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.buf
+	if len(b) > w.max {
+		b = b[len(b)-w.max:]
+		for len(b) > 0 && !utf8.RuneStart(b[0]) {
+			b = b[1:]
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,233 @@
+package mcptool
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tool"
+)
+
+// Tool is one tool of an MCP server, as offered to the model.
+type Tool struct {
+	srv    *server
+	remote string // the server's name for it
+	def    model.ToolDef
+	input  *tool.Input
+}
+
+// maxName is the longest tool name the model providers accept.
+const maxName = 64
+
+// ToolName is the name a server's tool is offered under:
+// mcp__SKILL__SERVER__TOOL. Characters outside a-z, A-Z, 0-9, _ and -
+// become _; a name that had any, or is longer than 64 characters, is cut
+// to 55 and ends in _ and 8 hex digits of the SHA-256 of the full name, so
+// two tools never share a name.
+func ToolName(skill, server, tool string) string {
+	full := spec.MCPToolPrefix + skill + "__" + server + "__" + tool
+	clean := []byte(full)
+	for i, c := range clean {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			clean[i] = '_'
+		}
+	}
+	if string(clean) == full && len(full) <= maxName {
+		return full
+	}
+	sum := sha256.Sum256([]byte(full))
+	return string(clean[:min(len(clean), maxName-9)]) + "_" + hex.EncodeToString(sum[:4])
+}
+
+// Def is the tool as offered to the model.
+func (t *Tool) Def() model.ToolDef { return t.def }
+
+// Server is the name of the tool's server; Remote the server's name for it.
+func (t *Tool) Server() string { return t.srv.cfg.Name }
+
+// Remote is the server's own name for the tool.
+func (t *Tool) Remote() string { return t.remote }
+
+// list fetches the server's tools (all pages), keeps those the allowlist
+// lets through and compiles their input schemas.
+func (s *server) list(ctx context.Context) ([]*Tool, error) {
+	cs, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.pool.startTimeout)
+	defer cancel()
+	var out []*Tool
+	seen := map[string]string{}
+	for mt, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			if !protocolError(err) {
+				s.dropped(cs)
+			}
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		if !s.cfg.Allows(mt.Name) {
+			continue
+		}
+		name := ToolName(s.skill.ID, s.cfg.Name, mt.Name)
+		if prev, dup := seen[name]; dup {
+			s.pool.log.Warn().Str("server", s.cfg.Name).Str("tool", mt.Name).Str("other", prev).Msg("MCP server lists a tool twice; the first is kept")
+			continue
+		}
+		seen[name] = mt.Name
+		var schema any = mt.InputSchema
+		if schema == nil {
+			schema = map[string]any{"type": "object"}
+		}
+		in, err := tool.CompileInput(name, schema)
+		if err != nil {
+			s.pool.log.Warn().Str("server", s.cfg.Name).Str("tool", mt.Name).Err(err).Msg("MCP tool's input schema does not compile; arguments are checked only for being an object")
+			in, _ = tool.CompileInput(name, nil)
+		}
+		desc := mt.Description
+		if desc == "" {
+			desc = mt.Title
+		}
+		out = append(out, &Tool{srv: s, remote: mt.Name, input: in,
+			def: model.ToolDef{Name: name, Description: desc, Parameters: in.Params()}})
+	}
+	return out, nil
+}
+
+// Call checks args against the server's input schema, sends the call and
+// turns the answer into what the model reads. It never returns a Go error.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage, _ tool.KV) tool.Result {
+	in, res, ok := t.input.Decode(args)
+	if !ok {
+		return res
+	}
+	s := t.srv
+	cs, err := s.session(ctx)
+	if err != nil {
+		return errorf("%s is not available: %v", s.who(), err)
+	}
+	timeout := s.callTimeout()
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: t.remote, Arguments: in})
+	switch {
+	case err == nil:
+		return t.result(out)
+	case ctx.Err() != nil:
+		return errorf("cancelled: %v", context.Cause(ctx))
+	case callCtx.Err() != nil:
+		return errorf("timed out after %s: %s did not answer (the call was cancelled)", timeout, s.who())
+	case protocolError(err):
+		return errorf("%s refused the call: %v", s.who(), err)
+	}
+	why := s.dropped(cs)
+	return errorf("%s stopped during the call (%s); it will be started again on the next call", s.who(), why)
+}
+
+// result renders an MCP result: text parts as they are, other content
+// kept as artifacts and named by handle.
+func (t *Tool) result(r *mcp.CallToolResult) tool.Result {
+	var b strings.Builder
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			b.WriteString(c.Text)
+		case *mcp.ImageContent:
+			b.WriteString(t.keep(i, "image", c.MIMEType, c.Data))
+		case *mcp.AudioContent:
+			b.WriteString(t.keep(i, "audio", c.MIMEType, c.Data))
+		case *mcp.EmbeddedResource:
+			if c.Resource == nil {
+				b.WriteString("[empty embedded resource]")
+				continue
+			}
+			data := c.Resource.Blob
+			if data == nil {
+				data = []byte(c.Resource.Text)
+			}
+			fmt.Fprintf(&b, "resource %s: %s", c.Resource.URI, t.keep(i, "resource", c.Resource.MIMEType, data))
+		case *mcp.ResourceLink:
+			fmt.Fprintf(&b, "[resource link %s: %s]", c.Name, c.URI)
+		default:
+			fmt.Fprintf(&b, "[content of type %T, which fsd does not render]", c)
+		}
+	}
+	if len(r.Content) == 0 && r.StructuredContent != nil {
+		j, err := json.Marshal(r.StructuredContent)
+		if err == nil {
+			b.Write(j)
+		}
+	}
+	text := b.String()
+	if text == "" {
+		text = "(no output)"
+	}
+	res := tool.Result{Text: text, IsError: r.IsError}
+	if len(text) > MaxResultBytes {
+		cut := text[:MaxResultBytes]
+		for i := 0; i < utf8.UTFMax-1 && len(cut) > 0; i++ {
+			// Do not end on half a character.
+			if r, size := utf8.DecodeLastRuneInString(cut); r != utf8.RuneError || size > 1 {
+				break
+			}
+			cut = cut[:len(cut)-1]
+		}
+		res.Text = cut + fmt.Sprintf("\n[output truncated at %d MiB]", MaxResultBytes>>20)
+		res.Truncated = true
+	}
+	return res
+}
+
+// keep spools one non-text part and says where it went.
+func (t *Tool) keep(i int, kind, mime string, data []byte) string {
+	what := fmt.Sprintf("%s (%s, %d bytes)", kind, orUnknown(mime), len(data))
+	sp := t.srv.pool.spool
+	if sp == nil {
+		return "[" + what + ", not kept]"
+	}
+	name := fmt.Sprintf("%s-%s-%d%s", t.srv.cfg.Name, t.remote, i+1, extension(mime))
+	h, err := sp.Keep(t.srv.skill.ID, name, data)
+	if err != nil {
+		return "[" + what + ", not kept: " + err.Error() + "]"
+	}
+	return fmt.Sprintf("[%s kept as artifact %s; read it with the artifact_* tools while skill %s is loaded]", what, h, t.srv.skill.ID)
+}
+
+func orUnknown(mime string) string {
+	if mime == "" {
+		return "unknown type"
+	}
+	return mime
+}
+
+func extension(mime string) string {
+	switch mime {
+	case "text/markdown":
+		return ".md"
+	case "image/png":
+		return ".png"
+	case "image/jpeg":
+		return ".jpg"
+	case "application/json":
+		return ".json"
+	}
+	if strings.HasPrefix(mime, "text/") {
+		return ".txt"
+	}
+	return ".bin"
+}
+
+func errorf(format string, args ...any) tool.Result {
+	return tool.Result{Text: fmt.Sprintf(format, args...), IsError: true}
+}
