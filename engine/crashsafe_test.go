@@ -1,0 +1,375 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/quick"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+var errCrash = errors.New("crash")
+
+// crashAfter is a model that plays steps, then fails: the run stops with
+// its journal holding those steps.
+func crashAfter(steps ...step) model.Model {
+	return model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		if req.Caller.Step < len(steps) {
+			return steps[req.Caller.Step](req), nil
+		}
+		return nil, errCrash
+	})
+}
+
+// answers is a model that answers every request with a final text.
+var answers = model.Func(func(context.Context, *model.Request) (*model.Response, error) {
+	return &model.Response{Text: "done"}, nil
+})
+
+// crashedRun runs p until the model fails and returns its record folder.
+func crashedRun(t *testing.T, p *spec.Project, steps ...step) string {
+	t.Helper()
+	r, err := New(p, Options{Model: crashAfter(steps...), RunsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute(context.Background(), "")
+	if !errors.Is(err, errCrash) {
+		t.Fatalf("first run: %v", err)
+	}
+	return res.Dir
+}
+
+func resume(t *testing.T, p *spec.Project, dir string, m model.Model, opts Options) (*Result, []event.Event, error) {
+	t.Helper()
+	j, err := LoadJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &event.Recorder{}
+	opts.Model, opts.Resume, opts.Sink = m, j, rec
+	r, err := New(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute(context.Background(), "")
+	return res, rec.Events(), err
+}
+
+// lines checks that every line of a JSON-lines file parses.
+func lines(t *testing.T, path string) int {
+	t.Helper()
+	b := readFile(t, path)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		t.Errorf("%s does not end in a newline", filepath.Base(path))
+	}
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		n++
+		if !json.Valid(sc.Bytes()) {
+			t.Errorf("%s line %d does not parse: %q", filepath.Base(path), n, sc.Bytes())
+		}
+	}
+	return n
+}
+
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A crash mid-write leaves a torn line; one between a line and its
+// newline leaves a whole line without one. Resume repairs both, in the
+// transcripts and in events.jsonl, says so, and every line of the record
+// parses after it, even after a second resume.
+func TestResumeRepairsTornTails(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""))
+	dir := crashedRun(t, p, read("aa"))
+	appendTo(t, filepath.Join(dir, "transcript.jsonl"), `{"seq":9,"kind":"mess`)
+	appendTo(t, filepath.Join(dir, "events.jsonl"), `{"type":"text","run":"x","text":"whole but no newline"}`)
+
+	j, err := LoadJournal(dir)
+	if err != nil {
+		t.Fatalf("a torn journal must load after repair: %v", err)
+	}
+	want := []string{
+		"transcript.jsonl: cut a torn last line of 21 bytes",
+		"events.jsonl: added the newline the last line lacked",
+	}
+	if strings.Join(j.Repaired, "\n") != strings.Join(want, "\n") && strings.Join(j.Repaired, "\n") != strings.Join([]string{want[1], want[0]}, "\n") {
+		t.Errorf("repaired %q, want %q", j.Repaired, want)
+	}
+	j.Close()
+	// Resume twice: the first fails again, appending after the repair.
+	if _, _, err := resume(t, p, dir, crashAfter(read("aa")), Options{}); !errors.Is(err, errCrash) {
+		t.Fatal(err)
+	}
+	if _, _, err := resume(t, p, dir, answers, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	lines(t, filepath.Join(dir, "transcript.jsonl"))
+	lines(t, filepath.Join(dir, "events.jsonl"))
+	if !bytes.Contains(readFile(t, filepath.Join(dir, "events.jsonl")), []byte("whole but no newline\"}\n")) {
+		t.Error("the whole last event line was not kept")
+	}
+}
+
+// One writer per run: while one resume holds the run, a second is
+// refused, and so is a resume while the run's recorded process lives.
+func TestOneWriterPerRun(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""))
+	dir := crashedRun(t, p, read("aa"))
+	j, err := LoadJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadJournal(dir); !errors.Is(err, ErrInUse) {
+		t.Fatalf("second resume: %v, want ErrInUse", err)
+	}
+	// A fresh run with the same id is refused too: it would write the
+	// same folder.
+	r, _ := New(p, Options{Model: answers, RunsDir: filepath.Dir(dir), RunID: filepath.Base(dir)})
+	if _, err := r.Execute(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Errorf("a second writer of the folder: %v", err)
+	}
+	j.Close()
+
+	if runtime.GOOS == "windows" {
+		return
+	}
+	// The run's process is alive (a sleep stands in for it).
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	editSummary(t, dir, func(s map[string]any) { s["status"] = "running"; s["pid"] = live.Process.Pid })
+	if _, err := LoadJournal(dir); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "still running") {
+		t.Fatalf("resume of a live run: %v", err)
+	}
+	j, err = LoadJournal(dir, IgnoreLivePID())
+	if err != nil {
+		t.Fatalf("with IgnoreLivePID: %v", err)
+	}
+	j.Close()
+}
+
+func editSummary(t *testing.T, dir string, edit func(map[string]any)) {
+	t.Helper()
+	var s map[string]any
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "run.json")), &s); err != nil {
+		t.Fatal(err)
+	}
+	edit(s)
+	b, _ := json.Marshal(s)
+	if err := os.WriteFile(filepath.Join(dir, "run.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The record is data: an id in run.json that would lead out of the runs
+// folder is not used; the folder's name is the id.
+func TestResumeIgnoresRecordedID(t *testing.T) {
+	p := project(skill("aa", "1.0.0", ""))
+	dir := crashedRun(t, p, read("aa"))
+	editSummary(t, dir, func(s map[string]any) { s["id"] = "../../../escape" })
+	res, _, err := resume(t, p, dir, answers, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Dir != dir || res.RunID != filepath.Base(dir) {
+		t.Errorf("resumed into %s as %s, want %s", res.Dir, res.RunID, dir)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dir))
+	if len(entries) != 1 {
+		t.Errorf("the runs folder holds %d entries, want the one run", len(entries))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "..", "..", "..", "escape")); err == nil {
+		t.Error("resume wrote outside the runs folder")
+	}
+}
+
+// A failed write of the record fails the run: here events.jsonl is
+// /dev/full, so every event write gets ENOSPC.
+func TestRecordWriteErrorFailsRun(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	runs := t.TempDir()
+	dir := filepath.Join(runs, "full")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/full", filepath.Join(dir, "events.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	p := project(skill("aa", "1.0.0", ""))
+	_, _, _, err := runWith(t, p, Options{RunsDir: runs, RunID: "full"}, read("aa"), say("fine"))
+	if err == nil || !strings.Contains(err.Error(), "events.jsonl") {
+		t.Fatalf("err = %v, want a record error naming events.jsonl", err)
+	}
+	var sum RunSummary
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "run.json")), &sum); err != nil || sum.Status != "failed" {
+		t.Errorf("run.json %+v (%v), want status failed", sum, err)
+	}
+}
+
+// A call the journal holds without a result is in doubt. A resume runs it
+// again with the same FSD_CALL_ID (on-interrupt: retry, the default), or
+// gives the model "outcome unknown" and runs nothing (on-interrupt: fail).
+// A call with a result never runs again.
+func TestInDoubtCall(t *testing.T) {
+	for _, policy := range []spec.OnInterrupt{"", spec.OnInterruptFail} {
+		t.Run("on-interrupt="+string(policy), func(t *testing.T) {
+			tmp := t.TempDir()
+			log := filepath.Join(tmp, "calls.log")
+			s := skill("ops", "1.0.0", spec.ChannelHandle)
+			s.Tools = append(s.Tools,
+				spec.Tool{Name: "effect", Run: spec.ToolRun{Kind: spec.RunCommand, OnInterrupt: policy,
+					Command: []string{"sh", "-c", `echo "$FSD_RUN_ID $FSD_CALL_ID" >> "$1"; printf did`, "effect", log}}})
+			p := project(s)
+			dir := crashedRun(t, p, read("ops"), call("effect", nil), call("effect", nil))
+			// Make the last call in doubt: its result never reached the
+			// journal (the crash came while it ran).
+			tr := filepath.Join(dir, "transcript.jsonl")
+			b := readFile(t, tr)
+			last := bytes.LastIndexByte(b[:len(b)-1], '\n')
+			if !bytes.Contains(b[last:], []byte(`"role":"tool"`)) {
+				t.Fatalf("the journal's last line is not a result: %s", b[last:])
+			}
+			if err := os.WriteFile(tr, b[:last+1], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+				got = lastResult(req).Text
+				return &model.Response{Text: "done"}, nil
+			})
+			_, evs, err := resume(t, p, dir, m, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := strings.Fields(strings.TrimSpace(string(readFile(t, log))))
+			id := filepath.Base(dir)
+			switch policy {
+			case spec.OnInterruptFail:
+				if got != "outcome unknown: interrupted while running" {
+					t.Errorf("the model read %q", got)
+				}
+				if strings.Join(ran, " ") != id+" host/s2/c1 "+id+" host/s3/c1" {
+					t.Errorf("calls %q: the in-doubt call ran again", ran)
+				}
+			default:
+				if got != "did" {
+					t.Errorf("the model read %q", got)
+				}
+				// Step 2's call ran once; step 3's (in doubt) twice, with
+				// the same ids.
+				if strings.Join(ran, " ") != id+" host/s2/c1 "+id+" host/s3/c1 "+id+" host/s3/c1" {
+					t.Errorf("calls %q", ran)
+				}
+			}
+			// Events restating the journal say so; the live ones do not.
+			replayed := 0
+			for _, e := range evs {
+				if e.Replayed {
+					replayed++
+					if e.Type != event.ToolCall && e.Type != event.ToolResult && e.Type != event.SkillLoaded {
+						t.Errorf("a %s event says replayed", e.Type)
+					}
+				} else if e.Type == event.ToolCall {
+					t.Errorf("a journaled call's event is not marked replayed: %+v", e)
+				}
+			}
+			// read_skill call+result, step 2's call+result, step 3's call.
+			if replayed != 5 {
+				t.Errorf("%d replayed events, want 5", replayed)
+			}
+		})
+	}
+}
+
+// Task ids map to file names injectively: a/b and a_b, or A and a, never
+// share a transcript.
+func TestTaskFileNames(t *testing.T) {
+	for id, want := range map[string]string{
+		"gather": "gather", "a-b": "a-b", "a/b": "a_2fb", "a_b": "a_5fb", "A": "_41", "..": "_2e_2e", "": "_",
+	} {
+		if got := fileName(id); got != want {
+			t.Errorf("fileName(%q) = %q, want %q", id, got, want)
+		}
+	}
+	long := strings.Repeat("x", 300)
+	if n := fileName(long); len(n) > maxNameBytes || n == fileName(long+"y") {
+		t.Errorf("long ids: %q", n)
+	}
+	injective := func(a, b string) bool { return a == b || fileName(a) != fileName(b) }
+	if err := quick.Check(injective, &quick.Config{MaxCount: 5000}); err != nil {
+		t.Error(err)
+	}
+	// And in a run: two tasks, two transcripts.
+	p := project()
+	p.Workflow.Host = nil
+	p.Workflow.Tasks = []spec.Task{{ID: "a/b", Goal: "one"}, {ID: "a_b", Goal: "two"}}
+	res, _, _, err := runWith(t, p, Options{RunsDir: t.TempDir()}, say("x"), say("y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a_2fb.jsonl", "a_5fb.jsonl"} {
+		entries, err := transcript.ReadFile(filepath.Join(res.Dir, "tasks", f))
+		if err != nil || len(entries) != 2 {
+			t.Errorf("%s: %d entries (%v), want its own task message and answer", f, len(entries), err)
+		}
+	}
+}
+
+// A run that read non-UTF-8 bytes before it stopped resumes: the replay
+// compares the re-executed read with the journal in the form the journal
+// stores.
+func TestResumeAfterNonUTF8Read(t *testing.T) {
+	tmp := t.TempDir()
+	if err := os.WriteFile(filepath.Join(tmp, "data.txt"), []byte("ok \xff\xfe end\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := skill("ops", "1.0.0", spec.ChannelHandle)
+	s.Dir, s.Resources = tmp, []string{"data.txt"}
+	p := project(s)
+	cat := func(req *model.Request) *model.Response {
+		var handle string
+		for _, m := range req.Messages {
+			var rc struct{ ID, Handle string }
+			if m.Role == model.Tool && json.Unmarshal([]byte(m.Text), &rc) == nil && rc.ID == "ops" {
+				handle = rc.Handle
+			}
+		}
+		args, _ := json.Marshal(map[string]string{"handle": handle, "path": "data.txt"})
+		return &model.Response{Calls: []model.ToolCall{{ID: "cat", Name: "artifact_cat", Args: args}}}
+	}
+	dir := crashedRun(t, p, read("ops"), cat)
+	if !bytes.Contains(readFile(t, filepath.Join(dir, "transcript.jsonl")), []byte("ok \uFFFD\uFFFD end")) {
+		t.Fatalf("the journal does not hold the read: %s", readFile(t, filepath.Join(dir, "transcript.jsonl")))
+	}
+	if _, _, err := resume(t, p, dir, answers, Options{}); err != nil {
+		t.Fatalf("resume after a non-UTF-8 read: %v", err)
+	}
+}
