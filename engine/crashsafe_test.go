@@ -68,8 +68,8 @@ func resume(t *testing.T, p *spec.Project, dir string, m model.Model, opts Optio
 	return res, rec.Events(), err
 }
 
-// lines checks that every line of a JSON-lines file parses.
-func lines(t *testing.T, path string) int {
+// jsonLines checks that every line of a JSON-lines file parses.
+func jsonLines(t *testing.T, path string) int {
 	t.Helper()
 	b := readFile(t, path)
 	if len(b) > 0 && b[len(b)-1] != '\n' {
@@ -127,8 +127,8 @@ func TestResumeRepairsTornTails(t *testing.T) {
 	if _, _, err := resume(t, p, dir, answers, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	lines(t, filepath.Join(dir, "transcript.jsonl"))
-	lines(t, filepath.Join(dir, "events.jsonl"))
+	jsonLines(t, filepath.Join(dir, "transcript.jsonl"))
+	jsonLines(t, filepath.Join(dir, "events.jsonl"))
 	if !bytes.Contains(readFile(t, filepath.Join(dir, "events.jsonl")), []byte("whole but no newline\"}\n")) {
 		t.Error("the whole last event line was not kept")
 	}
