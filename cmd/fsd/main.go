@@ -35,6 +35,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newRunsCmd(),
 		newResumeCmd(),
 		newVersionCmd(),
+		newInitCmd(),
 	)
 	return root
 }

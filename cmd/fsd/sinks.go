@@ -49,9 +49,9 @@ func progressLine(e event.Event) string {
 	}
 	switch e.Type {
 	case event.SkillLoaded:
-		return fmt.Sprintf("skill %s %s loaded", e.Skill, e.Version)
+		return fmt.Sprintf("skill %s loaded", skillName(e))
 	case event.SkillUnloaded:
-		return fmt.Sprintf("skill %s %s unloaded: %s", e.Skill, e.Version, e.Reason)
+		return fmt.Sprintf("skill %s unloaded: %s", skillName(e), e.Reason)
 	case event.TaskAdded:
 		return fmt.Sprintf("task %s added", who)
 	case event.TaskStarted:
@@ -70,6 +70,15 @@ func progressLine(e event.Event) string {
 		}
 	}
 	return ""
+}
+
+// skillName is a skill's id and version; a SKILL.md without a version has
+// none to show.
+func skillName(e event.Event) string {
+	if e.Version == "" {
+		return e.Skill
+	}
+	return e.Skill + " " + e.Version
 }
 
 func firstLine(s string) string {
