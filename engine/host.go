@@ -141,10 +141,16 @@ func (h *hostEnv) tools() []model.ToolDef {
 	if handles {
 		out = append(out, readerDefs()...)
 	}
+	if h.mgr.scriptsLoaded() {
+		out = append(out, runScriptDef)
+	}
 	return out
 }
 
 func (h *hostEnv) command(name string) (bool, bool) {
+	if name == runScriptDef.Name {
+		return true, false // a program ran: its journaled result stands on resume
+	}
 	_, t, ok := h.mgr.skillTool(name)
 	if !ok || !t.external() {
 		return false, false
@@ -172,6 +178,8 @@ func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 			return toolResult{text: err.Error(), isError: true, artifact: skill}
 		}
 		return toolResult{text: text, artifact: skill}
+	case c.Name == runScriptDef.Name:
+		return h.mgr.runScript(ctx, c.Args)
 	case h.board != nil && h.board.owns(c.Name):
 		return h.board.call(ctx, c)
 	}

@@ -45,7 +45,7 @@ var ReservedTools = []string{
 	"artifact_md_code_blocks", "artifact_md_links", "artifact_md_images",
 	"artifact_md_text", "artifact_md_ast", "artifact_head", "artifact_tail",
 	"artifact_grep", "artifact_cat", "artifact_byte_length",
-	"artifact_line_count", "artifact_estimate_tokens",
+	"artifact_line_count", "artifact_estimate_tokens", "run_skill_script",
 }
 
 // IsSkillFile reports whether a file name is a skill by DESIGN §2:

@@ -91,6 +91,12 @@ func (c *Tool) runCommand(ctx context.Context, in map[string]any) Result {
 		}
 		argv[i] = b.String()
 	}
+	return c.exec(ctx, argv)
+}
+
+// exec runs argv (no shell) from the skill's folder with the tool's
+// environment, timeout and output caps.
+func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	name := argv[0]
 	if name == "" {
 		return errorf("the command's program is empty after filling in the arguments")

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tool"
+)
+
+// runScriptDef is the built-in tool that runs a loaded skill's script, so
+// an Agent Skills folder whose instructions say "run scripts/x.py" works
+// unchanged. It is offered while a loaded skill has a scripts/ folder.
+var runScriptDef = model.ToolDef{
+	Name: tool.ScriptToolName,
+	Description: "Run a script from a loaded skill's scripts/ folder, as its instructions say (for example " +
+		`"run scripts/extract.py FILE"). No shell: args are passed as they are. The result is the script's ` +
+		"output; a failure carries its exit status and the end of its stderr.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{` +
+		`"skill":{"type":"string","description":"The loaded skill's id (default: the active skill with scripts)."},` +
+		`"script":{"type":"string","description":"Path relative to the skill's folder, under scripts/, e.g. scripts/extract.py."},` +
+		`"args":{"type":"array","items":{"type":"string"},"description":"Arguments, one per element."}},` +
+		`"required":["script"],"additionalProperties":false}`),
+}
+
+// hasScripts reports whether a skill ships a scripts/ folder.
+func hasScripts(s *spec.Skill) bool {
+	for _, r := range s.Resources {
+		if strings.HasPrefix(r, "scripts/") {
+			return true
+		}
+	}
+	return false
+}
+
+// scriptsLoaded reports whether any loaded skill has scripts.
+func (m *manager) scriptsLoaded() bool {
+	for _, l := range m.loaded {
+		if hasScripts(l.skill) {
+			return true
+		}
+	}
+	return false
+}
+
+// runScript answers a run_skill_script call: it names a loaded skill (or
+// the most recent with scripts) and runs the script under the command
+// tools' rules (tool.RunScript), trust included.
+func (m *manager) runScript(ctx context.Context, args json.RawMessage) toolResult {
+	var a struct {
+		Skill  string   `json:"skill"`
+		Script string   `json:"script"`
+		Args   []string `json:"args"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return toolResult{text: toolError("ARGUMENTS_INVALID", `arguments must be {"skill": "id", "script": "scripts/x.py", "args": ["…"]}: `+err.Error()), isError: true}
+	}
+	var l *loadedSkill
+	if a.Skill == "" {
+		for i := len(m.loaded) - 1; i >= 0 && l == nil; i-- {
+			if hasScripts(m.loaded[i].skill) {
+				l = m.loaded[i]
+			}
+		}
+	} else {
+		if !spec.ValidID(a.Skill) {
+			return toolResult{text: toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id", a.Skill)), isError: true}
+		}
+		_, l = m.find(spec.NormalizeID(a.Skill))
+		if l == nil {
+			return toolResult{text: toolError("SKILL_NOT_LOADED", fmt.Sprintf("skill %q is not loaded; read_skill it first", a.Skill)), isError: true}
+		}
+	}
+	if l == nil || !hasScripts(l.skill) {
+		return toolResult{text: toolError("NO_SCRIPTS", "no loaded skill has a scripts/ folder"), isError: true}
+	}
+	s := l.skill
+	trusted := m.r.opts.Trusted == nil || m.r.opts.Trusted(s)
+	res := tool.RunScript(ctx, s.Dir, a.Script, a.Args, tool.WithTrust(trusted), tool.WithSkill(s.ID))
+	return toolResult{text: res.Text, isError: res.IsError}
+}

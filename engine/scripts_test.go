@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsdrun/fsd/spec"
+)
+
+// run_skill_script is offered while a loaded skill has scripts/, runs the
+// script there, and refuses an untrusted skill's with the --trust hint.
+func TestRunSkillScript(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "hi.sh"), []byte("echo hi \"$1\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withScripts := &spec.Skill{ID: "field", Name: "field", Description: "d", Instructions: "Run scripts/hi.sh NAME.",
+		Dir: dir, Resources: []string{"scripts/hi.sh"}}
+	plain := skill("plain", "1.0.0", "")
+	for _, tc := range []struct {
+		name    string
+		trusted bool
+		want    string
+	}{
+		{"trusted", true, "hi there"},
+		{"untrusted", false, "--trust " + dir},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := Options{Trusted: func(s *spec.Skill) bool { return tc.trusted }}
+			_, m, _, err := runWith(t, project(withScripts, plain), opts,
+				read("plain"), read("field"),
+				call("run_skill_script", map[string]any{"script": "scripts/hi.sh", "args": []string{"there"}}),
+				say("done"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs := m.requests()
+			if has(toolNames(reqs[1]), "run_skill_script") {
+				t.Error("offered while no loaded skill has scripts")
+			}
+			if !has(toolNames(reqs[2]), "run_skill_script") {
+				t.Error("not offered while a skill with scripts is loaded")
+			}
+			res := lastResult(reqs[3])
+			if !strings.Contains(res.Text, tc.want) || res.IsError == tc.trusted {
+				t.Errorf("result %+v, want %q", res, tc.want)
+			}
+		})
+	}
+}
