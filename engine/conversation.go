@@ -39,20 +39,25 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h := &hostEnv{r: r, mgr: newManager(r), tr: tr}
-	h.board = newHostBoard(r, h)
+	h := &hostEnv{log: r.log, tr: tr, mgr: newManager(managerDeps{
+		cat: r.cat, arts: r.arts, box: r.box, emit: r.ev.emit, channel: r.wf.Channel, max: r.limits.MaxLoadedSkills,
+	})}
+	if r.wf.Host != nil {
+		h.prompt = r.wf.Host.Prompt
+	}
+	h.board = r.newHostBoard(h)
 	g := &generator{
-		r: r, caller: model.Caller{Input: input}, model: r.opts.Model, tr: tr, journal: journal,
+		genDeps: r.genDeps(), caller: model.Caller{Input: input}, model: r.opts.Model, tr: tr, journal: journal,
 		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h, name: "host",
 		// The host's items are client-visible: stream its text as it comes.
 		streamText: func(delta string) {
-			r.emit(event.Event{Type: event.Text, Text: delta, Delta: true})
+			r.ev.emit(event.Event{Type: event.Text, Text: delta, Delta: true})
 		},
 	}
 	g.item = func(m model.Message) {
 		for _, e := range messageEvents(m, "", "") {
 			e.Replayed = g.replaying
-			r.emit(e)
+			r.ev.emit(e)
 		}
 	}
 	h.gen = g
@@ -108,9 +113,9 @@ type RunSummary struct {
 	Digests journal.Digests `json:"digests,omitempty"`
 }
 
-func (r *Run) addUsage(u model.Usage) {
-	r.usageIn.Add(int64(u.InputTokens))
-	r.usageOut.Add(int64(u.OutputTokens))
+// genDeps are what the run hands each of its generators.
+func (r *Run) genDeps() genDeps {
+	return genDeps{runID: r.ID, emit: r.ev.emit, usage: &r.usage, tokens: r.tokens, log: r.log}
 }
 
 // FirstRequest assembles the host's first request without calling the

@@ -8,10 +8,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/supply"
 	"github.com/fsdrun/fsd/transcript"
 )
 
@@ -22,7 +25,7 @@ const maxStatusLines = 40
 // hostBoard is a generator's private task board (D1) and the glue between
 // the board's scheduler and the engine's workers.
 type hostBoard struct {
-	r    *Run
+	boardDeps
 	host *hostEnv // nil in a pipeline: the parent is only the input
 	b    *board.Board
 	// parent is the conversation a conversation-supply worker inherits
@@ -56,7 +59,7 @@ func (hb *hostBoard) restated(task string) {
 // the journal holds: a task added again (static, or by a replayed host
 // step), started again with a journal, or ended by its journal.
 func (hb *hostBoard) replayed(e event.Event) bool {
-	j := hb.r.opts.Resume
+	j := hb.resume
 	if j == nil {
 		return false
 	}
@@ -73,34 +76,70 @@ func (hb *hostBoard) replayed(e event.Event) bool {
 	return false
 }
 
-func newHostBoard(r *Run, h *hostEnv) *hostBoard {
-	hb := &hostBoard{r: r, host: h}
+// boardDeps are what a host board needs from its run: the workflow's
+// static tasks, the catalog assignees resolve in, the event stream, the
+// journal of a resumed run, where board.json goes, and what its workers
+// need.
+type boardDeps struct {
+	tasks   []spec.Task
+	cat     *catalog
+	ev      *emitter
+	log     zerolog.Logger
+	resume  *Journal
+	save    func(*board.Board)
+	workers workerDeps
+}
+
+// workerDeps are what a board worker needs from its run.
+type workerDeps struct {
+	gen    genDeps
+	model  model.Model
+	limits spec.Limits // defaulted
+	ledger *supply.Ledger
+	box    *toolbox
+	// transcript opens a task attempt's transcript (and its journal on
+	// resume).
+	transcript func(task string, attempt int) (*transcript.Transcript, *genJournal, error)
+}
+
+// newHostBoard builds a board for the host h (nil: a pipeline's).
+func (r *Run) newHostBoard(h *hostEnv) *hostBoard {
+	return newBoard(boardDeps{
+		tasks: r.wf.Tasks, cat: r.cat, ev: &r.ev, log: r.log, resume: r.opts.Resume, save: r.saveBoard,
+		workers: workerDeps{gen: r.genDeps(), model: r.opts.Model, limits: r.limits, ledger: r.ledger, box: r.box,
+			transcript: r.newTranscript},
+	}, h)
+}
+
+func newBoard(d boardDeps, h *hostEnv) *hostBoard {
+	hb := &hostBoard{boardDeps: d, host: h}
 	if h != nil {
 		hb.parent = func() []model.Message { return h.tr.Messages() }
 	}
+	l := d.workers.limits
 	hb.b = board.New(board.Options{
-		Concurrency: r.limits.Concurrency,
-		MaxPending:  r.limits.MaxPendingTasks,
-		MaxTotal:    r.limits.MaxTotalTasks,
+		Concurrency: l.Concurrency,
+		MaxPending:  l.MaxPendingTasks,
+		MaxTotal:    l.MaxTotalTasks,
 		Roster:      hb.roster,
 		Policy:      hb.policy,
 		Sink: event.SinkFunc(func(e event.Event) {
 			e.Replayed = hb.replayed(e)
-			r.emitStamped(e)
+			d.ev.stamped(e)
 		}),
-		Run: r.ID,
-		Now: r.now,
+		Run: d.ev.runID,
+		Now: d.ev.now,
 	})
 	return hb
 }
 
 // seed compiles the workflow's static tasks into the board.
 func (hb *hostBoard) seed() error {
-	if len(hb.r.wf.Tasks) == 0 {
+	if len(hb.tasks) == 0 {
 		return nil
 	}
-	specs := make([]board.TaskSpec, len(hb.r.wf.Tasks))
-	for i, t := range hb.r.wf.Tasks {
+	specs := make([]board.TaskSpec, len(hb.tasks))
+	for i, t := range hb.tasks {
 		specs[i] = board.TaskSpec{ID: t.ID, Goal: t.Goal, Assignee: t.Assignee, Deps: t.Deps, Input: t.Input}
 	}
 	hb.seeding = true
@@ -115,7 +154,7 @@ func (hb *hostBoard) seed() error {
 // active reports whether the board tools are offered: while a loaded skill
 // declares agents, or when the workflow declared static tasks.
 func (hb *hostBoard) active() bool {
-	if len(hb.r.wf.Tasks) > 0 {
+	if len(hb.tasks) > 0 {
 		return true
 	}
 	if hb.host == nil {
@@ -153,7 +192,7 @@ func (hb *hostBoard) roster() []string {
 			}
 		}
 	}
-	for _, t := range hb.r.wf.Tasks {
+	for _, t := range hb.tasks {
 		if t.Assignee != "" {
 			add(t.Assignee)
 		}
@@ -168,7 +207,7 @@ func (hb *hostBoard) resolve(assignee string) (*spec.Skill, *spec.Agent, bool) {
 		return nil, nil, true
 	}
 	if sid, name, ok := strings.Cut(assignee, "/"); ok {
-		s, found := hb.r.cat.find(sid)
+		s, found := hb.cat.find(sid)
 		if !found {
 			return nil, nil, false
 		}
@@ -204,7 +243,7 @@ func (hb *hostBoard) call(ctx context.Context, c model.ToolCall) toolResult {
 	text := hb.b.CallTool(ctx, c.Name, args, hb.runTask)
 	res := toolResult{text: text, isError: strings.HasPrefix(text, `{"ok":false`)}
 	if c.Name == "runBoard" {
-		hb.r.saveBoard(hb.b)
+		hb.save(hb.b)
 	}
 	return res
 }
@@ -249,7 +288,7 @@ func (hb *hostBoard) flushHistory() {
 		// result; they must not enter the host's history as orphans (W2).
 		for _, m := range transcript.Whole(items[task]) {
 			if err := hb.host.tr.AppendMessage(m); err != nil {
-				hb.r.log.Warn().Err(err).Str("task", task).Msg("worker item not added to the host history")
+				hb.log.Warn().Err(err).Str("task", task).Msg("worker item not added to the host history")
 			}
 		}
 	}
@@ -306,7 +345,7 @@ func (r *Run) saveBoard(b *board.Board) {
 // input as the parent conversation, and the answer is the sink tasks'
 // results.
 func (r *Run) pipeline(ctx context.Context, input string) (string, error) {
-	hb := newHostBoard(r, nil)
+	hb := r.newHostBoard(nil)
 	parent := []model.Message{{Role: model.User, Text: input}}
 	hb.parent = func() []model.Message { return parent }
 	if err := hb.seed(); err != nil {

@@ -385,7 +385,7 @@ func TestHistoryFlushNeverOrphans(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hb := &hostBoard{r: &Run{}, host: &hostEnv{tr: host}, b: board.New(board.Options{})}
+	hb := &hostBoard{host: &hostEnv{tr: host}, b: board.New(board.Options{})}
 	if _, err := hb.b.Add(board.TaskSpec{ID: "w", Goal: "g"}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/rs/zerolog"
+
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
@@ -42,9 +44,18 @@ type env interface {
 	command(name string) (isCommand, failsInDoubt bool)
 }
 
+// genDeps are what a generator needs from whoever runs it.
+type genDeps struct {
+	runID  string            // FSD_RUN_ID of the command tools it calls
+	emit   func(event.Event) // stamps and sends the request events
+	usage  *usage            // adds up the tokens the model reports; nil counts nothing
+	tokens *tokenCache       // BPE counts for request events
+	log    zerolog.Logger
+}
+
 // generator is one LLM tool-call loop with its own transcript.
 type generator struct {
-	r           *Run
+	genDeps
 	caller      model.Caller
 	model       model.Model
 	tr          *transcript.Transcript
@@ -114,7 +125,7 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			if err != nil {
 				return "", fmt.Errorf("%s: model: %w", g.who(), err)
 			}
-			g.r.addUsage(resp.Usage)
+			g.usage.add(resp.Usage)
 		}
 		calls := resp.Calls
 		seen := make(map[string]bool, len(calls))
@@ -198,12 +209,12 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 		// A program that already ran is not run again.
 		return toolResult{text: journaled.Text, isError: journaled.IsError, artifact: journaled.Artifact}, nil
 	case journal.FailInDoubt:
-		g.r.log.Warn().Str("call", id).Str("tool", c.Name).Msg("in-doubt call not run again (on-interrupt: fail)")
+		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("in-doubt call not run again (on-interrupt: fail)")
 		return toolResult{text: journal.OutcomeUnknown, isError: true}, nil
 	case journal.Retry:
-		g.r.log.Warn().Str("call", id).Str("tool", c.Name).Msg("running an in-doubt call again with the same FSD_CALL_ID")
+		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("running an in-doubt call again with the same FSD_CALL_ID")
 	}
-	res = g.env.call(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.r.ID, Call: id}), c)
+	res = g.env.call(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), c)
 	if ctx.Err() != nil {
 		// The run was stopped while the call ran: its result (a
 		// "cancelled" error) is not the tool's answer. Left out of the
@@ -305,9 +316,9 @@ func reclaim(window []model.Message, loaded func(string) bool) []model.Message {
 
 // emitRequest reports the request with BPE token counts per block.
 func (g *generator) emitRequest(req *model.Request, u model.Usage) {
-	tk := g.r.tokens.request(req)
+	tk := g.tokens.request(req)
 	usage, _ := json.Marshal(u)
-	g.r.emit(event.Event{Type: event.Request, Task: g.caller.TaskID, Agent: g.caller.Agent,
+	g.emit(event.Event{Type: event.Request, Task: g.caller.TaskID, Agent: g.caller.Agent,
 		Tokens: &tk, Messages: len(req.Messages), Usage: usage})
 }
 

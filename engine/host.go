@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -24,11 +26,13 @@ var readSkillDef = model.ToolDef{
 // hostEnv is the host generator's world: the catalog, its loaded skills,
 // and its board.
 type hostEnv struct {
-	r     *Run
-	mgr   *manager
-	tr    *transcript.Transcript
-	board *hostBoard // nil until delegation is wired
-	gen   *generator // the host's generator, to tell replayed work
+	// prompt is the workflow's host prompt.
+	prompt string
+	log    zerolog.Logger
+	mgr    *manager
+	tr     *transcript.Transcript
+	board  *hostBoard // nil until delegation is wired
+	gen    *generator // the host's generator, to tell replayed work
 }
 
 // replaying reports whether the host is restating journaled work now
@@ -36,9 +40,9 @@ type hostEnv struct {
 func (h *hostEnv) replaying() bool { return h != nil && h.gen != nil && h.gen.replaying }
 
 func (h *hostEnv) prepare(ctx context.Context) {
-	changed, err := h.r.cat.refresh()
+	changed, err := h.mgr.cat.refresh()
 	if err != nil {
-		h.r.log.Warn().Err(err).Msg("manifest changed on disk but did not reload; keeping the previous catalog")
+		h.log.Warn().Err(err).Msg("manifest changed on disk but did not reload; keeping the previous catalog")
 		return
 	}
 	if changed {
@@ -62,11 +66,11 @@ func (h *hostEnv) settle() {
 // (H5) and sits outside the transcript window (W3).
 func (h *hostEnv) contextBlock() string {
 	var b strings.Builder
-	if h.r.wf.Host != nil && h.r.wf.Host.Prompt != "" {
-		b.WriteString(strings.TrimSpace(h.r.wf.Host.Prompt))
+	if h.prompt != "" {
+		b.WriteString(strings.TrimSpace(h.prompt))
 		b.WriteString("\n\n")
 	}
-	writeCatalog(&b, h.r.cat.list())
+	writeCatalog(&b, h.mgr.cat.list())
 	h.writeLoaded(&b)
 	if h.board != nil {
 		h.board.writeStatus(&b)
@@ -107,11 +111,11 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 		case spec.ChannelInline:
 			// H3: the whole body, in an envelope naming skill, version and trust tier.
 			fmt.Fprintf(b, "<skill id=%q%s channel=\"inline\" trust=%q%s>\n%s\n</skill>\n",
-				s.ID, versionAttr(s), h.r.trustTier(s), active, strings.TrimSpace(s.Instructions))
+				s.ID, versionAttr(s), h.mgr.box.trustTier(s), active, strings.TrimSpace(s.Instructions))
 		default:
 			// H1: a pointer of a few dozen tokens.
 			fmt.Fprintf(b, "<skill id=%q%s channel=\"handle\" handle=%q trust=%q%s/>\n",
-				s.ID, versionAttr(s), l.handle, h.r.trustTier(s), active)
+				s.ID, versionAttr(s), l.handle, h.mgr.box.trustTier(s), active)
 		}
 	}
 	b.WriteString("</loaded_skills>\n")
@@ -170,7 +174,7 @@ func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 		text, isErr := h.mgr.read(ctx, a.ID, h.tr)
 		return toolResult{text: text, isError: isErr}
 	case artifact.IsReader(c.Name):
-		text, skill, err := h.r.arts.Call(c.Name, c.Args, h.mgr.isLoaded)
+		text, skill, err := h.mgr.arts.Call(c.Name, c.Args, h.mgr.isLoaded)
 		if err != nil {
 			// A failed read of a loaded skill's artifact (a missing
 			// heading answers with the heading list) is still its
@@ -184,20 +188,12 @@ func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 		return h.board.call(ctx, c)
 	}
 	if l, t, ok := h.mgr.skillTool(c.Name); ok {
-		res := t.Call(ctx, c.Args, t.kv(l.state, h.r.store(l.skill.ID)))
+		res := t.Call(ctx, c.Args, t.kv(l.state, h.mgr.box.store(l.skill.ID)))
 		return toolResult{text: res.Text, isError: res.IsError}
 	}
 	// The skill left between the request and this call (evicted by an
 	// earlier call in the same response): L3 holds at dispatch too.
 	return toolResult{text: "Unknown tool: " + c.Name, isError: true}
-}
-
-// trustTier names the trust tier shown in inline envelopes.
-func (r *Run) trustTier(s *spec.Skill) string {
-	if r.opts.Trusted == nil || r.opts.Trusted(s) {
-		return "trusted"
-	}
-	return "untrusted"
 }
 
 // versionAttr is a skill envelope's version attribute; none when the skill

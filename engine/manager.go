@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsdrun/fsd/artifact"
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
 	"github.com/fsdrun/fsd/transcript"
@@ -51,15 +53,47 @@ type receipt struct {
 }
 
 // manager owns which skills a generator has loaded: an LRU of at most max
-// skills, most recently read last (L1).
+// skills, most recently read last (L1). It knows nothing else of the run.
 type manager struct {
-	r      *Run
-	max    int
+	managerDeps
 	loaded []*loadedSkill
 }
 
-func newManager(r *Run) *manager {
-	return &manager{r: r, max: r.limits.MaxLoadedSkills}
+// managerDeps are a manager's collaborators: it reads the catalog, spools
+// bodies to the artifact store, compiles tools through the toolbox and
+// reports loads and unloads through emit.
+type managerDeps struct {
+	cat  *catalog
+	arts *artifact.Store
+	box  *toolbox
+	emit func(event.Event)
+	// channel is the default channel: the workflow's, else handle.
+	channel spec.Channel
+	max     int
+}
+
+func newManager(d managerDeps) *manager {
+	if d.channel == "" {
+		d.channel = spec.ChannelHandle
+	}
+	return &manager{managerDeps: d}
+}
+
+// channelOf resolves a skill's channel: its own, else the default.
+func (m *manager) channelOf(s *spec.Skill) spec.Channel {
+	if s.Channel != "" {
+		return s.Channel
+	}
+	return m.channel
+}
+
+// emitSkill reports a load or an unload.
+func (m *manager) emitSkill(loaded bool, s *spec.Skill, reason transcript.Reason) {
+	t := event.SkillLoaded
+	if !loaded {
+		t = event.SkillUnloaded
+	}
+	m.emit(event.Event{Type: t, Skill: s.ID, Version: s.Version, Reason: string(reason)})
 }
 
 func (m *manager) find(id string) (int, *loadedSkill) {
@@ -83,7 +117,7 @@ func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript
 	if !spec.ValidID(id) {
 		return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are 1-64 of a-z, 0-9 and single hyphens", id)), true
 	}
-	s, ok := m.r.cat.get(id)
+	s, ok := m.cat.get(id)
 	if !ok {
 		return toolError(codeNotEnabled, fmt.Sprintf("skill %q is not enabled in this project; the catalog lists the skills you can read", id)), true
 	}
@@ -110,7 +144,7 @@ func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript
 		m.unloaded(e, reasonEvicted, "", tr)
 		lines = append(lines, evictedLine(e.skill, m.max))
 	}
-	m.r.emitSkill(true, s, reasonRead)
+	m.emitSkill(true, s, reasonRead)
 	_ = tr.AppendContext(transcript.ContextChange{
 		Loaded: []string{s.ID}, Unloaded: ids(evicted),
 		Skill: s.ID, Version: s.Version, Reason: reasonRead,
@@ -130,15 +164,15 @@ func ids(ls []*loadedSkill) []string {
 // load prepares a skill: spools its body for the handle channel and
 // compiles its tools. Per-load state starts empty (L4).
 func (m *manager) load(ctx context.Context, s *spec.Skill) (*loadedSkill, error) {
-	l := &loadedSkill{skill: s, channel: m.r.channelOf(s), state: tool.NewMemKV(), byName: map[string]skillTool{}}
+	l := &loadedSkill{skill: s, channel: m.channelOf(s), state: tool.NewMemKV(), byName: map[string]skillTool{}}
 	if l.channel == spec.ChannelHandle {
-		h, err := m.r.arts.Spool(s.ID, s.Revision(), []byte(s.Instructions), s.Dir, s.Resources)
+		h, err := m.arts.Spool(s.ID, s.Revision(), []byte(s.Instructions), s.Dir, s.Resources)
 		if err != nil {
 			return nil, fmt.Errorf("spool %s: %w", s.ID, err)
 		}
 		l.handle = h
 	}
-	tools, err := m.r.compiledTools(s)
+	tools, err := m.box.compile(s)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +180,7 @@ func (m *manager) load(ctx context.Context, s *spec.Skill) (*loadedSkill, error)
 	if len(s.MCP) > 0 {
 		// The skill's MCP servers start (or connect) now, and their tool
 		// lists are fetched once for this load.
-		mt, notes := m.r.mcp.Acquire(ctx, s)
+		mt, notes := m.box.mcp.Acquire(ctx, s)
 		l.tools = slices.Clip(l.tools) // the compiled list is shared: never append to it
 		for _, t := range mt {
 			l.tools = append(l.tools, skillTool{callable: t, kind: kindMCP})
@@ -163,9 +197,9 @@ func (m *manager) load(ctx context.Context, s *spec.Skill) (*loadedSkill, error)
 // skill's state goes with it; its store stays with the run (L4).
 // now is the version on disk for a version change.
 func (m *manager) unloaded(l *loadedSkill, reason transcript.Reason, now string, tr *transcript.Transcript) {
-	m.r.emitSkill(false, l.skill, reason)
+	m.emitSkill(false, l.skill, reason)
 	if len(l.skill.MCP) > 0 {
-		m.r.mcp.Release(l.skill) // its servers close once idle
+		m.box.mcp.Release(l.skill) // its servers close once idle
 	}
 	line := disabledLine(l.skill)
 	switch reason {
@@ -187,7 +221,7 @@ func (m *manager) sync(tr *transcript.Transcript) {
 	var why []transcript.Reason
 	var now []string
 	for _, l := range m.loaded {
-		cur, ok := m.r.cat.get(l.skill.ID)
+		cur, ok := m.cat.get(l.skill.ID)
 		switch {
 		case !ok:
 			gone, why, now = append(gone, l), append(why, reasonDisabled), append(now, "")

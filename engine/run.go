@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -26,8 +23,6 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
-	"github.com/fsdrun/fsd/tool"
-	"github.com/fsdrun/fsd/transcript"
 )
 
 // Options configure a run. Only Model is required.
@@ -90,61 +85,16 @@ type Run struct {
 	arts    *artifact.Store
 	rec     *record
 	ledger  *supply.Ledger
-	mcp     *mcptool.Pool
-	sink    event.Sink
 	log     zerolog.Logger
 	now     func() time.Time
+	seed    string
+	tokens  *tokenCache
 
-	seed              string
-	usageIn, usageOut atomic.Int64
-	tokens            *tokenCache
-
-	mu     sync.Mutex
-	stores map[string]*tool.MemKV // skill id -> run-wide store (L4)
-	tools  map[*spec.Skill][]skillTool
-}
-
-// callable is what the engine needs of a tool a skill brings: a command,
-// reply, state or store tool (tool.Tool) or a tool of one of its MCP
-// servers (mcptool.Tool) look the same to it.
-type callable interface {
-	Def() model.ToolDef
-	Call(ctx context.Context, args json.RawMessage, kv tool.KV) tool.Result
-}
-
-// kindMCP marks a tool of a skill's MCP server: like a command, it acts
-// outside fsd, so resume uses its journaled result instead of calling it.
-const kindMCP spec.RunKind = "mcp"
-
-// skillTool is a skill's tool and its kind (which store it uses, whether
-// resume may repeat it).
-type skillTool struct {
-	callable
-	kind spec.RunKind
-}
-
-// external reports whether a call acts outside fsd (a program, an MCP
-// server): on resume its journaled result stands in for it.
-func (t skillTool) external() bool { return t.kind == spec.RunCommand || t.kind == kindMCP }
-
-// failsInDoubt reports whether a call in flight at a crash answers an
-// error on resume instead of running again (a command's on-interrupt:
-// fail). An MCP call in doubt is made again, like a command's default.
-func (t skillTool) failsInDoubt() bool {
-	f, ok := t.callable.(interface{ FailsInDoubt() bool })
-	return ok && f.FailsInDoubt()
-}
-
-// kv picks the store a call of t works on: the load's state, or the
-// skill's run-wide store (L4).
-func (t skillTool) kv(state, store tool.KV) tool.KV {
-	switch t.kind {
-	case spec.RunState:
-		return state
-	case spec.RunStore:
-		return store
-	}
-	return nil
+	// The run's parts hand these to its collaborators (the skill manager,
+	// generators, the board, workers) instead of the run itself.
+	ev    emitter
+	usage usage
+	box   *toolbox
 }
 
 // Result is what a finished run produced.
@@ -201,11 +151,10 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		now:     opts.Now,
 		ledger:  supply.NewLedger(),
 		tokens:  sharedTokens,
-		stores:  map[string]*tool.MemKV{},
-		tools:   map[*spec.Skill][]skillTool{},
+		box:     newToolbox(opts.Trusted),
 	}
 	r.cat = newCatalog(p, opts.Reload)
-	r.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: r.arts, Logger: opts.Logger})
+	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: r.arts, Logger: opts.Logger})
 	r.seed = seed
 	r.ID = opts.RunID
 	if r.ID == "" {
@@ -217,60 +166,8 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		}
 		r.ID = opts.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 	}
+	r.ev = emitter{runID: r.ID, now: r.now}
 	return r, nil
-}
-
-// channelOf resolves a skill's channel: its own, else the workflow's
-// default, else handle.
-func (r *Run) channelOf(s *spec.Skill) spec.Channel {
-	switch {
-	case s.Channel != "":
-		return s.Channel
-	case r.wf.Channel != "":
-		return r.wf.Channel
-	}
-	return spec.ChannelHandle
-}
-
-// store returns the run-wide store of a skill.
-func (r *Run) store(id string) *tool.MemKV {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	kv, ok := r.stores[id]
-	if !ok {
-		kv = tool.NewMemKV()
-		r.stores[id] = kv
-	}
-	return kv
-}
-
-// compiledTools compiles a skill's tools once per manifest version.
-func (r *Run) compiledTools(s *spec.Skill) ([]skillTool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ts, ok := r.tools[s]; ok {
-		return ts, nil
-	}
-	trusted := r.opts.Trusted == nil || r.opts.Trusted(s)
-	var ts []skillTool
-	for _, t := range s.Tools {
-		ct, err := tool.Compile(t, s.Dir, tool.WithTrust(trusted), tool.WithSkill(s.ID))
-		if err != nil {
-			return nil, fmt.Errorf("skill %s: tool %s: %w", s.ID, t.Name, err)
-		}
-		ts = append(ts, skillTool{callable: ct, kind: t.Run.Kind})
-	}
-	r.tools[s] = ts
-	return ts, nil
-}
-
-// emit stamps and sends an event to the client sink and the run record.
-func (r *Run) emit(e event.Event) {
-	e.Time = r.now()
-	e.Run = r.ID
-	if r.sink != nil {
-		r.sink.Emit(e)
-	}
 }
 
 // Handle returns the artifact handle of an enabled skill's instructions,
@@ -282,21 +179,6 @@ func (r *Run) Handle(skillID string) (string, error) {
 		return "", fmt.Errorf("skill %q is not enabled", skillID)
 	}
 	return r.arts.Spool(s.ID, s.Revision(), []byte(s.Instructions), s.Dir, s.Resources)
-}
-
-// emitStamped sends an event that already carries its time and run.
-func (r *Run) emitStamped(e event.Event) {
-	if r.sink != nil {
-		r.sink.Emit(e)
-	}
-}
-
-func (r *Run) emitSkill(loaded bool, s *spec.Skill, reason transcript.Reason) {
-	t := event.SkillLoaded
-	if !loaded {
-		t = event.SkillUnloaded
-	}
-	r.emit(event.Event{Type: t, Skill: s.ID, Version: s.Version, Reason: string(reason)})
 }
 
 // ErrInterrupted is wrapped by Execute's error when the caller's context
@@ -354,23 +236,23 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 			}
 		}()
 	}
-	r.sink = event.Multi{r.opts.Sink, r.rec.sink()}
+	r.ev.sink = event.Multi{r.opts.Sink, r.rec.sink()}
 	sum := RunSummary{ID: r.ID, Workflow: r.wf.File, Status: "running", Started: r.now(), PID: os.Getpid(),
 		Input: input, Seed: r.seed, Meta: r.opts.Meta, Digests: digests}
 	if j := r.opts.Resume; j != nil {
 		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed+1
 		// Replayed steps are not billed again; the first run's count stays.
-		r.usageIn.Store(j.Summary.InputTokens)
-		r.usageOut.Store(j.Summary.OutputTokens)
+		r.usage.in.Store(j.Summary.InputTokens)
+		r.usage.out.Store(j.Summary.OutputTokens)
 	}
 	if err := r.rec.writeJSON("run.json", sum); err != nil {
 		return res, err
 	}
-	r.emit(event.Event{Type: event.RunStarted, Text: r.wf.Name})
+	r.ev.emit(event.Event{Type: event.RunStarted, Text: r.wf.Name})
 	for _, s := range r.project.Skipped {
-		r.emit(event.Event{Type: event.SkillSkipped, Skill: s.ID, At: s.Pos.String(), Reason: s.Reason})
+		r.ev.emit(event.Event{Type: event.SkillSkipped, Skill: s.ID, At: s.Pos.String(), Reason: s.Reason})
 	}
-	defer r.mcp.Close() // every MCP server ends with the run
+	defer r.box.mcp.Close() // every MCP server ends with the run
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
@@ -392,8 +274,8 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 				sum.Status = "interrupted"
 			}
 		}
-		sum.InputTokens, sum.OutputTokens = r.usageIn.Load(), r.usageOut.Load()
-		r.emit(fin)
+		sum.InputTokens, sum.OutputTokens = r.usage.in.Load(), r.usage.out.Load()
+		r.ev.emit(fin)
 		if werr := r.rec.writeJSON("run.json", sum); err == nil && werr != nil {
 			err = werr
 		}

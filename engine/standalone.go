@@ -63,8 +63,8 @@ func Generate(ctx context.Context, cfg GeneratorConfig, input string) (string, e
 	if cfg.MaxMessages <= 0 {
 		cfg.MaxMessages = spec.DefaultMaxTranscriptMessages
 	}
-	r := &Run{ID: "generate", now: time.Now, tokens: sharedTokens}
-	r.sink = cfg.Sink
+	// Events name the run "generate": there is no run around it.
+	ev := &emitter{runID: "generate", now: time.Now, sink: cfg.Sink}
 	env := &funcEnv{prompt: cfg.Prompt, byName: map[string]FuncTool{}}
 	for _, t := range cfg.Tools {
 		env.defs = append(env.defs, t.Def)
@@ -76,9 +76,10 @@ func Generate(ctx context.Context, cfg GeneratorConfig, input string) (string, e
 			return "", fmt.Errorf("engine: history: %w", err)
 		}
 	}
-	router := visibility.New(cfg.Visibility, cfg.Sink, visibility.Tags{Run: r.ID, Agent: cfg.Name}, cfg.Parent)
+	router := visibility.New(cfg.Visibility, cfg.Sink, visibility.Tags{Run: ev.runID, Agent: cfg.Name}, cfg.Parent)
 	g := &generator{
-		r: r, model: cfg.Model, tr: tr, env: env, item: router.Item,
+		genDeps: genDeps{runID: ev.runID, emit: ev.emit, tokens: sharedTokens},
+		model:   cfg.Model, tr: tr, env: env, item: router.Item,
 		caller:      model.Caller{Agent: cfg.Name, Input: input},
 		maxMessages: cfg.MaxMessages, maxSteps: cfg.MaxSteps,
 	}

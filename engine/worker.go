@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
@@ -19,7 +21,8 @@ import (
 // workerEnv is a board worker's world: its agent's prompt, the flow
 // observations it was given, and the skill tools its agent may call.
 type workerEnv struct {
-	r      *Run
+	box    *toolbox
+	log    zerolog.Logger
 	skill  *spec.Skill // nil for the default worker
 	block  string
 	defs   []model.ToolDef
@@ -46,7 +49,7 @@ func (w *workerEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 	if !ok {
 		return toolResult{text: "Unknown tool: " + c.Name, isError: true}
 	}
-	res := t.Call(ctx, c.Args, t.kv(w.state, w.r.store(w.skill.ID)))
+	res := t.Call(ctx, c.Args, t.kv(w.state, w.box.store(w.skill.ID)))
 	return toolResult{text: res.Text, isError: res.IsError}
 }
 
@@ -54,12 +57,12 @@ func (w *workerEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 // transcript (D4), fed by context supply (D5) and flow (D7), its items
 // routed by visibility (D6), bounded by max-steps (D8).
 func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.DepResult) (string, error) {
-	r := hb.r
+	wd := hb.workers
 	skill, agent, ok := hb.resolve(t.Assignee)
 	if !ok {
 		return "", fmt.Errorf("assignee %q is not an agent of any skill found", t.Assignee)
 	}
-	w := &workerEnv{r: r, skill: skill, byName: map[string]skillTool{}, state: tool.NewMemKV()}
+	w := &workerEnv{box: wd.box, log: hb.log, skill: skill, byName: map[string]skillTool{}, state: tool.NewMemKV()}
 	a := spec.DefaultAgent()
 	if agent != nil {
 		a = agent.WithDefaults()
@@ -70,7 +73,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		defer release()
 	}
 	vis, flow := a.Visibility, a.Flow
-	maxSteps := r.limits.MaxSteps
+	maxSteps := wd.limits.MaxSteps
 	if a.MaxSteps > 0 {
 		maxSteps = a.MaxSteps
 	}
@@ -80,7 +83,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if flow.Policy == spec.FlowAncestors {
 		ancestors = hb.b.Ancestors(t.ID)
 	}
-	obs := r.ledger.Select(flow, t.ID, t.Deps, ancestors, tokens.Count)
+	obs := wd.ledger.Select(flow, t.ID, t.Deps, ancestors, tokens.Count)
 	if len(obs) > 0 {
 		prompt.WriteString("\n\n<observations>\n")
 		prompt.WriteString(supply.RenderObservations(obs))
@@ -88,7 +91,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	}
 	w.block = prompt.String()
 
-	tr, journal, err := r.newTranscript(t.ID, max(t.Attempts, 1))
+	tr, journal, err := wd.transcript(t.ID, max(t.Attempts, 1))
 	if err != nil {
 		return "", err
 	}
@@ -98,24 +101,24 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		name += "#" + strconv.Itoa(t.Attempts)
 	}
 	g := &generator{
-		r: r, model: r.opts.Model, tr: tr, env: w, name: name,
+		genDeps: wd.gen, model: wd.model, tr: tr, env: w, name: name,
 		caller:      model.Caller{Agent: agentName, TaskID: t.ID, TaskGoal: t.Goal, Input: t.Input},
-		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: maxSteps,
+		maxMessages: wd.limits.MaxTranscriptMessages, maxSteps: maxSteps,
 	}
 	if vis.Client {
 		g.streamText = func(delta string) {
-			r.emit(event.Event{Type: event.Text, Task: t.ID, Agent: agentName, Text: delta, Delta: true})
+			hb.ev.emit(event.Event{Type: event.Text, Task: t.ID, Agent: agentName, Text: delta, Delta: true})
 		}
 	}
 	restate := event.SinkFunc(func(e event.Event) {
 		e.Replayed = e.Replayed || g.replaying
-		r.emitStamped(e)
+		hb.ev.stamped(e)
 	})
-	router := visibility.New(vis, restate, visibility.Tags{Run: r.ID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
+	router := visibility.New(vis, restate, visibility.Tags{Run: hb.ev.runID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
 	g.item = func(msg model.Message) {
 		router.Item(msg)
 		if msg.Role == model.Tool {
-			r.ledger.Record(observe(tr.Messages(), msg, t.ID, agentName))
+			wd.ledger.Record(observe(tr.Messages(), msg, t.ID, agentName))
 		}
 	}
 	// Context supply: the parent's last N whole turns as of dispatch.
@@ -143,7 +146,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	}
 	if err == nil {
 		// Flow policy `all` shows completed tasks' observations only.
-		r.ledger.Done(t.ID)
+		wd.ledger.Done(t.ID)
 	}
 	return answer, err
 }
@@ -172,7 +175,7 @@ func (w *workerEnv) allow(ctx context.Context, s *spec.Skill, names []string) (r
 	if len(names) == 0 {
 		return release, nil
 	}
-	tools, err := w.r.compiledTools(s)
+	tools, err := w.box.compile(s)
 	if err != nil {
 		return release, err
 	}
@@ -193,10 +196,10 @@ func (w *workerEnv) allow(ctx context.Context, s *spec.Skill, names []string) (r
 		}
 	}
 	if mcpWanted && len(s.MCP) > 0 {
-		mt, notes := w.r.mcp.Acquire(ctx, s)
-		release = func() { w.r.mcp.Release(s) }
+		mt, notes := w.box.mcp.Acquire(ctx, s)
+		release = func() { w.box.mcp.Release(s) }
 		for _, n := range notes {
-			w.r.log.Warn().Str("skill", s.ID).Msg(n)
+			w.log.Warn().Str("skill", s.ID).Msg(n)
 		}
 		for _, t := range mt {
 			if want[t.Server()+"/*"] || want[t.Server()+"/"+t.Remote()] {

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+// testEnv is a generator's world with fixed tools that echo their name.
+type testEnv struct {
+	defs  []model.ToolDef
+	calls []string
+}
+
+func (e *testEnv) prepare(context.Context)                       {}
+func (e *testEnv) contextBlock() string                          { return "CONTEXT" }
+func (e *testEnv) tools() []model.ToolDef                        { return e.defs }
+func (e *testEnv) loaded(string) bool                            { return true }
+func (e *testEnv) settle()                                       {}
+func (e *testEnv) command(string) (isCommand, failsInDoubt bool) { return false, false }
+func (e *testEnv) call(_ context.Context, c model.ToolCall) toolResult {
+	e.calls = append(e.calls, c.Name)
+	return toolResult{text: "ran " + c.Name}
+}
+
+// newTestGenerator builds the generator loop from its collaborators
+// alone: no run.
+func newTestGenerator(m model.Model, maxSteps int) (*generator, *testEnv, *event.Recorder, *usage) {
+	rec := &event.Recorder{}
+	u := &usage{}
+	env := &testEnv{defs: []model.ToolDef{{Name: "alpha"}, {Name: "beta"}}}
+	g := &generator{
+		genDeps: genDeps{runID: "unit", emit: rec.Emit, usage: u, tokens: sharedTokens},
+		model:   m, tr: transcript.New(nil), env: env, maxMessages: 60, maxSteps: maxSteps,
+	}
+	return g, env, rec, u
+}
+
+// TestGeneratorLoop runs the loop on its own: calls run in order with
+// their results recorded after them, a tool not offered is an error
+// result the model reads (L3), repeated call ids get fresh ones, usage is
+// counted, and every model call is a request event.
+func TestGeneratorLoop(t *testing.T) {
+	m := &recModel{steps: []step{
+		func(*model.Request) *model.Response {
+			return &model.Response{Usage: model.Usage{InputTokens: 10, OutputTokens: 2}, Calls: []model.ToolCall{
+				{ID: "same", Name: "beta"}, {ID: "same", Name: "alpha"}, {ID: "x", Name: "gamma"}}}
+		},
+		say("done"),
+	}}
+	g, env, rec, u := newTestGenerator(m, 5)
+	if err := g.add(model.Message{Role: model.User, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := g.loop(context.Background())
+	if err != nil || answer != "done" {
+		t.Fatalf("loop = %q, %v", answer, err)
+	}
+	if strings.Join(env.calls, ",") != "beta,alpha" {
+		t.Errorf("env ran %v, want beta then alpha (gamma was not offered)", env.calls)
+	}
+	second := m.requests()[1]
+	if second.Context != "CONTEXT" {
+		t.Errorf("context block = %q", second.Context)
+	}
+	var results []string
+	ids := map[string]bool{}
+	for _, msg := range second.Messages {
+		if msg.Role == model.Tool {
+			results = append(results, msg.Text)
+			if ids[msg.CallID] {
+				t.Errorf("call id %q answered twice", msg.CallID)
+			}
+			ids[msg.CallID] = true
+			if msg.Name == "gamma" && !msg.IsError {
+				t.Error("L3: the unknown tool's result is not an error")
+			}
+		}
+	}
+	if want := "ran beta|ran alpha|Unknown tool: gamma"; strings.Join(results, "|") != want {
+		t.Errorf("results %q, want %q", strings.Join(results, "|"), want)
+	}
+	if u.in.Load() != 10 || u.out.Load() != 2 {
+		t.Errorf("usage = %d in, %d out", u.in.Load(), u.out.Load())
+	}
+	requests := 0
+	for _, e := range rec.Events() {
+		if e.Type == event.Request && e.Tokens != nil && e.Tokens.Context > 0 {
+			requests++
+		}
+	}
+	if requests != 2 {
+		t.Errorf("%d request events with token counts, want 2", requests)
+	}
+}
+
+// TestGeneratorMaxSteps: a loop that never answers ends at max-steps
+// with ErrMaxSteps (D8).
+func TestGeneratorMaxSteps(t *testing.T) {
+	always := model.Func(func(context.Context, *model.Request) (*model.Response, error) {
+		return &model.Response{Calls: []model.ToolCall{{ID: "c", Name: "alpha"}}}, nil
+	})
+	g, env, _, _ := newTestGenerator(always, 3)
+	if err := g.add(model.Message{Role: model.User, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := g.loop(context.Background())
+	if !errors.Is(err, ErrMaxSteps) || len(env.calls) != 3 {
+		t.Errorf("loop err = %v after %d calls, want ErrMaxSteps after 3", err, len(env.calls))
+	}
+}

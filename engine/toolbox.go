@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/mcptool"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tool"
+)
+
+// toolbox compiles skill tools, keeps the run-wide stores and the MCP
+// servers: what the skill manager and workers need to call a skill's tools. It is shared by
+// every generator of a run and safe for concurrent use.
+type toolbox struct {
+	// trusted says whether a skill's command tools may run; nil trusts all.
+	trusted func(s *spec.Skill) bool
+	// mcp runs the skills' MCP servers, shared by every load of the run.
+	mcp *mcptool.Pool
+
+	mu     sync.Mutex
+	stores map[string]*tool.MemKV // skill id -> run-wide store (L4)
+	tools  map[*spec.Skill][]skillTool
+}
+
+func newToolbox(trusted func(*spec.Skill) bool) *toolbox {
+	return &toolbox{trusted: trusted, stores: map[string]*tool.MemKV{}, tools: map[*spec.Skill][]skillTool{}}
+}
+
+// callable is what the engine needs of a tool a skill brings: a command,
+// reply, state or store tool (tool.Tool) or a tool of one of its MCP
+// servers (mcptool.Tool) look the same to it.
+type callable interface {
+	Def() model.ToolDef
+	Call(ctx context.Context, args json.RawMessage, kv tool.KV) tool.Result
+}
+
+// kindMCP marks a tool of a skill's MCP server: like a command, it acts
+// outside fsd, so resume uses its journaled result instead of calling it.
+const kindMCP spec.RunKind = "mcp"
+
+// skillTool is a skill's tool and its kind (which store it uses, whether
+// resume may repeat it).
+type skillTool struct {
+	callable
+	kind spec.RunKind
+}
+
+// external reports whether a call acts outside fsd (a program, an MCP
+// server): on resume its journaled result stands in for it.
+func (t skillTool) external() bool { return t.kind == spec.RunCommand || t.kind == kindMCP }
+
+// failsInDoubt reports whether a call in flight at a crash answers an
+// error on resume instead of running again (a command's on-interrupt:
+// fail). An MCP call in doubt is made again, like a command's default.
+func (t skillTool) failsInDoubt() bool {
+	f, ok := t.callable.(interface{ FailsInDoubt() bool })
+	return ok && f.FailsInDoubt()
+}
+
+// kv picks the store a call of t works on: the load's state, or the
+// skill's run-wide store (L4).
+func (t skillTool) kv(state, store tool.KV) tool.KV {
+	switch t.kind {
+	case spec.RunState:
+		return state
+	case spec.RunStore:
+		return store
+	}
+	return nil
+}
+
+// store returns the run-wide store of a skill (L4).
+func (tb *toolbox) store(id string) *tool.MemKV {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	kv, ok := tb.stores[id]
+	if !ok {
+		kv = tool.NewMemKV()
+		tb.stores[id] = kv
+	}
+	return kv
+}
+
+// compile compiles a skill's tools once per manifest version.
+func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if ts, ok := tb.tools[s]; ok {
+		return ts, nil
+	}
+	trusted := tb.isTrusted(s)
+	var ts []skillTool
+	for _, t := range s.Tools {
+		ct, err := tool.Compile(t, s.Dir, tool.WithTrust(trusted), tool.WithSkill(s.ID))
+		if err != nil {
+			return nil, fmt.Errorf("skill %s: tool %s: %w", s.ID, t.Name, err)
+		}
+		ts = append(ts, skillTool{callable: ct, kind: t.Run.Kind})
+	}
+	tb.tools[s] = ts
+	return ts, nil
+}
+
+func (tb *toolbox) isTrusted(s *spec.Skill) bool {
+	return tb.trusted == nil || tb.trusted(s)
+}
+
+// trustTier names the trust tier shown in inline envelopes.
+func (tb *toolbox) trustTier(s *spec.Skill) string {
+	if tb.isTrusted(s) {
+		return "trusted"
+	}
+	return "untrusted"
+}
+
+// emitter stamps events with the run and the time and sends them to the
+// sink: what every part of a run that reports events holds, instead of
+// the run itself.
+type emitter struct {
+	runID string
+	now   func() time.Time
+	// sink is set when the run starts (the record's sink joins it then).
+	sink event.Sink
+}
+
+// emit stamps e and sends it.
+func (em *emitter) emit(e event.Event) {
+	e.Time = em.now()
+	e.Run = em.runID
+	em.stamped(e)
+}
+
+// stamped sends an event that already carries its time and run.
+func (em *emitter) stamped(e event.Event) {
+	if em.sink != nil {
+		em.sink.Emit(e)
+	}
+}
+
+// usage counts the tokens a run's model calls used.
+type usage struct {
+	in, out atomic.Int64
+}
+
+func (u *usage) add(m model.Usage) {
+	if u == nil {
+		return
+	}
+	u.in.Add(int64(m.InputTokens))
+	u.out.Add(int64(m.OutputTokens))
+}
