@@ -37,7 +37,7 @@ var (
 // Limits of the chaos project: small, so every bound is reached often.
 const (
 	chaosMaxLoaded = 2
-	chaosMaxMsgs   = 8
+	chaosMaxMsgs   = 16
 	chaosMaxSteps  = 20
 )
 

@@ -192,16 +192,18 @@ func TestContextLinesCountTowardCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// user, assistant(2 calls), result, result, line(aa), line(bb): the
-	// group of three does not fit beside the user message and the two
-	// lines, so the window is the user message and the newest lines.
+	// user, assistant(2 calls), result, result, line(aa), line(bb): six
+	// messages over a cap of 4, in one turn, so the window is the user
+	// message and the newest groups within the low-water mark (2): the
+	// line of bb. Were lines not counted, the call and its results would
+	// fit.
 	next := m.requests()[1]
 	var roles []string
 	for _, msg := range next.Messages {
 		roles = append(roles, string(msg.Role))
 	}
-	if got := strings.Join(roles, ","); got != "user,context,context" {
-		t.Errorf("window roles = %s, want user,context,context", got)
+	if got := strings.Join(roles, ","); got != "user,context" {
+		t.Errorf("window roles = %s, want user,context", got)
 	}
 	if _, err := transcript.WindowOf(next.Messages, 4); err != nil {
 		t.Errorf("window is not well formed: %v", err)

@@ -57,8 +57,8 @@ func TestWorkflowConcurrencyReachesBoard(t *testing.T) {
 }
 
 // A workflow that sets no limits gets a window of 60 messages (W1): with
-// a long history of one-message turns the first request carries exactly
-// the newest 60.
+// a long history of one-message turns over the cap, the first request is
+// cut down to the low-water mark, half the cap: the newest 30.
 func TestDefaultWindowIs60(t *testing.T) {
 	var hist []model.Message
 	for i := range 100 {
@@ -69,10 +69,10 @@ func TestDefaultWindowIs60(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := m.requests()[0]
-	if got := len(req.Messages); got != 60 {
-		t.Fatalf("first request carries %d messages, want the default window of 60", got)
+	if got := len(req.Messages); got != 30 {
+		t.Fatalf("first request carries %d messages, want half the default window of 60", got)
 	}
-	if first := req.Messages[0].Text; first != "turn 41" {
-		t.Errorf("window starts at %q, want the 60th newest message, turn 41", first)
+	if first := req.Messages[0].Text; first != "turn 71" {
+		t.Errorf("window starts at %q, want the 30th newest message, turn 71", first)
 	}
 }

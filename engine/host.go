@@ -100,11 +100,12 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n<loaded_skills>\n")
-	last := len(h.mgr.loaded) - 1
-	for i, l := range h.mgr.loaded {
+	// In load order, so a re-read changes one attribute, not the order.
+	act := h.mgr.active()
+	for _, l := range h.mgr.inLoadOrder() {
 		s := l.skill
 		active := ""
-		if i == last {
+		if l == act {
 			active = ` active="true"`
 		}
 		switch l.channel {
@@ -131,19 +132,23 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 // while the host has a board, every loaded skill's tools (L2), and the
 // reader tools while a handle-channel skill is loaded (H2).
 func (h *hostEnv) tools() []model.ToolDef {
+	// From most to least stable, so consecutive requests share a prefix
+	// (a provider's prompt cache serves it): read_skill, the board tools,
+	// the readers, then skills' tools in load order (a new load appends).
 	out := []model.ToolDef{readSkillDef}
 	if h.board != nil && h.board.active() {
 		out = append(out, h.board.defs()...)
 	}
-	handles := false
 	for _, l := range h.mgr.loaded {
+		if l.channel == spec.ChannelHandle {
+			out = append(out, readerDefs()...)
+			break
+		}
+	}
+	for _, l := range h.mgr.inLoadOrder() {
 		for _, t := range l.tools {
 			out = append(out, t.Def())
 		}
-		handles = handles || l.channel == spec.ChannelHandle
-	}
-	if handles {
-		out = append(out, readerDefs()...)
 	}
 	if h.mgr.scriptsLoaded() {
 		out = append(out, runScriptDef)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/fsdrun/fsd/artifact"
@@ -38,6 +39,10 @@ type loadedSkill struct {
 	byName  map[string]skillTool
 	state   *tool.MemKV // per load: discarded on unload (L4)
 	notes   []string    // MCP servers that could not be used, for the receipt
+	// seq orders loads: requests list skills in load order, not by
+	// recency, so a re-read does not reorder the request (cacheable
+	// prefix).
+	seq int
 }
 
 // receipt is the result of read_skill (C3): never the body.
@@ -57,6 +62,7 @@ type receipt struct {
 type manager struct {
 	managerDeps
 	loaded []*loadedSkill
+	loads  int // loads so far, for loadedSkill.seq
 }
 
 // managerDeps are a manager's collaborators: it reads the catalog, spools
@@ -138,6 +144,8 @@ func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript
 		evicted = append(evicted, m.loaded[0])
 		m.loaded = m.loaded[1:]
 	}
+	m.loads++
+	l.seq = m.loads
 	m.loaded = append(m.loaded, l)
 	var lines []string
 	for _, e := range evicted {
@@ -244,6 +252,21 @@ func (m *manager) receipt(l *loadedSkill, note string) string {
 	}
 	b, _ := json.Marshal(rc)
 	return string(b)
+}
+
+// inLoadOrder returns the loaded skills, earliest load first.
+func (m *manager) inLoadOrder() []*loadedSkill {
+	out := append([]*loadedSkill(nil), m.loaded...)
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// active is the most recently read loaded skill, or nil.
+func (m *manager) active() *loadedSkill {
+	if len(m.loaded) == 0 {
+		return nil
+	}
+	return m.loaded[len(m.loaded)-1]
 }
 
 // skillTool finds a loaded skill's tool by name.

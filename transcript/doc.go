@@ -10,7 +10,10 @@
 //
 // It also owns the transcript window (W1, W2, W4): the newest whole turns
 // that fit a message cap, never starting anywhere but at a user message and
-// never splitting an assistant message from the results of its calls. Turn
+// never splitting an assistant message from the results of its calls. A
+// Transcript's window sheds messages in batches down to a low-water mark
+// (half the cap), so its first message stays put for many requests and
+// they share a cacheable prefix. Turn
 // and group boundaries are indexed as messages are appended, so a window
 // costs time in proportion to its size, not to the transcript's.
 //

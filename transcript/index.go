@@ -35,6 +35,23 @@ type Index struct {
 	openAt    int
 	openCalls []model.ToolCall
 	answered  int
+
+	// Where the last WindowLow began, kept while it still fits so that
+	// consecutive windows share their first messages (a cacheable
+	// prefix): from is a turn start, or with trim the first group kept
+	// after the user message of the turn at fromTurn.
+	held     bool
+	trim     bool
+	from     int
+	fromTurn int
+}
+
+// LowWater is where a window that must shed messages goes down to: half
+// the cap (at least 1). Dropping in a batch, not one message per request,
+// keeps the window's first message in place for many requests, so a
+// provider's prompt cache can serve the prefix they share.
+func LowWater(cap int) int {
+	return max(cap/2, 1)
 }
 
 // Add indexes m as the next message. It returns an error wrapping
@@ -125,6 +142,48 @@ func (x *Index) Window(msgs []model.Message, max int) []model.Message {
 	// message belongs to a group that starts after it, so those groups are
 	// contiguous up to end.
 	g := min(searchTail(x.groups, end-(max-1), max), end)
+	w := make([]model.Message, 0, 1+end-g)
+	w = append(w, msgs[cur])
+	return append(w, msgs[g:end]...)
+}
+
+// WindowLow is Window with hysteresis (W1): the window keeps its first
+// message from one call to the next while the messages from there to the
+// end fit max; when they no longer do, it drops whole turns — or, in a
+// turn too long for the cap, whole groups after its user message — down to
+// at most low messages (where whole turns or groups allow), then grows
+// again. It is never over max, starts at a user message and never splits
+// a group (W2). low is clamped to [1, max]. The cost is Window's (W4).
+func (x *Index) WindowLow(msgs []model.Message, max, low int) []model.Message {
+	end := x.end()
+	if max < 1 || len(x.turns) == 0 || len(msgs) < end {
+		return nil
+	}
+	if low > max {
+		low = max
+	}
+	if low < 1 {
+		low = 1
+	}
+	cur := x.turns[len(x.turns)-1]
+	if end-cur <= max {
+		s := x.from
+		if !x.held || x.trim || s > cur || end-s > max {
+			// The earliest turn start within low; the current turn if
+			// even it is longer than low (it fits max).
+			s = min(searchTail(x.turns, end-low, low), cur)
+		}
+		x.held, x.trim, x.from = true, false, s
+		return msgs[s:end:end]
+	}
+	g := x.from
+	if !x.held || !x.trim || x.fromTurn != cur || 1+end-g > max {
+		g = searchTail(x.groups, end-(low-1), low)
+		if g >= end {
+			g = min(searchTail(x.groups, end-(max-1), max), end)
+		}
+	}
+	x.held, x.trim, x.from, x.fromTurn = true, true, g, cur
 	w := make([]model.Message, 0, 1+end-g)
 	w = append(w, msgs[cur])
 	return append(w, msgs[g:end]...)

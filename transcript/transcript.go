@@ -260,11 +260,13 @@ func (t *Transcript) Len() int {
 }
 
 // Window returns the messages the next request carries under a cap of max
-// (W1, W2, W4); see Index.Window. Read-only.
+// (W1, W2, W4), with hysteresis down to LowWater(max): see
+// Index.WindowLow. Each call moves the window on, so call it once per
+// request. Read-only.
 func (t *Transcript) Window(max int) []model.Message {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.idx.Window(t.msgs, max)
+	return t.idx.WindowLow(t.msgs, max, LowWater(max))
 }
 
 // InFlight returns the calls of the last assistant message that await

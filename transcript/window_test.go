@@ -41,28 +41,8 @@ func checkWindow(msgs []model.Message, max int, w []model.Message) error {
 	if len(w) == 0 {
 		return fmt.Errorf("empty window, want at least the user message")
 	}
-	if len(w) > max {
-		return fmt.Errorf("window of %d messages exceeds cap %d", len(w), max)
-	}
-	if w[0].Role != model.User {
-		return fmt.Errorf("window starts at a %s message", w[0].Role)
-	}
-	// No orphans either way: every assistant message is followed by exactly
-	// the results of its calls, in order, and tool messages appear nowhere
-	// else.
-	for i := 0; i < len(w); i++ {
-		switch w[i].Role {
-		case model.Tool:
-			return fmt.Errorf("window[%d]: tool result %q without its call", i, w[i].CallID)
-		case model.Assistant:
-			for k, c := range w[i].Calls {
-				j := i + 1 + k
-				if j >= len(w) || w[j].Role != model.Tool || w[j].CallID != c.ID {
-					return fmt.Errorf("window[%d]: call %q without its result", i, c.ID)
-				}
-			}
-			i += len(w[i].Calls)
-		}
+	if err := checkShape(w, max); err != nil {
+		return err
 	}
 	cur := turns[len(turns)-1]
 	if end-cur <= max {
@@ -108,6 +88,127 @@ func checkWindow(msgs []model.Message, max int, w []model.Message) error {
 		}
 	}
 	return nil
+}
+
+// checkShape: W1 (at most max) and W2 (starts at a user message; every
+// assistant message followed by exactly the results of its calls, in
+// order; tool messages nowhere else).
+func checkShape(w []model.Message, max int) error {
+	if len(w) > max {
+		return fmt.Errorf("window of %d messages exceeds cap %d", len(w), max)
+	}
+	if w[0].Role != model.User {
+		return fmt.Errorf("window starts at a %s message", w[0].Role)
+	}
+	for i := 0; i < len(w); i++ {
+		switch w[i].Role {
+		case model.Tool:
+			return fmt.Errorf("window[%d]: tool result %q without its call", i, w[i].CallID)
+		case model.Assistant:
+			for k, c := range w[i].Calls {
+				j := i + 1 + k
+				if j >= len(w) || w[j].Role != model.Tool || w[j].CallID != c.ID {
+					return fmt.Errorf("window[%d]: call %q without its result", i, c.ID)
+				}
+			}
+			i += len(w[i].Calls)
+		}
+	}
+	return nil
+}
+
+// kept is where a hysteresis window began: a turn start, or (trim) the
+// first group after the user message of the turn at turn.
+type kept struct {
+	ok, trim   bool
+	from, turn int
+}
+
+// checkLow verifies a window with hysteresis by brute force: W1/W2; it
+// keeps the previous window's start while the messages from there fit
+// max; otherwise it is cut anew to the earliest whole turn within low (the
+// current turn if none), or in a turn too long for max to its user message
+// and the earliest group within low (else within max). It returns where
+// this window began, for the next call.
+func checkLow(msgs []model.Message, max, low int, w []model.Message, prev kept) (kept, error) {
+	end := len(msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.Assistant {
+			got := 0
+			for j := i + 1; j < len(msgs) && msgs[j].Role == model.Tool; j++ {
+				got++
+			}
+			if got < len(msgs[i].Calls) {
+				end = i
+			}
+			break
+		}
+	}
+	var turns []int
+	for i := 0; i < end; i++ {
+		if msgs[i].Role == model.User {
+			turns = append(turns, i)
+		}
+	}
+	if len(turns) == 0 {
+		if len(w) != 0 {
+			return prev, fmt.Errorf("window of %d messages before any user message", len(w))
+		}
+		return prev, nil
+	}
+	if len(w) == 0 {
+		return prev, fmt.Errorf("empty window")
+	}
+	if err := checkShape(w, max); err != nil {
+		return prev, err
+	}
+	cur := turns[len(turns)-1]
+	var want []model.Message
+	var next kept
+	if end-cur <= max {
+		s := -1
+		if prev.ok && !prev.trim && prev.from <= cur && end-prev.from <= max {
+			s = prev.from
+		} else {
+			for _, ts := range turns {
+				if end-ts <= low {
+					s = ts
+					break
+				}
+			}
+			if s < 0 {
+				s = cur
+			}
+		}
+		want, next = msgs[s:end], kept{ok: true, from: s}
+	} else {
+		g := -1
+		if prev.ok && prev.trim && prev.turn == cur && 1+end-prev.from <= max {
+			g = prev.from
+		} else {
+			for _, bound := range []int{low, max} {
+				for p := cur + 1; p < end && g < 0; p++ {
+					if (msgs[p].Role == model.Assistant || msgs[p].Role == model.Context) && 1+end-p <= bound {
+						g = p
+					}
+				}
+			}
+			if g < 0 {
+				g = end
+			}
+		}
+		want = append([]model.Message{msgs[cur]}, msgs[g:end]...)
+		next = kept{ok: true, trim: true, from: g, turn: cur}
+	}
+	if len(w) != len(want) {
+		return prev, fmt.Errorf("window of %d messages, want %d (prev %+v, now %+v, end %d)", len(w), len(want), prev, next, end)
+	}
+	for k := range w {
+		if !same(w[k], want[k]) {
+			return prev, fmt.Errorf("window[%d] is %s %q, want %s %q", k, w[k].Role, w[k].Text, want[k].Role, want[k].Text)
+		}
+	}
+	return next, nil
 }
 
 func same(a, b model.Message) bool {
@@ -225,10 +326,46 @@ func TestWindowProperties(t *testing.T) {
 		}
 		for range 5 {
 			max := 1 + r.IntN(100)
-			w := tr.Window(max)
+			w, err := WindowOf(msgs, max)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := checkWindow(msgs, max, w); err != nil {
 				t.Fatalf("case %d (%d messages, max %d): %v", i, len(msgs), max, err)
 			}
+		}
+	}
+}
+
+// Windows with hysteresis, requested as a transcript grows (context lines
+// mixed in): W1/W2 hold at every request, the first message stays put
+// while it fits, and a cut goes down to the low-water mark.
+func TestWindowLowProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(20261130, 14))
+	for i := range 200 {
+		ops, _ := genTranscript(r, r.IntN(1500))
+		max := 1 + r.IntN(80)
+		low := LowWater(max)
+		tr := New(nil)
+		var prev kept
+		for k, o := range ops {
+			var err error
+			if o.line != "" {
+				err = tr.AppendContext(ContextChange{Reason: ReasonRead, Line: o.line})
+			} else {
+				err = tr.AppendMessage(o.msg)
+			}
+			if err != nil {
+				t.Fatalf("case %d: append %d: %v", i, k, err)
+			}
+			if r.IntN(3) != 0 {
+				continue // not every append is followed by a request
+			}
+			next, err := checkLow(tr.Messages(), max, low, tr.Window(max), prev)
+			if err != nil {
+				t.Fatalf("case %d (op %d, max %d, low %d): %v", i, k, max, low, err)
+			}
+			prev = next
 		}
 	}
 }
