@@ -17,7 +17,10 @@ func newContextCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "context WORKFLOW",
 		Short: "Print the host's first request as the model would see it, with token counts per block",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Example: `  fsd context hello.workflow.yaml
+  fsd context hello.workflow.yaml -i "Welcome Grace."
+  git log -1 --format=%B | fsd context release.workflow.yaml -i -`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := workflowArg(args[0])
 			if err != nil {
@@ -40,6 +43,7 @@ func newContextCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&f.input, "input", "i", "", inputUsage)
 	cmd.Flags().StringVar(&f.model, "model", "", "model (default: the workflow's)")
+	_ = cmd.RegisterFlagCompletionFunc("model", completeModels)
 	addTrustFlag(cmd, &f)
 	return cmd
 }

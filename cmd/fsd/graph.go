@@ -17,6 +17,8 @@ func newGraphCmd() *cobra.Command {
 		Short: "Print a workflow's static task board as Mermaid (default) or DOT",
 		Long: "Print the static tasks of a workflow as a graph, arrows pointing from a dependency\n" +
 			"to the task that waits for it. Pipe Mermaid into a Markdown file, DOT into `dot -Tsvg`.",
+		Example: `  fsd graph pipeline.workflow.yaml > board.mmd
+  fsd graph pipeline.workflow.yaml --format dot | dot -Tsvg > board.svg`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			render := board.Mermaid
@@ -51,5 +53,6 @@ func newGraphCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "mermaid", "output format: mermaid or dot")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"mermaid", "dot"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

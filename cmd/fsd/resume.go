@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,11 +20,15 @@ func newResumeCmd() *cobra.Command {
 			"It keeps the --model it started with unless given again; --trust is not taken from the record.\n" +
 			"It refuses if the workflow, its script or a skill manifest changed since the run started (--force runs them as they are now),\n" +
 			"or while another fsd holds the run.",
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Example: `  fsd runs                     # find the interrupted run
+  fsd resume 8d7f19f8          # its id, or the end of it
+  fsd resume .fsd/runs/20261130-182719-8d7f19f8 --model openai/gpt-5.4-mini`,
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeRunIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := args[0]
-			if _, err := os.Stat(filepath.Join(dir, "run.json")); err != nil {
-				dir = filepath.Join(f.runsDir, args[0])
+			dir, err := findRun(f.runsDir, args[0])
+			if err != nil {
+				return err
 			}
 			var opts []engine.LoadOption
 			if f.force {
@@ -50,6 +53,7 @@ func newResumeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
+	_ = cmd.RegisterFlagCompletionFunc("events", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records are")
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the run's files changed, or its recorded pid is alive but not fsd")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")

@@ -60,7 +60,12 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run WORKFLOW",
 		Short: "Run a workflow: the final answer goes to stdout, progress to stderr",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Example: `  fsd run hello.workflow.yaml
+  fsd run . -i "Welcome Grace to the team."        # a folder with one workflow
+  echo "Welcome Grace." | fsd run hello.workflow.yaml -i -
+  fsd run hello.workflow.yaml --events json | jq -c 'select(.type | startswith("task."))'
+  fsd run wf.yaml --model openai/gpt-5.4-mini --record wf.recording.jsonl`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := workflowArg(args[0])
 			if err != nil {
@@ -76,6 +81,8 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&f.input, "input", "i", "", inputUsage)
 	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>")
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
+	_ = cmd.RegisterFlagCompletionFunc("model", completeModels)
+	_ = cmd.RegisterFlagCompletionFunc("events", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records go")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().StringVar(&f.record, "record", "", "save every model exchange to FILE (secrets stripped) for --replay")
@@ -224,4 +231,14 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 		fmt.Fprintln(stdout, strings.TrimRight(res.Answer, "\n"))
 	}
 	return nil
+}
+
+// completeModels completes --model with the model strings fsd knows how
+// to build; after a provider's slash the user types the model name.
+func completeModels(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return []cobra.Completion{
+		cobra.CompletionWithDesc("scripted", "the workflow's script, offline"),
+		cobra.CompletionWithDesc("openai/", "OPENAI_API_KEY; any OpenAI-compatible server with OPENAI_BASE_URL"),
+		cobra.CompletionWithDesc("anthropic/", "ANTHROPIC_API_KEY"),
+	}, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -18,60 +19,200 @@ import (
 )
 
 func newRunsCmd() *cobra.Command {
-	var runsDir string
+	var (
+		runsDir string
+		asJSON  bool
+		limit   int
+	)
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List runs with status, start, duration and tokens",
-		Args:  usageArgs(cobra.NoArgs),
+		Short: "List runs with status, start, duration and tokens, newest first",
+		Long: `List the run records under --runs-dir, newest first. A run whose record says
+running but whose process is gone shows as interrupted: fsd resume continues it.
+"fsd runs show RUN" prints one run; "fsd runs prune" removes old ones.`,
+		Example: `  fsd runs
+  fsd runs --limit 5
+  fsd runs --json | jq -r '.[] | select(.status == "failed") | .id'`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listRuns(cmd.OutOrStdout(), runsDir, time.Now())
+			if limit < 0 {
+				return usage("--limit %d is negative; 0 lists every run", limit)
+			}
+			return listRuns(cmd.OutOrStdout(), cmd.ErrOrStderr(), runsDir, limit, asJSON, time.Now())
 		},
 	}
-	cmd.Flags().StringVar(&runsDir, "runs-dir", filepath.Join(".fsd", "runs"), "where run records are")
+	cmd.PersistentFlags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of a table")
+	cmd.Flags().IntVar(&limit, "limit", 20, "list at most this many runs, newest first; 0 lists all")
+	cmd.AddCommand(newRunsShowCmd(&runsDir), newRunsPruneCmd(&runsDir))
 	return cmd
 }
 
-func listRuns(w io.Writer, dir string, now time.Time) error {
+// runRow is one run as fsd runs lists it. Status is the record's status,
+// except that a "running" run whose process is gone is "interrupted".
+type runRow struct {
+	engine.RunSummary
+	Status   string  `json:"status"`
+	Duration float64 `json:"duration_seconds,omitempty"`
+	Dir      string  `json:"dir"`
+}
+
+// loadRuns reads every run record under dir, newest first. Folders without
+// a readable run.json are skipped: they are not runs fsd can act on.
+func loadRuns(dir string, now time.Time) ([]runRow, error) {
 	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var rows []runRow
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		row, err := loadRun(filepath.Join(dir, e.Name()), now)
+		if err == nil {
+			rows = append(rows, row)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Started.After(rows[j].Started) })
+	return rows, nil
+}
+
+func loadRun(dir string, now time.Time) (runRow, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return runRow{}, err
+	}
+	var s engine.RunSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return runRow{}, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+	}
+	row := runRow{RunSummary: s, Status: s.Status, Dir: dir}
+	end := s.Finished
+	if s.Status == "running" {
+		end = now
+		if !alive(s.PID) {
+			row.Status = "interrupted" // fsd resume picks it up
+			end = time.Time{}
+		}
+	}
+	if !end.IsZero() && !s.Started.IsZero() {
+		row.Duration = end.Sub(s.Started).Seconds()
+	}
+	return row, nil
+}
+
+func listRuns(w, stderr io.Writer, dir string, limit int, asJSON bool, now time.Time) error {
+	rows, err := loadRuns(dir, now)
 	if errors.Is(err, os.ErrNotExist) {
+		rows, err = nil, nil
+	}
+	if err != nil {
+		return fail(exitProblems, "%v", err)
+	}
+	more := 0
+	if limit > 0 && len(rows) > limit {
+		more = len(rows) - limit
+		rows = rows[:limit]
+	}
+	if asJSON {
+		if rows == nil {
+			rows = []runRow{}
+		}
+		return writeIndentedJSON(w, rows)
+	}
+	if len(rows) == 0 {
 		fmt.Fprintf(w, "no runs in %s\n", dir)
 		return nil
 	}
-	if err != nil {
-		return fail(exitProblems, "runs: %v", err)
-	}
-	var sums []engine.RunSummary
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "run.json"))
-		if err != nil {
-			continue
-		}
-		var s engine.RunSummary
-		if json.Unmarshal(b, &s) == nil {
-			sums = append(sums, s)
-		}
-	}
-	sort.Slice(sums, func(i, j int) bool { return sums[i].Started.After(sums[j].Started) })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tDURATION\tTOKENS\tWORKFLOW")
-	for _, s := range sums {
-		status := s.Status
-		end := s.Finished
-		if status == "running" {
-			end = now
-			if !alive(s.PID) {
-				status = "interrupted" // fsd resume picks it up
-				end = time.Time{}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"),
+			r.durationText(), r.InputTokens+r.OutputTokens, r.Workflow)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if more > 0 {
+		fmt.Fprintf(stderr, "%s not shown; --limit 0 lists all\n", plural(more, "older run"))
+	}
+	return nil
+}
+
+func (r runRow) durationText() string {
+	if r.Duration == 0 && r.Finished.IsZero() {
+		return "-"
+	}
+	return time.Duration(r.Duration * float64(time.Second)).Round(time.Millisecond).String()
+}
+
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// findRun resolves a RUN argument: the path of a run record folder, a run
+// id under runsDir, or the unique run whose id starts or ends with arg
+// (the random tail of an id is enough). Anything else is a usage error
+// that says where to look.
+func findRun(runsDir, arg string) (string, error) {
+	if arg == "" {
+		return "", usage("give a run id; fsd runs lists them")
+	}
+	if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
+		return arg, nil
+	}
+	if !strings.ContainsAny(arg, `/\`) {
+		dir := filepath.Join(runsDir, arg)
+		if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
+			return dir, nil
+		}
+		if entries, err := os.ReadDir(runsDir); err == nil {
+			var matches []string
+			for _, e := range entries {
+				if e.IsDir() && (strings.HasPrefix(e.Name(), arg) || strings.HasSuffix(e.Name(), arg)) {
+					if _, err := os.Stat(filepath.Join(runsDir, e.Name(), "run.json")); err == nil {
+						matches = append(matches, e.Name())
+					}
+				}
+			}
+			switch {
+			case len(matches) == 1:
+				return filepath.Join(runsDir, matches[0]), nil
+			case len(matches) > 1:
+				return "", usage("%q matches %d runs in %s: %s; give more of the id", arg, len(matches), runsDir, strings.Join(matches[:min(len(matches), 5)], ", "))
 			}
 		}
-		dur := "-"
-		if !end.IsZero() {
-			dur = end.Sub(s.Started).Round(time.Millisecond).String()
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.ID, status, s.Started.Local().Format("2006-01-02 15:04:05"),
-			dur, s.InputTokens+s.OutputTokens, s.Workflow)
 	}
-	return tw.Flush()
+	return "", usage("no run %s in %s; %s lists them", arg, runsDir, runsHint(runsDir))
+}
+
+// runsHint is the fsd runs command that lists runsDir.
+func runsHint(runsDir string) string {
+	if runsDir == defaultRunsDir {
+		return "fsd runs"
+	}
+	return "fsd runs --runs-dir " + runsDir
+}
+
+// completeRunIDs completes a RUN argument with the ids under --runs-dir,
+// newest first, each described by status and workflow.
+func completeRunIDs(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	dir := defaultRunsDir
+	if f := cmd.Flags().Lookup("runs-dir"); f != nil {
+		dir = f.Value.String()
+	}
+	rows, _ := loadRuns(dir, time.Now())
+	out := make([]cobra.Completion, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, cobra.CompletionWithDesc(r.ID, r.Status+" "+r.Workflow))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }
 
 // alive reports whether a process with pid exists.

@@ -14,6 +14,8 @@ func newSchemaCmd() *cobra.Command {
 first line such as
   # yaml-language-server: $schema=` + schemas.Base + `skill.schema.json
 "skill-md" prints the schema of SKILL.md frontmatter.`,
+		Example: `  fsd schema skill > skill.schema.json
+  fsd schema workflow | jq .properties.limits`,
 		ValidArgs: []string{"skill", "workflow", "skill-md"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {

@@ -33,6 +33,9 @@ file:line:col: message [kind].
 
 Exit status: 0 valid (warnings allowed), 1 problems found, 2 bad usage.
 Unknown SKILL.md frontmatter keys are warnings; --strict makes them errors.`,
+		Example: `  fsd validate .
+  fsd validate --format github skills/ *.workflow.yaml   # annotations in a GitHub Actions job
+  fsd validate --strict --format sarif . > fsd.sarif`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fail(exitUsage, "validate: give at least one file or folder (see fsd validate --help)")
@@ -65,6 +68,7 @@ Unknown SKILL.md frontmatter keys are warnings; --strict makes them errors.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(validateFormats, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(validateFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings (unknown SKILL.md frontmatter keys) as errors")
 	return cmd
 }

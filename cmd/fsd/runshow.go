@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsdrun/fsd/board"
+)
+
+func newRunsShowCmd(runsDir *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Summarize one run: status, tasks, tokens, and its answer or error",
+		Long: `Summarize one run from its record. RUN is a run id under --runs-dir, the
+start or the end of one (the 8 characters after the last dash are enough), or
+the path of a run record folder.`,
+		Example: `  fsd runs show 20261130-182719-8d7f19f8
+  fsd runs show 8d7f19f8
+  fsd runs show 8d7f19f8 --json | jq .tasks`,
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeRunIDs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := findRun(*runsDir, args[0])
+			if err != nil {
+				return err
+			}
+			d, err := loadRunDetail(dir, time.Now())
+			if err != nil {
+				return fail(exitProblems, "%v", err)
+			}
+			if asJSON {
+				return writeIndentedJSON(cmd.OutOrStdout(), d)
+			}
+			printRunDetail(cmd.OutOrStdout(), d)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary and the tasks as JSON")
+	return cmd
+}
+
+// runDetail is one run with its board's tasks.
+type runDetail struct {
+	runRow
+	Tasks []board.Task `json:"tasks"`
+}
+
+func loadRunDetail(dir string, now time.Time) (runDetail, error) {
+	row, err := loadRun(dir, now)
+	if err != nil {
+		return runDetail{}, err
+	}
+	d := runDetail{runRow: row, Tasks: []board.Task{}}
+	b, err := os.ReadFile(filepath.Join(dir, "board.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return d, nil // a run that never started a board
+	}
+	if err != nil {
+		return runDetail{}, err
+	}
+	var snap struct {
+		Tasks []board.Task `json:"tasks"`
+	}
+	if err := json.Unmarshal(b, &snap); err != nil {
+		return runDetail{}, fmt.Errorf("%s: %w", filepath.Join(dir, "board.json"), err)
+	}
+	if snap.Tasks != nil {
+		d.Tasks = snap.Tasks
+	}
+	return d, nil
+}
+
+func printRunDetail(w io.Writer, d runDetail) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "run\t%s\n", d.ID)
+	fmt.Fprintf(tw, "workflow\t%s\n", d.Workflow)
+	status := d.Status
+	if d.Resumed > 0 {
+		status += fmt.Sprintf(" (resumed %s)", plural(d.Resumed, "time"))
+	}
+	fmt.Fprintf(tw, "status\t%s\n", status)
+	fmt.Fprintf(tw, "started\t%s\n", d.Started.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(tw, "duration\t%s\n", d.durationText())
+	fmt.Fprintf(tw, "tokens\t%d (%d in, %d out)\n", d.InputTokens+d.OutputTokens, d.InputTokens, d.OutputTokens)
+	fmt.Fprintf(tw, "record\t%s\n", d.Dir)
+	_ = tw.Flush()
+	if d.Input != "" {
+		fmt.Fprintf(w, "\ninput\n%s\n", indent(d.Input))
+	}
+	if len(d.Tasks) > 0 {
+		fmt.Fprintf(w, "\ntasks (%d)\n", len(d.Tasks))
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, t := range d.Tasks {
+			dur := "-"
+			if !t.Started.IsZero() && !t.Finished.IsZero() {
+				dur = t.Finished.Sub(t.Started).Round(time.Millisecond).String()
+			}
+			line := fmt.Sprintf("  %s\t%s\t%s\t%s", t.ID, t.Status, t.Agent(), dur)
+			if t.Error != "" {
+				line += "\t" + firstLine(t.Error)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		_ = tw.Flush()
+	}
+	switch {
+	case d.Answer != "":
+		fmt.Fprintf(w, "\nanswer\n%s\n", indent(d.Answer))
+	case d.Error != "":
+		fmt.Fprintf(w, "\nerror\n%s\n", indent(d.Error))
+	}
+	if d.Status == "interrupted" || d.Status == "failed" {
+		ref := d.ID
+		if d.Dir != filepath.Join(defaultRunsDir, d.ID) {
+			ref = shellArg(d.Dir)
+		}
+		fmt.Fprintf(w, "\nresume it with: fsd resume %s\n", ref)
+	}
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+// shellArg quotes s for a POSIX shell when it needs it.
+func shellArg(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
