@@ -49,7 +49,7 @@ func TestExitCodeTable(t *testing.T) {
 		{"valid", []string{"validate", "../../examples/hello"}, exitOK},
 		{"invalid", []string{"validate", "../../spec/testdata/bad/bad-run.skill.yaml"}, exitProblems},
 		{"bad seed", []string{"resume", "bad", "--runs-dir", runs}, exitProblems},
-		{"no such run", []string{"resume", "nope", "--runs-dir", runs}, exitProblems},
+		{"no such run", []string{"resume", "nope", "--runs-dir", runs}, exitUsage},
 		{"unknown flag", []string{"run", "--bogus"}, exitUsage},
 		{"unknown command", []string{"frobnicate"}, exitUsage},
 	} {
