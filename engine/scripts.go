@@ -78,7 +78,7 @@ func (m *manager) runScript(ctx context.Context, args json.RawMessage) toolResul
 		return toolResult{text: toolError("NO_SCRIPTS", "no loaded skill has a scripts/ folder"), isError: true}
 	}
 	s := l.skill
-	trusted := m.r.opts.Trusted == nil || m.r.opts.Trusted(s)
+	trusted := m.box.isTrusted(s)
 	res := tool.RunScript(ctx, s.Dir, a.Script, a.Args, tool.WithTrust(trusted), tool.WithSkill(s.ID))
 	return toolResult{text: res.Text, isError: res.IsError}
 }
