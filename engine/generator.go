@@ -68,6 +68,9 @@ type generator struct {
 	item func(model.Message)
 	// streamText, when set, asks the model to stream text deltas.
 	streamText func(delta string)
+	// streamReset, when set, hears that the deltas streamed for the
+	// current call are void (the provider retried it).
+	streamReset func()
 	// journal and replay serve a resumed run (see Journal).
 	journal *genJournal
 	replay  *replay
@@ -292,6 +295,7 @@ func (g *generator) request(step int) *model.Request {
 		Tools:    g.env.tools(),
 		Caller:   c,
 		OnText:   g.streamText,
+		OnReset:  g.streamReset,
 	}
 }
 

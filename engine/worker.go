@@ -109,6 +109,9 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		g.streamText = func(delta string) {
 			hb.ev.emit(event.Event{Type: event.Text, Task: t.ID, Agent: agentName, Text: delta, Delta: true})
 		}
+		g.streamReset = func() {
+			r.emit(event.Event{Type: event.TextReset, Task: t.ID, Agent: agentName})
+		}
 	}
 	restate := event.SinkFunc(func(e event.Event) {
 		e.Replayed = e.Replayed || g.replaying

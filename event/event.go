@@ -8,9 +8,13 @@ import (
 
 // The event types (docs/design.md, Files: events).
 const (
-	RunStarted    = "run.started"
-	Request       = "request"
-	Text          = "text"
+	RunStarted = "run.started"
+	Request    = "request"
+	Text       = "text"
+	// TextReset voids the text deltas streamed so far for the current
+	// model call of its generator: the call was retried, and the retry's
+	// deltas follow.
+	TextReset     = "text.reset"
 	ToolCall      = "tool.call"
 	ToolResult    = "tool.result"
 	SkillLoaded   = "skill.loaded"

@@ -76,7 +76,16 @@ type Request struct {
 	// OnText, when set, receives text deltas as a streaming provider
 	// produces them. The response still carries the whole text.
 	OnText func(delta string) `json:"-"`
+	// OnReset, when set, is called when a streamed attempt that already
+	// handed deltas to OnText failed and is retried: the text received so
+	// far for this request is void, and the retry's deltas start over.
+	OnReset func() `json:"-"`
 }
+
+// MaxResponseBytes caps one model answer: its text and tool-call arguments
+// together. A provider answering more fails the call rather than holding an
+// unbounded answer in memory and in the run record.
+const MaxResponseBytes = 8 << 20
 
 // Usage counts the tokens a provider billed for one call.
 type Usage struct {

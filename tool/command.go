@@ -85,11 +85,11 @@ func callIDs(ctx context.Context) CallIDs {
 func (c *Tool) runCommand(ctx context.Context, in map[string]any) Result {
 	argv := make([]string, len(c.argv))
 	for i, tm := range c.argv {
-		var b strings.Builder
-		if err := tm.Execute(&b, in); err != nil {
+		a, err := tm.Execute(in)
+		if err != nil {
 			return errorf("command argument %d: %s", i, templateError(err))
 		}
-		argv[i] = b.String()
+		argv[i] = a
 	}
 	return c.exec(ctx, argv)
 }

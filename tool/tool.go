@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/fsdrun/fsd/internal/tmpl"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -71,10 +71,10 @@ type Tool struct {
 	input             *Input
 
 	dir       string
-	argv      []*template.Template
+	argv      []*tmpl.Template
 	timeout   time.Duration
 	env       []string
-	reply     *template.Template
+	reply     *tmpl.Template
 	op        string
 	trusted   bool
 	skill     string
@@ -136,15 +136,21 @@ func Compile(t spec.Tool, dir string, opts ...Option) (*Tool, error) {
 	return c, nil
 }
 
-func parse(name, text string) (*template.Template, error) {
-	return template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
-		// json renders a value as JSON, for arguments that are not
-		// strings or numbers.
-		"json": func(v any) (string, error) {
-			b, err := json.Marshal(v)
-			return string(b), err
-		},
-	}).Parse(text)
+// funcs are the functions a tool template may call besides the built-in
+// ones: json renders a value as JSON, for arguments that are not strings
+// or numbers.
+var funcs = map[string]tmpl.Func{
+	"json": func(a ...any) (any, error) {
+		if len(a) != 1 {
+			return nil, fmt.Errorf("json takes one argument, got %d", len(a))
+		}
+		b, err := json.Marshal(a[0])
+		return string(b), err
+	},
+}
+
+func parse(name, text string) (*tmpl.Template, error) {
+	return tmpl.Parse(name, text, funcs)
 }
 
 func (c *Tool) compileSchema(input map[string]any) error {
@@ -203,11 +209,11 @@ func (c *Tool) Call(ctx context.Context, args json.RawMessage, kv KV) Result {
 	case spec.RunCommand:
 		return c.runCommand(ctx, in)
 	case spec.RunReply:
-		var b strings.Builder
-		if err := c.reply.Execute(&b, in); err != nil {
+		text, err := c.reply.Execute(in)
+		if err != nil {
 			return errorf("reply: %s", templateError(err))
 		}
-		return Result{Text: b.String()}
+		return Result{Text: text}
 	default:
 		return c.kvOp(in, kv)
 	}
@@ -277,14 +283,18 @@ func violations(err error) string {
 	return "invalid arguments:\n" + strings.Join(lines, "\n")
 }
 
-// templateError strips text/template's position prefix down to the cause,
+// templateError strips the template's position prefix down to the cause,
 // which is what the model can fix (usually a missing argument).
 func templateError(err error) string {
-	s := err.Error()
-	if i := strings.LastIndex(s, "map has no entry for key "); i >= 0 {
-		return "missing argument " + strings.TrimPrefix(s[i:], "map has no entry for key ")
+	var mk *tmpl.MissingKeyError
+	if errors.As(err, &mk) {
+		return fmt.Sprintf("missing argument %q", mk.Key)
 	}
-	return s
+	var ee *tmpl.ExecError
+	if errors.As(err, &ee) {
+		return ee.Err.Error()
+	}
+	return err.Error()
 }
 
 func (c *Tool) kvOp(in map[string]any, kv KV) Result {

@@ -1,5 +1,6 @@
-// Package anthropic is the model.Model for Anthropic's Messages API, built on
-// the official SDK github.com/anthropics/anthropic-sdk-go.
+// Package anthropic is the model.Model for Anthropic's Messages API. It
+// speaks the wire format itself (wire.go holds the request and answer
+// shapes; add new request fields there).
 //
 // It maps model.Request to a Messages request — the current-context block as
 // `system`, transcript messages in order, assistant tool calls as tool_use
@@ -7,8 +8,10 @@
 // inside user messages, consecutive results grouped into one user message,
 // tools with their JSON Schema as input_schema — and the answer back to
 // model.Response. With Request.OnText set it streams and hands each text
-// delta over as it arrives.
+// delta over as it arrives; a stream is complete only at message_stop,
+// otherwise it is retried, and a retry after streamed text calls
+// Request.OnReset first.
 //
-// Failures follow model/retry (the SDK's own retries are off). It does not
+// Failures follow model/retry. It does not
 // read the environment or parse model strings: model/provider does.
 package anthropic

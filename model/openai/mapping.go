@@ -4,83 +4,74 @@ import (
 	"encoding/json"
 	"fmt"
 
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/fsdrun/fsd/model"
 )
 
-// buildParams maps a model.Request to a chat completion request.
-func buildParams(cfg Config, req *model.Request) (oai.ChatCompletionNewParams, error) {
-	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(cfg.Model)}
-	if cfg.MaxTokens > 0 {
-		p.MaxCompletionTokens = oai.Int(int64(cfg.MaxTokens))
-	}
+// buildRequest maps a model.Request to a chat completion request.
+func buildRequest(cfg Config, req *model.Request) (*chatRequest, error) {
+	p := &chatRequest{Model: cfg.Model, MaxCompletionTokens: max(cfg.MaxTokens, 0)}
 	// The current-context block leads as a system message: "developer" is
 	// OpenAI's newer name for it, but Ollama, vLLM and llama.cpp only know
 	// "system", and OpenAI still accepts it.
 	if req.Context != "" {
-		p.Messages = append(p.Messages, oai.SystemMessage(req.Context))
+		p.Messages = append(p.Messages, chatMessage{Role: "system", Content: &req.Context})
 	}
 	for i, msg := range req.Messages {
-		mp, err := messageParam(msg)
+		mp, err := message(msg)
 		if err != nil {
-			return p, fmt.Errorf("openai: message %d: %w", i+1, err)
+			return nil, fmt.Errorf("openai: message %d: %w", i+1, err)
 		}
 		p.Messages = append(p.Messages, mp)
 	}
 	for _, t := range req.Tools {
 		schema, err := Schema(t.Parameters)
 		if err != nil {
-			return p, fmt.Errorf("openai: tool %s: %w", t.Name, err)
+			return nil, fmt.Errorf("openai: tool %s: %w", t.Name, err)
 		}
-		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
-		if t.Description != "" {
-			fd.Description = oai.String(t.Description)
-		}
-		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(fd))
+		p.Tools = append(p.Tools, chatTool{Type: "function", Function: functionDef{Name: t.Name, Description: t.Description, Parameters: schema}})
+	}
+	if req.OnText != nil {
+		p.Stream = true
+		p.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
 	return p, nil
 }
 
-func messageParam(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
+func message(msg model.Message) (chatMessage, error) {
+	text := msg.Text
 	switch msg.Role {
 	case model.User, model.Context:
 		// A context line is the runtime's note between turns or after a
 		// group's tool results: a user message is valid in both places.
-		return oai.UserMessage(msg.Text), nil
+		return chatMessage{Role: "user", Content: &text}, nil
 	case model.Tool:
 		if msg.CallID == "" {
-			return oai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool result without a call id")
+			return chatMessage{}, fmt.Errorf("tool result without a call id")
 		}
 		// Chat Completions has no error flag on tool results: the text is
 		// all the model sees, and fsd's tool errors already say they are.
-		return oai.ToolMessage(msg.Text, msg.CallID), nil
+		return chatMessage{Role: "tool", Content: &text, ToolCallID: msg.CallID}, nil
 	case model.Assistant:
-		a := oai.ChatCompletionAssistantMessageParam{}
+		a := chatMessage{Role: "assistant"}
 		if msg.Text != "" || len(msg.Calls) == 0 {
-			a.Content.OfString = oai.String(msg.Text)
+			a.Content = &text
 		}
 		for _, c := range msg.Calls {
 			args := string(c.Args)
 			if args == "" {
 				args = "{}"
 			}
-			a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
-					ID:       c.ID,
-					Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
-				},
-			})
+			a.ToolCalls = append(a.ToolCalls, chatToolCall{ID: c.ID, Type: "function", Function: chatFunction{Name: c.Name, Arguments: args}})
 		}
-		return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+		return a, nil
 	default:
-		return oai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", msg.Role)
+		return chatMessage{}, fmt.Errorf("unknown role %q", msg.Role)
 	}
 }
 
-// Schema decodes a tool's JSON Schema into the object the SDK sends. An
-// absent schema becomes an empty object schema: both APIs require one.
+// Schema decodes a tool's JSON Schema into the object sent as the
+// function's parameters. An absent schema becomes an empty object schema:
+// both APIs require one.
 func Schema(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
@@ -96,29 +87,41 @@ func Schema(raw json.RawMessage) (map[string]any, error) {
 }
 
 // parseCompletion maps the first choice back to a model.Response.
-func parseCompletion(c *oai.ChatCompletion) (*model.Response, error) {
-	if c == nil || len(c.Choices) == 0 {
-		id := ""
-		if c != nil {
-			id = c.ID
+func parseCompletion(c *chatCompletion) (*model.Response, error) {
+	if len(c.Choices) == 0 {
+		return nil, errNoChoices(c.ID)
+	}
+	ch := c.Choices[0]
+	for _, x := range c.Choices {
+		if x.Index == 0 {
+			ch = x
+			break
 		}
-		return nil, errNoChoices(id)
 	}
-	msg := c.Choices[0].Message
-	resp := &model.Response{
-		Text:  msg.Content,
-		Usage: model.Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens)},
-	}
+	msg := ch.Message
+	resp := &model.Response{Text: msg.Content, Usage: usage(c.Usage)}
 	if resp.Text == "" && msg.Refusal != "" {
 		resp.Text = msg.Refusal
 	}
+	size := len(resp.Text)
 	for _, tc := range msg.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			continue // custom tools are never offered by fsd
 		}
+		size += len(tc.Function.Arguments)
 		resp.Calls = append(resp.Calls, model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: Args(tc.Function.Arguments)})
 	}
+	if size > model.MaxResponseBytes {
+		return nil, tooLarge()
+	}
 	return resp, nil
+}
+
+func usage(u *chatUsage) model.Usage {
+	if u == nil {
+		return model.Usage{}
+	}
+	return model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 }
 
 // Args turns the arguments string a model produced into JSON. Models do
@@ -133,4 +136,13 @@ func Args(s string) json.RawMessage {
 	}
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// errNoChoices is a completion without any choice: some compatible servers
+// answer so on overload or a filtered prompt.
+func errNoChoices(id string) error {
+	if id == "" {
+		return fmt.Errorf("openai: the server returned no choices")
+	}
+	return fmt.Errorf("openai: the server returned no choices (completion %s)", id)
 }

@@ -3,16 +3,12 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-	"time"
-
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/redact"
+	"github.com/fsdrun/fsd/model/internal/wire"
 	"github.com/fsdrun/fsd/model/retry"
 )
 
@@ -40,7 +36,8 @@ type Config struct {
 // Model calls one chat model. It is safe for concurrent use.
 type Model struct {
 	cfg     Config
-	client  oai.Client
+	url     string
+	client  *http.Client
 	secrets redact.Secrets
 }
 
@@ -62,32 +59,35 @@ func New(cfg Config) (*Model, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	// Every option the SDK would read from the process environment is set
-	// explicitly, so the caller's getenv decides, not os.Getenv.
-	client := oai.NewClient(
-		option.WithAPIKey(cfg.APIKey),
-		option.WithBaseURL(base),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0), // model/retry owns retries
-	)
-	return &Model{cfg: cfg, client: client, secrets: redact.New(cfg.APIKey)}, nil
+	return &Model{
+		cfg:     cfg,
+		url:     strings.TrimRight(base, "/") + "/chat/completions",
+		client:  hc,
+		secrets: redact.New(cfg.APIKey),
+	}, nil
 }
 
-// Generate sends one request, streaming when req.OnText is set.
+// Generate sends one request, streaming when req.OnText is set. A streamed
+// attempt that is retried after sending text calls req.OnReset first.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	params, err := buildParams(m.cfg, req)
+	body, err := buildRequest(m.cfg, req)
 	if err != nil {
 		return nil, err
 	}
 	var resp *model.Response
+	sent := false // an attempt handed text to OnText
 	err = retry.Do(ctx, m.cfg.Retry, Name, func(ctx context.Context) error {
 		var err error
 		if req.OnText != nil {
-			resp, err = m.stream(ctx, params, req.OnText)
+			if sent && req.OnReset != nil {
+				req.OnReset()
+			}
+			sent = false
+			resp, err = m.stream(ctx, body, func(d string) { sent = true; req.OnText(d) })
 		} else {
-			resp, err = m.complete(ctx, params)
+			resp, err = m.complete(ctx, body)
 		}
-		return m.translate(err)
+		return err
 	})
 	if err != nil {
 		return nil, m.secrets.Error(err)
@@ -95,50 +95,32 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	return resp, nil
 }
 
-func (m *Model) complete(ctx context.Context, params oai.ChatCompletionNewParams) (*model.Response, error) {
-	c, err := m.client.Chat.Completions.New(ctx, params)
+func (m *Model) post(ctx context.Context, body *chatRequest) (*http.Response, error) {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+m.cfg.APIKey)
+	if body.Stream {
+		h.Set("Accept", "text/event-stream")
+	}
+	resp, err := wire.Post(ctx, m.client, wire.Request{
+		Provider: Name, URL: m.url, Header: h, Body: body,
+		ErrorMessage: func(b []byte) string { _, msg := wire.ErrorEnvelope(b); return msg },
+	})
+	var se *retry.StatusError
+	if errors.As(err, &se) {
+		se.Message = m.secrets.String(se.Message)
+	}
+	return resp, err
+}
+
+func (m *Model) complete(ctx context.Context, body *chatRequest) (*model.Response, error) {
+	r, err := m.post(ctx, body)
 	if err != nil {
 		return nil, err
 	}
-	return parseCompletion(c)
-}
-
-// translate turns the SDK's API error into a retry.StatusError carrying the
-// provider's own message; other errors pass through.
-func (m *Model) translate(err error) error {
-	var apiErr *oai.Error
-	if !errors.As(err, &apiErr) {
-		// The SDK reports a body it cannot decode by this prefix only.
-		if err != nil && strings.Contains(err.Error(), "error parsing response json") {
-			return retry.Permanent(fmt.Errorf("openai: the server's answer is not valid JSON: %w", err))
-		}
-		return err
+	defer r.Body.Close()
+	var c chatCompletion
+	if err := wire.ReadJSON(Name, r.Body, &c); err != nil {
+		return nil, err
 	}
-	msg := apiErr.Message
-	if msg == "" {
-		msg = strings.TrimSpace(apiErr.RawJSON())
-	}
-	se := &retry.StatusError{Provider: Name, Status: apiErr.StatusCode, Message: m.secrets.String(clip(msg))}
-	if apiErr.Response != nil {
-		se.RetryAfter = retry.ParseRetryAfter(apiErr.Response.Header, time.Now())
-	}
-	return se
-}
-
-// clip keeps an error message to one readable line.
-func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		return string(r[:300]) + "…"
-	}
-	return s
-}
-
-// errNoChoices is a completion without any choice: some compatible servers
-// answer so on overload or a filtered prompt.
-func errNoChoices(id string) error {
-	if id == "" {
-		return fmt.Errorf("openai: the server returned no choices")
-	}
-	return fmt.Errorf("openai: the server returned no choices (completion %s)", id)
+	return parseCompletion(&c)
 }

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 
-	oai "github.com/openai/openai-go/v3"
-
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/internal/wire"
 	"github.com/fsdrun/fsd/model/retry"
 )
 
@@ -20,33 +20,64 @@ type partialCall struct {
 	args     []byte
 }
 
-func (m *Model) stream(ctx context.Context, params oai.ChatCompletionNewParams, onText func(string)) (*model.Response, error) {
-	params.StreamOptions.IncludeUsage = oai.Bool(true)
-	s := m.client.Chat.Completions.NewStreaming(ctx, params)
-	defer s.Close()
+// stream reads one streamed completion. It is complete when the server
+// sent a finish reason or [DONE]; a stream that ends cleanly without
+// either was cut short and is retried.
+func (m *Model) stream(ctx context.Context, body *chatRequest, onText func(string)) (*model.Response, error) {
+	r, err := m.post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Body.Close()
 
 	resp := &model.Response{}
 	var text []byte
-	calls := map[int64]*partialCall{}
-	sawChoice := false
+	calls := map[int]*partialCall{}
+	size := 0
+	sawChoice, finished, done := false, false, false
 	id := ""
-	for s.Next() {
-		chunk := s.Current()
+	events := wire.NewSSE(Name, r.Body)
+	for !done {
+		ev, err := events.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if string(ev.Data) == "[DONE]" {
+			done = true
+			break
+		}
+		if len(ev.Data) == 0 {
+			continue
+		}
+		var chunk chatChunk
+		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
+			return nil, retry.Permanent(fmt.Errorf("openai: a stream event is not valid JSON: %w", err))
+		}
+		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			return nil, m.streamError(chunk.Error)
+		}
 		if chunk.ID != "" {
 			id = chunk.ID
 		}
-		if chunk.JSON.Usage.Valid() {
-			resp.Usage = model.Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
+		if chunk.Usage != nil {
+			resp.Usage = usage(chunk.Usage)
 		}
 		for _, ch := range chunk.Choices {
 			if ch.Index != 0 {
 				continue
 			}
 			sawChoice = true
-			if d := ch.Delta.Content; d != "" {
-				text = append(text, d...)
-				onText(d)
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				finished = true
 			}
+			d := ch.Delta.Content
+			if d == "" {
+				d = ch.Delta.Refusal
+			}
+			size += len(d)
 			for _, tc := range ch.Delta.ToolCalls {
 				pc := calls[tc.Index]
 				if pc == nil {
@@ -62,28 +93,49 @@ func (m *Model) stream(ctx context.Context, params oai.ChatCompletionNewParams, 
 					pc.name = tc.Function.Name
 				}
 				pc.args = append(pc.args, tc.Function.Arguments...)
+				size += len(tc.Function.Arguments)
+			}
+			if size > model.MaxResponseBytes {
+				return nil, tooLarge()
+			}
+			if d != "" {
+				text = append(text, d...)
+				onText(d)
 			}
 		}
 	}
-	if err := s.Err(); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return nil, retry.Permanent(fmt.Errorf("openai: a stream event is not valid JSON: %w", err))
-		}
-		return nil, err
+	if !done && !finished {
+		return nil, wire.Truncated(Name, "a finish reason or [DONE]")
 	}
 	if !sawChoice {
 		return nil, errNoChoices(id)
 	}
 	resp.Text = string(text)
-	idx := make([]int64, 0, len(calls))
+	idx := make([]int, 0, len(calls))
 	for i := range calls {
 		idx = append(idx, i)
 	}
-	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
+	sort.Ints(idx)
 	for _, i := range idx {
 		pc := calls[i]
 		resp.Calls = append(resp.Calls, model.ToolCall{ID: pc.id, Name: pc.name, Args: Args(string(pc.args))})
 	}
 	return resp, nil
 }
+
+// streamError is an error a server reported inside a stream after its 200.
+// It carries no status of its own; it is treated as a server error, which
+// is retried.
+func (m *Model) streamError(raw json.RawMessage) error {
+	var e struct {
+		Message string `json:"message"`
+		Code    any    `json:"code"`
+	}
+	msg := string(raw)
+	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
+		msg = e.Message
+	}
+	return &retry.StatusError{Provider: Name, Status: 500, Message: m.secrets.String(wire.Clip("error inside the stream: " + msg))}
+}
+
+func tooLarge() error { return wire.TooLarge(Name) }

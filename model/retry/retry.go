@@ -143,6 +143,18 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s: no complete answer within the request timeout of %s", e.Provider, e.Timeout)
 }
 
+// TruncatedError is a streamed answer that ended before the provider said
+// it was complete (no finish reason, [DONE] or message_stop): the
+// connection closed cleanly in the middle of an answer.
+type TruncatedError struct {
+	Provider string
+	Missing  string // what the stream did not send, e.g. "message_stop"
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("%s: the answer stream ended early, without %s", e.Provider, e.Missing)
+}
+
 // Do runs fn until it succeeds, fails for good, retries are spent or ctx is
 // done. Each attempt gets its own context bounded by the policy's timeout;
 // cancelling ctx stops the attempt in flight and any wait.
@@ -210,7 +222,8 @@ func classify(err error, p Policy) (retry bool, wait time.Duration, why string) 
 		return true, se.RetryAfter, ""
 	}
 	var te *TimeoutError
-	if errors.As(err, &te) {
+	var tr *TruncatedError
+	if errors.As(err, &te) || errors.As(err, &tr) {
 		return true, 0, ""
 	}
 	return IsNetwork(err), 0, ""

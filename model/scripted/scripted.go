@@ -1,15 +1,14 @@
 package scripted
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"text/template"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/tmpl"
 	"github.com/fsdrun/fsd/model"
 )
 
@@ -140,6 +139,15 @@ type tmplData struct {
 	Last  string
 }
 
+// values is the data as the template sees it: plain maps, no methods.
+func (d tmplData) values() map[string]any {
+	return map[string]any{
+		"Input": d.Input,
+		"Task":  map[string]any{"ID": d.Task.ID, "Goal": d.Task.Goal},
+		"Last":  d.Last,
+	}
+}
+
 func (m *Model) data(req *model.Request) tmplData {
 	d := tmplData{Input: req.Caller.Input}
 	d.Task.ID, d.Task.Goal = req.Caller.TaskID, req.Caller.TaskGoal
@@ -163,22 +171,25 @@ func (m *Model) render(s string, data tmplData) (string, error) {
 	if !strings.Contains(s, "{{") {
 		return s, nil
 	}
-	t, err := template.New("arg").Option("missingkey=error").Funcs(template.FuncMap{
-		"handle": func(id string) (string, error) {
+	t, err := tmpl.Parse("arg", s, map[string]tmpl.Func{
+		"handle": func(a ...any) (any, error) {
+			if len(a) != 1 {
+				return nil, fmt.Errorf("handle takes one skill id, got %d arguments", len(a))
+			}
+			id, ok := a[0].(string)
+			if !ok {
+				return nil, fmt.Errorf("handle takes a skill id string, got %v", a[0])
+			}
 			if m.handle == nil {
-				return "", fmt.Errorf("no handle for %q", id)
+				return nil, fmt.Errorf("no handle for %q", id)
 			}
 			return m.handle(id)
 		},
-	}).Parse(s)
+	})
 	if err != nil {
 		return "", err
 	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
-		return "", err
-	}
-	return b.String(), nil
+	return t.Execute(data.values())
 }
 
 // renderArgs renders every string inside args and encodes them as JSON.

@@ -16,6 +16,9 @@ type Reply struct {
 	Chunked bool // write Body in 1-7 byte flushed chunks
 	// Stall holds the request open until the client gives up.
 	Stall bool
+	// Abort drops the connection after Body, without ending the response:
+	// a connection cut mid-answer.
+	Abort bool
 }
 
 // Request is what the server received.
@@ -84,6 +87,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		status = 200
 	}
 	w.WriteHeader(status)
+	if reply.Abort {
+		// The status line and body so far reach the client; then the
+		// handler aborts, which closes the connection mid-response.
+		_, _ = io.WriteString(w, reply.Body)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		panic(http.ErrAbortHandler)
+	}
 	if !reply.Chunked {
 		_, _ = io.WriteString(w, reply.Body)
 		return

@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+)
+
+// TestTextResetEvent: a provider that retries a streamed call after sending
+// text says so through OnReset, and the client hears text.reset before the
+// retry's deltas (so it never shows the text twice).
+func TestTextResetEvent(t *testing.T) {
+	stream := func(req *model.Request) *model.Response {
+		if req.OnText == nil || req.OnReset == nil {
+			t.Fatal("the host's request does not stream with a reset hook")
+		}
+		req.OnText("Hel")
+		req.OnReset()
+		req.OnText("Hello")
+		return &model.Response{Text: "Hello"}
+	}
+	_, _, events, err := runWith(t, project(), Options{}, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		switch e.Type {
+		case event.Text, event.TextReset:
+			s := e.Type + ":" + e.Text
+			if e.Delta {
+				s += "(delta)"
+			}
+			got = append(got, s)
+		}
+	}
+	want := []string{"text:Hel(delta)", "text.reset:", "text:Hello(delta)", "text:Hello"}
+	if len(got) != len(want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("events %q, want %q", got, want)
+		}
+	}
+}

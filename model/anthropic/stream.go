@@ -1,0 +1,104 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/internal/wire"
+	"github.com/fsdrun/fsd/model/retry"
+)
+
+// stream reads one streamed answer, assembling the message from its
+// events. It is complete at message_stop; a stream that ends cleanly
+// before it was cut short and is retried.
+func (m *Model) stream(ctx context.Context, body *messagesRequest, onText func(string)) (*model.Response, error) {
+	r, err := m.post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Body.Close()
+
+	var msg message
+	var inputs [][]byte // partial JSON of each block, by index
+	size := 0
+	events := wire.NewSSE(Name, r.Body)
+	for stopped := false; !stopped; {
+		ev, err := events.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, wire.Truncated(Name, "message_stop")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(ev.Data) == 0 {
+			continue
+		}
+		var se streamEvent
+		if err := json.Unmarshal(ev.Data, &se); err != nil {
+			return nil, retry.Permanent(fmt.Errorf("anthropic: a stream event is not valid JSON: %w", err))
+		}
+		switch se.Type {
+		case "message_start":
+			if se.Message != nil {
+				msg = *se.Message
+				msg.Content = nil
+			}
+		case "content_block_start":
+			if se.ContentBlock == nil || se.Index != len(msg.Content) {
+				return nil, retry.Permanent(fmt.Errorf("anthropic: malformed stream: block %d started out of order", se.Index))
+			}
+			msg.Content = append(msg.Content, *se.ContentBlock)
+			inputs = append(inputs, nil)
+		case "content_block_delta":
+			if se.Index < 0 || se.Index >= len(msg.Content) {
+				return nil, retry.Permanent(fmt.Errorf("anthropic: malformed stream: a delta for block %d, which did not start", se.Index))
+			}
+			b := &msg.Content[se.Index]
+			switch se.Delta.Type {
+			case "text_delta":
+				size += len(se.Delta.Text)
+				if size > model.MaxResponseBytes {
+					return nil, tooLarge()
+				}
+				b.Text += se.Delta.Text
+				if se.Delta.Text != "" {
+					onText(se.Delta.Text)
+				}
+			case "input_json_delta":
+				size += len(se.Delta.PartialJSON)
+				if size > model.MaxResponseBytes {
+					return nil, tooLarge()
+				}
+				inputs[se.Index] = append(inputs[se.Index], se.Delta.PartialJSON...)
+			}
+		case "message_delta":
+			if se.Delta.StopReason != "" {
+				msg.StopReason = se.Delta.StopReason
+			}
+			if se.Usage != nil {
+				// Counts here are cumulative; input counts come only with
+				// newer API versions.
+				msg.Usage.OutputTokens = se.Usage.OutputTokens
+				if se.Usage.InputTokens > 0 {
+					msg.Usage.InputTokens = se.Usage.InputTokens
+				}
+			}
+		case "message_stop":
+			stopped = true
+		case "error":
+			return nil, m.streamError(ev.Data)
+		}
+	}
+	for i, in := range inputs {
+		if len(in) > 0 {
+			msg.Content[i].Input = in
+		}
+	}
+	return parseMessage(&msg)
+}
+
+func tooLarge() error { return wire.TooLarge(Name) }

@@ -1,0 +1,86 @@
+package anthropic
+
+import "encoding/json"
+
+// The Messages API wire format: only the fields fsd sends and reads. New
+// request fields (cache_control, output formats, …) go here.
+
+type messagesRequest struct {
+	Model     string      `json:"model"`
+	MaxTokens int         `json:"max_tokens"`
+	System    []textBlock `json:"system,omitempty"`
+	Messages  []msgParam  `json:"messages"`
+	Tools     []toolParam `json:"tools,omitempty"`
+	Stream    bool        `json:"stream,omitempty"`
+}
+
+type textBlock struct {
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
+}
+
+type msgParam struct {
+	Role    string  `json:"role"`
+	Content []block `json:"content"`
+}
+
+// block is one content block of a request message: text, tool_use or
+// tool_result.
+type block struct {
+	Type string `json:"type"`
+	// text
+	Text string `json:"text,omitempty"`
+	// tool_use
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// tool_result
+	ToolUseID string      `json:"tool_use_id,omitempty"`
+	Content   []textBlock `json:"content,omitempty"`
+	IsError   bool        `json:"is_error,omitempty"`
+}
+
+type toolParam struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	InputSchema map[string]any `json:"input_schema"`
+}
+
+// message is an answer, whole or as assembled from a stream.
+type message struct {
+	ID         string         `json:"id"`
+	Content    []contentBlock `json:"content"`
+	StopReason string         `json:"stop_reason"`
+	Usage      msgUsage       `json:"usage"`
+}
+
+type contentBlock struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+type msgUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+// streamEvent is one event of a streamed answer; fields not of its type
+// are empty.
+type streamEvent struct {
+	Type         string        `json:"type"`
+	Message      *message      `json:"message"`
+	Index        int           `json:"index"`
+	ContentBlock *contentBlock `json:"content_block"`
+	Delta        struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *msgUsage `json:"usage"`
+}

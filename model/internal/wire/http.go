@@ -1,0 +1,136 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/retry"
+)
+
+// maxErrorBody bounds how much of an error answer is read: its message is
+// clipped to one line anyway.
+const maxErrorBody = 64 << 10
+
+// Request is one POST of a JSON body.
+type Request struct {
+	Provider string
+	URL      string
+	Header   http.Header
+	Body     any
+	// ErrorMessage extracts the provider's explanation from an error body;
+	// it returns "" when the body has another shape.
+	ErrorMessage func(body []byte) string
+}
+
+// Post sends r and returns the response when its status is a success. An
+// error status becomes a *retry.StatusError (with the server's Retry-After)
+// and the body is closed. The caller closes a successful response's body.
+func Post(ctx context.Context, client *http.Client, r Request) (*http.Response, error) {
+	body, err := json.Marshal(r.Body)
+	if err != nil {
+		return nil, retry.Permanent(fmt.Errorf("%s: encoding the request: %w", r.Provider, err))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, retry.Permanent(fmt.Errorf("%s: %w", r.Provider, err))
+	}
+	for k, v := range r.Header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "fsd")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	msg := ""
+	if r.ErrorMessage != nil {
+		msg = r.ErrorMessage(raw)
+	}
+	if msg == "" {
+		msg = string(raw)
+	}
+	return nil, &retry.StatusError{
+		Provider:   r.Provider,
+		Status:     resp.StatusCode,
+		Message:    Clip(msg),
+		RetryAfter: retry.ParseRetryAfter(resp.Header, time.Now()),
+	}
+}
+
+// ReadJSON reads a whole (non-streamed) answer into v. A body cut short is
+// a network error (retried); a body over model.MaxResponseBytes or one that
+// is not JSON is permanent.
+func ReadJSON(provider string, body io.Reader, v any) error {
+	// JSON escaping can double the size of text: the body may be twice the
+	// answer cap before the answer itself is.
+	limit := int64(2 * model.MaxResponseBytes)
+	raw, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(raw)) > limit {
+		return TooLarge(provider)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return retry.Permanent(fmt.Errorf("%s: the server's answer is not valid JSON: %w", provider, err))
+	}
+	return nil
+}
+
+// TooLarge is the error for an answer over model.MaxResponseBytes. It is
+// not retried: asking again would most likely pay for the same answer.
+func TooLarge(provider string) error {
+	return retry.Permanent(fmt.Errorf("%s: the model's answer is larger than the %d MiB limit; ask for less or lower max tokens",
+		provider, model.MaxResponseBytes>>20))
+}
+
+// Truncated is the error for a stream that ended before the provider said
+// it was complete: retried, since the next attempt is likely whole.
+func Truncated(provider, missing string) error {
+	return &retry.TruncatedError{Provider: provider, Missing: missing}
+}
+
+// ErrorEnvelope reads the {"error":{"type":…,"message":…}} body both APIs
+// use.
+func ErrorEnvelope(body []byte) (typ, msg string) {
+	var env struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Error.Message != "" {
+		return env.Error.Type, env.Error.Message
+	}
+	return "", ""
+}
+
+// Clip keeps an error message to one readable line.
+func Clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 300 {
+		return string(r[:300]) + "…"
+	}
+	return s
+}
+
+// IsSyntax reports whether err is a JSON syntax error.
+func IsSyntax(err error) bool {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syn) || errors.As(err, &typ)
+}
