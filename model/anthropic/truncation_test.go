@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -83,11 +84,13 @@ func TestAnswerCap(t *testing.T) {
 			reply = fakeserver.Reply{Body: stream, Header: sse}
 		}
 		srv := fakeserver.New(reply, reply)
+		m := newModel(t, srv, nil)
+		m.cfg.Retry.Timeout = 2 * time.Minute // 16 MiB under -race on a busy machine
 		req := conversation()
 		if streaming {
 			req.OnText = func(string) {}
 		}
-		_, err := newModel(t, srv, nil).Generate(context.Background(), req)
+		_, err := m.Generate(context.Background(), req)
 		if err == nil || !strings.Contains(err.Error(), "larger than the 8 MiB limit") {
 			t.Errorf("streaming=%v: err = %v", streaming, err)
 		}

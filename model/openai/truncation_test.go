@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -82,6 +83,7 @@ func TestAnswerCap(t *testing.T) {
 		}
 		srv := fakeserver.New(reply, reply)
 		m := newModel(t, srv, nil)
+		m.cfg.Retry.Timeout = 2 * time.Minute // 16 MiB under -race on a busy machine
 		req := conversation()
 		if streaming {
 			req.OnText = func(string) {}
