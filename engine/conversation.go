@@ -53,7 +53,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 		streamText: func(delta string) {
 			r.ev.emit(event.Event{Type: event.Text, Text: delta, Delta: true})
 		},
-		streamReset: func() { r.emit(event.Event{Type: event.TextReset}) },
+		streamReset: func() { r.ev.emit(event.Event{Type: event.TextReset}) },
 	}
 	g.item = func(m model.Message) {
 		for _, e := range messageEvents(m, "", "") {

@@ -110,7 +110,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 			hb.ev.emit(event.Event{Type: event.Text, Task: t.ID, Agent: agentName, Text: delta, Delta: true})
 		}
 		g.streamReset = func() {
-			r.emit(event.Event{Type: event.TextReset, Task: t.ID, Agent: agentName})
+			hb.ev.emit(event.Event{Type: event.TextReset, Task: t.ID, Agent: agentName})
 		}
 	}
 	restate := event.SinkFunc(func(e event.Event) {
