@@ -17,6 +17,7 @@ const (
 	KindSkill    = "skill"    // *.skill.yaml, skill.yaml
 	KindSkillMD  = "skill-md" // the frontmatter of a SKILL.md
 	KindWorkflow = "workflow" // *.workflow.yaml, workflow.yaml
+	KindScript   = "script"   // *.script.yaml, the scripted model's script
 )
 
 var (
@@ -26,6 +27,8 @@ var (
 	skillMDJSON []byte
 	//go:embed workflow.schema.json
 	workflowJSON []byte
+	//go:embed script.schema.json
+	scriptJSON []byte
 )
 
 // Base is where the schemas are published; their $id values start with it.
@@ -39,6 +42,9 @@ func SkillMD() []byte { return bytes.Clone(skillMDJSON) }
 
 // Workflow returns the workflow schema.
 func Workflow() []byte { return bytes.Clone(workflowJSON) }
+
+// Script returns the scripted model's script schema.
+func Script() []byte { return bytes.Clone(scriptJSON) }
 
 // compiled holds the schemas, compiled once: a compiled schema is
 // immutable and safe for concurrent use, so one copy serves every call.
@@ -54,6 +60,7 @@ var compileOnce = sync.OnceValue(func() compiled {
 		"skill.schema.json":    skillJSON,
 		"skill-md.schema.json": skillMDJSON,
 		"workflow.schema.json": workflowJSON,
+		"script.schema.json":   scriptJSON,
 	}
 	for name, data := range files {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
@@ -69,6 +76,7 @@ var compileOnce = sync.OnceValue(func() compiled {
 		KindSkill:    "skill.schema.json",
 		KindSkillMD:  "skill-md.schema.json",
 		KindWorkflow: "workflow.schema.json",
+		KindScript:   "script.schema.json",
 	} {
 		s, err := c.Compile(Base + name)
 		if err != nil {
@@ -88,7 +96,7 @@ func Compiled(kind string) (*jsonschema.Schema, error) {
 	}
 	s, ok := c.byKind[kind]
 	if !ok {
-		return nil, fmt.Errorf("unknown schema kind %q (want %s, %s or %s)", kind, KindSkill, KindSkillMD, KindWorkflow)
+		return nil, fmt.Errorf("unknown schema kind %q (want %s, %s, %s or %s)", kind, KindSkill, KindSkillMD, KindWorkflow, KindScript)
 	}
 	return s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/fsdrun/fsd/diag"
 )
@@ -76,7 +77,7 @@ func ValidatePaths(paths []string, strict bool) diag.List {
 func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 	c := newCache()
 	var diags diag.List
-	var skillFiles, workflowFiles []string
+	var skillFiles, workflowFiles, scriptFiles []string
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -88,7 +89,7 @@ func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 			case IsSkillFile(p):
 				skillFiles = append(skillFiles, p)
 			case IsScriptFile(p):
-				// Scripts belong to the scripted model; it checks them.
+				scriptFiles = append(scriptFiles, p)
 			case !isYAMLName(p):
 				diags = append(diags, diag.Diagnostic{Pos: diag.Pos{File: p, Line: 1, Col: 1}, Kind: "kind",
 					Message: "not a skill or workflow file",
@@ -98,14 +99,23 @@ func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 			}
 			continue
 		}
+		found := 0
 		diags = append(diags, walk(p, func(f string) {
 			switch {
 			case IsSkillFile(f):
 				skillFiles = append(skillFiles, f)
 			case IsWorkflowFile(f):
 				workflowFiles = append(workflowFiles, f)
+			case IsScriptFile(f):
+				scriptFiles = append(scriptFiles, f)
+			default:
+				return
 			}
+			found++
 		})...)
+		if found == 0 {
+			diags = append(diags, nothingFound(p))
+		}
 	}
 	files := map[string]string{}
 	inWorkflow := map[*Skill]bool{}
@@ -121,7 +131,20 @@ func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 				inWorkflow[s] = true
 				files[key(s.File)] = s.File
 			}
+			if p.Workflow.Script != "" {
+				scriptFiles = append(scriptFiles, ExpandPath(p.Workflow.Script, p.Workflow.Dir))
+			}
 		}
+	}
+	for _, f := range scriptFiles {
+		if _, seen := files[key(f)]; seen {
+			continue
+		}
+		if _, err := os.Stat(f); err != nil {
+			continue // the workflow reported its script: entry
+		}
+		files[key(f)] = f
+		diags = append(diags, ValidateScript(f)...)
 	}
 	var alone []*Skill
 	for _, f := range skillFiles {
@@ -148,6 +171,29 @@ func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 	}
 	sort.Strings(list)
 	return list, diags
+}
+
+// nothingFound is the error for a folder with nothing to validate: a CI
+// job pointed at the wrong path must not pass.
+func nothingFound(p string) diag.Diagnostic {
+	d := diag.Diagnostic{Pos: diag.Pos{File: p, Line: 1, Col: 1}, Kind: "empty",
+		Message: "no skills or workflows found under " + p,
+		Hint:    "skills are SKILL.md, skill.yaml or *.skill.yaml; workflows *.workflow.yaml or workflow.yaml; scripts *.script.yaml"}
+	entries, _ := os.ReadDir(p)
+	var md bool
+	for _, e := range entries {
+		if !e.IsDir() && strings.EqualFold(e.Name(), "skill.md") {
+			md = true
+		}
+	}
+	switch {
+	case md:
+		d.Message = p + " has no SKILL.md: the file must be named SKILL.md, in capitals"
+		d.Hint = ""
+	case len(entries) > 0:
+		d.Message = "no skills or workflows found under " + p + " (a skill folder needs its SKILL.md)"
+	}
+	return d
 }
 
 func uniq(l diag.List) diag.List {

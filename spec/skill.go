@@ -292,6 +292,13 @@ func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
 		switch f.key {
 		case "command":
 			r.Command, _ = d.strList(f.v)
+			if seq := deref(f.v); seq != nil && seq.Kind == yaml.SequenceNode {
+				for i, e := range seq.Content {
+					if s, ok := str(e); ok {
+						checkTemplate(d, deref(e), fmt.Sprintf("command[%d]", i), s, toolFuncs)
+					}
+				}
+			}
 		case "timeout":
 			timeout = f.v
 			r.Timeout = d.duration(f.v)
@@ -304,6 +311,7 @@ func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
 			r.OnInterrupt = OnInterrupt(v)
 		case "reply":
 			r.Reply, _ = str(f.v)
+			checkTemplate(d, f.v, "reply", r.Reply, toolFuncs)
 		case "state", "store":
 			r.Op, _ = str(f.v)
 		}

@@ -95,6 +95,13 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			w.Input, _ = str(f.v)
 		}
 	}
+	if w.Model == "scripted" && w.Script == "" {
+		if _, set := w.Keys["script"]; !set {
+			d.diags = append(d.diags, diag.Diagnostic{Pos: w.At("model"), Kind: "value",
+				Message: "model: scripted needs script: the file of scripted responses",
+				Hint:    "add script: NAME.script.yaml (see fsd schema script), or name a provider model such as openai/gpt-5.4-mini"})
+		}
+	}
 	if w.Host == nil && len(w.Tasks) == 0 && w.Pos.Line > 0 {
 		d.diags = append(d.diags, diag.Diagnostic{Pos: w.Pos, Kind: "value",
 			Message: "the workflow has neither host nor tasks: nothing would run",

@@ -33,16 +33,19 @@ func newGraphCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w, diags := spec.LoadWorkflow(path)
+			// The same checks as fsd validate (assignees, deps, cycles):
+			// an invalid workflow is refused, never drawn.
+			p, diags := spec.LoadProject(path)
 			diags.Sort()
-			for _, d := range diags {
-				fmt.Fprintln(cmd.ErrOrStderr(), d.String())
+			if errs := diags.Errors(false); p == nil || len(errs) > 0 {
+				for _, d := range errs {
+					fmt.Fprintln(cmd.ErrOrStderr(), d.String())
+				}
+				return fail(exitProblems, "%s is not valid; nothing drawn", path)
 			}
-			if w == nil || len(diags.Errors(false)) > 0 {
-				return fail(exitProblems, "")
-			}
+			w := p.Workflow
 			if len(w.Tasks) == 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: no static tasks\n", path)
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s has no static tasks: nothing to draw (the host adds tasks at run time)\n", path)
 			}
 			specs := make([]board.TaskSpec, len(w.Tasks))
 			for i, t := range w.Tasks {

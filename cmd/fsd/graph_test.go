@@ -22,6 +22,12 @@ func TestGraph(t *testing.T) {
 		{name: "dot", args: []string{"graph", wf, "--format", "dot"}, code: exitOK, golden: "weekly.dot"},
 		{name: "bad format", args: []string{"graph", wf, "--format", "png"}, code: exitUsage, stderr: `unknown --format "png"`},
 		{name: "no workflow", args: []string{"graph"}, code: exitUsage, stderr: "accepts 1 arg"},
+		// An invalid workflow is refused with validate's diagnostics;
+		// nothing is drawn (no invented nodes for unknown tasks).
+		{name: "cycle and unknown assignee", args: []string{"graph", filepath.Join("testdata", "graph", "invalid.workflow.yaml")}, code: exitProblems,
+			stderr: `invalid.workflow.yaml:6:10: dependency cycle: "a" -> "b" -> "a"`},
+		{name: "no static tasks", args: []string{"graph", filepath.Join("testdata", "graph", "host.workflow.yaml")}, code: exitOK,
+			stderr: "has no static tasks: nothing to draw"},
 		{name: "missing file", args: []string{"graph", "testdata/graph/nope.workflow.yaml"}, code: exitUsage, stderr: "fsd: testdata/graph/nope.workflow.yaml: no such file or folder"},
 	}
 	for _, tt := range tests {

@@ -100,7 +100,8 @@ func TestManifestLimits(t *testing.T) {
 				// known by its file name.
 				enabled = "enabled: [limit]\n"
 			}
-			write(t, wf, "name: limit\nmodel: scripted\nskills: [./skills]\nhost: {prompt: hi}\ninput: go\n"+enabled+tc.extra)
+			write(t, filepath.Join(dir, "limit.script.yaml"), "host: [{say: hi}]\n")
+			write(t, wf, "name: limit\nmodel: scripted\nscript: limit.script.yaml\nskills: [./skills]\nhost: {prompt: hi}\ninput: go\n"+enabled+tc.extra)
 			os.Mkdir(filepath.Join(dir, "skills"), 0o755)
 			if tc.skill != "" {
 				write(t, filepath.Join(dir, "skills", "limit.skill.yaml"), tc.skill)

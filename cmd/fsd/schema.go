@@ -8,18 +8,19 @@ import (
 
 func newSchemaCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "schema skill|workflow",
-		Short: "Print the JSON Schema of skill manifests or workflows",
+		Use:   "schema skill|workflow|script",
+		Short: "Print the JSON Schema of skill manifests, workflows or scripted-model scripts",
 		Long: `Print an embedded JSON Schema (draft 2020-12). Point an editor at it with a
 first line such as
   # yaml-language-server: $schema=` + schemas.Base + `skill.schema.json
-"skill-md" prints the schema of SKILL.md frontmatter.`,
+"skill-md" prints the schema of SKILL.md frontmatter, "script" that of the
+scripted model's *.script.yaml.`,
 		Example: `  fsd schema skill > skill.schema.json
   fsd schema workflow | jq .properties.limits`,
-		ValidArgs: []string{"skill", "workflow", "skill-md"},
+		ValidArgs: []string{"skill", "workflow", "skill-md", "script"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return fail(exitUsage, "schema: name one schema: skill or workflow (or skill-md for SKILL.md frontmatter)")
+				return fail(exitUsage, "schema: name one schema: skill, workflow or script (or skill-md for SKILL.md frontmatter)")
 			}
 			var data []byte
 			switch args[0] {
@@ -29,8 +30,10 @@ first line such as
 				data = schemas.Workflow()
 			case "skill-md":
 				data = schemas.SkillMD()
+			case "script":
+				data = schemas.Script()
 			default:
-				return fail(exitUsage, "schema: unknown schema %q: want skill or workflow (or skill-md)", args[0])
+				return fail(exitUsage, "schema: unknown schema %q: want skill, workflow or script (or skill-md)", args[0])
 			}
 			if _, err := cmd.OutOrStdout().Write(data); err != nil {
 				return fail(exitInternal, "schema: %v", err)

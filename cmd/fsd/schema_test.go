@@ -15,7 +15,8 @@ func TestSchemaCmd(t *testing.T) {
 		{[]string{"schema", "skill"}, exitOK, "skill.schema.json"},
 		{[]string{"schema", "workflow"}, exitOK, "workflow.schema.json"},
 		{[]string{"schema", "skill-md"}, exitOK, "skill-md.schema.json"},
-		{[]string{"schema"}, exitUsage, "skill or workflow"},
+		{[]string{"schema", "script"}, exitOK, "script.schema.json"},
+		{[]string{"schema"}, exitUsage, "skill, workflow or script"},
 		{[]string{"schema", "task"}, exitUsage, `unknown schema "task"`},
 	} {
 		code, stdout, stderr := runCLI(t, tc.args...)
