@@ -48,7 +48,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 	h.board = r.newHostBoard(h)
 	g := &generator{
 		genDeps: r.genDeps(), caller: model.Caller{Input: input}, model: r.opts.Model, tr: tr, journal: journal,
-		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h, name: "host",
+		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h, name: "host", recName: transcriptName("", 1),
 		// The host's items are client-visible: stream its text as it comes.
 		streamText: func(delta string) {
 			r.ev.emit(event.Event{Type: event.Text, Text: delta, Delta: true})
@@ -116,7 +116,7 @@ type RunSummary struct {
 
 // genDeps are what the run hands each of its generators.
 func (r *Run) genDeps() genDeps {
-	return genDeps{runID: r.ID, emit: r.ev.emit, usage: &r.usage, tokens: r.tokens, log: r.log}
+	return genDeps{runID: r.ID, emit: r.ev.emit, usage: &r.usage, tokens: r.tokens, log: r.log, rec: r.rec, now: r.now}
 }
 
 // FirstRequest assembles the host's first request without calling the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
@@ -51,6 +52,10 @@ type genDeps struct {
 	usage  *usage            // adds up the tokens the model reports; nil counts nothing
 	tokens *tokenCache       // BPE counts for request events
 	log    zerolog.Logger
+	// rec keeps what each model call was sent (requests.jsonl); nil keeps
+	// nothing.
+	rec *record
+	now func() time.Time
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -68,6 +73,9 @@ type generator struct {
 	item func(model.Message)
 	// streamText, when set, asks the model to stream text deltas.
 	streamText func(delta string)
+	// recName is the generator's transcript file in the run record, which
+	// names it in requests.jsonl.
+	recName string
 	// streamReset, when set, hears that the deltas streamed for the
 	// current call are void (the provider retried it).
 	streamReset func()
@@ -116,15 +124,19 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("%s: %w (max-steps %d)", g.who(), ErrMaxSteps, g.maxSteps)
 		}
 		g.env.prepare(ctx)
-		req := g.request(step)
+		s := g.assemble(step)
+		req := s.req
 		resp, replayed := g.replay.response(step)
 		if !replayed {
+			tk := g.tokens.request(req)
+			g.rec.request(g.recName, s, g.tr.Len(), tk, g.clock())
 			var err error
 			resp, err = g.model.Generate(ctx, req)
 			if resp == nil {
 				resp = &model.Response{}
 			}
-			g.emitRequest(req, resp.Usage)
+			g.rec.response(g.recName, req.Caller, resp.Usage, err, g.clock())
+			g.emitRequest(req, tk, resp.Usage)
 			if err != nil {
 				return "", fmt.Errorf("%s: model: %w", g.who(), err)
 			}
@@ -144,6 +156,11 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			// tool's argument check tells the model what went wrong.
 			if a := calls[i].Args; len(a) > 0 && !json.Valid(a) {
 				calls[i].Args, _ = json.Marshal(string(a))
+			} else if len(a) > 0 {
+				// In the form the transcript keeps (compact, HTML-safe
+				// escapes), so later requests carry exactly what the
+				// record rebuilds them from.
+				calls[i].Args, _ = json.Marshal(a)
 			}
 		}
 		msg := model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls}
@@ -286,17 +303,33 @@ func (g *generator) add(m model.Message) error {
 // the context block and tool list are built anew, the transcript window is
 // cut to the cap (W1, W2), and reader results of unloaded skills become
 // stubs (H4).
-func (g *generator) request(step int) *model.Request {
+func (g *generator) request(step int) *model.Request { return g.assemble(step).req }
+
+// assemble is request with what the run record keeps of it.
+func (g *generator) assemble(step int) sent {
 	c := g.caller
 	c.Step = step
-	return &model.Request{
-		Context:  g.env.contextBlock(),
-		Messages: reclaim(g.tr.Window(g.maxMessages), g.env.loaded),
-		Tools:    g.env.tools(),
-		Caller:   c,
-		OnText:   g.streamText,
-		OnReset:  g.streamReset,
+	window, spans := g.tr.WindowSpans(g.maxMessages)
+	msgs := reclaim(window, g.env.loaded)
+	return sent{
+		req: &model.Request{
+			Context:  g.env.contextBlock(),
+			Messages: msgs,
+			Tools:    g.env.tools(),
+			Caller:   c,
+			OnText:   g.streamText,
+			OnReset:  g.streamReset,
+		},
+		spans: spans,
+		stubs: stubsOf(window, msgs, spans),
 	}
+}
+
+func (g *generator) clock() time.Time {
+	if g.now == nil {
+		return time.Now()
+	}
+	return g.now()
 }
 
 // reclaim replaces the results of reader calls on an unloaded skill's
@@ -319,8 +352,7 @@ func reclaim(window []model.Message, loaded func(string) bool) []model.Message {
 }
 
 // emitRequest reports the request with BPE token counts per block.
-func (g *generator) emitRequest(req *model.Request, u model.Usage) {
-	tk := g.tokens.request(req)
+func (g *generator) emitRequest(req *model.Request, tk event.Tokens, u model.Usage) {
 	usage, _ := json.Marshal(u)
 	g.emit(event.Event{Type: event.Request, Task: g.caller.TaskID, Agent: g.caller.Agent,
 		Tokens: &tk, Messages: len(req.Messages), Usage: usage})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -25,6 +26,7 @@ import (
 //	tasks/<id>.jsonl   each worker's transcript (<id>.attempt-N.jsonl for retries)
 //	board.json         every task with status and result (after each board run)
 //	run.json           status, times, answer or error (rewritten at the end)
+//	requests.jsonl     what each model call was sent, by reference (runrecord.Line)
 //
 // JSONL files are appended a line at a time and summary files are replaced
 // atomically, so a crash leaves at most a torn last line, which a resume
@@ -36,6 +38,9 @@ type record struct {
 	mu     sync.Mutex
 	events *os.File
 	files  []*os.File
+	// requests is requests.jsonl; blobs are the hashes written to it.
+	requests *os.File
+	blobs    map[string]bool
 	// err is the first failed write of an event line or board.json; the
 	// run fails with it (nothing reports success over a cut record).
 	err error
@@ -71,6 +76,12 @@ func openRecord(runsDir, id string, p *spec.Project, lock *journal.Locked) (*rec
 		return nil, err
 	}
 	rec.events = f
+	if rec.requests, err = rec.openJournal(runrecord.RequestsFile); err != nil {
+		rec.events.Close()
+		lock.Unlock()
+		return nil, err
+	}
+	rec.blobs = map[string]bool{}
 	return rec, nil
 }
 
@@ -226,7 +237,7 @@ func (rec *record) close() error {
 			first = fmt.Errorf("run record: events.jsonl: %w", err)
 		}
 	}
-	for _, f := range append(rec.files, rec.events) {
+	for _, f := range append(rec.files, rec.events, rec.requests) {
 		if f == nil {
 			continue
 		}
@@ -234,7 +245,7 @@ func (rec *record) close() error {
 			first = fmt.Errorf("run record: %w", err)
 		}
 	}
-	rec.files, rec.events = nil, nil
+	rec.files, rec.events, rec.requests = nil, nil, nil
 	if err := rec.lock.Unlock(); err != nil && first == nil {
 		first = err
 	}

@@ -101,7 +101,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		name += "#" + strconv.Itoa(t.Attempts)
 	}
 	g := &generator{
-		genDeps: wd.gen, model: wd.model, tr: tr, env: w, name: name,
+		genDeps: wd.gen, model: wd.model, tr: tr, env: w, name: name, recName: transcriptName(t.ID, max(t.Attempts, 1)),
 		caller:      model.Caller{Agent: agentName, TaskID: t.ID, TaskGoal: t.Goal, Input: t.Input},
 		maxMessages: wd.limits.MaxTranscriptMessages, maxSteps: maxSteps,
 	}

@@ -215,3 +215,29 @@ func WindowOf(msgs []model.Message, max int) ([]model.Message, error) {
 	}
 	return x.Window(msgs, max), nil
 }
+
+// Span is a half-open range [From, To) of message positions.
+type Span struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+// spans returns the positions in msgs of w, a window just returned by
+// Window or WindowLow: one span when it is a suffix of whole turns, two
+// when it is the current turn's user message and the newest groups. A run
+// record keeps these instead of the messages, so a request can be rebuilt
+// from the transcript without storing it again.
+func (x *Index) spans(msgs, w []model.Message) []Span {
+	if len(w) == 0 {
+		return nil
+	}
+	end := x.end()
+	if s := end - len(w); s >= 0 && &msgs[s] == &w[0] {
+		return []Span{{s, end}} // a suffix shares msgs' array
+	}
+	cur := x.turns[len(x.turns)-1]
+	if len(w) == 1 {
+		return []Span{{cur, cur + 1}}
+	}
+	return []Span{{cur, cur + 1}, {end - (len(w) - 1), end}}
+}

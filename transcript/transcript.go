@@ -269,6 +269,16 @@ func (t *Transcript) Window(max int) []model.Message {
 	return t.idx.WindowLow(t.msgs, max, LowWater(max))
 }
 
+// WindowSpans is Window with the positions of its messages in the
+// transcript: one span, or two when the current turn alone is over the
+// cap (its user message, then the newest groups that fit).
+func (t *Transcript) WindowSpans(max int) ([]model.Message, []Span) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := t.idx.WindowLow(t.msgs, max, LowWater(max))
+	return w, t.idx.spans(t.msgs, w)
+}
+
 // InFlight returns the calls of the last assistant message that await
 // results, in order; nil when none does. Until they are answered the
 // transcript refuses any other message, and windows end before them.

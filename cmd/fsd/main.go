@@ -36,6 +36,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newResumeCmd(),
 		newVersionCmd(),
 		newInitCmd(),
+		newShowCmd(),
 	)
 	return root
 }

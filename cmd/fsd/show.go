@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/tokens"
+)
+
+type showFlags struct {
+	runsDir string
+	task    string
+	step    int
+	format  string
+}
+
+func newShowCmd() *cobra.Command {
+	var f showFlags
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Print each model call of a run as the model received it: context, window, tools, response, usage",
+		Long: "Print each generator's requests exactly as the model received them (the context block, the window of\n" +
+			"messages, the tools with their token cost), the response, tool calls and results, and usage per step.\n" +
+			"RUN is a run id (or a unique prefix) under --runs-dir, or a record folder.",
+		Example: `  fsd show 20261130-174501-3f2a
+  fsd show 2026 --task analysis --step 1
+  fsd show 2026 --format json | jq '.[] | select(.task == "brief") | .steps[0].request.messages'`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return show(cmd.OutOrStdout(), args[0], f)
+		},
+	}
+	cmd.Flags().StringVar(&f.runsDir, "runs-dir", filepath.Join(".fsd", "runs"), "where run records are")
+	cmd.Flags().StringVar(&f.task, "task", "", "only this task's generator (`host` for the host)")
+	cmd.Flags().IntVar(&f.step, "step", 0, "only this step (1 is the first model call)")
+	cmd.Flags().StringVar(&f.format, "format", "text", "text or json")
+	return cmd
+}
+
+// showGen is one generator in `fsd show --format json`.
+type showGen struct {
+	Gen     string     `json:"gen"`
+	Task    string     `json:"task,omitempty"`
+	Agent   string     `json:"agent,omitempty"`
+	Attempt int        `json:"attempt,omitempty"`
+	Steps   []showStep `json:"steps"`
+}
+
+type showStep struct {
+	Step     int             `json:"step"` // 1-based, as printed
+	Sent     time.Time       `json:"sent"`
+	Done     time.Time       `json:"done,omitzero"`
+	Tokens   *event.Tokens   `json:"tokens,omitempty"`
+	Usage    *model.Usage    `json:"usage,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Request  showRequest     `json:"request"`
+	Response []model.Message `json:"response"`
+}
+
+// showRequest is a request as sent: no caller, no callback.
+type showRequest struct {
+	Context  string          `json:"context"`
+	Messages []model.Message `json:"messages"`
+	Tools    []model.ToolDef `json:"tools"`
+}
+
+func show(w io.Writer, run string, f showFlags) error {
+	if f.format != "text" && f.format != "json" {
+		return fail(exitUsage, "--format must be text or json, not %q", f.format)
+	}
+	if f.step < 0 {
+		return fail(exitUsage, "--step counts from 1")
+	}
+	dir, err := runrecord.Find(f.runsDir, run)
+	if err != nil {
+		return fail(exitProblems, "show: %v", err)
+	}
+	rec, err := runrecord.Open(dir)
+	if err != nil {
+		return fail(exitProblems, "show: %v", err)
+	}
+	var gens []showGen
+	for _, g := range rec.Gens {
+		if f.task != "" && g.Task != f.task && !(f.task == "host" && g.Task == "") {
+			continue
+		}
+		sg := showGen{Gen: g.Name, Task: g.Task, Agent: g.Agent, Attempt: g.Attempt}
+		for _, st := range g.Steps {
+			if f.step > 0 && st.Step+1 != f.step {
+				continue
+			}
+			r := st.Request
+			sg.Steps = append(sg.Steps, showStep{Step: st.Step + 1, Sent: st.Sent, Done: st.Done, Tokens: st.Tokens,
+				Usage: st.Usage, Error: st.Error, Response: st.Response,
+				Request: showRequest{Context: r.Context, Messages: r.Messages, Tools: r.Tools}})
+		}
+		if len(sg.Steps) > 0 || (f.step == 0 && f.task != "") {
+			gens = append(gens, sg)
+		}
+	}
+	if len(gens) == 0 {
+		switch {
+		case f.task != "":
+			return fail(exitProblems, "show: run %s has no generator for task %q (tasks: %s)", rec.Summary.ID, f.task, taskList(rec))
+		case f.step > 0:
+			return fail(exitProblems, "show: no generator of run %s has a step %d", rec.Summary.ID, f.step)
+		}
+	}
+	if f.format == "json" {
+		// Not indented: indenting would re-indent tool arguments, and the
+		// point is to print them as sent (pipe to jq to read).
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		if gens == nil {
+			gens = []showGen{}
+		}
+		return enc.Encode(gens)
+	}
+	return printShow(w, rec, gens)
+}
+
+func taskList(rec *runrecord.Record) string {
+	names := []string{"host"}
+	for _, g := range rec.Gens {
+		if g.Task != "" {
+			names = append(names, g.Task)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func printShow(w io.Writer, rec *runrecord.Record, gens []showGen) error {
+	s := rec.Summary
+	calls := 0
+	for _, g := range gens {
+		calls += len(g.Steps)
+	}
+	fmt.Fprintf(w, "run %s · %s · %s · %s · usage %d in, %d out\n", s.ID, s.Status, s.Workflow, plural(calls, "model call"), s.InputTokens, s.OutputTokens)
+	if s.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", s.Error)
+	}
+	for _, g := range gens {
+		who := "host"
+		if g.Task != "" {
+			who = "task " + g.Task
+			if g.Agent != "" {
+				who += " · " + g.Agent
+			}
+			if g.Attempt > 1 {
+				who += fmt.Sprintf(" · attempt %d", g.Attempt)
+			}
+		}
+		fmt.Fprintf(w, "\n##### %s · %s · %s\n", who, g.Gen, plural(len(g.Steps), "step"))
+		if len(g.Steps) == 0 {
+			fmt.Fprintf(w, "(no model call on record)\n")
+		}
+		for _, st := range g.Steps {
+			printStep(w, st)
+		}
+	}
+	return nil
+}
+
+func printStep(w io.Writer, st showStep) {
+	r := st.Request
+	ctxN := tokens.Count(r.Context)
+	fmt.Fprintf(w, "\n=== step %d · request", st.Step)
+	if t := st.Tokens; t != nil {
+		fmt.Fprintf(w, " · context %d + messages %d + tools %d = %d tokens", t.Context, t.Window, t.Tools, t.Total)
+	}
+	fmt.Fprintf(w, "\n--- context (%d tokens)\n%s\n", ctxN, strings.TrimRight(r.Context, "\n"))
+	fmt.Fprintf(w, "--- messages: %d\n", len(r.Messages))
+	for _, m := range r.Messages {
+		printMessage(w, m)
+	}
+	fmt.Fprintf(w, "--- tools: %d\n", len(r.Tools))
+	for _, t := range r.Tools {
+		n := tokens.Count(t.Name) + tokens.Count(t.Description) + tokens.Count(string(t.Parameters))
+		fmt.Fprintf(w, "- %s (%d tokens): %s\n  parameters: %s\n", t.Name, n, t.Description, t.Parameters)
+	}
+	fmt.Fprintf(w, "=== step %d · response", st.Step)
+	switch {
+	case st.Error != "":
+		fmt.Fprintf(w, " · error: %s", st.Error)
+	case st.Usage != nil:
+		fmt.Fprintf(w, " · usage %d in, %d out", st.Usage.InputTokens, st.Usage.OutputTokens)
+	case st.Done.IsZero():
+		fmt.Fprintf(w, " · no answer on record (in flight, or the process stopped)")
+	}
+	fmt.Fprintln(w)
+	for _, m := range st.Response {
+		printMessage(w, m)
+	}
+}
+
+// printMessage prints one message whole: its text, each call with its
+// arguments, a result with its call id and error mark.
+func printMessage(w io.Writer, m model.Message) {
+	head := string(m.Role)
+	if m.Role == model.Tool {
+		head += " " + m.Name + " [" + m.CallID + "]"
+		if m.IsError {
+			head += " error"
+		}
+	}
+	fmt.Fprintf(w, "[%s]\n", head)
+	if m.Text != "" {
+		fmt.Fprintf(w, "%s\n", strings.TrimRight(m.Text, "\n"))
+	}
+	for _, c := range m.Calls {
+		fmt.Fprintf(w, "→ %s %s [%s]\n", c.Name, c.Args, c.ID)
+	}
+}

@@ -1,0 +1,4 @@
+package runrecord
+
+// TaskOfFile is taskOfFile, for tests.
+var TaskOfFile = taskOfFile

@@ -1,0 +1,127 @@
+package runrecord
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+// The files of a run record.
+const (
+	RunFile      = "run.json"         // Summary: status, times, answer or error, tokens
+	WorkflowFile = "workflow.yaml"    // the workflow as resolved
+	EventsFile   = "events.jsonl"     // every event, one a line
+	BoardFile    = "board.json"       // every task with status and result
+	RequestsFile = "requests.jsonl"   // what each model call was sent (Line)
+	HostFile     = "transcript.jsonl" // the host's transcript
+	TasksDir     = "tasks"            // tasks/<id>.jsonl: each worker's transcript
+)
+
+// Summary is run.json: what `fsd runs` lists and `fsd resume` starts from.
+type Summary struct {
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	// Status is running, finished, failed or interrupted (a signal or a
+	// timeout stopped it). A run that is "running" in its record but whose
+	// PID is gone was interrupted too (killed).
+	Status       string    `json:"status"`
+	PID          int       `json:"pid"`
+	Started      time.Time `json:"started"`
+	Finished     time.Time `json:"finished,omitzero"`
+	Input        string    `json:"input"`
+	Answer       string    `json:"answer,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	InputTokens  int64     `json:"input_tokens"`
+	OutputTokens int64     `json:"output_tokens"`
+	// Seed seeds the handle source, so a resumed run draws the same
+	// handles. It is not a secret from the run's owner: handles guard
+	// against the model guessing, not against the person who ran it.
+	Seed    string            `json:"seed"`
+	Resumed int               `json:"resumed,omitempty"`
+	Meta    map[string]string `json:"meta,omitempty"`
+	// Digests of what the run is made from; a resume refuses to run
+	// from files that differ.
+	Digests journal.Digests `json:"digests,omitempty"`
+}
+
+// The kinds of requests.jsonl lines.
+const (
+	KindBlob     = "blob"
+	KindRequest  = "request"
+	KindResponse = "response"
+)
+
+// Line is one line of requests.jsonl. A request is kept by reference, not
+// copied: its window is a list of spans of the generator's transcript,
+// and its context block and each tool definition are blobs written once
+// per run and named by hash. A step therefore costs one request line (a
+// few hundred bytes) plus whatever context or tools are new; see
+// docs/design.md for the measured budget.
+//
+//	{"kind":"blob","hash":"…","text":"…"}                 a context block
+//	{"kind":"blob","hash":"…","tool":{…}}                 a tool definition
+//	{"kind":"request","gen":"tasks/t1.jsonl","step":0,…}  before the model call
+//	{"kind":"response","gen":"tasks/t1.jsonl","step":0,…} after it
+type Line struct {
+	Kind string `json:"kind"`
+
+	// Blob.
+	Hash string    `json:"hash,omitempty"`
+	Text *string   `json:"text,omitempty"`
+	Tool *ToolText `json:"tool,omitempty"`
+
+	// Request and response: the generator (its transcript file, relative
+	// to the record) and the 0-based step.
+	Gen   string    `json:"gen,omitempty"`
+	Task  string    `json:"task,omitempty"`
+	Agent string    `json:"agent,omitempty"`
+	Step  int       `json:"step"`
+	Time  time.Time `json:"time,omitzero"`
+
+	// Request.
+	Context string            `json:"context,omitempty"` // blob hash
+	Tools   []string          `json:"tools,omitempty"`   // blob hashes, in order
+	Window  []transcript.Span `json:"window,omitempty"`
+	// Stubs replace the text of window messages (by transcript position)
+	// whose skill was unloaded (H4).
+	Stubs map[int]string `json:"stubs,omitempty"`
+	// At is the transcript position of the step's response: its messages
+	// run from At to the next step's At.
+	At     int           `json:"at"`
+	Tokens *event.Tokens `json:"tokens,omitempty"`
+
+	// Response.
+	Usage *model.Usage `json:"usage,omitempty"`
+	Error string       `json:"error,omitempty"`
+}
+
+// ToolText is a tool definition as sent, its schema kept as text so it
+// reads back byte for byte.
+type ToolText struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Parameters  string `json:"parameters"`
+}
+
+// Def is the model.ToolDef the tool was sent as.
+func (t ToolText) Def() model.ToolDef {
+	return model.ToolDef{Name: t.Name, Description: t.Description, Parameters: []byte(t.Parameters)}
+}
+
+// TextHash names a context blob.
+func TextHash(text string) string { return hash("t", text) }
+
+// ToolHash names a tool blob.
+func ToolHash(d model.ToolDef) string {
+	return hash("f", d.Name+"\x00"+d.Description+"\x00"+string(d.Parameters))
+}
+
+func hash(prefix, s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return prefix + hex.EncodeToString(sum[:12])
+}

@@ -1,0 +1,335 @@
+package runrecord
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+// Record is a run record as read from disk.
+type Record struct {
+	Dir     string
+	Summary Summary
+	Events  []event.Event
+	// Tasks are board.json's tasks, in the board's order.
+	Tasks []board.Task
+	// Gens are the generators, the host first, then tasks by file name.
+	Gens []*Gen
+}
+
+// Gen is one generator's transcript and the steps it sent.
+type Gen struct {
+	// Name is its transcript file, relative to the record
+	// ("transcript.jsonl", "tasks/t1.jsonl", "tasks/t1.attempt-2.jsonl").
+	Name    string
+	Task    string // "" for the host
+	Agent   string
+	Attempt int
+	Entries []transcript.Entry
+	// Messages are the transcript's messages; positions in requests
+	// count them.
+	Messages []model.Message
+	Steps    []*Step
+}
+
+// Step is one model call: the request as the model received it, and what
+// came of it.
+type Step struct {
+	Step    int // 0-based
+	Sent    time.Time
+	Done    time.Time // zero while the call is in flight or was lost
+	Request *model.Request
+	Tokens  *event.Tokens
+	Usage   *model.Usage
+	Error   string
+	// Response is the messages the step added: the model's message, then
+	// the results of its calls (and, for the host, worker items that
+	// follow a runBoard result).
+	Response []model.Message
+	// At is the transcript position of Response's first message.
+	At int
+}
+
+// ErrNoRecord is wrapped when a folder holds no run record.
+var ErrNoRecord = errors.New("no run record")
+
+// Open reads the record in dir. A torn last line (a crash mid-write, or a
+// run still writing) is skipped; anything else malformed is an error.
+func Open(dir string) (*Record, error) {
+	rec := &Record{Dir: dir}
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w in %s", ErrNoRecord, dir)
+		}
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &rec.Summary); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
+	}
+	if err := readLines(filepath.Join(dir, EventsFile), func(b []byte) error {
+		var e event.Event
+		if err := json.Unmarshal(b, &e); err != nil {
+			return err
+		}
+		rec.Events = append(rec.Events, e)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, BoardFile)); err == nil {
+		var bj struct {
+			Tasks []board.Task `json:"tasks"`
+		}
+		if err := json.Unmarshal(b, &bj); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, BoardFile), err)
+		}
+		rec.Tasks = bj.Tasks
+	}
+	if err := rec.readGens(); err != nil {
+		return nil, err
+	}
+	if err := rec.readRequests(); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+func (rec *Record) readGens() error {
+	files, _ := filepath.Glob(filepath.Join(rec.Dir, TasksDir, "*.jsonl"))
+	sort.Strings(files)
+	files = append([]string{filepath.Join(rec.Dir, HostFile)}, files...)
+	for _, f := range files {
+		entries, err := transcript.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil && !errors.Is(err, transcript.ErrTornTail) {
+			return err
+		}
+		rel, _ := filepath.Rel(rec.Dir, f)
+		g := &Gen{Name: filepath.ToSlash(rel), Entries: entries, Attempt: 1}
+		if g.Name != HostFile {
+			file := strings.TrimSuffix(strings.TrimPrefix(g.Name, TasksDir+"/"), ".jsonl")
+			if base, n, ok := strings.Cut(file, ".attempt-"); ok {
+				if a, err := strconv.Atoi(n); err == nil {
+					file, g.Attempt = base, a
+				}
+			}
+			// The request lines name the task; until one is read, the
+			// file name does (ids are encoded injectively into it).
+			g.Task = taskOfFile(file)
+		}
+		// Context lines enter the message sequence where the transcript
+		// put them: positions in requests count them.
+		if g.Messages, err = transcript.Rebuild(entries); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		rec.Gens = append(rec.Gens, g)
+	}
+	return nil
+}
+
+// Gen returns the generator whose transcript file is name.
+func (rec *Record) Gen(name string) *Gen {
+	for _, g := range rec.Gens {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+func (rec *Record) readRequests() error {
+	path := filepath.Join(rec.Dir, RequestsFile)
+	blobs := map[string]Line{}
+	n := 0
+	err := readLines(path, func(b []byte) error {
+		n++
+		var l Line
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		switch l.Kind {
+		case KindBlob:
+			blobs[l.Hash] = l
+		case KindRequest:
+			g := rec.Gen(l.Gen)
+			if g == nil {
+				return fmt.Errorf("request of %s, which has no transcript", l.Gen)
+			}
+			st, err := rebuild(g, l, blobs)
+			if err != nil {
+				return err
+			}
+			g.Task, g.Agent = l.Task, l.Agent
+			g.Steps = append(g.Steps, st)
+		case KindResponse:
+			if g := rec.Gen(l.Gen); g != nil {
+				for i := len(g.Steps) - 1; i >= 0; i-- {
+					if st := g.Steps[i]; st.Step == l.Step {
+						st.Done, st.Usage, st.Error = l.Time, l.Usage, l.Error
+						break
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range rec.Gens {
+		for i, st := range g.Steps {
+			end := len(g.Messages)
+			if i+1 < len(g.Steps) {
+				end = g.Steps[i+1].At
+			}
+			if st.At <= end && end <= len(g.Messages) {
+				st.Response = g.Messages[st.At:end]
+			}
+		}
+	}
+	return nil
+}
+
+// rebuild makes the request of a request line from the transcript and
+// the blobs.
+func rebuild(g *Gen, l Line, blobs map[string]Line) (*Step, error) {
+	where := fmt.Sprintf("%s step %d", l.Gen, l.Step+1)
+	ctx, ok := blobs[l.Context]
+	if !ok || ctx.Text == nil {
+		return nil, fmt.Errorf("%s: context block %s is not in the record", where, l.Context)
+	}
+	req := &model.Request{Context: *ctx.Text, Caller: model.Caller{Agent: l.Agent, TaskID: l.Task, Step: l.Step}}
+	for _, h := range l.Tools {
+		t, ok := blobs[h]
+		if !ok || t.Tool == nil {
+			return nil, fmt.Errorf("%s: tool %s is not in the record", where, h)
+		}
+		req.Tools = append(req.Tools, t.Tool.Def())
+	}
+	for _, sp := range l.Window {
+		if sp.From < 0 || sp.From > sp.To || sp.To > len(g.Messages) {
+			return nil, fmt.Errorf("%s: window [%d, %d) is outside the transcript's %d messages", where, sp.From, sp.To, len(g.Messages))
+		}
+		for pos := sp.From; pos < sp.To; pos++ {
+			m := g.Messages[pos]
+			if stub, ok := l.Stubs[pos]; ok {
+				m.Text = stub
+			}
+			req.Messages = append(req.Messages, m)
+		}
+	}
+	return &Step{Step: l.Step, Sent: l.Time, Request: req, Tokens: l.Tokens, At: l.At}, nil
+}
+
+// readLines calls fn with each non-blank line of a JSON-lines file. A
+// missing file is no lines; a torn last line is skipped.
+func readLines(path string, fn func([]byte) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if err == io.EOF {
+			return nil // a torn or empty tail: the run may still be writing it
+		}
+		if t := bytes.TrimSpace(b); len(t) > 0 {
+			if ferr := fn(t); ferr != nil {
+				return fmt.Errorf("%s:%d: %w", path, line, ferr)
+			}
+		}
+	}
+}
+
+// List reads run.json of every run under runsDir, newest first. Folders
+// without one are skipped.
+func List(runsDir string) ([]Summary, error) {
+	entries, err := os.ReadDir(runsDir)
+	if err != nil {
+		return nil, err
+	}
+	var sums []Summary
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(runsDir, e.Name(), RunFile))
+		if err != nil {
+			continue
+		}
+		var s Summary
+		if json.Unmarshal(b, &s) == nil {
+			sums = append(sums, s)
+		}
+	}
+	sort.SliceStable(sums, func(i, j int) bool { return sums[i].Started.After(sums[j].Started) })
+	return sums, nil
+}
+
+// Find resolves RUN as the CLI takes it: a record folder, or a run id
+// (or a unique prefix of one) under runsDir.
+func Find(runsDir, run string) (string, error) {
+	if _, err := os.Stat(filepath.Join(run, RunFile)); err == nil {
+		return run, nil
+	}
+	if _, err := os.Stat(filepath.Join(runsDir, run, RunFile)); err == nil {
+		return filepath.Join(runsDir, run), nil
+	}
+	entries, _ := os.ReadDir(runsDir)
+	var hits []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), run) && run != "" {
+			hits = append(hits, e.Name())
+		}
+	}
+	switch len(hits) {
+	case 1:
+		return filepath.Join(runsDir, hits[0]), nil
+	case 0:
+		return "", fmt.Errorf("%w: %q is neither a record folder nor a run under %s (fsd runs lists them)", ErrNoRecord, run, runsDir)
+	}
+	return "", fmt.Errorf("%q matches %d runs under %s: %s", run, len(hits), runsDir, strings.Join(hits, ", "))
+}
+
+// taskOfFile decodes a task file name: every byte other than a-z, 0-9
+// and - was written as _ and two hex digits. A name cut short with a
+// hash (a very long id) is returned as it is.
+func taskOfFile(name string) string {
+	if strings.Contains(name, "~") {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		if name[i] == '_' && i+2 < len(name) {
+			if v, err := strconv.ParseUint(name[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(name[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,172 @@
+package runrecord_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/scripted"
+	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// capture keeps a deep copy of every request a model received, by
+// generator and step, as JSON (what a provider would marshal).
+type capture struct {
+	inner model.Model
+	mu    sync.Mutex
+	got   map[string][]byte
+}
+
+func key(c model.Caller) string { return fmt.Sprintf("%s/%d", c.TaskID, c.Step) }
+
+func (c *capture) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	b, err := json.Marshal(sentForm(req))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.got[key(req.Caller)] = b
+	c.mu.Unlock()
+	return c.inner.Generate(ctx, req)
+}
+
+// sentForm is what a provider sends of a request: no caller, no callback.
+func sentForm(req *model.Request) any {
+	return struct {
+		Context  string
+		Messages []model.Message
+		Tools    []model.ToolDef
+	}{req.Context, req.Messages, req.Tools}
+}
+
+// runExample runs an example on its scripted model, with the window cut
+// to maxMessages when it is > 0, and returns the record and every request
+// the model received.
+func runExample(t *testing.T, path string, maxMessages int) (*runrecord.Record, map[string][]byte) {
+	t.Helper()
+	p, diags := spec.LoadProject(path)
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if maxMessages > 0 {
+		p.Workflow.Limits.MaxTranscriptMessages = maxMessages
+	}
+	s, err := scripted.Load(filepath.Join(p.Workflow.Dir, p.Workflow.Script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run *engine.Run
+	c := &capture{inner: scripted.New(s, func(id string) (string, error) { return run.Handle(id) }), got: map[string][]byte{}}
+	run, err = engine.New(p, engine.Options{Model: c, RunsDir: t.TempDir(), RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := runrecord.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, c.got
+}
+
+// Every request rebuilt from the record is, byte for byte, what the model
+// received: the context block, the window (with reclaim stubs), the tools.
+func TestRebuiltRequestsAreWhatTheModelReceived(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		path        string
+		maxMessages int
+	}{
+		{"conversation", "../examples/conversation.workflow.yaml", 0},
+		{"pipeline", "../examples/pipeline.workflow.yaml", 0},
+		{"fanout", "../examples/fanout/fanout.workflow.yaml", 0},
+		{"lifecycle", "../examples/lifecycle/lifecycle.workflow.yaml", 0},
+		{"hello", "../examples/hello/hello.workflow.yaml", 0},
+		// Evicting alpha stubs its reader result in the last request (H4).
+		{"reclaim", "testdata/reclaim/reclaim.workflow.yaml", 0},
+		// A window of 3 cuts the host's turn: two spans.
+		{"conversation window 3", "../examples/conversation.workflow.yaml", 3},
+		{"lifecycle window 4", "../examples/lifecycle/lifecycle.workflow.yaml", 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, got := runExample(t, tc.path, tc.maxMessages)
+			n := 0
+			for _, g := range rec.Gens {
+				for _, st := range g.Steps {
+					n++
+					b, err := json.Marshal(sentForm(st.Request))
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, ok := got[key(model.Caller{TaskID: g.Task, Step: st.Step})]
+					if !ok {
+						t.Errorf("%s step %d: the model never received it", g.Name, st.Step)
+						continue
+					}
+					if string(b) != string(want) {
+						t.Errorf("%s step %d differs (-received +rebuilt):\n%s", g.Name, st.Step, cmp.Diff(string(want), string(b)))
+					}
+					if st.Usage == nil || st.Done.IsZero() {
+						t.Errorf("%s step %d has no response line", g.Name, st.Step)
+					}
+					if len(st.Response) == 0 || st.Response[0].Role != model.Assistant {
+						t.Errorf("%s step %d: response %v", g.Name, st.Step, st.Response)
+					}
+				}
+			}
+			if n != len(got) {
+				t.Errorf("rebuilt %d requests, the model received %d", n, len(got))
+			}
+		})
+	}
+}
+
+// A record cut off mid-line (a crash, or a run still writing) reads up to
+// the last whole line; a record that points at a missing blob is an error
+// naming the step.
+func TestTornAndBrokenRequests(t *testing.T) {
+	rec, _ := runExample(t, "../examples/hello/hello.workflow.yaml", 0)
+	path := filepath.Join(rec.Dir, runrecord.RequestsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, `{"kind":"request","gen":"transcr`...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runrecord.Open(rec.Dir); err != nil {
+		t.Errorf("torn tail: %v", err)
+	}
+	bad := `{"kind":"request","gen":"transcript.jsonl","step":9,"context":"tmissing","at":0}` + "\n"
+	if err := os.WriteFile(path, append(b, bad...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runrecord.Open(rec.Dir)
+	if err == nil || !strings.Contains(err.Error(), "transcript.jsonl step 10: context block tmissing is not in the record") {
+		t.Errorf("missing blob: %v", err)
+	}
+	if _, err := runrecord.Open(t.TempDir()); err == nil {
+		t.Error("an empty folder opened as a record")
+	}
+}
+
+func TestTaskOfFile(t *testing.T) {
+	for file, want := range map[string]string{"a_2fb": "a/b", "a_5fb": "a_b", "_46etch": "Fetch", "plain-1": "plain-1", "x~abc": "x~abc", "end_": "end_", "bad_zz": "bad_zz"} {
+		if got := runrecord.TaskOfFile(file); got != want {
+			t.Errorf("%s: got %q, want %q", file, got, want)
+		}
+	}
+}
