@@ -13,13 +13,16 @@ import (
 // built from and rebuilds itself when one changes, so a version bump or a
 // disable takes effect at the next step (C4).
 type catalog struct {
-	mu      sync.RWMutex
-	wfFile  string
-	enabled map[string]*spec.Skill // id -> skill
-	order   []string               // ids, sorted
-	all     map[string]*spec.Skill // every skill found, enabled or not
-	stamps  map[string]time.Time   // watched file -> mtime when read
-	reload  func() (*spec.Project, error)
+	mu     sync.RWMutex
+	wfFile string
+	// hostModel and wfModel are the workflow's model strings as of the
+	// last (re)load.
+	hostModel, wfModel string
+	enabled            map[string]*spec.Skill // id -> skill
+	order              []string               // ids, sorted
+	all                map[string]*spec.Skill // every skill found, enabled or not
+	stamps             map[string]time.Time   // watched file -> mtime when read
+	reload             func() (*spec.Project, error)
 }
 
 func newCatalog(p *spec.Project, reload func() (*spec.Project, error)) *catalog {
@@ -77,6 +80,10 @@ func (c *catalog) set(p *spec.Project) {
 	}
 	c.mu.Lock()
 	c.wfFile, c.enabled, c.order, c.all, c.stamps = p.Workflow.File, enabled, order, all, stamps
+	c.wfModel, c.hostModel = p.Workflow.Model, ""
+	if h := p.Workflow.Host; h != nil {
+		c.hostModel = h.Model
+	}
 	c.mu.Unlock()
 }
 
@@ -134,4 +141,19 @@ func (c *catalog) list() []*spec.Skill {
 		out[i] = c.enabled[id]
 	}
 	return out
+}
+
+// modelFor resolves the model string of a generator: the agent's
+// `model:` (nil agent: the host's), else the workflow's, from the
+// manifests as they are now. "" when none names one.
+func (c *catalog) modelFor(a *spec.Agent, host bool) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	switch {
+	case a != nil && a.Model != "":
+		return a.Model
+	case host && c.hostModel != "":
+		return c.hostModel
+	}
+	return c.wfModel
 }

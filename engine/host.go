@@ -47,6 +47,10 @@ func (h *hostEnv) prepare(ctx context.Context) {
 	}
 	if changed {
 		h.mgr.sync(h.tr)
+		if h.gen != nil {
+			// The host's model follows the workflow's `model:` too.
+			h.gen.caller.Model = h.mgr.cat.modelFor(nil, true)
+		}
 	}
 }
 

@@ -102,7 +102,8 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	}
 	g := &generator{
 		genDeps: wd.gen, model: wd.model, tr: tr, env: w, name: name, recName: transcriptName(t.ID, max(t.Attempts, 1)),
-		caller:      model.Caller{Agent: agentName, TaskID: t.ID, TaskGoal: t.Goal, Input: t.Input},
+		caller: model.Caller{Agent: agentName, TaskID: t.ID, TaskGoal: t.Goal, Input: t.Input,
+			Model: hb.cat.modelFor(agent, false)},
 		maxMessages: wd.limits.MaxTranscriptMessages, maxSteps: maxSteps,
 	}
 	if vis.Client {

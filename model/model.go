@@ -63,6 +63,12 @@ type Caller struct {
 	Input    string `json:"input,omitempty"`
 	// Step is the 0-based index of this model call within its generator.
 	Step int `json:"step"`
+	// Model is the model string the workflow gives this generator — the
+	// agent's `model:`, else the host's, else the workflow's — as the
+	// engine resolves it from the manifests as they are now (a reload
+	// changes it). "" when none names one: the Model decides. A Model
+	// that serves several providers routes on it, as the CLI does.
+	Model string `json:"model,omitempty"`
 }
 
 // Request is everything one model call sees.

@@ -69,26 +69,15 @@ func (m *models) def() string {
 	return provider.Scripted
 }
 
-// nameFor picks the model string of a caller.
+// nameFor picks the model string of a caller: --model, else the one the
+// engine resolved for it (its agent's, the host's or the workflow's, as
+// the manifests are now), else the default.
 func (m *models) nameFor(c model.Caller) string {
-	if m.override != "" {
+	switch {
+	case m.override != "":
 		return m.override
-	}
-	if c.Agent == "" {
-		if h := m.project.Workflow.Host; h != nil && h.Model != "" {
-			return h.Model
-		}
-		return m.def()
-	}
-	if sid, name, ok := strings.Cut(c.Agent, "/"); ok {
-		for _, s := range m.project.Skills {
-			if s.ID != sid {
-				continue
-			}
-			if a, ok := s.Agent(name); ok && a.Model != "" {
-				return a.Model
-			}
-		}
+	case c.Model != "":
+		return c.Model
 	}
 	return m.def()
 }
