@@ -29,6 +29,7 @@ func newContextCmd() *cobra.Command {
 			if f.input, err = readInput(f.input, cmd.InOrStdin()); err != nil {
 				return err
 			}
+			f.offline = true // nothing is sent: no API key is needed
 			pr, err := prepare(path, f, engine.Options{}, cmd.ErrOrStderr())
 			if err != nil {
 				return err

@@ -45,3 +45,18 @@ func TestRunSkipsBrokenSkill(t *testing.T) {
 		t.Errorf("a needed broken skill: exit %d, stderr:\n%s", code, errs)
 	}
 }
+
+// fsd context calls no model, so it needs no API key; fsd run does.
+func TestContextNeedsNoKey(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "w.workflow.yaml")
+	write(t, wf, "name: w\nmodel: openai/gpt-x\nhost: {prompt: hi}\ninput: go\nskills: []\n")
+	if code, out, errs := fsd(t, "context", wf); code != exitOK || !strings.Contains(out, "=== total:") {
+		t.Errorf("context: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := fsd(t, "run", wf, "--runs-dir", filepath.Join(dir, "runs")); code != exitProblems || !strings.Contains(errs, "OPENAI_API_KEY is not set") {
+		t.Errorf("run: exit %d\n%s", code, errs)
+	}
+}

@@ -28,7 +28,9 @@ import (
 // each agent its own or the workflow's.
 type models struct {
 	override string
-	project  *spec.Project
+	// offline skips credential checks: nothing will be called (fsd context).
+	offline bool
+	project *spec.Project
 	handle   scripted.HandleFunc
 	log      *zerolog.Logger
 
@@ -125,6 +127,13 @@ func (m *models) Generate(ctx context.Context, req *model.Request) (*model.Respo
 // a missing script is reported now too.
 func (m *models) check() error {
 	for _, n := range m.names() {
+		if m.offline && n != provider.Scripted {
+			// fsd context calls no model: the form is all that matters.
+			if _, err := provider.Parse(n); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := provider.Check(n, os.Getenv); err != nil {
 			return err
 		}

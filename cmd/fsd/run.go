@@ -20,6 +20,7 @@ import (
 )
 
 type runFlags struct {
+	offline bool // no model is called (fsd context): no credentials needed
 	input   string
 	model   string
 	events  string
@@ -130,7 +131,7 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	}
 	pr := &prepared{project: p}
 	log := opts.Logger
-	ms := &models{override: f.model, project: p, log: &log, handle: func(id string) (string, error) {
+	ms := &models{override: f.model, offline: f.offline, project: p, log: &log, handle: func(id string) (string, error) {
 		if pr.run == nil {
 			return "", errors.New("the run has not started")
 		}

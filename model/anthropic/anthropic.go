@@ -53,7 +53,8 @@ func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("anthropic: no model name")
 	}
-	if cfg.APIKey == "" {
+	if cfg.APIKey == "" && cfg.BaseURL == "" {
+		// Only a server of one's own may go without a key.
 		return nil, errors.New("anthropic: no API key")
 	}
 	if cfg.MaxTokens <= 0 {
@@ -105,7 +106,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 
 func (m *Model) post(ctx context.Context, body *messagesRequest) (*http.Response, error) {
 	h := http.Header{}
-	h.Set("X-Api-Key", m.cfg.APIKey)
+	if m.cfg.APIKey != "" {
+		h.Set("X-Api-Key", m.cfg.APIKey)
+	}
 	h.Set("Anthropic-Version", APIVersion)
 	if body.Stream {
 		h.Set("Accept", "text/event-stream")

@@ -48,7 +48,8 @@ func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: no model name")
 	}
-	if cfg.APIKey == "" {
+	if cfg.APIKey == "" && cfg.BaseURL == "" {
+		// Only a server of one's own may go without a key.
 		return nil, errors.New("openai: no API key")
 	}
 	base := cfg.BaseURL
@@ -97,7 +98,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 
 func (m *Model) post(ctx context.Context, body *chatRequest) (*http.Response, error) {
 	h := http.Header{}
-	h.Set("Authorization", "Bearer "+m.cfg.APIKey)
+	if m.cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+m.cfg.APIKey)
+	}
 	if body.Stream {
 		h.Set("Accept", "text/event-stream")
 	}

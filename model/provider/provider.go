@@ -106,10 +106,12 @@ func credentials(spec Spec, getenv func(string) string) (key, base string, err e
 	}
 	names := env[spec.Provider]
 	key = strings.TrimSpace(getenv(names.key))
-	if key == "" {
-		return "", "", fmt.Errorf("model %s: %s is not set; export your API key, or use --model scripted to run offline", spec, names.key)
-	}
 	base = strings.TrimSpace(getenv(names.baseURL))
+	if key == "" && base == "" {
+		return "", "", fmt.Errorf("model %s: %s is not set; export your API key, set %s for a local server that needs none, or use --model scripted to run offline", spec, names.key, names.baseURL)
+	}
+	// A base URL without a key is a local OpenAI-compatible server
+	// (Ollama, vLLM, llama.cpp): no credentials header is sent.
 	if base != "" {
 		u, perr := url.Parse(base)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -140,6 +142,10 @@ func New(modelString string, getenv func(string) string, opts Options) (model.Mo
 		Timeout:    opts.Timeout,
 		Sleep:      opts.Sleep,
 		Jitter:     opts.Jitter,
+	}
+	if opts.Logger != nil && key == "" {
+		opts.Logger.Info().Str("model", spec.String()).Str("base_url", base).
+			Msgf("%s is not set: requests go to %s without credentials", env[spec.Provider].key, base)
 	}
 	if opts.Logger != nil {
 		log, secrets := opts.Logger, redact.New(key)

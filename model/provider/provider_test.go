@@ -66,7 +66,9 @@ func TestCheck(t *testing.T) {
 	}{
 		{model: "scripted"},
 		{model: "openai/gpt-x", env: map[string]string{"OPENAI_API_KEY": "sk-123456"}},
-		{model: "openai/gpt-x", wantErr: "model openai/gpt-x: OPENAI_API_KEY is not set; export your API key, or use --model scripted to run offline"},
+		{model: "openai/gpt-x", wantErr: "model openai/gpt-x: OPENAI_API_KEY is not set; export your API key, set OPENAI_BASE_URL for a local server that needs none, or use --model scripted to run offline"},
+		// A local OpenAI-compatible server needs no key.
+		{model: "openai/llama3", env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}},
 		{model: "anthropic/claude-x", env: map[string]string{"OPENAI_API_KEY": "sk-123456"}, wantErr: "model anthropic/claude-x: ANTHROPIC_API_KEY is not set"},
 		{model: "openai/gpt-x", env: map[string]string{"OPENAI_API_KEY": "sk-123456", "OPENAI_BASE_URL": "localhost:11434"},
 			wantErr: `model openai/gpt-x: OPENAI_BASE_URL="localhost:11434" is not an http(s) URL`},
@@ -198,5 +200,41 @@ func TestNoKeyAnywhere(t *testing.T) {
 	}
 	if !strings.Contains(all, "[REDACTED]") {
 		t.Errorf("the key was echoed by the server but nothing was masked:\n%s", all)
+	}
+}
+
+// TestBaseURLWithoutKey: a base URL without a key (Ollama, vLLM,
+// llama.cpp) builds a model that sends no credentials header, and says so
+// once in the log.
+func TestBaseURLWithoutKey(t *testing.T) {
+	openaiBody := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}`
+	anthropicBody := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":1,"output_tokens":1}}`
+	for _, tt := range []struct{ model, urlVar, keyVar, header, body, suffix string }{
+		{"openai/llama3", "OPENAI_BASE_URL", "OPENAI_API_KEY", "Authorization", openaiBody, "/v1"},
+		{"anthropic/local", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "X-Api-Key", anthropicBody, ""},
+	} {
+		t.Run(tt.model, func(t *testing.T) {
+			srv := fakeserver.New(fakeserver.Reply{Body: tt.body}, fakeserver.Reply{Body: tt.body})
+			defer srv.Close()
+			var logs bytes.Buffer
+			logger := zerolog.New(&logs)
+			m, err := New(tt.model, envOf(map[string]string{tt.urlVar: srv.URL + tt.suffix}), Options{Logger: &logger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if _, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.User, Text: "hi"}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, r := range srv.Requests() {
+				if v, ok := r.Header[tt.header]; ok {
+					t.Errorf("%s sent without a key: %q", tt.header, v)
+				}
+			}
+			if n := strings.Count(logs.String(), tt.keyVar+" is not set"); n != 1 {
+				t.Errorf("said %d times, want once:\n%s", n, logs.String())
+			}
+		})
 	}
 }
