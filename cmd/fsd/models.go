@@ -31,8 +31,8 @@ type models struct {
 	// offline skips credential checks: nothing will be called (fsd context).
 	offline bool
 	project *spec.Project
-	handle   scripted.HandleFunc
-	log      *zerolog.Logger
+	handle  scripted.HandleFunc
+	log     *zerolog.Logger
 
 	mu    sync.Mutex
 	built map[string]model.Model
