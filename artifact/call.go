@@ -30,7 +30,8 @@ type args struct {
 
 // Call runs the reader tool name with the model's JSON arguments.
 // loaded reports whether a skill is loaded now: a handle of a skill that
-// is not loaded (or of no skill) is an error, like an unknown one (H2).
+// is not loaded (or of no skill) is an error, like an unknown one (H2). A
+// kept tool result that is work (KeepResult) is readable at any time.
 //
 // skillID is the skill whose artifact the call read, set whenever the
 // handle named a loaded skill's artifact, error or not, so the engine can
@@ -55,7 +56,7 @@ func (s *Store) Call(name string, raw json.RawMessage, loaded func(skillID strin
 	s.mu.Lock()
 	e, ok := s.byHandle[a.Handle]
 	s.mu.Unlock()
-	if !ok || loaded == nil || !loaded(e.skillID) {
+	if !ok || !e.work && (loaded == nil || !loaded(e.skillID)) {
 		// Unknown and unloaded handles get the same answer: an error must
 		// not tell a guesser which handles exist.
 		return "", "", fmt.Errorf("handle %q does not name an artifact of a loaded skill; read_skill it again", clip(a.Handle, 40))

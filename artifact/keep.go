@@ -16,12 +16,34 @@ import (
 // a resumed run does not call the tool again, and must still draw the same
 // handles for skill bodies as the run it resumes.
 func (s *Store) Keep(skillID, name string, data []byte) (string, error) {
-	e := &entry{skillID: skillID, resources: map[string]*resource{}, ready: make(chan struct{})}
+	return s.keep(&entry{skillID: skillID}, name, data, "")
+}
+
+// KeepResult stores a tool result too large for the window (issue 14) and
+// returns its handle. skillID "" makes it work (L5): readable for the whole
+// run, whatever is loaded; a reader's result passes its skill, so the
+// instructions it holds leave with the skill (H4). handle, when not empty,
+// is the handle a journal recorded for it: a resumed run keeps it, so the
+// model's later reads by that handle replay the same way.
+func (s *Store) KeepResult(skillID, name string, data []byte, handle string) (string, error) {
+	return s.keep(&entry{skillID: skillID, work: skillID == ""}, name, data, handle)
+}
+
+func (s *Store) keep(e *entry, name string, data []byte, handle string) (string, error) {
+	e.resources, e.ready = map[string]*resource{}, make(chan struct{})
 	e.body = s.newDoc(name, data, isMarkdown(name))
 	close(e.ready)
-	var b [16]byte
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if handle != "" {
+		if _, taken := s.byHandle[handle]; taken || !validHandle(handle) {
+			return "", fmt.Errorf("keep %s: handle %q is taken or malformed", name, handle)
+		}
+		e.handle = handle
+		s.byHandle[handle] = e
+		return handle, nil
+	}
+	var b [16]byte
 	for range 4 {
 		if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
 			return "", fmt.Errorf("keep %s: draw handle: %w", name, err)
@@ -34,4 +56,13 @@ func (s *Store) Keep(skillID, name string, data []byte) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("keep %s: random source keeps repeating itself", name)
+}
+
+// validHandle reports whether h has the form of a drawn handle.
+func validHandle(h string) bool {
+	if len(h) != 2+32 || h[:2] != "h_" {
+		return false
+	}
+	_, err := hex.DecodeString(h[2:])
+	return err == nil
 }

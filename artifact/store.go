@@ -48,6 +48,9 @@ type entry struct {
 	names                    []string // resource paths, sorted
 	// ready is closed once body is indexed; body is read only after it.
 	ready chan struct{}
+	// work is a tool result kept by KeepResult: readable whatever is
+	// loaded.
+	work bool
 }
 
 type resource struct {

@@ -97,6 +97,7 @@ type checker struct {
 	violations []string
 	loaded     []string          // host's loaded skills, from skill.* events
 	handles    map[string]string // skill id -> handle, learned from pointers
+	hostKept   bool              // the host's window has shown a kept result
 	tasks      map[string]*trackedTask
 	finished   bool
 	// cov counts what the requests exercised (see coverageKeys).
@@ -360,6 +361,12 @@ func (c *checker) checkHost(req *model.Request) {
 			c.fail("D1: %s: board tool %s offered = %v, a loaded skill has agents = %v", who, name, tools[name], agents)
 		}
 	}
+	for _, m := range req.Messages {
+		// A result kept as an artifact brings the readers along, for
+		// the rest of the run.
+		c.hostKept = c.hostKept || m.Spool != ""
+	}
+	handleLoaded = handleLoaded || c.hostKept
 	for name := range readerSet {
 		if tools[name] != handleLoaded {
 			c.fail("H2: %s: reader %s offered = %v, a handle skill is loaded = %v", who, name, tools[name], handleLoaded)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
@@ -56,6 +57,10 @@ type genDeps struct {
 	// nothing.
 	rec *record
 	now func() time.Time
+	// arts keeps results over maxResult tokens as artifacts (nil: results
+	// always go whole into the window).
+	arts      *artifact.Store
+	maxResult int
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -91,6 +96,9 @@ type generator struct {
 	replaying bool
 	// endReplayed: the final answer came from the journal.
 	endReplayed bool
+	// kept: a result of this generator was kept as an artifact, so the
+	// readers stay offered.
+	kept bool
 }
 
 // callID is FSD_CALL_ID of a step's i-th call: stable across resume,
@@ -194,6 +202,9 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 				return "", err
 			}
 			out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.text, IsError: res.isError, Artifact: res.artifact}
+			if out.Spool, err = g.spool(out, journaled.Spool); err != nil {
+				return "", err
+			}
 			g.replaying = inJournal
 			err = g.add(out)
 			g.replaying = false
@@ -315,7 +326,7 @@ func (g *generator) assemble(step int) sent {
 		req: &model.Request{
 			Context:  g.env.contextBlock(),
 			Messages: msgs,
-			Tools:    g.env.tools(),
+			Tools:    withReaders(g.env.tools(), msgs, &g.kept),
 			Caller:   c,
 			OnText:   g.streamText,
 			OnReset:  g.streamReset,
@@ -333,17 +344,24 @@ func (g *generator) clock() time.Time {
 }
 
 // reclaim replaces the results of reader calls on an unloaded skill's
-// artifact with a one-line stub. It copies the window only when it must.
+// artifact with a one-line stub (H4), and results kept as artifacts with
+// their preview. It copies the window only when it must.
 func reclaim(window []model.Message, loaded func(string) bool) []model.Message {
 	var out []model.Message
 	for i, m := range window {
-		if m.Artifact == "" || loaded(m.Artifact) {
+		stub := m.Artifact != "" && !loaded(m.Artifact)
+		if !stub && m.Spool == "" {
 			continue
 		}
 		if out == nil {
 			out = append([]model.Message(nil), window...)
 		}
-		out[i].Text = fmt.Sprintf("[reclaimed: this read skill %q's instructions, which are unloaded; read_skill it again to read them]", m.Artifact)
+		if stub {
+			out[i].Text = fmt.Sprintf("[reclaimed: this read skill %q's instructions, which are unloaded; read_skill it again to read them]", m.Artifact)
+			out[i].Spool = "" // the artifact left with the skill
+			continue
+		}
+		out[i].Text = spoolPreview(m)
 	}
 	if out == nil {
 		return window

@@ -73,7 +73,9 @@ func TestLimitToolOutput(t *testing.T) {
 	s.Tools = append(s.Tools, cmdTool("flood", 0, "head", "-c", "3000000", "/dev/zero"))
 	var got model.Message // the flood result as the model reads it
 	host := scriptFunc([]step{read("ops"), call("flood", nil), say("ok")}, nil)
-	_, _, err := funcRun(t, context.Background(), project(s), Options{}, func(ctx context.Context, req *model.Request) (*model.Response, error) {
+	p := project(s)
+	p.Workflow.Limits.MaxResultTokens = 1 << 30 // whole in the window: the tool's cut is tested here
+	_, _, err := funcRun(t, context.Background(), p, Options{}, func(ctx context.Context, req *model.Request) (*model.Response, error) {
 		if req.Caller.Step == 2 {
 			got = lastResult(req)
 		}

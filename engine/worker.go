@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
@@ -28,6 +29,9 @@ type workerEnv struct {
 	defs   []model.ToolDef
 	byName map[string]skillTool
 	state  *tool.MemKV
+	// arts answers reads of results kept as artifacts (a worker loads no
+	// skill, so only those are readable).
+	arts *artifact.Store
 }
 
 func (w *workerEnv) prepare(context.Context) {}
@@ -46,6 +50,13 @@ func (w *workerEnv) command(name string) (bool, bool) {
 
 func (w *workerEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 	t, ok := w.byName[c.Name]
+	if !ok && artifact.IsReader(c.Name) && w.arts != nil {
+		text, _, err := w.arts.Call(c.Name, c.Args, func(string) bool { return false })
+		if err != nil {
+			return toolResult{text: err.Error(), isError: true}
+		}
+		return toolResult{text: text}
+	}
 	if !ok {
 		return toolResult{text: "Unknown tool: " + c.Name, isError: true}
 	}
@@ -62,7 +73,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if !ok {
 		return "", fmt.Errorf("assignee %q is not an agent of any skill found", t.Assignee)
 	}
-	w := &workerEnv{box: wd.box, log: hb.log, skill: skill, byName: map[string]skillTool{}, state: tool.NewMemKV()}
+	w := &workerEnv{box: wd.box, log: hb.log, skill: skill, byName: map[string]skillTool{}, state: tool.NewMemKV(), arts: wd.gen.arts}
 	a := spec.DefaultAgent()
 	if agent != nil {
 		a = agent.WithDefaults()

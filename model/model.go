@@ -44,6 +44,10 @@ type Message struct {
 	// one-line stub once that skill is unloaded (H4); the transcript keeps
 	// them whole.
 	Artifact string `json:"artifact,omitempty"`
+	// Spool is set on a tool result too large for the window: the handle
+	// of the artifact holding its text. Text stays whole in the
+	// transcript; requests carry a preview and the handle instead.
+	Spool string `json:"spool,omitempty"`
 }
 
 // ToolDef is a tool offered to the model in one request.

@@ -304,6 +304,9 @@ type Limits struct {
 	Concurrency           int `json:"concurrency"`
 	MaxPendingTasks       int `json:"max-pending-tasks"`
 	MaxTotalTasks         int `json:"max-total-tasks"`
+	// MaxResultTokens bounds a tool result in the window: a larger one is
+	// kept as an artifact and the window shows a preview and its handle.
+	MaxResultTokens int `json:"max-result-tokens"`
 }
 
 // Defaults of Limits.
@@ -314,6 +317,7 @@ const (
 	DefaultConcurrency           = 4
 	DefaultMaxPendingTasks       = 100
 	DefaultMaxTotalTasks         = 500
+	DefaultMaxResultTokens       = 2000
 	DefaultTurns                 = 8
 	DefaultRecent                = 8
 )
@@ -331,6 +335,7 @@ func (l Limits) WithDefaults() Limits {
 	set(&l.Concurrency, DefaultConcurrency)
 	set(&l.MaxPendingTasks, DefaultMaxPendingTasks)
 	set(&l.MaxTotalTasks, DefaultMaxTotalTasks)
+	set(&l.MaxResultTokens, DefaultMaxResultTokens)
 	return l
 }
 
