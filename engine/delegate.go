@@ -397,20 +397,47 @@ func sinkResults(tasks []board.Task) string {
 	return b.String()
 }
 
+// describeFailures says why a board is blocked. Tasks that ended the same
+// way are named together, so an error that failed seven tasks is said once.
 func describeFailures(tasks []board.Task) string {
-	var parts []string
+	type group struct {
+		how string
+		ids []string
+	}
+	var groups []*group
+	byHow := map[string]*group{}
 	for _, t := range tasks {
+		var how string
 		switch t.Status {
 		case board.Failed:
-			parts = append(parts, fmt.Sprintf("task %s failed: %s", t.ID, t.Error))
+			how = "failed: " + t.Error
 		case board.Pending:
-			parts = append(parts, fmt.Sprintf("task %s stranded", t.ID))
+			how = "stranded"
 		case board.Cancelled:
-			parts = append(parts, fmt.Sprintf("task %s cancelled", t.ID))
+			how = "cancelled"
+		default:
+			continue
 		}
+		g := byHow[how]
+		if g == nil {
+			g = &group{how: how}
+			byHow[how] = g
+			groups = append(groups, g)
+		}
+		g.ids = append(g.ids, t.ID)
 	}
-	if len(parts) > 5 {
-		parts = append(parts[:5], fmt.Sprintf("and %d more", len(parts)-5))
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		if len(g.ids) == 1 {
+			parts = append(parts, "task "+g.ids[0]+" "+g.how)
+			continue
+		}
+		ids := g.ids
+		if len(ids) > 5 {
+			ids = append(ids[:5:5], fmt.Sprintf("%d more", len(g.ids)-5))
+		}
+		names := strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
+		parts = append(parts, "tasks "+names+" "+g.how)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -111,15 +111,16 @@ func (g *generator) callID(step, i int) string {
 	return fmt.Sprintf("%s/s%d/c%d", name, step+1, i+1)
 }
 
-// who names the generator in errors.
-func (g *generator) who() string {
-	switch {
-	case g.caller.TaskID != "" && g.caller.Agent != "":
-		return fmt.Sprintf("task %s (agent %s)", g.caller.TaskID, g.caller.Agent)
-	case g.caller.TaskID != "":
-		return "task " + g.caller.TaskID
+// errorf makes one of the generator's own errors. The host's start with
+// "host: "; a worker's carry no prefix, since they become its task's error
+// and whoever shows that names the task and its agent ("task T failed:
+// …"). Saying it here too would say it twice.
+func (g *generator) errorf(format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	if g.caller.TaskID != "" {
+		return err
 	}
-	return "host"
+	return fmt.Errorf("host: %w", err)
 }
 
 // loop runs steps until a final answer, an error, or max-steps (D8).
@@ -129,7 +130,7 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			return "", err
 		}
 		if step >= g.maxSteps {
-			return "", fmt.Errorf("%s: %w (max-steps %d)", g.who(), ErrMaxSteps, g.maxSteps)
+			return "", g.errorf("%w (max-steps %d)", ErrMaxSteps, g.maxSteps)
 		}
 		g.env.prepare(ctx)
 		s := g.assemble(step)
@@ -146,7 +147,9 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			g.rec.response(g.recName, req.Caller, resp.Usage, err, g.clock())
 			g.emitRequest(req, tk, resp.Usage)
 			if err != nil {
-				return "", fmt.Errorf("%s: model: %w", g.who(), err)
+				// Providers name themselves ("openai: …", "scripted
+				// model: …"); the layer above names the generator.
+				return "", err
 			}
 			g.usage.add(resp.Usage)
 		}
@@ -250,15 +253,15 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 		// The run was stopped while the call ran: its result (a
 		// "cancelled" error) is not the tool's answer. Left out of the
 		// journal, the call is in doubt and a resume decides.
-		return res, fmt.Errorf("%s: %w", g.who(), context.Cause(ctx))
+		return res, g.errorf("%w", context.Cause(ctx))
 	}
 	// What the journal will hold: JSON keeps text as UTF-8, so compare
 	// and record the same form the journal stores (a read of non-UTF-8
 	// bytes replays as it was recorded).
 	res.text = storedText(res.text)
 	if inJournal && c.Name != "runBoard" && (res.text != journaled.Text || res.isError != journaled.IsError) {
-		return res, fmt.Errorf("%s: resume diverged from the journal at step %d: %s answered %q, the journal says %q (did a manifest change?)",
-			g.who(), step+1, c.Name, clip(res.text, 80), clip(journaled.Text, 80))
+		return res, g.errorf("resume diverged from the journal at step %d: %s answered %q, the journal says %q (did a manifest change?)",
+			step+1, c.Name, clip(res.text, 80), clip(journaled.Text, 80))
 	}
 	return res, nil
 }
@@ -294,7 +297,7 @@ func storedText(s string) string {
 
 func (g *generator) sync() error {
 	if err := g.tr.Sync(); err != nil {
-		return fmt.Errorf("%s: transcript: %w", g.who(), err)
+		return g.errorf("transcript: %w", err)
 	}
 	return nil
 }
@@ -302,7 +305,7 @@ func (g *generator) sync() error {
 // add appends to the transcript, then tells the item sink.
 func (g *generator) add(m model.Message) error {
 	if err := g.tr.AppendMessage(m); err != nil {
-		return fmt.Errorf("%s: transcript: %w", g.who(), err)
+		return g.errorf("transcript: %w", err)
 	}
 	if g.item != nil {
 		g.item(m)

@@ -96,7 +96,7 @@ func checkToolClash(skills []*Skill, byID map[string]*Skill, enabled map[string]
 				if prev.skill == s {
 					continue // reported by LoadSkill
 				}
-				out = append(out, diag.Errorf(t.At("name"), "duplicate", "tool %q of skill %q clashes with the tool of the same name in skill %q at %s", t.Name, s.ID, prev.skill.ID, prev.tool.At("name")))
+				out = append(out, diag.Errorf(t.At("name"), "duplicate", "tool %q clashes with the tool of the same name in skill %q at %s", t.Name, prev.skill.ID, prev.tool.At("name")))
 				continue
 			}
 			seen[t.Name] = owner{s, t}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -40,13 +41,26 @@ func fail(code int, format string, args ...any) error {
 func usage(format string, args ...any) error { return fail(exitUsage, format, args...) }
 
 // usageArgs turns cobra's argument errors into usage errors (exit 2) that
-// point at the command's help.
+// say what the command takes, what it got, and where its help is.
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return usage("%s: %v (see %s --help)", cmd.Name(), err, cmd.CommandPath())
+		err := check(cmd, args)
+		if err == nil {
+			return nil
 		}
-		return nil
+		if strings.HasPrefix(err.Error(), "unknown command") {
+			return usage("%v (see %s --help)", err, cmd.CommandPath())
+		}
+		want := "no arguments"
+		if _, a, ok := strings.Cut(cmd.Use, " "); ok {
+			want = a
+		}
+		got := "none"
+		if len(args) > 0 {
+			got = fmt.Sprintf("%d: %s", len(args), strings.Join(args, " "))
+		}
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		return usage("%s takes %s; got %s (see %s --help)", name, want, got, cmd.CommandPath())
 	}
 }
 

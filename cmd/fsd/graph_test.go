@@ -21,7 +21,7 @@ func TestGraph(t *testing.T) {
 		{name: "mermaid by default", args: []string{"graph", wf}, code: exitOK, golden: "weekly.mmd"},
 		{name: "dot", args: []string{"graph", wf, "--format", "dot"}, code: exitOK, golden: "weekly.dot"},
 		{name: "bad format", args: []string{"graph", wf, "--format", "png"}, code: exitUsage, stderr: `unknown --format "png"`},
-		{name: "no workflow", args: []string{"graph"}, code: exitUsage, stderr: "accepts 1 arg"},
+		{name: "no workflow", args: []string{"graph"}, code: exitUsage, stderr: "fsd: graph takes WORKFLOW; got none (see fsd graph --help)"},
 		// An invalid workflow is refused with validate's diagnostics;
 		// nothing is drawn (no invented nodes for unknown tasks).
 		{name: "cycle and unknown assignee", args: []string{"graph", filepath.Join("testdata", "graph", "invalid.workflow.yaml")}, code: exitProblems,

@@ -168,7 +168,7 @@ func TestInitUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"init", "--template", "webapp"}, exitUsage, "fsd: unknown --template \"webapp\"; want hello, pipeline, agent-skills\n"},
-		{[]string{"init", "a", "b"}, exitUsage, "fsd: init: accepts at most 1 arg(s), received 2 (see fsd init --help)\n"},
+		{[]string{"init", "a", "b"}, exitUsage, "fsd: init takes [DIR]; got 2: a b (see fsd init --help)\n"},
 		{[]string{"init", "file"}, exitProblems, "fsd: file is a file, not a folder\n"},
 	}
 	for _, tt := range tests {

@@ -113,7 +113,7 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	if errs := diags.Errors(false); len(errs) > 0 {
 		first := errs[0].String()
 		if len(errs) > 1 {
-			first += fmt.Sprintf(" (and %d more problems; run fsd validate %s)", len(errs)-1, path)
+			first += fmt.Sprintf(" (and %s; run fsd validate %s)", plural(len(errs)-1, "more problem"), path)
 		}
 		return nil, fail(exitProblems, "%s", first)
 	}
@@ -167,7 +167,7 @@ func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io
 // execute runs a workflow, or resumes one when journal is set.
 func execute(ctx context.Context, path string, f runFlags, journal *engine.Journal, stdout, stderr io.Writer) error {
 	if f.events != "" && f.events != "json" {
-		return fail(exitUsage, "--events: unknown format %q (json)", f.events)
+		return usage("unknown --events %q; want json", f.events)
 	}
 	if f.timeout < 0 {
 		return fail(exitUsage, "--timeout: %s is negative", f.timeout)

@@ -86,11 +86,11 @@ func TestRunFailures(t *testing.T) {
 		code int
 		want string
 	}{
-		{"script exhausted", []string{"run", wf, "--runs-dir", dir}, exitProblems, "asked for step 2"},
+		{"script exhausted", []string{"run", wf, "--runs-dir", dir}, exitProblems, "step 2 was asked for"},
 		{"missing workflow", []string{"run", filepath.Join(dir, "nope.workflow.yaml")}, exitUsage, "nope.workflow.yaml: no such file or folder"},
 		{"unknown provider", []string{"run", wf, "--model", "acme/x"}, exitProblems, "unknown provider"},
 		{"bad events format", []string{"run", wf, "--events", "xml"}, exitUsage, "--events"},
-		{"no workflow", []string{"run"}, exitUsage, "accepts 1 arg"},
+		{"no workflow", []string{"run"}, exitUsage, "fsd: run takes WORKFLOW; got none (see fsd run --help)"},
 		{"unknown flag", []string{"run", wf, "--bogus"}, exitUsage, "bogus"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ however old; neither is a folder without a run.json.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if olderThan == "" {
-				return usage("prune: give --older-than AGE, e.g. --older-than 7d")
+				return usage("give --older-than AGE, e.g. --older-than 7d")
 			}
 			age, err := parseAge(olderThan)
 			if err != nil {

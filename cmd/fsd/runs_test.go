@@ -185,7 +185,7 @@ func TestRunsPrune(t *testing.T) {
 	}
 
 	for _, tt := range []struct{ args, want string }{
-		{"", "fsd: prune: give --older-than AGE, e.g. --older-than 7d\n"},
+		{"", "fsd: give --older-than AGE, e.g. --older-than 7d\n"},
 		{"--older-than 7", "fsd: --older-than \"7\": want a number of days (7d) or weeks (2w), or a duration like 36h\n"},
 		{"--older-than 0d", "fsd: --older-than \"0d\": the age must be more than zero\n"},
 		{"--older-than -3h", "fsd: --older-than \"-3h\": the age must be more than zero\n"},

@@ -20,7 +20,7 @@ scripted model's *.script.yaml.`,
 		ValidArgs: []string{"skill", "workflow", "skill-md", "script"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return fail(exitUsage, "schema: name one schema: skill, workflow or script (or skill-md for SKILL.md frontmatter)")
+				return usage("name one schema: skill, workflow, script, or skill-md for SKILL.md frontmatter")
 			}
 			var data []byte
 			switch args[0] {
@@ -33,10 +33,10 @@ scripted model's *.script.yaml.`,
 			case "script":
 				data = schemas.Script()
 			default:
-				return fail(exitUsage, "schema: unknown schema %q: want skill, workflow or script (or skill-md)", args[0])
+				return usage("unknown schema %q; want skill, workflow, script or skill-md", args[0])
 			}
 			if _, err := cmd.OutOrStdout().Write(data); err != nil {
-				return fail(exitInternal, "schema: %v", err)
+				return fail(exitInternal, "%v", err)
 			}
 			return nil
 		},

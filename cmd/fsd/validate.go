@@ -38,10 +38,10 @@ Unknown SKILL.md frontmatter keys are warnings; --strict makes them errors.`,
   fsd validate --strict --format sarif . > fsd.sarif`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return fail(exitUsage, "validate: give at least one file or folder (see fsd validate --help)")
+				return usage("give at least one file or folder to check, e.g. fsd validate .")
 			}
 			if !contains(validateFormats, format) {
-				return fail(exitUsage, "validate: unknown --format %q (want %s)", format, strings.Join(validateFormats, ", "))
+				return usage("unknown --format %q; want %s", format, strings.Join(validateFormats, ", "))
 			}
 			files, diags := spec.ValidateFiles(args, strict)
 			out := cmd.OutOrStdout()
@@ -57,7 +57,7 @@ Unknown SKILL.md frontmatter keys are warnings; --strict makes them errors.`,
 				err = writeText(out, diags, isTerminal(out))
 			}
 			if err != nil {
-				return fail(exitInternal, "validate: write output: %v", err)
+				return fail(exitInternal, "writing the output: %v", err)
 			}
 			errs, warns := count(diags)
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s, %s, %s\n", plural(len(files), "file"), plural(errs, "error"), plural(warns, "warning"))

@@ -35,44 +35,54 @@ func New(s *Script, handle HandleFunc) *Model {
 }
 
 // steps picks the list for the caller: a task override, else the agent's
-// list (by bare name or skill/agent), else the host's.
-func (m *Model) steps(c model.Caller) ([]Step, string, bool) {
+// list (by bare name or skill/agent), else the host's. key is where the
+// list is in the script (host, agents.NAME, tasks.ID); when there is none,
+// it is where to add one.
+func (m *Model) steps(c model.Caller) (steps []Step, key string, ok bool) {
 	if c.TaskID != "" {
 		if st, ok := m.script.Tasks[c.TaskID]; ok {
-			return st, "task " + c.TaskID, true
+			return st, "tasks." + c.TaskID, true
 		}
 	}
 	if c.Agent == "" {
 		return m.script.Host, "host", true
 	}
 	if st, ok := m.script.Agents[c.Agent]; ok {
-		return st, "agent " + c.Agent, true
+		return st, "agents." + c.Agent, true
 	}
+	short := c.Agent
 	if i := strings.LastIndexByte(c.Agent, '/'); i >= 0 {
-		if st, ok := m.script.Agents[c.Agent[i+1:]]; ok {
-			return st, "agent " + c.Agent, true
+		short = c.Agent[i+1:]
+		if st, ok := m.script.Agents[short]; ok {
+			return st, "agents." + short, true
 		}
 	}
-	return nil, "agent " + c.Agent, false
+	key = "agents." + short
+	if c.TaskID != "" {
+		key += " or tasks." + c.TaskID
+	}
+	return nil, key, false
 }
 
-// Generate plays the caller's step.
+// Generate plays the caller's step. Its errors name the script and the
+// list in it, not the caller: the engine's layers name the task or host.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	steps, who, ok := m.steps(req.Caller)
-	where := who
-	if req.Caller.TaskID != "" && !strings.HasPrefix(who, "task ") {
-		where += " (task " + req.Caller.TaskID + ")"
-	}
+	steps, key, ok := m.steps(req.Caller)
 	if !ok {
-		return nil, fmt.Errorf("scripted model: %s has no steps in %s", where, m.script.File)
+		return nil, fmt.Errorf("scripted model: %s has no steps for this agent; add them under %s", m.script.File, key)
 	}
 	if req.Caller.Step >= len(steps) {
-		return nil, fmt.Errorf("scripted model: %s asked for step %d but its list has %d: %w",
-			where, req.Caller.Step+1, len(steps), ErrExhausted)
+		n := fmt.Sprintf("%d steps", len(steps))
+		if len(steps) == 1 {
+			n = "1 step"
+		}
+		return nil, fmt.Errorf("scripted model: %s in %s has %s; step %d was asked for: %w",
+			key, m.script.File, n, req.Caller.Step+1, ErrExhausted)
 	}
+	where := fmt.Sprintf("step %d of %s in %s", req.Caller.Step+1, key, m.script.File)
 	st := steps[req.Caller.Step]
 	if st.Sleep != "" {
 		d, _ := time.ParseDuration(st.Sleep) // checked by Parse
@@ -85,13 +95,13 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		}
 	}
 	if st.Fail != "" {
-		return nil, fmt.Errorf("scripted model: %s step %d: %s", where, req.Caller.Step+1, st.Fail)
+		return nil, fmt.Errorf("scripted model: %s: %s", where, st.Fail)
 	}
 	data := m.data(req)
 	resp := &model.Response{}
 	var err error
 	if resp.Text, err = m.render(st.Say, data); err != nil {
-		return nil, fmt.Errorf("scripted model: %s step %d: say: %w", where, req.Caller.Step+1, err)
+		return nil, fmt.Errorf("scripted model: %s: say: %w", where, err)
 	}
 	calls := st.Calls
 	if st.Call != "" {
@@ -100,7 +110,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	for i, c := range calls {
 		args, err := m.renderArgs(c.Args, data)
 		if err != nil {
-			return nil, fmt.Errorf("scripted model: %s step %d: %s args: %w", where, req.Caller.Step+1, c.Call, err)
+			return nil, fmt.Errorf("scripted model: %s: %s args: %w", where, c.Call, err)
 		}
 		resp.Calls = append(resp.Calls, model.ToolCall{
 			ID:   fmt.Sprintf("call_%s_%d_%d", callerKey(req.Caller), req.Caller.Step+1, i+1),

@@ -70,20 +70,22 @@ func TestScriptedReplaysPerCaller(t *testing.T) {
 	}
 }
 
-func TestScriptedExhaustedNamesWho(t *testing.T) {
+// The error names the list in the script (where to add steps), not the
+// caller: the engine's layers name the task or the host.
+func TestScriptedExhaustedNamesTheList(t *testing.T) {
 	s, _ := Parse("t.script.yaml", []byte(script))
 	m := New(s, nil)
 	_, err := m.Generate(context.Background(), &model.Request{Caller: model.Caller{Agent: "summarizer", TaskID: "t9", Step: 1}})
 	if !errors.Is(err, ErrExhausted) {
 		t.Fatalf("err = %v, want ErrExhausted", err)
 	}
-	for _, want := range []string{"agent summarizer", "task t9", "step 2", "has 1"} {
+	for _, want := range []string{"agents.summarizer in t.script.yaml", "has 1 step;", "step 2 was asked for"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
 	_, err = m.Generate(context.Background(), &model.Request{Caller: model.Caller{Agent: "nobody", TaskID: "t1"}})
-	if err == nil || !strings.Contains(err.Error(), "agent nobody") {
+	if err == nil || !strings.HasSuffix(err.Error(), "add them under agents.nobody or tasks.t1") {
 		t.Errorf("unknown agent: err = %v", err)
 	}
 }
