@@ -98,7 +98,7 @@ func TestShowErrors(t *testing.T) {
 		{"unknown task", []string{"show", "hello", "--runs-dir", runs, "--task", "zzz"}, exitProblems, `no generator for task "zzz" (tasks: host, note)`},
 		{"no such step", []string{"show", "hello", "--runs-dir", runs, "--step", "99"}, exitProblems, "has a step 99"},
 		{"bad format", []string{"show", "hello", "--runs-dir", runs, "--format", "xml"}, exitUsage, "--format must be text or json"},
-		{"no run", []string{"show"}, exitUsage, "accepts 1 arg"},
+		{"no run", []string{"show"}, exitUsage, "show takes RUN; got none (see fsd show --help)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := fsd(t, tc.args...)
