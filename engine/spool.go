@@ -40,7 +40,7 @@ func (g *generator) spool(m model.Message, journaled string) (string, error) {
 	}
 	h, err := g.arts.KeepResult("", "result of "+m.Name, []byte(m.Text), journaled)
 	if err != nil {
-		return "", fmt.Errorf("%s: keep the result of %s: %w", g.who(), m.Name, err)
+		return "", g.errorf("keep the result of %s: %w", m.Name, err)
 	}
 	return h, nil
 }
