@@ -62,6 +62,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 		}
 	}
 	h.gen = g
+	h.mgr.restating = h.replaying
 	return g, h, nil
 }
 

@@ -301,9 +301,10 @@ func TestInDoubtCall(t *testing.T) {
 					t.Errorf("a journaled call's event is not marked replayed: %+v", e)
 				}
 			}
-			// read_skill call+result, step 2's call+result, step 3's call.
-			if replayed != 5 {
-				t.Errorf("%d replayed events, want 5", replayed)
+			// read_skill's call, skill.loaded and result, step 2's call
+			// and result, step 3's call.
+			if replayed != 6 {
+				t.Errorf("%d replayed events, want 6", replayed)
 			}
 		})
 	}
@@ -371,5 +372,45 @@ func TestResumeAfterNonUTF8Read(t *testing.T) {
 	}
 	if _, _, err := resume(t, p, dir, answers, Options{}); err != nil {
 		t.Fatalf("resume after a non-UTF-8 read: %v", err)
+	}
+}
+
+// A resumed pipeline restates the tasks its journal holds: their task.*
+// events say "replayed"; the work done live does not.
+func TestResumedTaskEventsSayReplayed(t *testing.T) {
+	p := project()
+	p.Workflow.Host = nil
+	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one"}, {ID: "b", Goal: "two", Deps: []string{"a"}}}
+	first := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		if req.Caller.TaskID == "b" {
+			return nil, errCrash
+		}
+		return &model.Response{Text: "a done"}, nil
+	})
+	r, _ := New(p, Options{Model: first, RunsDir: t.TempDir()})
+	res, err := r.Execute(context.Background(), "")
+	if err == nil {
+		t.Fatal("the first run did not fail")
+	}
+	_, evs, err := resume(t, p, res.Dir, answers, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, e := range evs {
+		if strings.HasPrefix(e.Type, "task.") {
+			got[e.Type+" "+e.Task] = e.Replayed
+		}
+	}
+	want := map[string]bool{
+		"task.added a": true, "task.added b": true,
+		"task.started a": true, "task.completed a": true,
+		"task.started b":   true, // it started before the crash
+		"task.completed b": false,
+	}
+	for k, v := range want {
+		if r, ok := got[k]; !ok || r != v {
+			t.Errorf("%s: replayed=%v (seen %v), want %v", k, r, ok, v)
+		}
 	}
 }

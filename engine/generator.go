@@ -200,7 +200,11 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 		// that order, so every call has its result before the next step.
 		for i, c := range calls {
 			journaled, inJournal := g.replay.result(step, i)
+			// While it restates a journaled call, what the call emits
+			// (skill.loaded, task.added) says "replayed" too.
+			g.replaying = inJournal
 			res, err := g.callOne(ctx, c, step, i, offered[c.Name], replayed, journaled, inJournal)
+			g.replaying = false
 			if err != nil {
 				return "", err
 			}

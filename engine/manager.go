@@ -63,6 +63,9 @@ type manager struct {
 	managerDeps
 	loaded []*loadedSkill
 	loads  int // loads so far, for loadedSkill.seq
+	// restating reports whether the host restates a journaled step, so a
+	// resumed run's skill events say "replayed"; nil: never.
+	restating func() bool
 }
 
 // managerDeps are a manager's collaborators: it reads the catalog, spools
@@ -99,7 +102,8 @@ func (m *manager) emitSkill(loaded bool, s *spec.Skill, reason transcript.Reason
 	if !loaded {
 		t = event.SkillUnloaded
 	}
-	m.emit(event.Event{Type: t, Skill: s.ID, Version: s.Version, Reason: string(reason)})
+	replayed := m.restating != nil && m.restating()
+	m.emit(event.Event{Type: t, Skill: s.ID, Version: s.Version, Reason: string(reason), Replayed: replayed})
 }
 
 func (m *manager) find(id string) (int, *loadedSkill) {
