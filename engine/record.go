@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"go.yaml.in/yaml/v4"
-
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/runrecord"
@@ -20,7 +18,8 @@ import (
 
 // record is a run's folder under the runs dir:
 //
-//	workflow.yaml      the workflow as resolved (defaults filled, skills found)
+//	workflow.yaml      the workflow file's bytes as read (when it came from a file)
+//	resolved.json      the workflow as resolved (defaults filled, skills found)
 //	events.jsonl       every event, one JSON object a line
 //	transcript.jsonl   the host's transcript
 //	tasks/<id>.jsonl   each worker's transcript (<id>.attempt-N.jsonl for retries)
@@ -62,10 +61,7 @@ func openRecord(runsDir, id string, p *spec.Project, lock *journal.Locked) (*rec
 		}
 	}
 	rec := &record{dir: dir, lock: lock}
-	y, err := resolvedYAML(p)
-	if err == nil {
-		err = rec.replace("workflow.yaml", y)
-	}
+	err := rec.writeWorkflow(p)
 	if err != nil {
 		lock.Unlock()
 		return nil, err
@@ -193,22 +189,35 @@ func (rec *record) writeJSON(name string, v any) error {
 	return rec.replace(name, append(b, '\n'))
 }
 
-// resolvedYAML is workflow.yaml's content: the resolved workflow.
-func resolvedYAML(p *spec.Project) ([]byte, error) {
-	// Through JSON first so the kebab-case json tags name the keys.
+// resolvedJSON is resolved.json's content, and what the workflow's
+// digest is taken of. It is JSON, not YAML written back: serialising YAML
+// cost a large share of a big run's time and most of its memory peak.
+func resolvedJSON(p *spec.Project) ([]byte, error) {
 	j, err := json.Marshal(resolved(p))
 	if err != nil {
-		return nil, fmt.Errorf("run record workflow.yaml: %w", err)
+		return nil, fmt.Errorf("run record resolved.json: %w", err)
 	}
-	var generic any
-	if err := json.Unmarshal(j, &generic); err != nil {
-		return nil, fmt.Errorf("run record workflow.yaml: %w", err)
-	}
-	y, err := yaml.Marshal(generic)
+	return append(j, '\n'), nil
+}
+
+// writeWorkflow writes the workflow into the record: the file's bytes as
+// read (a person reads those best) and the resolved values as JSON.
+func (rec *record) writeWorkflow(p *spec.Project) error {
+	j, err := resolvedJSON(p)
 	if err != nil {
-		return nil, fmt.Errorf("run record workflow.yaml: %w", err)
+		return err
 	}
-	return y, nil
+	if err := rec.replace("resolved.json", j); err != nil {
+		return err
+	}
+	if p.Workflow.File == "" {
+		return nil // built in code: resolved.json is all there is
+	}
+	src, err := os.ReadFile(p.Workflow.File)
+	if err != nil {
+		return fmt.Errorf("run record workflow.yaml: %w", err)
+	}
+	return rec.replace("workflow.yaml", src)
 }
 
 func (rec *record) replace(name string, data []byte) error {

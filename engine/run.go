@@ -313,7 +313,7 @@ func clipRecord(s string) string {
 // skill manifest, keyed by paths relative to the workflow's folder.
 func (r *Run) digests() (journal.Digests, error) {
 	d := journal.Digests{}
-	y, err := resolvedYAML(r.project)
+	y, err := resolvedJSON(r.project)
 	if err != nil {
 		return nil, err
 	}

@@ -199,7 +199,10 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 		defer live.Stop()
 		sink = live
 	default:
-		sink = newProgressSink(stderr)
+		progress := newProgressSink(stderr)
+		defer progress.flush()
+		stopView = progress.flush
+		sink = progress
 	}
 	// Meta keeps the flags a resume needs to rebuild the same run.
 	meta := map[string]string{"model": f.model, "trust": strings.Join(f.trust, string(os.PathListSeparator))}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/fsdrun/fsd/event"
 )
@@ -24,13 +26,22 @@ func (s *jsonSink) Emit(e event.Event) {
 }
 
 // progressSink prints one plain line per state change to stderr: skills
-// loaded and unloaded, tasks changing state, the board finishing.
+// loaded and unloaded, tasks changing state, the board finishing. Lines
+// are buffered and written together at most progressDelay after the first
+// of them, and at the end (flush): a write per line was a tenth of a large
+// fan-out's time.
 type progressSink struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     *bufio.Writer
+	timer *time.Timer // the pending flush; nil when the buffer is empty
 }
 
-func newProgressSink(w io.Writer) *progressSink { return &progressSink{w: w} }
+// progressDelay is how late a progress line may appear.
+const progressDelay = 100 * time.Millisecond
+
+func newProgressSink(w io.Writer) *progressSink {
+	return &progressSink{w: bufio.NewWriterSize(w, 32<<10)}
+}
 
 func (s *progressSink) Emit(e event.Event) {
 	line := progressLine(e)
@@ -39,7 +50,22 @@ func (s *progressSink) Emit(e event.Event) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintln(s.w, line)
+	s.w.WriteString(line)
+	s.w.WriteByte('\n')
+	if s.timer == nil {
+		s.timer = time.AfterFunc(progressDelay, s.flush)
+	}
+}
+
+// flush writes the buffered lines now.
+func (s *progressSink) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	_ = s.w.Flush() // stderr: nowhere to report a failure to
 }
 
 func progressLine(e event.Event) string {

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# End-to-end benchmark: a cold `fsd run` of a generated fan-out of N tasks
+# (each answered at once by the scripted model) joined by one more task,
+# with its run record. For each N it prints the run's wall time, the time
+# per task, peak RSS and, when strace is installed, the syscalls that make
+# up the record (fsync/fdatasync, openat, write).
+#
+#   bench/fanout.sh                 # N = 100 1000 10000, 5 runs each, median
+#   bench/fanout.sh 1000            # one size
+#   RUNS=9 FSD=./fsd bench/fanout.sh 100 1000
+#   FSD_FLAGS="--durability commit-before-effects" bench/fanout.sh  (when supported)
+#
+# Needs bash, GNU time (/usr/bin/time) for peak RSS, and strace for the
+# syscall counts (optional). Timings on a shared machine are noisy: compare
+# medians of alternated runs, and prefer the syscall counts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[ ${#sizes[@]} -eq 0 ] && sizes=(100 1000 10000)
+runs=${RUNS:-5}
+flags=${FSD_FLAGS:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fsd=${FSD:-}
+if [ -z "$fsd" ]; then
+	fsd="$work/fsd"
+	go build -o "$fsd" ./cmd/fsd
+fi
+
+# gen N DIR writes a fan-out workflow of N tasks and a join into DIR.
+gen() {
+	local n=$1 dir=$2
+	mkdir -p "$dir/skills/fan"
+	cat >"$dir/skills/fan/fan.skill.yaml" <<'YAML'
+id: fan
+name: Fan
+description: Answers a fan-out task at once; the joiner reports the count.
+version: 1.0.0
+instructions: Answer the task.
+agents:
+  worker: {description: Answers one task., prompt: Answer., max-steps: 2}
+  joiner: {description: Joins the results., prompt: Join., max-steps: 2}
+YAML
+	cat >"$dir/fan.script.yaml" <<'YAML'
+agents:
+  worker: [{say: 'done {{.Task.ID}}'}]
+  joiner: [{say: 'joined'}]
+YAML
+	{
+		echo "name: fanout-$n"
+		echo "model: scripted"
+		echo "script: fan.script.yaml"
+		echo "skills: [./skills]"
+		echo "limits: {concurrency: 4, max-pending-tasks: $((n + 1)), max-total-tasks: $((n + 1))}"
+		echo "input: fan out"
+		echo "tasks:"
+		for ((i = 0; i < n; i++)); do echo "  - {id: t$i, assignee: fan/worker, goal: task $i}"; done
+		echo "  - id: join"
+		echo "    assignee: fan/joiner"
+		echo "    goal: join"
+		echo -n "    deps: ["
+		for ((i = 0; i < n; i++)); do [ $i -gt 0 ] && echo -n ", "; echo -n "t$i"; done
+		echo "]"
+	} >"$dir/fan.workflow.yaml"
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+printf '%-7s %10s %12s %12s %10s %s\n' tasks wall_s per_task_us peak_rss_MiB runs syscalls
+for n in "${sizes[@]}"; do
+	dir="$work/fan$n"
+	gen "$n" "$dir"
+	"$fsd" validate "$dir" >/dev/null 2>&1 || { echo "generated workflow for $n does not validate:"; "$fsd" validate "$dir"; exit 1; }
+	walls=() rss=()
+	for ((r = 0; r < runs; r++)); do
+		rm -rf "$dir/runs"
+		/usr/bin/time -o "$work/time.txt" -f '%e %M' "$fsd" run "$dir/fan.workflow.yaml" --runs-dir "$dir/runs" $flags >/dev/null 2>"$work/err.txt" ||
+			{ echo "fsd run of $n tasks failed:"; cat "$work/err.txt"; exit 1; }
+		out=$(tail -1 "$work/time.txt")
+		walls+=("${out% *}")
+		rss+=("${out#* }")
+	done
+	wall=$(printf '%s\n' "${walls[@]}" | median)
+	peak=$(printf '%s\n' "${rss[@]}" | median)
+	sys="-"
+	if command -v strace >/dev/null; then
+		rm -rf "$dir/runs"
+		strace -f -c -o "$work/strace.txt" "$fsd" run "$dir/fan.workflow.yaml" --runs-dir "$dir/runs" $flags >/dev/null 2>&1 || true
+		sys=$(awk '$NF ~ /^(fsync|fdatasync|openat|write|rename|sync_file_range)$/ {printf "%s=%s ", $NF, $4}' "$work/strace.txt")
+	fi
+	printf '%-7s %10.3f %12.1f %12.1f %10s %s\n' "$n" "$wall" "$(echo "$wall * 1000000 / $n" | bc -l)" "$(echo "$peak / 1024" | bc -l)" "$runs" "$sys"
+done

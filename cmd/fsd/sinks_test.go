@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/event"
+)
+
+// lockedBuffer is a bytes.Buffer safe to read while the sink's timer
+// writes to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Progress lines are buffered, but every line comes out, in order: at the
+// end (flush), and without it shortly after it was emitted.
+func TestProgressSinkBuffers(t *testing.T) {
+	var out lockedBuffer
+	s := newProgressSink(&out)
+	var want []string
+	for _, id := range []string{"a", "b", "c"} {
+		s.Emit(event.Event{Type: event.TaskStarted, Task: id})
+		s.Emit(event.Event{Type: event.Text, Text: "not a progress line"})
+		want = append(want, "task "+id+" started")
+	}
+	s.flush()
+	if got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("progress lines %q, want %q", got, want)
+	}
+	// Without a flush, the timer writes the line.
+	s.Emit(event.Event{Type: event.TaskCompleted, Task: "d"})
+	for i := 0; i < 1000 && !strings.Contains(out.String(), "task d completed"); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), "task d completed") {
+		t.Fatal("a buffered progress line was never written")
+	}
+}
