@@ -414,3 +414,39 @@ func TestResumedTaskEventsSayReplayed(t *testing.T) {
 		}
 	}
 }
+
+// Long text is clipped in run.json, board.json and text events, as tool
+// results are in events; the transcripts keep it whole.
+func TestLongTextIsClippedInTheRecord(t *testing.T) {
+	long := strings.Repeat("word ", 40<<10) // 200 KiB
+	p := project()
+	p.Workflow.Host = nil
+	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "write a lot"}}
+	m := model.Func(func(context.Context, *model.Request) (*model.Response, error) {
+		return &model.Response{Text: long}, nil
+	})
+	rec := &event.Recorder{}
+	r, _ := New(p, Options{Model: m, RunsDir: t.TempDir(), Sink: rec})
+	res, err := r.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Answer != long {
+		t.Fatal("the answer itself is clipped")
+	}
+	for _, f := range []string{"run.json", "board.json"} {
+		b := readFile(t, filepath.Join(res.Dir, f))
+		if len(b) > maxRecordText+4<<10 || !bytes.Contains(b, []byte("bytes in all; the transcript has the whole text")) {
+			t.Errorf("%s is %d bytes, not clipped", f, len(b))
+		}
+	}
+	for _, e := range rec.Events() {
+		if e.Type == event.Text && len(e.Text) > maxRecordText+200 {
+			t.Errorf("a text event of %d bytes", len(e.Text))
+		}
+	}
+	entries, err := transcript.ReadFile(filepath.Join(res.Dir, "tasks", "a.jsonl"))
+	if err != nil || entries[len(entries)-1].Message.Text != long {
+		t.Errorf("the transcript does not keep the whole answer (%v)", err)
+	}
+}

@@ -427,6 +427,19 @@ func messageEvents(m model.Message, task, agent string) []event.Event {
 	return out
 }
 
+// clipEvent clips a worker's item event as messageEvents clips the
+// host's: long text, results and arguments stay in the transcript.
+func clipEvent(e event.Event) event.Event {
+	e.Text = clipRecord(e.Text)
+	if len(e.Result) > maxEventResult {
+		e.Result = e.Result[:maxEventResult] + fmt.Sprintf("… [%d bytes in all; the transcript has the whole result]", len(e.Result))
+	}
+	if e.Args != nil {
+		e.Args = clipArgs(e.Args)
+	}
+	return e
+}
+
 // clipArgs keeps huge or malformed arguments out of the event stream.
 func clipArgs(a json.RawMessage) json.RawMessage {
 	if len(a) > maxEventResult || !json.Valid(a) {
