@@ -2,7 +2,6 @@ package engine
 
 import (
 	"os"
-	"sort"
 	"sync"
 	"time"
 
@@ -22,7 +21,10 @@ type catalog struct {
 	order              []string               // ids, sorted
 	all                map[string]*spec.Skill // every skill found, enabled or not
 	stamps             map[string]time.Time   // watched file -> mtime when read
-	reload             func() (*spec.Project, error)
+	// fitted is the catalog as the model sees it: the enabled skills'
+	// entries within limits.max-catalog-tokens, computed once per (re)load.
+	fitted spec.Catalog
+	reload func() (*spec.Project, error)
 }
 
 func newCatalog(p *spec.Project, reload func() (*spec.Project, error)) *catalog {
@@ -40,28 +42,15 @@ func (c *catalog) set(p *spec.Project) {
 			all[s.ID] = s // the first found wins; spec warns of the rest
 		}
 	}
-	if p.Workflow.EnabledSet {
-		// An explicit list, even an empty one, is the whole selection (C2).
-		for _, id := range p.Workflow.Enabled {
-			if s, ok := all[id]; ok {
-				enabled[id] = s
-			}
-		}
-	} else {
-		for id, s := range all {
-			// disable-model-invocation: the model does not pick it from
-			// the catalog; naming it in enabled: or as a static task's
-			// assignee still uses it.
-			if !s.DisableModelInvocation {
-				enabled[id] = s
-			}
-		}
+	// enabled: as spec lists the catalog (C2; disable-model-invocation
+	// skills reach a static task through all, not the catalog).
+	listed := spec.CatalogSkills(p.Workflow, p.Skills)
+	order := make([]string, len(listed))
+	for i, s := range listed {
+		order[i] = s.ID
+		enabled[s.ID] = s
 	}
-	order := make([]string, 0, len(enabled))
-	for id := range enabled {
-		order = append(order, id)
-	}
-	sort.Strings(order)
+	fitted := spec.FitCatalog(listed, p.Workflow.Limits.MaxCatalogTokens)
 	stamps := map[string]time.Time{}
 	watch := func(path string) {
 		if path == "" {
@@ -79,7 +68,7 @@ func (c *catalog) set(p *spec.Project) {
 		}
 	}
 	c.mu.Lock()
-	c.wfFile, c.enabled, c.order, c.all, c.stamps = p.Workflow.File, enabled, order, all, stamps
+	c.wfFile, c.enabled, c.order, c.all, c.stamps, c.fitted = p.Workflow.File, enabled, order, all, stamps, fitted
 	c.wfModel, c.hostModel = p.Workflow.Model, ""
 	if h := p.Workflow.Host; h != nil {
 		c.hostModel = h.Model
@@ -132,6 +121,13 @@ func (c *catalog) find(id string) (*spec.Skill, bool) {
 	return s, ok
 }
 
+// entries returns the catalog fitted to its token budget.
+func (c *catalog) entries() spec.Catalog {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.fitted
+}
+
 // list returns the enabled skills sorted by id.
 func (c *catalog) list() []*spec.Skill {
 	c.mu.RLock()
@@ -157,3 +153,8 @@ func (c *catalog) modelFor(a *spec.Agent, host bool) string {
 	}
 	return c.wfModel
 }
+
+// Catalog returns the catalog as the model sees it now: each enabled
+// skill's entry and token cost, and which descriptions the
+// max-catalog-tokens budget cut. `fsd run` and `fsd context` warn of cuts.
+func (r *Run) Catalog() spec.Catalog { return r.cat.entries() }

@@ -74,7 +74,7 @@ func (h *hostEnv) contextBlock() string {
 		b.WriteString(strings.TrimSpace(h.prompt))
 		b.WriteString("\n\n")
 	}
-	writeCatalog(&b, h.mgr.cat.list())
+	writeCatalog(&b, h.mgr.cat.entries())
 	h.writeLoaded(&b)
 	if h.board != nil {
 		h.board.writeStatus(&b)
@@ -82,19 +82,13 @@ func (h *hostEnv) contextBlock() string {
 	return b.String()
 }
 
-func writeCatalog(b *strings.Builder, skills []*spec.Skill) {
+func writeCatalog(b *strings.Builder, cat spec.Catalog) {
 	b.WriteString("<catalog>\n")
-	if len(skills) == 0 {
+	if len(cat.Entries) == 0 {
 		b.WriteString("(no skills are enabled)\n")
 	}
-	for _, s := range skills {
-		fmt.Fprintf(b, "- id: %s\n  name: %s\n", s.ID, oneLine(s.Name))
-		if s.Version != "" {
-			// A SKILL.md without a version has none to show (not 0.0.0).
-			fmt.Fprintf(b, "  version: %s\n", s.Version)
-		}
-		desc, _ := s.CatalogDescription()
-		fmt.Fprintf(b, "  description: %s\n", oneLine(desc))
+	for _, e := range cat.Entries {
+		b.WriteString(e) // spec.CatalogEntry, fitted to max-catalog-tokens
 	}
 	b.WriteString("</catalog>\nRead a skill with read_skill before using it.\n")
 }

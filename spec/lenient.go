@@ -105,6 +105,7 @@ func LoadProjectLenient(path string) (*Project, diag.List) {
 		diags = append(diags, keptDiags[s]...)
 	}
 	p.Skills = kept
+	diags = append(diags, checkCatalogBudget(w, kept)...)
 	for _, d := range cross {
 		// "enabled names unknown skill x" says less than x's own problem,
 		// which is reported.

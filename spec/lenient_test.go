@@ -149,3 +149,39 @@ func TestShadowedSkill(t *testing.T) {
 		t.Errorf("want 2 shadowing warnings, got %v", diags)
 	}
 }
+
+// TestFitCatalog: over the budget, descriptions are cut longest first to a
+// common length, deterministically and marked; no skill is dropped.
+func TestFitCatalog(t *testing.T) {
+	mk := func(id, desc string) *Skill { return &Skill{ID: id, Name: id, Description: desc} }
+	skills := []*Skill{
+		mk("long", strings.Repeat("lengthy words here ", 60)),
+		mk("medium", strings.Repeat("some words ", 12)),
+		mk("short", "Tiny."),
+	}
+	all := FitCatalog(skills, 1<<20)
+	if len(all.Cut) != 0 || all.Over {
+		t.Fatalf("unbounded: %+v", all)
+	}
+	budget := all.Total / 2
+	c := FitCatalog(skills, budget)
+	if c.Total > budget || c.Over {
+		t.Errorf("total %d over budget %d", c.Total, budget)
+	}
+	if len(c.Entries) != 3 || !strings.Contains(c.Entries[2], "Tiny.") {
+		t.Errorf("a skill was dropped or the short one cut: %q", c.Entries)
+	}
+	if diff := cmp.Diff([]string{"long"}, c.Cut); diff != "" {
+		t.Errorf("cut (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(c.Entries[0], CutMark) {
+		t.Errorf("cut entry not marked: %q", c.Entries[0])
+	}
+	if again := FitCatalog(skills, budget); !cmp.Equal(again, c) {
+		t.Error("not deterministic")
+	}
+	tiny := FitCatalog(skills, 10)
+	if !tiny.Over || len(tiny.Entries) != 3 {
+		t.Errorf("an impossible budget must cut everything and say so, never drop: %+v", tiny)
+	}
+}

@@ -49,6 +49,7 @@ func loadProject(c *cache, path string) (*Project, diag.List) {
 		p.Skills = append(p.Skills, sk)
 	}
 	diags = append(diags, Check(w, p.Skills)...)
+	diags = append(diags, checkCatalogBudget(w, p.Skills)...)
 	return p, diags
 }
 

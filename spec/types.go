@@ -306,7 +306,8 @@ type Limits struct {
 	MaxTotalTasks         int `json:"max-total-tasks"`
 	// MaxResultTokens bounds a tool result in the window: a larger one is
 	// kept as an artifact and the window shows a preview and its handle.
-	MaxResultTokens int `json:"max-result-tokens"`
+	MaxResultTokens  int `json:"max-result-tokens"`
+	MaxCatalogTokens int `json:"max-catalog-tokens"`
 }
 
 // Defaults of Limits.
@@ -336,6 +337,7 @@ func (l Limits) WithDefaults() Limits {
 	set(&l.MaxPendingTasks, DefaultMaxPendingTasks)
 	set(&l.MaxTotalTasks, DefaultMaxTotalTasks)
 	set(&l.MaxResultTokens, DefaultMaxResultTokens)
+	set(&l.MaxCatalogTokens, DefaultMaxCatalogTokens)
 	return l
 }
 

@@ -13,7 +13,7 @@ import (
 
 var (
 	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "limits", "host", "tasks", "input"}
-	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens"}
+	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens"}
 	hostKeys     = []string{"prompt", "model"}
 	taskKeys     = []string{"id", "goal", "assignee", "deps", "input"}
 )
@@ -138,6 +138,8 @@ func decodeLimits(d *decoder, n *yaml.Node, l *Limits) {
 			l.MaxTotalTasks = v
 		case "max-result-tokens":
 			l.MaxResultTokens = v
+		case "max-catalog-tokens":
+			l.MaxCatalogTokens = v
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tokens"
 )
 
@@ -38,6 +39,12 @@ func newContextCmd() *cobra.Command {
 			if err != nil {
 				return fail(exitProblems, "%v", err)
 			}
+			cat := pr.run.Catalog()
+			ids := make([]string, 0, len(pr.project.Skills))
+			for _, s := range spec.CatalogSkills(pr.project.Workflow, pr.project.Skills) {
+				ids = append(ids, s.ID)
+			}
+			writeCatalogCost(cmd.OutOrStdout(), cat, ids)
 			printRequest(cmd.OutOrStdout(), req)
 			return nil
 		},

@@ -60,3 +60,34 @@ func TestContextNeedsNoKey(t *testing.T) {
 		t.Errorf("run: exit %d\n%s", code, errs)
 	}
 }
+
+// limits.max-catalog-tokens: over it, descriptions are cut (never skills
+// dropped) with a warning naming the skills cut; validate and context
+// print each skill's catalog cost and the total.
+func TestCatalogBudget(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("Handles quarterly figures and the reports built from them. ", 12)
+	write(t, filepath.Join(dir, "skills", "wordy", "SKILL.md"), "---\nname: wordy\ndescription: "+long+"\n---\n")
+	write(t, filepath.Join(dir, "skills", "terse", "SKILL.md"), "---\nname: terse\ndescription: Short.\n---\n")
+	write(t, filepath.Join(dir, "w.script.yaml"), "host: [{say: ok}]\n")
+	wf := filepath.Join(dir, "w.workflow.yaml")
+	write(t, wf, "name: w\nmodel: scripted\nscript: w.script.yaml\nskills: [skills]\nlimits: {max-catalog-tokens: 80}\nhost: {prompt: hi}\ninput: go\n")
+
+	code, out, errs := fsd(t, "context", wf)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "warning: the catalog is over max-catalog-tokens (80): descriptions cut for wordy\n") {
+		t.Errorf("no warning naming the skill cut:\n%s", errs)
+	}
+	if !strings.Contains(out, "catalog: 2 skills, ") || !strings.Contains(out, "wordy (description cut to fit)") || !strings.Contains(out, "id: terse") {
+		t.Errorf("context:\n%s", out)
+	}
+	code, _, errs = fsd(t, "validate", dir)
+	if code != exitOK || !strings.Contains(errs, "catalog: 2 skills, ") || !strings.Contains(errs, "terse\n") {
+		t.Errorf("validate: exit %d\n%s", code, errs)
+	}
+	if _, out, _ := fsd(t, "validate", wf); !strings.Contains(out, "w.workflow.yaml:5:30: warning: the catalog is over max-catalog-tokens (80): descriptions are cut for wordy") {
+		t.Errorf("validate does not warn at the limit:\n%s", out)
+	}
+}

@@ -157,6 +157,9 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		return nil, fail(exitInternal, "%v", err)
 	}
 	pr.run = r
+	if warn != nil {
+		catalogCutWarning(warn, r.Catalog())
+	}
 	return pr, nil
 }
 

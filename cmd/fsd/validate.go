@@ -60,6 +60,12 @@ Unknown SKILL.md frontmatter keys are warnings; --strict makes them errors.`,
 				return fail(exitInternal, "writing the output: %v", err)
 			}
 			errs, warns := count(diags)
+			if format == "text" && errs == 0 {
+				// What the valid skills cost listed in a catalog.
+				if c, ids := validatedCatalog(files); len(ids) > 0 {
+					writeCatalogCost(cmd.ErrOrStderr(), c, ids)
+				}
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s, %s, %s\n", plural(len(files), "file"), plural(errs, "error"), plural(warns, "warning"))
 			if errs > 0 {
 				return &exitError{code: exitProblems}

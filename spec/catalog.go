@@ -1,0 +1,159 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/tokens"
+)
+
+// DefaultMaxCatalogTokens bounds the catalog (every enabled skill's id,
+// name, version and description) when a workflow sets no
+// limits.max-catalog-tokens: about 100 skills with two-line descriptions.
+const DefaultMaxCatalogTokens = 8000
+
+// CatalogEntry renders one skill's catalog entry as the model sees it,
+// with desc as its description. It holds metadata only, never
+// instructions (C1).
+func CatalogEntry(s *Skill, desc string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "- id: %s\n  name: %s\n", s.ID, oneLine(s.Name))
+	if s.Version != "" {
+		// A SKILL.md without a version has none to show (not 0.0.0).
+		fmt.Fprintf(&b, "  version: %s\n", s.Version)
+	}
+	fmt.Fprintf(&b, "  description: %s\n", oneLine(desc))
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Catalog is a list of skills fitted to a token budget.
+type Catalog struct {
+	// Entries are the rendered entries, in the order given.
+	Entries []string
+	// Tokens is each entry's cost (o200k_base), Total their sum.
+	Tokens []int
+	Total  int
+	// Max is the budget the catalog was fitted to.
+	Max int
+	// Cut names the skills whose descriptions the budget cut, in order.
+	Cut []string
+	// Over says the catalog is over Max even with every description cut
+	// to nothing: skills are never dropped to fit.
+	Over bool
+}
+
+// FitCatalog renders skills' entries within max tokens (0: the default).
+// Over budget, descriptions are cut deterministically: every description
+// longer than a common length L is cut to L characters and marked, with L
+// the largest that fits (found by bisection), so the longest lose most and
+// short ones keep theirs. No skill is dropped.
+func FitCatalog(skills []*Skill, max int) Catalog {
+	if max <= 0 {
+		max = DefaultMaxCatalogTokens
+	}
+	full := make([]string, len(skills))
+	longest := 0
+	for i, s := range skills {
+		full[i], _ = s.CatalogDescription()
+		longest = maxInt(longest, utf8.RuneCountInString(full[i]))
+	}
+	build := func(limit int) Catalog {
+		c := Catalog{Max: max, Entries: make([]string, len(skills)), Tokens: make([]int, len(skills))}
+		for i, s := range skills {
+			desc := full[i]
+			if limit >= 0 {
+				if d, cut := CutText(desc, maxInt(limit, 1)); cut {
+					desc = d
+					c.Cut = append(c.Cut, s.ID)
+				}
+			}
+			c.Entries[i] = CatalogEntry(s, desc)
+			c.Tokens[i] = tokens.Count(c.Entries[i])
+			c.Total += c.Tokens[i]
+		}
+		return c
+	}
+	c := build(-1)
+	if c.Total <= max {
+		return c
+	}
+	lo, hi := 0, longest // the answer L is in [lo, hi)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if build(mid).Total <= max {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	c = build(lo)
+	c.Over = c.Total > max
+	return c
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// CatalogSkills returns the skills a workflow's catalog lists, sorted by
+// id: those `enabled:` names, or when it is omitted every skill found
+// except those with disable-model-invocation (the model does not pick
+// them; a static task or `enabled:` still uses them). The first skill
+// found with an id wins.
+func CatalogSkills(w *Workflow, skills []*Skill) []*Skill {
+	byID := map[string]*Skill{}
+	for _, s := range skills {
+		if _, dup := byID[s.ID]; !dup && s.ID != "" {
+			byID[s.ID] = s
+		}
+	}
+	var out []*Skill
+	if w != nil && w.EnabledSet {
+		// An explicit list, even an empty one, is the whole selection (C2).
+		seen := map[string]bool{}
+		for _, id := range w.Enabled {
+			if s, ok := byID[id]; ok && !seen[id] {
+				seen[id] = true
+				out = append(out, s)
+			}
+		}
+	} else {
+		for _, s := range byID {
+			if !s.DisableModelInvocation {
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// checkCatalogBudget warns when a workflow's catalog is over its
+// max-catalog-tokens: the run cuts descriptions to fit.
+func checkCatalogBudget(w *Workflow, skills []*Skill) diag.List {
+	c := FitCatalog(CatalogSkills(w, skills), w.Limits.MaxCatalogTokens)
+	if len(c.Cut) == 0 && !c.Over {
+		return nil
+	}
+	at := w.Limits.At("max-catalog-tokens")
+	if at.Line == 0 {
+		at = w.At("limits")
+	}
+	if at.Line == 0 {
+		at = w.Pos
+	}
+	msg := fmt.Sprintf("the catalog is over max-catalog-tokens (%d): descriptions are cut for %s", c.Max, strings.Join(c.Cut, ", "))
+	if c.Over {
+		msg = fmt.Sprintf("the catalog is %d tokens, over max-catalog-tokens (%d) even with every description cut", c.Total, c.Max)
+	}
+	return diag.List{{Pos: at, Severity: diag.Warning, Kind: "limit", Message: msg,
+		Hint: "raise limits.max-catalog-tokens, shorten descriptions, or list fewer skills in enabled:"}}
+}
