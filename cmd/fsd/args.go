@@ -56,6 +56,15 @@ func readInput(arg string, stdin io.Reader) (string, error) {
 	return s, nil
 }
 
+// pathArg checks that a file or folder named on the command line is
+// there: a typo is a usage error (exit 2), not a problem found in it.
+func pathArg(path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return usage("%s: %s", path, fsMessage(err))
+	}
+	return nil
+}
+
 // workflowArg resolves the WORKFLOW argument of run, context and graph. A
 // path that is not there is a usage error; a folder that holds exactly one
 // workflow means that workflow; a folder with none or several says what to

@@ -43,6 +43,11 @@ Unknown SKILL.md frontmatter keys are warnings; --strict makes them errors.`,
 			if !contains(validateFormats, format) {
 				return usage("unknown --format %q; want %s", format, strings.Join(validateFormats, ", "))
 			}
+			for _, p := range args {
+				if err := pathArg(p); err != nil {
+					return err
+				}
+			}
 			files, diags := spec.ValidateFiles(args, strict)
 			out := cmd.OutOrStdout()
 			var err error

@@ -37,7 +37,7 @@ func TestValidateExitCodes(t *testing.T) {
 		{"no paths", []string{"validate"}, exitUsage, "give at least one file or folder"},
 		{"bad format", []string{"validate", "--format", "xml", badSkill}, exitUsage, `unknown --format "xml"`},
 		{"bad flag", []string{"validate", "--nope", badSkill}, exitUsage, "unknown flag"},
-		{"missing path", []string{"validate", "no/such/file.skill.yaml"}, exitProblems, "no such file or folder"},
+		{"missing path", []string{"validate", "../../examples", "no/such/file.skill.yaml"}, exitUsage, "fsd: no/such/file.skill.yaml: no such file or folder"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, tc.args...)
