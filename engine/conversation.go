@@ -10,6 +10,7 @@ import (
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/transcript"
+	"github.com/fsdrun/fsd/visibility"
 )
 
 // newTranscript opens a generator's transcript, backed by its run-record
@@ -56,7 +57,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 		streamReset: func() { r.ev.emit(event.Event{Type: event.TextReset}) },
 	}
 	g.item = func(m model.Message) {
-		for _, e := range messageEvents(m, "", "") {
+		for _, e := range visibility.Events(m, event.Event{}) {
 			e.Replayed = g.replaying
 			r.ev.emit(e)
 		}

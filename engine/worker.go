@@ -127,7 +127,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	}
 	restate := event.SinkFunc(func(e event.Event) {
 		e.Replayed = e.Replayed || g.replaying
-		hb.ev.stamped(clipEvent(e))
+		hb.ev.stamped(e)
 	})
 	router := visibility.New(vis, restate, visibility.Tags{Run: hb.ev.runID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
 	g.item = func(msg model.Message) {

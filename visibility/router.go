@@ -57,24 +57,5 @@ func (r *Router) Item(m model.Message) {
 }
 
 func (r *Router) events(m model.Message) []event.Event {
-	base := event.Event{Time: r.Now(), Run: r.tags.Run, Task: r.tags.Task, Agent: r.tags.Agent}
-	var out []event.Event
-	switch m.Role {
-	case model.Assistant:
-		if m.Text != "" {
-			e := base
-			e.Type, e.Text = event.Text, m.Text
-			out = append(out, e)
-		}
-		for _, c := range m.Calls {
-			e := base
-			e.Type, e.Tool, e.CallID, e.Args = event.ToolCall, c.Name, c.ID, c.Args
-			out = append(out, e)
-		}
-	case model.Tool:
-		e := base
-		e.Type, e.Tool, e.CallID, e.Result, e.Error = event.ToolResult, m.Name, m.CallID, m.Text, m.IsError
-		out = append(out, e)
-	}
-	return out
+	return Events(m, event.Event{Time: r.Now(), Run: r.tags.Run, Task: r.tags.Task, Agent: r.tags.Agent})
 }
