@@ -96,15 +96,19 @@ type RunSummary struct {
 	// Status is running, finished, failed or interrupted (a signal or a
 	// timeout stopped it). A run that is "running" in its record but whose
 	// PID is gone was interrupted too (killed).
-	Status       string    `json:"status"`
-	PID          int       `json:"pid"`
-	Started      time.Time `json:"started"`
-	Finished     time.Time `json:"finished,omitzero"`
-	Input        string    `json:"input"`
-	Answer       string    `json:"answer,omitempty"`
-	Error        string    `json:"error,omitempty"`
-	InputTokens  int64     `json:"input_tokens"`
-	OutputTokens int64     `json:"output_tokens"`
+	Status      string    `json:"status"`
+	PID         int       `json:"pid"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished,omitzero"`
+	Input       string    `json:"input"`
+	Answer      string    `json:"answer,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	InputTokens int64     `json:"input_tokens"`
+	// CachedInputTokens of InputTokens were read from the provider's
+	// prompt cache; CacheWriteTokens were written to it.
+	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
+	OutputTokens      int64 `json:"output_tokens"`
 	// Seed seeds the handle source, so a resumed run draws the same
 	// handles. It is not a secret from the run's owner: handles guard
 	// against the model guessing, not against the person who ran it.
@@ -119,7 +123,7 @@ type RunSummary struct {
 // genDeps are what the run hands each of its generators.
 func (r *Run) genDeps() genDeps {
 	return genDeps{runID: r.ID, emit: r.ev.emit, usage: &r.usage, tokens: r.tokens, log: r.log, rec: r.rec, now: r.now,
-		arts: r.arts, maxResult: r.limits.MaxResultTokens}
+		arts: r.arts, maxResult: r.limits.MaxResultTokens, noCache: r.wf.NoCache}
 }
 
 // FirstRequest assembles the host's first request without calling the

@@ -61,6 +61,9 @@ type genDeps struct {
 	// always go whole into the window).
 	arts      *artifact.Store
 	maxResult int
+	// noCache is the workflow's `cache: off`: requests ask for no prompt
+	// caching.
+	noCache bool
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -337,10 +340,25 @@ func (g *generator) assemble(step int) sent {
 			Caller:   c,
 			OnText:   g.streamText,
 			OnReset:  g.streamReset,
+			Cache:    !g.noCache,
+			CacheKey: g.cacheKey(),
 		},
 		spans: spans,
 		stubs: stubsOf(window, msgs, spans),
 	}
+}
+
+// cacheKey names the generator's requests for a provider's prompt cache:
+// one key per run and generator, so requests that share a prefix meet.
+func (g *generator) cacheKey() string {
+	if g.noCache {
+		return ""
+	}
+	name := g.name
+	if name == "" {
+		name = "host"
+	}
+	return "fsd/" + g.runID + "/" + name
 }
 
 func (g *generator) clock() time.Time {

@@ -244,6 +244,8 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		// Replayed steps are not billed again; the first run's count stays.
 		r.usage.in.Store(j.Summary.InputTokens)
 		r.usage.out.Store(j.Summary.OutputTokens)
+		r.usage.cached.Store(j.Summary.CachedInputTokens)
+		r.usage.written.Store(j.Summary.CacheWriteTokens)
 	}
 	if err := r.rec.writeJSON("run.json", sum); err != nil {
 		return res, err
@@ -275,6 +277,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 			}
 		}
 		sum.InputTokens, sum.OutputTokens = r.usage.in.Load(), r.usage.out.Load()
+		sum.CachedInputTokens, sum.CacheWriteTokens = r.usage.cached.Load(), r.usage.written.Load()
 		r.ev.emit(fin)
 		if werr := r.rec.writeJSON("run.json", sum); err == nil && werr != nil {
 			err = werr

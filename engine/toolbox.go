@@ -146,7 +146,7 @@ func (em *emitter) stamped(e event.Event) {
 
 // usage counts the tokens a run's model calls used.
 type usage struct {
-	in, out atomic.Int64
+	in, out, cached, written atomic.Int64
 }
 
 func (u *usage) add(m model.Usage) {
@@ -155,4 +155,6 @@ func (u *usage) add(m model.Usage) {
 	}
 	u.in.Add(int64(m.InputTokens))
 	u.out.Add(int64(m.OutputTokens))
+	u.cached.Add(int64(m.CachedInputTokens))
+	u.written.Add(int64(m.CacheWriteTokens))
 }

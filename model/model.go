@@ -90,6 +90,12 @@ type Request struct {
 	// handed deltas to OnText failed and is retried: the text received so
 	// far for this request is void, and the retry's deltas start over.
 	OnReset func() `json:"-"`
+	// Cache asks a provider to mark the request's stable prefix for its
+	// prompt cache (Anthropic cache_control breakpoints); CacheKey groups
+	// one generator's requests (OpenAI prompt_cache_key). Neither is part
+	// of what a recording matches on.
+	Cache    bool   `json:"-"`
+	CacheKey string `json:"-"`
 }
 
 // MaxResponseBytes caps one model answer: its text and tool-call arguments
@@ -97,10 +103,14 @@ type Request struct {
 // unbounded answer in memory and in the run record.
 const MaxResponseBytes = 8 << 20
 
-// Usage counts the tokens a provider billed for one call.
+// Usage counts the tokens a provider billed for one call. InputTokens is
+// everything sent, cached or not; CachedInputTokens of it were read from
+// the provider's prompt cache and CacheWriteTokens written to it.
 type Usage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	InputTokens       int `json:"input_tokens"`
+	OutputTokens      int `json:"output_tokens"`
+	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int `json:"cache_write_tokens,omitempty"`
 }
 
 // Response is the model's answer to one request: final text, tool calls,

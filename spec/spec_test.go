@@ -207,3 +207,20 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// `cache:` is on by default; off (or false) turns prompt caching off.
+func TestCacheKey(t *testing.T) {
+	for _, tc := range []struct {
+		line    string
+		noCache bool
+	}{{"", false}, {"cache: on\n", false}, {"cache: off\n", true}, {"cache: false\n", true}, {"cache: true\n", false}} {
+		path := filepath.Join(t.TempDir(), "w.workflow.yaml")
+		if err := os.WriteFile(path, []byte("name: w\n"+tc.line+"host: {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w, diags := LoadWorkflow(path)
+		if len(diags) != 0 || w.NoCache != tc.noCache {
+			t.Errorf("%q: NoCache %v, want %v (diags %v)", tc.line, w.NoCache, tc.noCache, diags)
+		}
+	}
+}

@@ -383,8 +383,11 @@ type Workflow struct {
 	// EnabledPos holds the position of each element of Enabled.
 	EnabledPos []diag.Pos `json:"-"`
 	Channel    Channel    `json:"channel,omitempty"`
-	Limits     Limits     `json:"limits"`
-	Host       *Host      `json:"host,omitempty"`
-	Tasks      []Task     `json:"tasks,omitempty"`
-	Input      string     `json:"input,omitempty"`
+	// NoCache is `cache: off`: requests ask providers for no prompt-cache
+	// breakpoints or cache key (caching is on by default).
+	NoCache bool   `json:"-"`
+	Limits  Limits `json:"limits"`
+	Host    *Host  `json:"host,omitempty"`
+	Tasks   []Task `json:"tasks,omitempty"`
+	Input   string `json:"input,omitempty"`
 }

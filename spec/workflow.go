@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "limits", "host", "tasks", "input"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "cache", "limits", "host", "tasks", "input"}
 	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens"}
 	hostKeys     = []string{"prompt", "model"}
 	taskKeys     = []string{"id", "goal", "assignee", "deps", "input"}
@@ -75,6 +75,13 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 		case "channel":
 			c, _ := str(f.v)
 			w.Channel = Channel(c)
+		case "cache":
+			// on (default) or off; YAML booleans are taken too.
+			if s, ok := str(f.v); ok {
+				w.NoCache = s == "off"
+			} else if b, ok := boolean(f.v); ok {
+				w.NoCache = !b
+			}
 		case "limits":
 			decodeLimits(d, f.v, &w.Limits)
 		case "host":

@@ -33,13 +33,40 @@ func cacheOrder(t *testing.T, body string) string {
 	}
 	var sb strings.Builder
 	for _, x := range b.Tools {
-		sb.Write(x)
+		sb.Write(unmarked(t, x))
 	}
-	sb.Write(b.System)
+	sb.Write(unmarked(t, b.System))
 	for _, x := range b.Messages {
-		sb.Write(x)
+		sb.Write(unmarked(t, x))
 	}
 	return sb.String()
+}
+
+// unmarked drops cache_control breakpoints: they mark where a prefix
+// ends, and the cache matches content, not markers.
+func unmarked(t *testing.T, raw json.RawMessage) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "cache_control")
+			for _, y := range x {
+				strip(y)
+			}
+		case []any:
+			for _, y := range x {
+				strip(y)
+			}
+		}
+	}
+	strip(v)
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // scriptedAnthropic is a stand-in Messages server whose replies are a
@@ -204,5 +231,14 @@ func TestCacheablePrefixShare(t *testing.T) {
 	}
 	if len(gens) != 7 {
 		t.Errorf("%d generators, want the host and six workers", len(gens))
+	}
+	// Every request marks its prefix for the cache.
+	for _, g := range names {
+		for i, body := range gens[g] {
+			if strings.Count(body, `"cache_control":{"type":"ephemeral"}`) != 3 {
+				t.Errorf("%.40s request %d: want 3 cache_control breakpoints", g, i+1)
+				break
+			}
+		}
 	}
 }

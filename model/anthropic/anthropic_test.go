@@ -127,7 +127,7 @@ func wantResponse() *model.Response {
 			{ID: "toolu_a", Name: "read_skill", Args: json.RawMessage(`{"id":"brand"}`)},
 			{ID: "toolu_b", Name: "listTasks", Args: json.RawMessage(`{}`)},
 		},
-		Usage: model.Usage{InputTokens: 120, OutputTokens: 15},
+		Usage: model.Usage{InputTokens: 120, OutputTokens: 15, CachedInputTokens: 20},
 	}
 }
 

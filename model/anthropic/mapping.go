@@ -37,7 +37,31 @@ func buildRequest(cfg Config, req *model.Request) (*messagesRequest, error) {
 		}
 		p.Tools = append(p.Tools, toolParam{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
+	if req.Cache {
+		markCache(p)
+	}
 	return p, nil
+}
+
+// markCache sets the prompt-cache breakpoints (3 of the 4 allowed): after
+// the tools, after the system block, and after the last message. The
+// engine orders requests most stable first, so the tools and system
+// prefixes are read back until a load changes them, and the last
+// breakpoint lets the next request of the same generator read back the
+// whole of this one.
+func markCache(p *messagesRequest) {
+	if n := len(p.Tools); n > 0 {
+		p.Tools[n-1].CacheControl = ephemeral
+	}
+	if n := len(p.System); n > 0 {
+		p.System[n-1].CacheControl = ephemeral
+	}
+	if n := len(p.Messages); n > 0 {
+		c := p.Messages[n-1].Content
+		if k := len(c); k > 0 {
+			c[k-1].CacheControl = ephemeral
+		}
+	}
 }
 
 func messageBlocks(msg model.Message) (string, []block, error) {
@@ -98,8 +122,10 @@ func inputSchema(raw json.RawMessage) (map[string]any, error) {
 // cached ones too: Anthropic reports them apart, fsd reports what was sent.
 func parseMessage(msg *message) (*model.Response, error) {
 	resp := &model.Response{Usage: model.Usage{
-		InputTokens:  msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
-		OutputTokens: msg.Usage.OutputTokens,
+		InputTokens:       msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
+		OutputTokens:      msg.Usage.OutputTokens,
+		CachedInputTokens: msg.Usage.CacheReadInputTokens,
+		CacheWriteTokens:  msg.Usage.CacheCreationInputTokens,
 	}}
 	size := 0
 	for _, b := range msg.Content {

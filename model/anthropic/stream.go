@@ -86,6 +86,10 @@ func (m *Model) stream(ctx context.Context, body *messagesRequest, onText func(s
 				if se.Usage.InputTokens > 0 {
 					msg.Usage.InputTokens = se.Usage.InputTokens
 				}
+				if se.Usage.CacheReadInputTokens > 0 || se.Usage.CacheCreationInputTokens > 0 {
+					msg.Usage.CacheReadInputTokens = se.Usage.CacheReadInputTokens
+					msg.Usage.CacheCreationInputTokens = se.Usage.CacheCreationInputTokens
+				}
 			}
 		case "message_stop":
 			stopped = true

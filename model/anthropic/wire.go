@@ -15,9 +15,17 @@ type messagesRequest struct {
 }
 
 type textBlock struct {
-	Type string `json:"type"` // "text"
-	Text string `json:"text"`
+	Type         string        `json:"type"` // "text"
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
+
+// cacheControl marks the end of a prefix for the prompt cache.
+type cacheControl struct {
+	Type string `json:"type"` // "ephemeral"
+}
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
 
 type msgParam struct {
 	Role    string  `json:"role"`
@@ -35,15 +43,17 @@ type block struct {
 	Name  string          `json:"name,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
 	// tool_result
-	ToolUseID string      `json:"tool_use_id,omitempty"`
-	Content   []textBlock `json:"content,omitempty"`
-	IsError   bool        `json:"is_error,omitempty"`
+	ToolUseID    string        `json:"tool_use_id,omitempty"`
+	Content      []textBlock   `json:"content,omitempty"`
+	IsError      bool          `json:"is_error,omitempty"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 type toolParam struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	InputSchema map[string]any `json:"input_schema"`
+	Name         string         `json:"name"`
+	Description  string         `json:"description,omitempty"`
+	InputSchema  map[string]any `json:"input_schema"`
+	CacheControl *cacheControl  `json:"cache_control,omitempty"`
 }
 
 // message is an answer, whole or as assembled from a stream.

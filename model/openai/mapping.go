@@ -34,6 +34,11 @@ func buildRequest(cfg Config, req *model.Request) (*chatRequest, error) {
 		p.Stream = true
 		p.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
+	if req.Cache {
+		// OpenAI caches prefixes on its own; the key keeps one
+		// generator's requests on the same cache.
+		p.PromptCacheKey = req.CacheKey
+	}
 	return p, nil
 }
 
@@ -121,7 +126,11 @@ func usage(u *chatUsage) model.Usage {
 	if u == nil {
 		return model.Usage{}
 	}
-	return model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	out := model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.CachedInputTokens = u.PromptTokensDetails.CachedTokens
+	}
+	return out
 }
 
 // Args turns the arguments string a model produced into JSON. Models do

@@ -12,6 +12,9 @@ type chatRequest struct {
 	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
 	Stream              bool           `json:"stream,omitempty"`
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+	// PromptCacheKey routes requests that share a prefix to the same
+	// cache (one key per run and generator).
+	PromptCacheKey string `json:"prompt_cache_key,omitempty"`
 }
 
 type streamOptions struct {
@@ -66,8 +69,11 @@ type chatChoice struct {
 }
 
 type chatUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 // chatChunk is one streamed event. Error is set by servers that report a
