@@ -26,60 +26,28 @@ var (
 	killSeed = flag.Uint64("kill.seed", 1, "seed of TestKillAnywhere's kill moments (a trial's seed is this plus its number)")
 )
 
-// killTestTool is what the kill test's command tools run: this test
-// binary, as `kill-test-tool MODE DIR ID`. It takes a moment (so a kill
-// lands while it runs), then does its side effect:
+// killTool is the kill test's command tool, a shell script (cheap to
+// start, so many trials stay fast under -race): `tool.sh MODE DIR ID`. It
+// takes a moment (so a kill lands while it runs), notes if it outlived
+// fsd (its parent changed: it was reparented), then does its effect:
 //
 //   - dedupe: creates DIR/dedupe/<FSD_CALL_ID> unless it exists, the way
 //     a tool makes itself idempotent on the call id;
 //   - plain: appends FSD_CALL_ID to DIR/plain.log, every time it runs.
-func killTestTool(args []string) int {
-	if len(args) != 3 {
-		return 2
-	}
-	mode, dir, id := args[0], args[1], args[2]
-	call := os.Getenv("FSD_CALL_ID")
-	if call == "" || os.Getenv("FSD_RUN_ID") == "" {
-		fmt.Fprintln(os.Stderr, "no FSD_CALL_ID or FSD_RUN_ID")
-		return 1
-	}
-	parent := os.Getppid()
-	time.Sleep(40 * time.Millisecond)
-	if os.Getppid() != parent {
-		// fsd died and this process lived on (it was reparented): the
-		// kill test fails on any line here.
-		f, err := os.OpenFile(filepath.Join(dir, "orphans.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err == nil {
-			fmt.Fprintln(f, call)
-			f.Close()
-		}
-	}
-	switch mode {
-	case "dedupe":
-		f, err := os.OpenFile(filepath.Join(dir, "dedupe", strings.NewReplacer("/", "+", ":", "=").Replace(call)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err == nil {
-			f.Close()
-		} else if !errors.Is(err, os.ErrExist) {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	case "plain":
-		f, err := os.OpenFile(filepath.Join(dir, "plain.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		_, err = f.WriteString(call + "\n")
-		f.Close()
-		if err != nil {
-			return 1
-		}
-	default:
-		return 2
-	}
-	fmt.Printf("%s %s", mode, id)
-	return 0
-}
+const killTool = `#!/bin/sh
+mode=$1 dir=$2 id=$3
+if [ -z "$FSD_CALL_ID" ] || [ -z "$FSD_RUN_ID" ]; then echo "no FSD_CALL_ID or FSD_RUN_ID" >&2; exit 1; fi
+read -r _ _ _ parent _ < /proc/$$/stat
+sleep 0.04
+read -r _ _ _ now _ < /proc/$$/stat
+if [ "$now" != "$parent" ]; then echo "$FSD_CALL_ID" >> "$dir/orphans.log"; fi
+case $mode in
+dedupe) key=$(printf %s "$FSD_CALL_ID" | tr '/:' '+='); (set -C; : > "$dir/dedupe/$key") 2>/dev/null ;;
+plain) echo "$FSD_CALL_ID" >> "$dir/plain.log" ;;
+*) exit 2 ;;
+esac
+printf '%s %s' "$mode" "$id"
+`
 
 // killWorkflow writes a skill with a dedupe and a plain command tool and
 // either a pipeline (four tasks, two at a time) or a host conversation
@@ -92,13 +60,16 @@ func killWorkflow(t *testing.T, dir string, conversation bool) string {
 			t.Fatal(err)
 		}
 	}
-	bin, effects := os.Args[0], filepath.Join(dir, "effects")
+	if err := os.WriteFile(filepath.Join(skill, "tool.sh"), []byte(killTool), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	effects := filepath.Join(dir, "effects")
 	tool := func(mode string) string {
 		return fmt.Sprintf(`  - name: %s
     description: Does the %s side effect.
     input: {type: object, properties: {id: {type: string}}, required: [id]}
-    run: {command: [%q, kill-test-tool, %s, %q, "{{.id}}"]}
-`, mode, mode, bin, mode, effects)
+    run: {command: [./tool.sh, %s, %q, "{{.id}}"]}
+`, mode, mode, mode, effects)
 	}
 	write(t, filepath.Join(skill, "steps.skill.yaml"), `id: steps
 name: Steps

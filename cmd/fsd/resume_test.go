@@ -14,9 +14,6 @@ import (
 // TestMain lets the test binary stand in for the fsd binary, so the kill
 // test can run fsd as a real subprocess without a separate build.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "kill-test-tool" {
-		os.Exit(killTestTool(os.Args[2:]))
-	}
 	if os.Getenv("FSD_TEST_AS_MAIN") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
