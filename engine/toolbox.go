@@ -100,7 +100,8 @@ func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
 	for _, t := range s.Tools {
 		ct, err := tool.Compile(t, s.Dir, tool.WithTrust(trusted), tool.WithSkill(s.ID))
 		if err != nil {
-			return nil, fmt.Errorf("skill %s: tool %s: %w", s.ID, t.Name, err)
+			// tool.Compile names the tool ("tool greet: reply: …").
+			return nil, fmt.Errorf("skill %s: %w", s.ID, err)
 		}
 		ts = append(ts, skillTool{callable: ct, kind: t.Run.Kind})
 	}
