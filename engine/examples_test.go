@@ -139,3 +139,33 @@ func TestReadmeTourMatchesExample(t *testing.T) {
 		t.Errorf("found %d tour files in the README, want 3", found)
 	}
 }
+
+// The MCP example: the field-notes skill brings a stdio MCP server whose
+// source ships beside it (run with `go run`); its tools arrive with the
+// skill's load, and the answer quotes what the server found.
+func TestMCPExample(t *testing.T) {
+	_, rec, run := loadExample(t, "../examples/mcp/mcp.workflow.yaml")
+	res, err := run.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Answer, "[Q3 customer visits] - Churn risk is highest") {
+		t.Errorf("answer = %q", res.Answer)
+	}
+	reqs := rec.reqs[""]
+	names := func(r model.Request) string {
+		var out []string
+		for _, d := range r.Tools {
+			out = append(out, d.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	if strings.Contains(names(reqs[0]), "mcp__") {
+		t.Errorf("MCP tools before the skill loaded: %s", names(reqs[0]))
+	}
+	for _, want := range []string{"mcp__field-notes__notes__search", "mcp__field-notes__notes__section"} {
+		if !strings.Contains(names(reqs[1]), want) {
+			t.Errorf("after read_skill the request lacks %s: %s", want, names(reqs[1]))
+		}
+	}
+}

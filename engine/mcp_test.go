@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -81,13 +82,14 @@ func TestMCPToolsFollowTheSkill(t *testing.T) {
 				defer srv.Close()
 				url = srv.URL
 			}
-			s, log := mcpSkill(t, url, []string{"echo", "fail"})
+			s, log := mcpSkill(t, url, []string{"echo", "fail", "meta"})
 			p := project(s, skill("other", "1.0.0", spec.ChannelInline))
 			p.Workflow.Limits.MaxLoadedSkills = 1
 			res, m, _, err := runWith(t, p, Options{MCPIdle: -1},
 				read("tracker"),
 				call(echoTool, map[string]string{"text": "hi"}),
 				call("mcp__tracker__t__fail", nil),
+				call("mcp__tracker__t__meta", nil),
 				read("other"),
 				call(echoTool, map[string]string{"text": "again"}),
 				say("done"))
@@ -101,7 +103,7 @@ func TestMCPToolsFollowTheSkill(t *testing.T) {
 			if names := toolNames(reqs[0]); has(names, echoTool) {
 				t.Errorf("MCP tool offered before the skill loaded: %v", names)
 			}
-			for i := 1; i <= 3; i++ {
+			for i := 1; i <= 4; i++ {
 				names := toolNames(reqs[i])
 				if !has(names, echoTool) || !has(names, "mcp__tracker__t__fail") {
 					t.Errorf("request %d lacks the loaded skill's MCP tools: %v", i, names)
@@ -116,18 +118,23 @@ func TestMCPToolsFollowTheSkill(t *testing.T) {
 			if r := lastResult(reqs[3]); !r.IsError || r.Text != "the record is locked" {
 				t.Errorf("fail result = %+v, want the server's isError text as a tool error", r)
 			}
-			if names := toolNames(reqs[4]); has(names, echoTool) {
+			var meta map[string]any
+			_ = json.Unmarshal([]byte(lastResult(reqs[4]).Text), &meta)
+			if meta["fsd/call-id"] != "host/s4/c1" || meta["fsd/run-id"] != res.RunID {
+				t.Errorf("the call's _meta = %v, want the run and call ids commands get", meta)
+			}
+			if names := toolNames(reqs[5]); has(names, echoTool) {
 				t.Errorf("MCP tool still offered after unload: %v", names)
 			}
-			if r := lastResult(reqs[5]); !r.IsError || r.Text != "Unknown tool: "+echoTool {
+			if r := lastResult(reqs[6]); !r.IsError || r.Text != "Unknown tool: "+echoTool {
 				t.Errorf("call after unload = %+v", r)
 			}
-			n := count(t, log, "echo") + count(t, log, "fail")
+			n := count(t, log, "echo") + count(t, log, "fail") + count(t, log, "meta")
 			if transport == "http" {
 				n = int(served.Load())
 			}
-			if n != 2 {
-				t.Errorf("the server answered %d calls, want 2 (echo and fail)", n)
+			if n != 3 {
+				t.Errorf("the server answered %d calls, want 3 (echo, fail, meta)", n)
 			}
 		})
 	}

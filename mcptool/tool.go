@@ -24,6 +24,13 @@ type Tool struct {
 	input  *tool.Input
 }
 
+// Keys of a call's _meta: the run and call ids (FSD_RUN_ID and
+// FSD_CALL_ID for command tools), stable across fsd resume.
+const (
+	MetaRunID  = "fsd/run-id"
+	MetaCallID = "fsd/call-id"
+)
+
 // maxName is the longest tool name the model providers accept.
 const maxName = 64
 
@@ -117,7 +124,13 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, _ tool.KV) tool.R
 	timeout := s.callTimeout()
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: t.remote, Arguments: in})
+	params := &mcp.CallToolParams{Name: t.remote, Arguments: in}
+	if ids, ok := tool.CallIDsFrom(ctx); ok {
+		// The same ids a command gets as FSD_RUN_ID and FSD_CALL_ID, stable
+		// across resume: a server can make a call idempotent with them.
+		params.Meta = mcp.Meta{MetaRunID: ids.Run, MetaCallID: ids.Call}
+	}
+	out, err := cs.CallTool(callCtx, params)
 	switch {
 	case err == nil:
 		return t.result(out)

@@ -77,6 +77,13 @@ func WithCallIDs(ctx context.Context, ids CallIDs) context.Context {
 	return context.WithValue(ctx, callIDsKey{}, ids)
 }
 
+// CallIDsFrom returns the ids WithCallIDs put in ctx, for tools that are
+// not commands (an MCP call sends them in its _meta).
+func CallIDsFrom(ctx context.Context) (CallIDs, bool) {
+	ids, ok := ctx.Value(callIDsKey{}).(CallIDs)
+	return ids, ok
+}
+
 func callIDs(ctx context.Context) CallIDs {
 	ids, _ := ctx.Value(callIDsKey{}).(CallIDs)
 	return ids

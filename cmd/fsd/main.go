@@ -37,6 +37,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newVersionCmd(),
 		newInitCmd(),
 		newShowCmd(),
+		newMCPCmd(),
 	)
 	return root
 }

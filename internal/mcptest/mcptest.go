@@ -8,6 +8,7 @@ package mcptest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,7 @@ const (
 )
 
 // Tools is every tool the server offers, sorted.
-var Tools = []string{"add", "big", "crash", "echo", "fail", "image", "pid", "resource", "sleep"}
+var Tools = []string{"add", "big", "crash", "echo", "fail", "image", "meta", "pid", "resource", "sleep"}
 
 // PNG is the image the image tool returns: a 1x1 PNG.
 var PNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
@@ -87,6 +88,11 @@ func Server(calls *atomic.Int64) *mcp.Server {
 		<-ctx.Done()
 		logCall("sleep-cancelled", "")
 		return nil, nil, ctx.Err()
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "meta", Description: "The call's _meta, as JSON."}, func(_ context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+		logCall("meta", "")
+		b, _ := json.Marshal(req.Params.Meta)
+		return text(string(b)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "The server's process id."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 		logCall("pid", "")

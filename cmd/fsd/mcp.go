@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/mcpserve"
+)
+
+type mcpFlags struct {
+	runFlags
+	http string // listen address for Streamable HTTP; "" serves stdio
+	tool string // the tool's name; "" derives it from the workflow's name
+}
+
+func newMCPCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Model Context Protocol: serve a workflow as an MCP tool",
+	}
+	cmd.AddCommand(newMCPServeCmd())
+	return cmd
+}
+
+func newMCPServeCmd() *cobra.Command {
+	var f mcpFlags
+	cmd := &cobra.Command{
+		Use:   "serve WORKFLOW",
+		Short: "Serve a workflow as an MCP server (stdio, or --http) with one tool that runs it",
+		Long: `Serve a workflow as a Model Context Protocol server with one tool: it takes
+{"input": "..."} (omit for the workflow's own input) and answers with the run's
+final answer. Each call is a normal run with its record in --runs-dir; the board's
+progress (tasks finished of tasks known) goes to the client as progress
+notifications. Over stdio, stdout carries the protocol and nothing else; logs go to
+stderr. --http ADDR serves Streamable HTTP at http://ADDR/mcp instead; an address
+without a host (":8080") listens on 127.0.0.1 only.`,
+		Example: `  fsd mcp serve examples/fanout/fanout.workflow.yaml
+  claude mcp add fanout -- fsd mcp serve /path/to/fanout.workflow.yaml
+  fsd mcp serve --http :8931 weekly.workflow.yaml`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := workflowArg(args[0])
+			if err != nil {
+				return err
+			}
+			return serveMCP(cmd.Context(), path, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&f.http, "http", "", "serve Streamable HTTP on ADDR (e.g. :8931, loopback unless a host is given) instead of stdio")
+	cmd.Flags().StringVar(&f.tool, "tool", "", "the tool's name (default: the workflow's name)")
+	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>")
+	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records go")
+	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail a call's run after this long, e.g. 5m (default: no limit)")
+	addTrustFlag(cmd, &f.runFlags)
+	return cmd
+}
+
+// serveMCP serves until stdin ends (stdio) or a stop signal (HTTP).
+func serveMCP(ctx context.Context, path string, f mcpFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+	if f.timeout < 0 {
+		return fail(exitUsage, "--timeout: %s is negative", f.timeout)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	logger := consoleLogger(stderr, false).Level(zerolog.WarnLevel)
+	if f.verbose {
+		logger = logger.Level(zerolog.DebugLevel)
+	}
+	// Load once before serving: a broken workflow is one line and exit 1,
+	// not an error on every call.
+	pr, err := prepare(path, f.runFlags, engine.Options{Logger: logger}, stderr)
+	if err != nil {
+		return err
+	}
+	wf := pr.project.Workflow
+	name := f.tool
+	if name == "" {
+		name = mcpserve.ToolName(wf.Name)
+	}
+	desc := fmt.Sprintf("Runs the fsd workflow %q and answers with its result.", wf.Name)
+	if in := strings.TrimSpace(wf.Input); in != "" {
+		desc += " Its default input: " + oneLineClip(in, 300)
+	}
+	srv := mcpserve.NewServer(mcpserve.Options{Tool: name, Description: desc, Version: versionLine(), Run: func(ctx context.Context, input string, sink event.Sink) (string, error) {
+		return runForMCP(ctx, path, f, input, sink, logger, stderr)
+	}})
+	if f.http == "" {
+		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			return fail(exitProblems, "mcp serve: %v", err)
+		}
+		return nil
+	}
+	return serveHTTP(ctx, srv, f.http, path, name, stderr)
+}
+
+// runForMCP is one call: a normal run, with its record.
+func runForMCP(ctx context.Context, path string, f mcpFlags, input string, sink event.Sink, logger zerolog.Logger, stderr io.Writer) (string, error) {
+	ctx, cancel := withRunTimeout(ctx, f.timeout)
+	defer cancel()
+	rf := f.runFlags
+	rf.input = input
+	meta := map[string]string{"model": f.model, "trust": strings.Join(f.trust, string(os.PathListSeparator)), "via": "mcp"}
+	pr, err := prepare(path, rf, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Meta: meta}, stderr)
+	if err != nil {
+		return "", err
+	}
+	res, err := pr.run.Execute(ctx, input)
+	err = pr.finish(err)
+	if err != nil {
+		where := ""
+		if res != nil && res.Dir != "" {
+			where = " (record: " + res.Dir + ")"
+		}
+		if timedOut(ctx, err) {
+			return "", fmt.Errorf("run timed out after %s%s", shortDuration(f.timeout), where)
+		}
+		return "", fmt.Errorf("run failed: %v%s", err, where)
+	}
+	return res.Answer, nil
+}
+
+// serveHTTP serves Streamable HTTP at /mcp until a stop signal.
+func serveHTTP(ctx context.Context, srv *mcp.Server, addr, path, tool string, stderr io.Writer) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fail(exitUsage, "--http %q: want HOST:PORT or :PORT (%v)", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1" // loopback unless the user names a host
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return fail(exitProblems, "--http: %v", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := withSignals(ctx)
+	defer stop()
+	fmt.Fprintf(stderr, "fsd: serving %s as MCP tool %s at http://%s/mcp\n", path, tool, ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fail(exitProblems, "--http: %v", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func oneLineClip(s string, n int) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(r)
+}

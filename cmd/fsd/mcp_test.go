@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const fanout = "../../examples/fanout/fanout.workflow.yaml"
+
+// progressLog collects a client's progress notifications.
+type progressLog struct {
+	mu   sync.Mutex
+	seen []*mcp.ProgressNotificationParams
+}
+
+func (p *progressLog) handle(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = append(p.seen, req.Params)
+}
+
+// The SDK's own client runs `fsd mcp serve` on the fan-out example over
+// stdio: it lists one tool named for the workflow, calls it, and gets the
+// answer, a progress notification per finished task, and a run record.
+func TestMCPServeStdio(t *testing.T) {
+	runs := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "mcp", "serve", "--runs-dir", runs, fanout)
+	cmd.Env = append(os.Environ(), "FSD_TEST_AS_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	prog := &progressLog{}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{ProgressNotificationHandler: prog.handle})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) != 1 || list.Tools[0].Name != "market-fanout" {
+		t.Fatalf("tools = %+v, want one named market-fanout", list.Tools)
+	}
+	if !strings.Contains(list.Tools[0].Description, "market-fanout") {
+		t.Errorf("description = %q", list.Tools[0].Description)
+	}
+	params := &mcp.CallToolParams{Name: "market-fanout", Arguments: map[string]any{}}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatalf("call: %v\nstderr: %s", err, stderr.String())
+	}
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, "Online sales grew fastest") {
+		t.Errorf("answer = %q", text)
+	}
+	prog.mu.Lock()
+	seen := append([]*mcp.ProgressNotificationParams(nil), prog.seen...)
+	prog.mu.Unlock()
+	// Notifications may trail the result on the wire: wait for them, boundedly.
+	for i := 0; len(seen) < 7 && i < 200; i++ {
+		time.Sleep(10 * time.Millisecond)
+		prog.mu.Lock()
+		seen = append(seen[:0], prog.seen...)
+		prog.mu.Unlock()
+	}
+	if len(seen) != 7 {
+		t.Fatalf("%d progress notifications, want one per task (7)", len(seen))
+	}
+	for i, p := range seen {
+		if p.ProgressToken != "p1" || p.Progress != float64(i+1) || p.Total < p.Progress || !regexp.MustCompile(`^task \w+ \(market-research/\w+\) completed$`).MatchString(p.Message) {
+			t.Errorf("notification %d = %+v", i, p)
+		}
+	}
+	if last := seen[len(seen)-1]; last.Progress != 7 || last.Total != 7 {
+		t.Errorf("last notification = %+v, want 7 of 7", last)
+	}
+	recs, _ := filepath.Glob(filepath.Join(runs, "*", "run.json"))
+	if len(recs) != 1 {
+		t.Fatalf("run records: %v", recs)
+	}
+	if b, _ := os.ReadFile(recs[0]); !strings.Contains(string(b), `"status": "finished"`) && !strings.Contains(string(b), `"status":"finished"`) {
+		t.Errorf("run.json = %s", b)
+	}
+}
+
+// --http serves Streamable HTTP on loopback; a call's input replaces the
+// workflow's, and a broken call is an isError result, not a dead server.
+func TestMCPServeHTTP(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- serveMCP(ctx, "../../examples/hello/hello.workflow.yaml", mcpFlags{runFlags: runFlags{runsDir: t.TempDir()}, http: ":0"}, nil, nil, &stderr)
+	}()
+	var url string
+	addr := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/mcp)`)
+	for i := 0; url == "" && i < 500; i++ {
+		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if url == "" {
+		t.Fatalf("no address on stderr: %q", stderr.String())
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil || len(list.Tools) != 1 {
+		t.Fatalf("tools: %v %+v", err, list)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: list.Tools[0].Name, Arguments: map[string]any{"input": "Greet Ada."}})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; text == "" {
+		t.Errorf("empty answer")
+	}
+	cs.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
