@@ -1,0 +1,94 @@
+package mcpserve
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsdrun/fsd/event"
+)
+
+func connect(t *testing.T, run Runner, onProgress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
+	t.Helper()
+	srv := NewServer(Options{Tool: "weekly", Description: "Runs weekly.", Run: run})
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { onProgress(r.Params) }}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// Board events become progress notifications whose progress only grows;
+// the input reaches the run; a failed run is an isError result.
+func TestCallProgressAndErrors(t *testing.T) {
+	var mu sync.Mutex
+	var got []mcp.ProgressNotificationParams
+	var input string
+	cs := connect(t, func(_ context.Context, in string, sink event.Sink) (string, error) {
+		input = in
+		for _, e := range []event.Event{
+			{Type: event.TaskAdded, Task: "a"}, {Type: event.TaskAdded, Task: "b"},
+			{Type: event.TaskStarted, Task: "a"}, {Type: event.TaskCompleted, Task: "a", Agent: "s/x"},
+			{Type: event.TaskFailed, Task: "b"}, {Type: event.Text, Text: "ignored"},
+		} {
+			sink.Emit(e)
+		}
+		if in == "boom" {
+			return "", errors.New("run failed: boom")
+		}
+		return "the answer", nil
+	}, func(p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, *p)
+	})
+	params := &mcp.CallToolParams{Name: "weekly", Arguments: map[string]any{"input": "this week"}}
+	params.SetProgressToken(7)
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || res.Content[0].(*mcp.TextContent).Text != "the answer" || input != "this week" {
+		t.Errorf("result %+v, input %q", res, input)
+	}
+	for i := 0; i < 500; i++ { // notifications may trail the result: wait, boundedly
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	if len(got) != 2 || got[0].Progress != 1 || got[0].Total != 2 || got[0].Message != "task a (s/x) completed" ||
+		got[1].Progress != 2 || got[1].Message != "task b failed" {
+		t.Errorf("progress = %+v", got)
+	}
+	mu.Unlock()
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "weekly", Arguments: map[string]any{"input": "boom"}})
+	if err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != "run failed: boom" {
+		t.Errorf("failed run: %v %+v", err, res)
+	}
+}
+
+func TestToolName(t *testing.T) {
+	for in, want := range map[string]string{"market-fanout": "market-fanout", "Weekly report": "Weekly_report", "  ": "run_workflow", "über": "ber"} {
+		if got := ToolName(in); got != want {
+			t.Errorf("ToolName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
