@@ -30,6 +30,8 @@ func newMCPCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Model Context Protocol: serve a workflow as an MCP tool",
+		Example: `  fsd mcp serve examples/fanout/fanout.workflow.yaml
+  fsd mcp serve --http :8931 weekly.workflow.yaml`,
 	}
 	cmd.AddCommand(newMCPServeCmd())
 	return cmd
