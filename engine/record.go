@@ -147,7 +147,7 @@ func (rec *record) sink() event.Sink {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		if err != nil {
-			rec.fail(fmt.Errorf("events.jsonl: %s event: %w", e.Type, err))
+			rec.fail(fmt.Errorf("run record: events.jsonl: %s event: %w", e.Type, err))
 			return
 		}
 		if rec.events == nil || rec.err != nil {
@@ -156,7 +156,7 @@ func (rec *record) sink() event.Sink {
 			return
 		}
 		if _, err := rec.events.Write(append(b, '\n')); err != nil {
-			rec.fail(fmt.Errorf("events.jsonl: %w", err))
+			rec.fail(fmt.Errorf("run record: events.jsonl: %w", err))
 		}
 	})
 }

@@ -263,7 +263,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		switch werr := r.rec.writeErr(); {
 		case werr != nil:
 			// Whatever the run did, its record is cut: not a success.
-			err = fmt.Errorf("run record %s: %w", r.rec.dir, werr)
+			err = fmt.Errorf("the run record is incomplete: %w", werr)
 		case err != nil && ctx.Err() != nil:
 			err = fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
 		}
@@ -283,7 +283,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 			err = werr
 		}
 		if werr := r.rec.writeErr(); err == nil && werr != nil {
-			err = fmt.Errorf("run record %s: %w", r.rec.dir, werr)
+			err = fmt.Errorf("the run record is incomplete: %w", werr)
 		}
 	}()
 	if r.wf.Host == nil {

@@ -87,6 +87,8 @@ func loadRun(dir string, now time.Time) (runRow, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return runRow{}, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
 	}
+	// The record is data: the folder names the run, as fsd resume takes it.
+	s.ID = filepath.Base(dir)
 	row := runRow{RunSummary: s, Status: s.Status, Dir: dir}
 	end := s.Finished
 	if s.Status == "running" {
