@@ -41,8 +41,8 @@ func ExampleBoard_Run() {
 // Board tools answer JSON the model can read and correct.
 func ExampleBoard_CallTool() {
 	b := board.New(board.Options{Roster: func() []string { return []string{"extractor"} }})
-	fmt.Println(b.CallTool(context.Background(), board.ToolAddTask, []byte(`{"goal":"Collect rows","assignee":"writer"}`), nil))
-	fmt.Println(b.CallTool(context.Background(), board.ToolAddTask, []byte(`{"goal":"Collect rows","assignee":"extractor"}`), nil))
+	fmt.Println(b.CallTool(context.Background(), board.ToolAddTask, []byte(`{"goal":"Collect rows","assignee":"writer"}`), nil).Text)
+	fmt.Println(b.CallTool(context.Background(), board.ToolAddTask, []byte(`{"goal":"Collect rows","assignee":"extractor"}`), nil).Text)
 	// Output:
 	// {"ok":false,"error":"unknown_assignee","message":"new task \"Collect rows\": unknown assignee \"writer\"; the roster is [extractor] (omit assignee for the default worker)","roster":["extractor"]}
 	// {"ok":true,"agent":"extractor","id":"t1","status":"pending"}

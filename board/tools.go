@@ -83,7 +83,7 @@ func view(t *Task, withGoal bool) toolTask {
 // reads: {"ok":true,…} or {"ok":false,"error":CODE,"message":…}. It never
 // returns an error and never panics on bad arguments (D2). runner is used
 // by runBoard only.
-func (b *Board) CallTool(ctx context.Context, name string, args json.RawMessage, runner Runner) string {
+func (b *Board) CallTool(ctx context.Context, name string, args json.RawMessage, runner Runner) model.ToolResult {
 	switch name {
 	case ToolAddTask:
 		var a TaskSpec
@@ -143,9 +143,13 @@ func (b *Board) CallTool(ctx context.Context, name string, args json.RawMessage,
 		if err != nil {
 			out["error"] = CodeCancelled
 			out["message"] = "the run was cancelled: " + err.Error()
-			return marshal(false, out)
+			res := model.ErrorResult(string(CodeCancelled), marshal(false, out))
+			res.Fresh = true
+			return res
 		}
-		return marshal(true, out)
+		// What a run reports is work a resumed run does again: its result
+		// may differ from the journal's.
+		return model.ToolResult{Text: marshal(true, out), Fresh: true}
 	default:
 		return failure(errf(CodeUnknownTool, "", "%q is not a board tool; the board tools are addTask, listTasks, cancelTask and runBoard", name))
 	}
@@ -177,12 +181,16 @@ func decodeArgs(args json.RawMessage, v any) error {
 	return nil
 }
 
-func success(fields map[string]any) string { return marshal(true, fields) }
+func success(fields map[string]any) model.ToolResult {
+	return model.ToolResult{Text: marshal(true, fields)}
+}
 
-func failure(err error) string {
+func failure(err error) model.ToolResult {
 	out := map[string]any{}
+	code := "internal"
 	var be *Error
 	if errors.As(err, &be) {
+		code = string(be.Code)
 		out["error"] = be.Code
 		out["message"] = be.Message
 		if be.Task != "" {
@@ -199,10 +207,10 @@ func failure(err error) string {
 			out["cycle"] = be.Cycle
 		}
 	} else {
-		out["error"] = "internal"
+		out["error"] = code
 		out["message"] = err.Error()
 	}
-	return marshal(false, out)
+	return model.ErrorResult(code, marshal(false, out))
 }
 
 // marshal encodes a tool result with "ok" first, where a model (and a

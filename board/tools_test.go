@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/internal/golden"
+	"github.com/fsdrun/fsd/model"
 )
 
 // TestToolSession replays what a coordinating model might send, mistakes
@@ -50,11 +51,13 @@ func TestToolSession(t *testing.T) {
 	}
 	var out strings.Builder
 	for _, c := range calls {
-		got := b.CallTool(context.Background(), c.name, json.RawMessage(c.args), runner)
+		res := b.CallTool(context.Background(), c.name, json.RawMessage(c.args), runner)
+		got := res.Text
 		var v map[string]any
 		if err := json.Unmarshal([]byte(got), &v); err != nil {
 			t.Errorf("%s %s answered invalid JSON %q: %v", c.name, c.args, got, err)
 		}
+		checkTyped(t, res)
 		if !strings.HasPrefix(got, `{"ok":`) {
 			t.Errorf("answer does not start with ok: %s", got)
 		}
@@ -83,7 +86,9 @@ func TestRunBoardCancelled(t *testing.T) {
 	mustAdd(t, b, TaskSpec{ID: "a", Goal: "g"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	got := b.CallTool(ctx, ToolRunBoard, nil, echo)
+	res := b.CallTool(ctx, ToolRunBoard, nil, echo)
+	checkTyped(t, res)
+	got := res.Text
 	want := `{"ok":false,"error":"cancelled","message":"the run was cancelled: context canceled","status":"cancelled","tasks":[{"id":"a","agent":"worker","status":"pending"}]}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -98,9 +103,26 @@ func FuzzCallTool(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name, args string) {
 		b := New(Options{})
 		b.CallTool(context.Background(), ToolAddTask, json.RawMessage(`{"goal":"seed"}`), nil)
-		got := b.CallTool(context.Background(), name, json.RawMessage(args), echo)
-		if !json.Valid([]byte(got)) {
-			t.Fatalf("invalid JSON answer %q", got)
+		res := b.CallTool(context.Background(), name, json.RawMessage(args), echo)
+		if !json.Valid([]byte(res.Text)) {
+			t.Fatalf("invalid JSON answer %q", res.Text)
 		}
+		checkTyped(t, res)
 	})
+}
+
+// checkTyped asserts the typed result says what its text says: IsError
+// exactly when ok is false, Code the text's error code, Fresh for runBoard.
+func checkTyped(t *testing.T, res model.ToolResult) {
+	t.Helper()
+	var v struct {
+		OK    bool   `json:"ok"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(res.Text), &v); err != nil {
+		t.Fatalf("answer %q: %v", res.Text, err)
+	}
+	if res.IsError == v.OK || res.Code != v.Error {
+		t.Errorf("typed result {IsError %v, Code %q} disagrees with its text %s", res.IsError, res.Code, res.Text)
+	}
 }

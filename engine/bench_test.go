@@ -23,7 +23,7 @@ func benchHost(b *testing.B, n int) *generator {
 		b.Fatal(err)
 	}
 	for _, id := range []string{"aa", "bb", "cc"} {
-		if _, isErr := h.mgr.read(context.Background(), id, h.tr); isErr {
+		if h.mgr.read(context.Background(), id, h.tr).IsError {
 			b.Fatal("read failed")
 		}
 	}

@@ -235,14 +235,13 @@ func (hb *hostBoard) policy(assignee string) (time.Duration, int) {
 // call runs a board tool for the host. addTask assignees given as a bare
 // agent name are pinned to skill/agent now, so a later eviction or a
 // second skill with the same agent name cannot change who runs the task.
-func (hb *hostBoard) call(ctx context.Context, c model.ToolCall) toolResult {
+func (hb *hostBoard) call(ctx context.Context, c model.ToolCall) model.ToolResult {
 	args := c.Args
 	if c.Name == "addTask" {
 		args = hb.pinAssignee(args)
 	}
-	text := hb.b.CallTool(ctx, c.Name, args, hb.runTask)
-	res := toolResult{text: text, isError: strings.HasPrefix(text, `{"ok":false`)}
-	if c.Name == "runBoard" {
+	res := hb.b.CallTool(ctx, c.Name, args, hb.runTask)
+	if c.Name == board.ToolRunBoard {
 		hb.save(hb.b)
 	}
 	return res

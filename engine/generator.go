@@ -18,14 +18,6 @@ import (
 	"github.com/fsdrun/fsd/transcript"
 )
 
-// toolResult is what one tool call produced.
-type toolResult struct {
-	text    string
-	isError bool
-	// artifact is the skill whose artifact a reader call read (H4).
-	artifact string
-}
-
 // env is what differs between the host and a worker: the current-context
 // block, the tools, and how calls are dispatched. The generator loop is the
 // same for both.
@@ -35,7 +27,7 @@ type env interface {
 	contextBlock() string
 	tools() []model.ToolDef
 	// call dispatches a call of a tool that was in the request.
-	call(ctx context.Context, c model.ToolCall) toolResult
+	call(ctx context.Context, c model.ToolCall) model.ToolResult
 	// loaded reports whether a skill is loaded now, for reclaim (H4).
 	loaded(skillID string) bool
 	// settle runs after a response's results are all in the transcript.
@@ -211,7 +203,7 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.text, IsError: res.isError, Artifact: res.artifact}
+			out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.Text, IsError: res.IsError, Artifact: res.Artifact}
 			if out.Spool, err = g.spool(out, journaled.Spool); err != nil {
 				return "", err
 			}
@@ -233,10 +225,10 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 // callOne answers one call of a step. In a step the journal holds (a
 // resume), journal.Plan decides whether the call runs again.
 func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, offered, replayed bool,
-	journaled model.Message, inJournal bool) (toolResult, error) {
+	journaled model.Message, inJournal bool) (model.ToolResult, error) {
 	if !offered {
 		// L3: whatever the reason, a tool not in this request is unknown.
-		return toolResult{text: "Unknown tool: " + c.Name, isError: true}, nil
+		return model.ToolResult{Text: "Unknown tool: " + c.Name, IsError: true}, nil
 	}
 	act := journal.Execute
 	if replayed {
@@ -244,14 +236,14 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 		act = journal.Plan(journal.Call{Result: inJournal, Command: isCmd, FailsInDoubt: failsInDoubt})
 	}
 	id := g.callID(step, i)
-	var res toolResult
+	var res model.ToolResult
 	switch act {
 	case journal.UseJournal:
 		// A program that already ran is not run again.
-		return toolResult{text: journaled.Text, isError: journaled.IsError, artifact: journaled.Artifact}, nil
+		return model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact}, nil
 	case journal.FailInDoubt:
 		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("in-doubt call not run again (on-interrupt: fail)")
-		return toolResult{text: journal.OutcomeUnknown, isError: true}, nil
+		return model.ToolResult{Text: journal.OutcomeUnknown, IsError: true}, nil
 	case journal.Retry:
 		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("running an in-doubt call again with the same FSD_CALL_ID")
 	}
@@ -265,10 +257,10 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	// What the journal will hold: JSON keeps text as UTF-8, so compare
 	// and record the same form the journal stores (a read of non-UTF-8
 	// bytes replays as it was recorded).
-	res.text = storedText(res.text)
-	if inJournal && c.Name != "runBoard" && (res.text != journaled.Text || res.isError != journaled.IsError) {
+	res.Text = storedText(res.Text)
+	if inJournal && !res.Fresh && (res.Text != journaled.Text || res.IsError != journaled.IsError) {
 		return res, g.errorf("resume diverged from the journal at step %d: %s answered %q, the journal says %q (did a manifest change?)",
-			step+1, c.Name, clip(res.text, 80), clip(journaled.Text, 80))
+			step+1, c.Name, clip(res.Text, 80), clip(journaled.Text, 80))
 	}
 	return res, nil
 }

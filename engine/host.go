@@ -165,26 +165,25 @@ func (h *hostEnv) command(name string) (bool, bool) {
 	return true, t.failsInDoubt()
 }
 
-func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
+func (h *hostEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult {
 	switch {
 	case c.Name == readSkillDef.Name:
 		var a struct {
 			ID string `json:"id"`
 		}
 		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return toolResult{text: toolError(codeIDInvalid, "arguments must be {\"id\": \"skill-id\"}: "+err.Error()), isError: true}
+			return toolError(codeIDInvalid, "arguments must be {\"id\": \"skill-id\"}: "+err.Error())
 		}
-		text, isErr := h.mgr.read(ctx, a.ID, h.tr)
-		return toolResult{text: text, isError: isErr}
+		return h.mgr.read(ctx, a.ID, h.tr)
 	case artifact.IsReader(c.Name):
 		text, skill, err := h.mgr.arts.Call(c.Name, c.Args, h.mgr.isLoaded)
 		if err != nil {
 			// A failed read of a loaded skill's artifact (a missing
 			// heading answers with the heading list) is still its
 			// instruction text: tag it so unload reclaims it too.
-			return toolResult{text: err.Error(), isError: true, artifact: skill}
+			return model.ToolResult{Text: err.Error(), IsError: true, Artifact: skill}
 		}
-		return toolResult{text: text, artifact: skill}
+		return model.ToolResult{Text: text, Artifact: skill}
 	case c.Name == runScriptDef.Name:
 		return h.mgr.runScript(ctx, c.Args)
 	case h.board != nil && h.board.owns(c.Name):
@@ -192,11 +191,11 @@ func (h *hostEnv) call(ctx context.Context, c model.ToolCall) toolResult {
 	}
 	if l, t, ok := h.mgr.skillTool(c.Name); ok {
 		res := t.Call(ctx, c.Args, t.kv(l.state, h.mgr.box.store(l.skill.ID)))
-		return toolResult{text: res.Text, isError: res.IsError}
+		return model.ToolResult{Text: res.Text, IsError: res.IsError}
 	}
 	// The skill left between the request and this call (evicted by an
 	// earlier call in the same response): L3 holds at dispatch too.
-	return toolResult{text: "Unknown tool: " + c.Name, isError: true}
+	return model.ToolResult{Text: "Unknown tool: " + c.Name, IsError: true}
 }
 
 // versionAttr is a skill envelope's version attribute; none when the skill

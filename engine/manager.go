@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
 	"github.com/fsdrun/fsd/transcript"
@@ -122,14 +123,14 @@ func (m *manager) isLoaded(id string) bool {
 }
 
 // read loads a skill (or makes a loaded one active) and returns the receipt
-// or a tool error the model reads.
-func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript) (string, bool) {
+// or a coded tool error the model reads.
+func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript) model.ToolResult {
 	if !spec.ValidID(id) {
-		return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are 1-64 of a-z, 0-9 and single hyphens", id)), true
+		return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are 1-64 of a-z, 0-9 and single hyphens", id))
 	}
 	s, ok := m.cat.get(id)
 	if !ok {
-		return toolError(codeNotEnabled, fmt.Sprintf("skill %q is not enabled in this project; the catalog lists the skills you can read", id)), true
+		return toolError(codeNotEnabled, fmt.Sprintf("skill %q is not enabled in this project; the catalog lists the skills you can read", id))
 	}
 	if i, l := m.find(id); l != nil {
 		// Reading a loaded skill makes it active and loads nothing (L1).
@@ -137,11 +138,11 @@ func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript
 		_ = tr.AppendContext(transcript.ContextChange{
 			Skill: s.ID, Version: l.skill.Version, Reason: transcript.ReasonReread, Line: rereadLine(l.skill),
 		})
-		return m.receipt(l, "already loaded; now the active skill"), false
+		return model.ToolResult{Text: m.receipt(l, "already loaded; now the active skill")}
 	}
 	l, err := m.load(ctx, s)
 	if err != nil {
-		return toolError("SKILL_LOAD_FAILED", err.Error()), true
+		return toolError("SKILL_LOAD_FAILED", err.Error())
 	}
 	var evicted []*loadedSkill
 	for len(m.loaded) >= m.max && len(m.loaded) > 0 {
@@ -162,7 +163,7 @@ func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript
 		Skill: s.ID, Version: s.Version, Reason: reasonRead,
 		Line: strings.Join(append(lines, loadLine(l)), "\n"),
 	})
-	return m.receipt(l, strings.Join(l.notes, "; ")), false
+	return model.ToolResult{Text: m.receipt(l, strings.Join(l.notes, "; "))}
 }
 
 func ids(ls []*loadedSkill) []string {
@@ -284,9 +285,9 @@ func (m *manager) skillTool(name string) (*loadedSkill, skillTool, bool) {
 }
 
 // toolError renders an error result the model can read and correct.
-func toolError(code, msg string) string {
+func toolError(code, msg string) model.ToolResult {
 	b, _ := json.Marshal(map[string]any{"ok": false, "error": code, "message": msg})
-	return string(b)
+	return model.ErrorResult(code, string(b))
 }
 
 func joinIn(dir, rel string) string {

@@ -42,22 +42,22 @@ func TestManagerLRU(t *testing.T) {
 	m, rec := newTestManager(2, skill("aa", "1.0.0", ""), skill("bb", "1.0.0", spec.ChannelInline), skill("cc", "1.0.0", ""))
 	tr := transcript.New(nil)
 	steps := []struct {
-		read    string
-		wantErr bool
-		loaded  []string
+		read     string
+		wantCode string // "" for a receipt
+		loaded   []string
 	}{
 		{read: "aa", loaded: []string{"aa"}},
 		{read: "bb", loaded: []string{"aa", "bb"}},
 		{read: "aa", loaded: []string{"bb", "aa"}}, // re-read: active, nothing loaded
 		{read: "cc", loaded: []string{"aa", "cc"}}, // evicts bb, the least recently read
-		{read: "Not-An-Id", wantErr: true, loaded: []string{"aa", "cc"}},
-		{read: "dd", wantErr: true, loaded: []string{"aa", "cc"}}, // not enabled
+		{read: "Not-An-Id", wantCode: codeIDInvalid, loaded: []string{"aa", "cc"}},
+		{read: "dd", wantCode: codeNotEnabled, loaded: []string{"aa", "cc"}}, // not enabled
 	}
 	var aaState string
 	for i, st := range steps {
-		_, isErr := m.read(context.Background(), st.read, tr)
-		if isErr != st.wantErr {
-			t.Fatalf("step %d: read %s error = %v, want %v", i+1, st.read, isErr, st.wantErr)
+		res := m.read(context.Background(), st.read, tr)
+		if res.IsError != (st.wantCode != "") || res.Code != st.wantCode {
+			t.Fatalf("step %d: read %s = {IsError %v, Code %q}, want code %q", i+1, st.read, res.IsError, res.Code, st.wantCode)
 		}
 		if got := loadedIDs(m); !slices.Equal(got, st.loaded) {
 			t.Fatalf("step %d: loaded %v, want %v", i+1, got, st.loaded)

@@ -49,14 +49,14 @@ func (m *manager) scriptsLoaded() bool {
 // runScript answers a run_skill_script call: it names a loaded skill (or
 // the most recent with scripts) and runs the script under the command
 // tools' rules (tool.RunScript), trust included.
-func (m *manager) runScript(ctx context.Context, args json.RawMessage) toolResult {
+func (m *manager) runScript(ctx context.Context, args json.RawMessage) model.ToolResult {
 	var a struct {
 		Skill  string   `json:"skill"`
 		Script string   `json:"script"`
 		Args   []string `json:"args"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil {
-		return toolResult{text: toolError("ARGUMENTS_INVALID", `arguments must be {"skill": "id", "script": "scripts/x.py", "args": ["…"]}: `+err.Error()), isError: true}
+		return toolError("ARGUMENTS_INVALID", `arguments must be {"skill": "id", "script": "scripts/x.py", "args": ["…"]}: `+err.Error())
 	}
 	var l *loadedSkill
 	if a.Skill == "" {
@@ -67,18 +67,18 @@ func (m *manager) runScript(ctx context.Context, args json.RawMessage) toolResul
 		}
 	} else {
 		if !spec.ValidID(a.Skill) {
-			return toolResult{text: toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id", a.Skill)), isError: true}
+			return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id", a.Skill))
 		}
 		_, l = m.find(spec.NormalizeID(a.Skill))
 		if l == nil {
-			return toolResult{text: toolError("SKILL_NOT_LOADED", fmt.Sprintf("skill %q is not loaded; read_skill it first", a.Skill)), isError: true}
+			return toolError("SKILL_NOT_LOADED", fmt.Sprintf("skill %q is not loaded; read_skill it first", a.Skill))
 		}
 	}
 	if l == nil || !hasScripts(l.skill) {
-		return toolResult{text: toolError("NO_SCRIPTS", "no loaded skill has a scripts/ folder"), isError: true}
+		return toolError("NO_SCRIPTS", "no loaded skill has a scripts/ folder")
 	}
 	s := l.skill
 	trusted := m.box.isTrusted(s)
 	res := tool.RunScript(ctx, s.Dir, a.Script, a.Args, tool.WithTrust(trusted), tool.WithSkill(s.ID))
-	return toolResult{text: res.Text, isError: res.IsError}
+	return model.ToolResult{Text: res.Text, IsError: res.IsError}
 }

@@ -102,19 +102,19 @@ func (f *funcEnv) tools() []model.ToolDef      { return f.defs }
 func (f *funcEnv) loaded(string) bool          { return true }
 func (f *funcEnv) settle()                     {}
 func (f *funcEnv) command(string) (bool, bool) { return false, false }
-func (f *funcEnv) call(ctx context.Context, c model.ToolCall) (res toolResult) {
+func (f *funcEnv) call(ctx context.Context, c model.ToolCall) (res model.ToolResult) {
 	t, ok := f.byName[c.Name]
 	if !ok {
-		return toolResult{text: "Unknown tool: " + c.Name, isError: true}
+		return model.ToolResult{Text: "Unknown tool: " + c.Name, IsError: true}
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			res = toolResult{text: fmt.Sprintf("tool %s failed: %v", c.Name, p), isError: true}
+			res = model.ToolResult{Text: fmt.Sprintf("tool %s failed: %v", c.Name, p), IsError: true}
 		}
 	}()
 	text, err := t.Run(ctx, c.Args)
 	if err != nil {
-		return toolResult{text: err.Error(), isError: true}
+		return model.ToolResult{Text: err.Error(), IsError: true}
 	}
-	return toolResult{text: text}
+	return model.ToolResult{Text: text}
 }

@@ -48,20 +48,20 @@ func (w *workerEnv) command(name string) (bool, bool) {
 	return true, t.failsInDoubt()
 }
 
-func (w *workerEnv) call(ctx context.Context, c model.ToolCall) toolResult {
+func (w *workerEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult {
 	t, ok := w.byName[c.Name]
 	if !ok && artifact.IsReader(c.Name) && w.arts != nil {
 		text, _, err := w.arts.Call(c.Name, c.Args, func(string) bool { return false })
 		if err != nil {
-			return toolResult{text: err.Error(), isError: true}
+			return model.ToolResult{Text: err.Error(), IsError: true}
 		}
-		return toolResult{text: text}
+		return model.ToolResult{Text: text}
 	}
 	if !ok {
-		return toolResult{text: "Unknown tool: " + c.Name, isError: true}
+		return model.ToolResult{Text: "Unknown tool: " + c.Name, IsError: true}
 	}
 	res := t.Call(ctx, c.Args, t.kv(w.state, w.box.store(w.skill.ID)))
-	return toolResult{text: res.Text, isError: res.IsError}
+	return model.ToolResult{Text: res.Text, IsError: res.IsError}
 }
 
 // runTask runs one task on its worker: a fresh generator with its own
