@@ -67,3 +67,22 @@ func TestDiscoveryBounds(t *testing.T) {
 		t.Errorf("want one depth warning, got %v", diags)
 	}
 }
+
+// allowed-tools as a string keeps patterns such as Bash(git diff:*) whole.
+func TestSplitAllowedTools(t *testing.T) {
+	for in, want := range map[string][]string{
+		"Read Grep Glob":                           {"Read", "Grep", "Glob"},
+		"Bash(git diff:*) Bash(git log:*) Read":    {"Bash(git diff:*)", "Bash(git log:*)", "Read"},
+		"Read, Write,Bash(python3 scripts/x.py:*)": {"Read", "Write", "Bash(python3 scripts/x.py:*)"},
+		"  mcp__linear__search  ":                  {"mcp__linear__search"},
+		"":                                         nil,
+	} {
+		if diff := cmp.Diff(want, SplitAllowedTools(in)); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", in, diff)
+		}
+	}
+	s, _ := LoadSkill(filepath.Join("..", "cmd", "fsd", "testdata", "field", "skills", "code-review", "SKILL.md"))
+	if diff := cmp.Diff([]string{"Read", "Grep", "Glob", "Bash(git diff:*)", "Bash(git log:*)"}, s.AllowedTools); diff != "" {
+		t.Errorf("code-review (-want +got):\n%s", diff)
+	}
+}
