@@ -269,11 +269,19 @@ func TestKillAnywhere(t *testing.T) {
 	for i, conv := range []bool{false, true} {
 		dir := t.TempDir()
 		wf := killWorkflow(t, dir, conv)
-		start := time.Now()
 		cmd, out, errb := fsdProc("run", wf, "--runs-dir", filepath.Join(dir, "runs"))
-		if err := cmd.Run(); err != nil {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		start := waitStarted(filepath.Join(dir, "runs"), done)
+		if err := <-done; err != nil {
 			t.Fatalf("uninterrupted run: %v: %s", err, errb)
 		}
+		// How long the run works once its record began: kill moments are
+		// drawn from it, so process start-up (slow under -race) does not
+		// eat the trials.
 		cleans[i] = clean{answer: out.String(), took: time.Since(start), effects: readEffects(t, dir)}
 		for id, n := range cleans[i].effects.plain {
 			if n != 1 {
@@ -308,8 +316,9 @@ func killTrial(t *testing.T, seed uint64, conv bool, want string, took time.Dura
 	// some runs finish first).
 	moment := func() time.Duration { return time.Duration(rng.Int64N(int64(took) * 6 / 5)) }
 
-	// runUntil starts args, kills it at a random moment with SIGKILL (or,
-	// one time in four, SIGTERM), and returns what it printed.
+	// runUntil starts args, kills it at a random moment after its run
+	// started with SIGKILL (or, one time in four, SIGTERM), and returns
+	// what it printed.
 	runUntil := func(args ...string) (code int, stdout, stderr string, sig syscall.Signal) {
 		cmd, out, errb := fsdProc(args...)
 		if err := cmd.Start(); err != nil {
@@ -319,8 +328,12 @@ func killTrial(t *testing.T, seed uint64, conv bool, want string, took time.Dura
 		if rng.IntN(4) == 0 {
 			sig = syscall.SIGTERM
 		}
-		timer := time.AfterFunc(moment(), func() { _ = cmd.Process.Signal(sig) })
-		err := cmd.Wait()
+		wait := moment()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		waitStarted(runs, done)
+		timer := time.AfterFunc(wait, func() { _ = cmd.Process.Signal(sig) })
+		err := <-done
 		timer.Stop()
 		counts.kills.Add(1)
 		return exitCode(err), out.String(), errb.String(), sig
@@ -410,6 +423,27 @@ func killTrial(t *testing.T, seed uint64, conv bool, want string, took time.Dura
 	}
 	for _, n := range got.dedupe {
 		counts.dedupeDuplicates.Add(int64(n - 1)) // always 0: a file per call id
+	}
+}
+
+// waitStarted waits until a run under runs has emitted run.started (a
+// resume emits it again, after the run.started already there: it then
+// returns at once), or the process is done; it returns when.
+func waitStarted(runs string, done chan error) time.Time {
+	for {
+		select {
+		case err := <-done:
+			done <- err // for the caller's receive
+			return time.Now()
+		default:
+		}
+		evs, _ := filepath.Glob(filepath.Join(runs, "*", "events.jsonl"))
+		for _, f := range evs {
+			if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(`"run.started"`)) {
+				return time.Now()
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
