@@ -16,6 +16,7 @@ import (
 	"github.com/fsdrun/fsd/supply"
 	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/tool"
+	"github.com/fsdrun/fsd/transcript"
 	"github.com/fsdrun/fsd/visibility"
 )
 
@@ -66,45 +67,82 @@ func (w *workerEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult
 
 // runTask runs one task on its worker: a fresh generator with its own
 // transcript (D4), fed by context supply (D5) and flow (D7), its items
-// routed by visibility (D6), bounded by max-steps (D8).
+// routed by visibility (D6), bounded by max-steps (D8). Each step is a
+// function below, in that order.
 func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.DepResult) (string, error) {
-	wd := hb.workers
 	skill, agent, ok := hb.resolve(t.Assignee)
 	if !ok {
 		return "", fmt.Errorf("assignee %q is not an agent of any skill found", t.Assignee)
 	}
+	w, a, release, err := hb.workerWorld(ctx, t, skill, agent)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	g, journal, err := hb.workerGenerator(t, w, a, agent)
+	if err != nil {
+		return "", err
+	}
+	if err := hb.inherit(g.tr, a); err != nil {
+		return "", err
+	}
+	if err := g.add(model.Message{Role: model.User, Text: taskMessage(t, deps)}); err != nil {
+		return "", err
+	}
+	g.replay = newReplay(journal, len(g.tr.Messages()))
+	answer, err := g.loop(ctx) // D8: a final answer, an error or max-steps
+	if g.endReplayed {
+		hb.restated(t.ID) // its end is the journal's: task.completed restates it
+	}
+	if err == nil {
+		// Flow policy `all` shows completed tasks' observations only.
+		hb.workers.ledger.Done(t.ID)
+	}
+	return answer, err
+}
+
+// workerWorld sets a worker up from its fully defaulted agent (the
+// default worker's when the task names none): its prompt, the flow
+// observations it may see (D7) and the tools it may call (D4). release
+// lets go of the MCP servers its tools hold.
+func (hb *hostBoard) workerWorld(ctx context.Context, t *board.Task, skill *spec.Skill, agent *spec.Agent) (*workerEnv, spec.Agent, func(), error) {
+	wd := hb.workers
 	w := &workerEnv{box: wd.box, log: hb.log, skill: skill, byName: map[string]skillTool{}, state: tool.NewMemKV(), arts: wd.gen.arts}
-	a := spec.DefaultAgent()
+	a, release := spec.DefaultAgent(), func() {}
 	if agent != nil {
 		a = agent.WithDefaults()
-		release, err := w.allow(ctx, skill, a.Tools)
-		if err != nil {
-			return "", err
+		var err error
+		if release, err = w.allow(ctx, skill, a.Tools); err != nil {
+			return nil, a, release, err
 		}
-		defer release()
-	}
-	vis, flow := a.Visibility, a.Flow
-	maxSteps := wd.limits.MaxSteps
-	if a.MaxSteps > 0 {
-		maxSteps = a.MaxSteps
 	}
 	var prompt strings.Builder
 	prompt.WriteString(strings.TrimSpace(a.Prompt))
 	var ancestors []string
-	if flow.Policy == spec.FlowAncestors {
+	if a.Flow.Policy == spec.FlowAncestors {
 		ancestors = hb.b.Ancestors(t.ID)
 	}
-	obs := wd.ledger.Select(flow, t.ID, t.Deps, ancestors, tokens.Count)
-	if len(obs) > 0 {
+	if obs := wd.ledger.Select(a.Flow, t.ID, t.Deps, ancestors, tokens.Count); len(obs) > 0 {
 		prompt.WriteString("\n\n<observations>\n")
 		prompt.WriteString(supply.RenderObservations(obs))
 		prompt.WriteString("</observations>\n")
 	}
 	w.block = prompt.String()
+	return w, a, release, nil
+}
 
+// workerGenerator builds the worker's generator on its own transcript
+// (D4), bounded by its max-steps (D8), its items routed by its visibility
+// (D6) and every tool result recorded in the run's ledger (D7).
+func (hb *hostBoard) workerGenerator(t *board.Task, w *workerEnv, a spec.Agent, agent *spec.Agent) (*generator, *genJournal, error) {
+	wd := hb.workers
 	tr, journal, err := wd.transcript(t.ID, max(t.Attempts, 1))
 	if err != nil {
-		return "", err
+		return nil, nil, err
+	}
+	maxSteps := wd.limits.MaxSteps
+	if a.MaxSteps > 0 {
+		maxSteps = a.MaxSteps
 	}
 	agentName := t.Agent()
 	name := "task:" + t.ID
@@ -117,7 +155,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 			Model: hb.cat.modelFor(agent, false)},
 		maxMessages: wd.limits.MaxTranscriptMessages, maxSteps: maxSteps,
 	}
-	if vis.Client {
+	if a.Visibility.Client {
 		g.streamText = func(delta string) {
 			hb.ev.emit(event.Event{Type: event.Text, Task: t.ID, Agent: agentName, Text: delta, Delta: true})
 		}
@@ -129,41 +167,35 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		e.Replayed = e.Replayed || g.replaying
 		hb.ev.stamped(e)
 	})
-	router := visibility.New(vis, restate, visibility.Tags{Run: hb.ev.runID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
+	router := visibility.New(a.Visibility, restate, visibility.Tags{Run: hb.ev.runID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
 	g.item = func(msg model.Message) {
 		router.Item(msg)
 		if msg.Role == model.Tool {
 			wd.ledger.Record(observe(tr.Messages(), msg, t.ID, agentName))
 		}
 	}
-	// Context supply: the parent's last N whole turns as of dispatch.
-	if a.ContextSupply == spec.SupplyConversation {
-		inherited := supply.Conversation(hb.parent(), a.Turns)
-		if hb.host != nil {
-			// H4 holds for what a worker inherits too: reader results of
-			// skills the host has unloaded arrive as stubs. (The host is
-			// blocked in runBoard, so its loaded set is stable here.)
-			inherited = reclaim(inherited, hb.host.mgr.isLoaded)
+	return g, journal, nil
+}
+
+// inherit gives a conversation-supply worker the parent's last N whole
+// turns as of dispatch (D5); an isolated worker inherits nothing (D4).
+func (hb *hostBoard) inherit(tr *transcript.Transcript, a spec.Agent) error {
+	if a.ContextSupply != spec.SupplyConversation {
+		return nil
+	}
+	inherited := supply.Conversation(hb.parent(), a.Turns)
+	if hb.host != nil {
+		// H4 holds for what a worker inherits too: reader results of
+		// skills the host has unloaded arrive as stubs. (The host is
+		// blocked in runBoard, so its loaded set is stable here.)
+		inherited = reclaim(inherited, hb.host.mgr.isLoaded)
+	}
+	for _, msg := range inherited {
+		if err := tr.AppendMessage(msg); err != nil {
+			return err
 		}
-		for _, msg := range inherited {
-			if err := tr.AppendMessage(msg); err != nil {
-				return "", err
-			}
-		}
 	}
-	if err := g.add(model.Message{Role: model.User, Text: taskMessage(t, deps)}); err != nil {
-		return "", err
-	}
-	g.replay = newReplay(journal, len(tr.Messages()))
-	answer, err := g.loop(ctx)
-	if g.endReplayed {
-		hb.restated(t.ID) // its end is the journal's: task.completed restates it
-	}
-	if err == nil {
-		// Flow policy `all` shows completed tasks' observations only.
-		wd.ledger.Done(t.ID)
-	}
-	return answer, err
+	return nil
 }
 
 // keepHistory returns the buffer of one task's items bound for the
