@@ -123,7 +123,7 @@ type RunSummary struct {
 // genDeps are what the run hands each of its generators.
 func (r *Run) genDeps() genDeps {
 	return genDeps{runID: r.ID, emit: r.ev.emit, usage: &r.usage, tokens: r.tokens, log: r.log, rec: r.rec, now: r.now,
-		arts: r.arts, maxResult: r.limits.MaxResultTokens, noCache: r.wf.NoCache}
+		arts: r.arts, maxResult: r.limits.MaxResultTokens, noCache: r.wf.NoCache, obs: r.opts.Observer}
 }
 
 // FirstRequest assembles the host's first request without calling the

@@ -56,6 +56,8 @@ type genDeps struct {
 	// noCache is the workflow's `cache: off`: requests ask for no prompt
 	// caching.
 	noCache bool
+	// obs watches the generator, its model and tool calls; nil: nothing.
+	obs Observer
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -119,7 +121,17 @@ func (g *generator) errorf(format string, args ...any) error {
 }
 
 // loop runs steps until a final answer, an error, or max-steps (D8).
-func (g *generator) loop(ctx context.Context) (string, error) {
+func (g *generator) loop(ctx context.Context) (answer string, err error) {
+	if g.obs != nil {
+		var end func(string, error)
+		ctx, end = g.obs.Agent(ctx, g.caller)
+		defer func() { end(answer, err) }()
+	}
+	return g.steps(ctx)
+}
+
+// steps is loop's body.
+func (g *generator) steps(ctx context.Context) (string, error) {
 	for step := 0; ; step++ {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -135,9 +147,16 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 			tk := g.tokens.request(req)
 			g.rec.request(g.recName, s, g.tr.Len(), tk, g.clock())
 			var err error
+			var done func(*model.Response, error)
+			if g.obs != nil {
+				done = g.obs.Chat(ctx, req)
+			}
 			resp, err = g.model.Generate(ctx, req)
 			if resp == nil {
 				resp = &model.Response{}
+			}
+			if done != nil {
+				done(resp, err)
 			}
 			g.rec.response(g.recName, req.Caller, resp.Usage, err, g.clock())
 			g.emitRequest(req, tk, resp.Usage)
@@ -195,11 +214,16 @@ func (g *generator) loop(ctx context.Context) (string, error) {
 		// that order, so every call has its result before the next step.
 		for i, c := range calls {
 			journaled, inJournal := g.replay.result(step, i)
+			cctx, done := ctx, func(string, bool) {}
+			if g.obs != nil {
+				cctx, done = g.obs.Tool(ctx, g.caller, c)
+			}
 			// While it restates a journaled call, what the call emits
 			// (skill.loaded, task.added) says "replayed" too.
 			g.replaying = inJournal
-			res, err := g.callOne(ctx, c, step, i, offered[c.Name], replayed, journaled, inJournal)
+			res, err := g.callOne(cctx, c, step, i, offered[c.Name], replayed, journaled, inJournal)
 			g.replaying = false
+			done(res.Text, res.IsError || err != nil)
 			if err != nil {
 				return "", err
 			}

@@ -64,6 +64,9 @@ type Options struct {
 	// Trusted says whether a skill's command tools and stdio MCP servers
 	// may run; nil trusts all.
 	Trusted func(s *spec.Skill) bool
+	// Observer watches the run, its generators, model calls and tool
+	// calls (tracing); nil observes nothing.
+	Observer Observer
 	// Force resumes a run even if its workflow, script or a manifest
 	// changed since it started (see ErrChanged).
 	Force bool
@@ -286,6 +289,11 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 			err = fmt.Errorf("the run record is incomplete: %w", werr)
 		}
 	}()
+	if obs := r.opts.Observer; obs != nil {
+		var end func(string, error)
+		runCtx, end = obs.Run(runCtx, r.ID, r.wf.Name)
+		defer func() { end(res.Answer, err) }()
+	}
 	if r.wf.Host == nil {
 		res.Answer, err = r.pipeline(runCtx, input)
 	} else {

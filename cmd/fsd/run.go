@@ -15,7 +15,9 @@ import (
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model/record"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/telemetry"
 	"github.com/fsdrun/fsd/view"
 )
 
@@ -32,6 +34,8 @@ type runFlags struct {
 	trust   []string      // folders whose skills may run commands, beside the workflow's
 	timeout time.Duration // the run's wall-clock bound; 0: none
 	force   bool          // resume: run even if the run's files changed
+	// otelContent puts prompts and results in trace spans.
+	otelContent bool
 }
 
 // defaultRunsDir is where run records go unless --runs-dir says otherwise.
@@ -89,6 +93,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.record, "record", "", "save every model exchange to FILE (secrets stripped) for --replay")
 	cmd.Flags().StringVar(&f.replay, "replay", "", "answer from a recording made with --record: offline, deterministic")
 	addTrustFlag(cmd, &f)
+	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans (traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the run after this long, e.g. 5m (default: no limit)")
 	return cmd
 }
@@ -142,6 +147,24 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		return nil, fail(exitProblems, "%v", err)
 	}
 	opts.Model, opts.Rand, pr.finish = m, rnd, finish
+	if opts.Observer == nil {
+		// Traces only when the OTel environment asks for them.
+		obs, shutdown, err := telemetry.Setup(context.Background(), os.Getenv, telemetry.Options{
+			Content: f.otelContent, Secrets: record.SecretsFromEnv(os.Environ()), Model: ms.nameFor})
+		if err != nil {
+			return nil, fail(exitProblems, "traces: %v (check the OTEL_EXPORTER_OTLP_* variables)", err)
+		}
+		opts.Observer = obs
+		pr.finish = func(runErr error) error {
+			err := finish(runErr)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if serr := shutdown(ctx); serr != nil {
+				log.Warn().Err(serr).Msg("could not send every trace span")
+			}
+			return err
+		}
+	}
 	opts.Reload = func() (*spec.Project, error) {
 		np, d := spec.LoadProjectLenient(path)
 		if err := d.Err(); err != nil {
