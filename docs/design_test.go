@@ -125,3 +125,13 @@ func TestNamedTestsExist(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedFilesExist fails when design.md points at a Go file that is
+// not there (a file renamed or split without the doc).
+func TestNamedFilesExist(t *testing.T) {
+	for _, m := range regexp.MustCompile(`\b((?:[a-z0-9_]+/)+[a-z0-9_]+\.go)\b`).FindAllStringSubmatch(readDesign(t), -1) {
+		if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
+			t.Errorf("design.md names %s, which does not exist", m[1])
+		}
+	}
+}

@@ -5,15 +5,18 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
 )
 
 // record is a run's folder under the runs dir:
@@ -295,3 +298,56 @@ func fileName(id string) string {
 // maxNameBytes leaves room under the common 255-byte file-name limit for
 // ".attempt-N.jsonl".
 const maxNameBytes = 200
+
+// RunSummary is run.json in the run record: what `fsd runs` lists and
+// what `fsd resume` starts from.
+type RunSummary struct {
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	// Status is running, finished, failed or interrupted (a signal or a
+	// timeout stopped it). A run that is "running" in its record but whose
+	// PID is gone was interrupted too (killed).
+	Status      string    `json:"status"`
+	PID         int       `json:"pid"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished,omitzero"`
+	Input       string    `json:"input"`
+	Answer      string    `json:"answer,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	InputTokens int64     `json:"input_tokens"`
+	// CachedInputTokens of InputTokens were read from the provider's
+	// prompt cache; CacheWriteTokens were written to it.
+	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
+	OutputTokens      int64 `json:"output_tokens"`
+	// Seed seeds the handle source, so a resumed run draws the same
+	// handles. It is not a secret from the run's owner: handles guard
+	// against the model guessing, not against the person who ran it.
+	Seed    string            `json:"seed"`
+	Resumed int               `json:"resumed,omitempty"`
+	Meta    map[string]string `json:"meta,omitempty"`
+	// Digests of what the run is made from; a resume refuses to run
+	// from files that differ (ErrChanged).
+	Digests journal.Digests `json:"digests,omitempty"`
+}
+
+// newTranscript opens a generator's transcript, backed by its run-record
+// file when the run keeps a record. A resumed run appends after what the
+// journal holds, and returns that generator's journal.
+func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *genJournal, error) {
+	name := transcriptName(task, attempt)
+	f, err := r.rec.transcriptFile(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	var w io.Writer
+	if f != nil {
+		w = f
+	}
+	opts := []transcript.Option{transcript.WithStepSync()}
+	j := r.opts.Resume.gen(name)
+	if j != nil {
+		opts = append(opts, transcript.WithJournal(j.entries))
+	}
+	return transcript.New(w, opts...), j, nil
+}

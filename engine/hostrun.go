@@ -1,38 +1,16 @@
 package engine
 
+// The host's generator: built from the run (newHost), run on the input as
+// a conversation, or asked for its first request (FirstRequest).
+
 import (
 	"context"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/fsdrun/fsd/event"
-	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
-	"github.com/fsdrun/fsd/transcript"
 	"github.com/fsdrun/fsd/visibility"
 )
-
-// newTranscript opens a generator's transcript, backed by its run-record
-// file when the run keeps a record. A resumed run appends after what the
-// journal holds, and returns that generator's journal.
-func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *genJournal, error) {
-	name := transcriptName(task, attempt)
-	f, err := r.rec.transcriptFile(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	var w io.Writer
-	if f != nil {
-		w = f
-	}
-	opts := []transcript.Option{transcript.WithStepSync()}
-	j := r.opts.Resume.gen(name)
-	if j != nil {
-		opts = append(opts, transcript.WithJournal(j.entries))
-	}
-	return transcript.New(w, opts...), j, nil
-}
 
 // newHost builds the host generator and its world.
 func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
@@ -86,38 +64,6 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 	}
 	g.replay = newReplay(g.journal, len(g.tr.Messages()))
 	return g.loop(ctx)
-}
-
-// RunSummary is run.json in the run record: what `fsd runs` lists and
-// what `fsd resume` starts from.
-type RunSummary struct {
-	ID       string `json:"id"`
-	Workflow string `json:"workflow"`
-	// Status is running, finished, failed or interrupted (a signal or a
-	// timeout stopped it). A run that is "running" in its record but whose
-	// PID is gone was interrupted too (killed).
-	Status      string    `json:"status"`
-	PID         int       `json:"pid"`
-	Started     time.Time `json:"started"`
-	Finished    time.Time `json:"finished,omitzero"`
-	Input       string    `json:"input"`
-	Answer      string    `json:"answer,omitempty"`
-	Error       string    `json:"error,omitempty"`
-	InputTokens int64     `json:"input_tokens"`
-	// CachedInputTokens of InputTokens were read from the provider's
-	// prompt cache; CacheWriteTokens were written to it.
-	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
-	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
-	OutputTokens      int64 `json:"output_tokens"`
-	// Seed seeds the handle source, so a resumed run draws the same
-	// handles. It is not a secret from the run's owner: handles guard
-	// against the model guessing, not against the person who ran it.
-	Seed    string            `json:"seed"`
-	Resumed int               `json:"resumed,omitempty"`
-	Meta    map[string]string `json:"meta,omitempty"`
-	// Digests of what the run is made from; a resume refuses to run
-	// from files that differ (ErrChanged).
-	Digests journal.Digests `json:"digests,omitempty"`
 }
 
 // genDeps are what the run hands each of its generators.
