@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -252,3 +253,86 @@ func TestMCPCancelOnRunCancel(t *testing.T) {
 }
 
 func waitABit() { time.Sleep(10 * time.Millisecond) }
+
+// What an MCP tool returns beyond text is kept as work of the run, readable
+// by handle after the skill is unloaded; a flood is kept like any large
+// result, with a preview in the window.
+func TestMCPResultsAsArtifacts(t *testing.T) {
+	s, _ := mcpSkill(t, "", []string{"image", "big"})
+	p := project(s, skill("other", "1.0.0", spec.ChannelHandle))
+	p.Workflow.Limits.MaxLoadedSkills = 1
+	handle := regexp.MustCompile(`kept as artifact (h_[0-9a-f]{32})`)
+	_, m, _, err := runWith(t, p, Options{},
+		read("tracker"),
+		call("mcp__tracker__t__image", nil),
+		call("mcp__tracker__t__big", nil),
+		read("other"),
+		func(req *model.Request) *model.Response {
+			var h string
+			for _, msg := range req.Messages {
+				if msg.Name == "mcp__tracker__t__image" {
+					if m := handle.FindStringSubmatch(msg.Text); m != nil {
+						h = m[1]
+					}
+				}
+			}
+			return call("artifact_byte_length", map[string]string{"handle": h})(req)
+		},
+		say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	if r := lastResult(reqs[2]); !strings.HasPrefix(r.Text, "a red dot\n[image (image/png, 67 bytes) kept as artifact h_") {
+		t.Errorf("image result = %q", r.Text)
+	}
+	if r := lastResult(reqs[3]); !strings.HasPrefix(r.Text, "[result kept as artifact") || len(r.Text) > 4000 {
+		t.Errorf("the 1 MiB result rides in the window: %d bytes, %.80q", len(r.Text), r.Text)
+	}
+	if r := lastResult(reqs[5]); r.IsError || !strings.Contains(r.Text, "67") {
+		t.Errorf("reading the image after the skill left = %+v", r)
+	}
+}
+
+// An agent of the skill may list MCP tools in its tools: as SERVER/TOOL or
+// SERVER/*; its worker gets exactly those.
+func TestMCPToolsForAgents(t *testing.T) {
+	s, log := mcpSkill(t, "", nil)
+	s.Agents = []spec.Agent{{Name: "filer", Tools: []string{"t/echo", "tracker_echo"}}, {Name: "all", Tools: []string{"t/*"}}}
+	_, m, _, err := runWith(t, project(s), Options{},
+		read("tracker"),
+		call("addTask", add("a", "filer")),
+		call("runBoard", nil),
+		call(echoTool, map[string]string{"text": "from the worker"}),
+		say("filed"),
+		call("addTask", add("b", "all")),
+		call("runBoard", nil),
+		say("listed"),
+		say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	worker := reqs[3]
+	if worker.Caller.TaskID != "a" {
+		t.Fatalf("request 4 is %+v, want task a's first", worker.Caller)
+	}
+	if names := toolNames(worker); !has(names, echoTool) || has(names, "mcp__tracker__t__fail") || !has(names, "tracker_echo") {
+		t.Errorf("filer's tools = %v, want echo (t/echo) and tracker_echo only", names)
+	}
+	if r := lastResult(reqs[4]); r.Text != "echo: from the worker" {
+		t.Errorf("worker's call = %+v", r)
+	}
+	if reqs[7].Caller.TaskID != "b" {
+		t.Fatalf("request 8 is %+v, want task b's first", reqs[7].Caller)
+	}
+	all := toolNames(reqs[7])
+	for _, n := range mcptest.Tools {
+		if !has(all, "mcp__tracker__t__"+n) {
+			t.Errorf("t/* left out %s: %v", n, all)
+		}
+	}
+	if n := count(t, log, "echo"); n != 1 {
+		t.Errorf("echo reached the server %d times", n)
+	}
+}

@@ -157,7 +157,7 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		box:     newToolbox(opts.Trusted),
 	}
 	r.cat = newCatalog(p, opts.Reload)
-	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: r.arts, Logger: opts.Logger})
+	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger})
 	r.seed = seed
 	r.ID = opts.RunID
 	if r.ID == "" {
@@ -356,4 +356,13 @@ func (r *Run) rel(path string) string {
 		return filepath.ToSlash(rel)
 	}
 	return filepath.ToSlash(path)
+}
+
+// workSpool keeps what MCP tools return beyond text (images, audio,
+// embedded resources) as work of the run (H4): readable by handle whatever
+// is loaded later, like a large result.
+type workSpool struct{ arts *artifact.Store }
+
+func (w workSpool) Keep(_, name string, data []byte) (string, error) {
+	return w.arts.KeepResult("", name, data, "")
 }

@@ -16,7 +16,8 @@
 // context (cancelling sends MCP's notifications/cancelled), and never
 // fails with a Go error: text content becomes the result, isError results
 // are tool errors, images, audio and embedded resources are kept as
-// artifacts (Spooler) and named by handle, and a server that died gives an
+// artifacts (Spooler; the engine keeps them as work of the run, readable
+// whatever is loaded) and named by handle, and a server that died gives an
 // error result and is started again on the next call.
 //
 // Servers of unloaded skills stay up for Options.Idle (DefaultIdle), so a
