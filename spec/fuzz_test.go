@@ -9,8 +9,8 @@ import (
 	"github.com/fsdrun/fsd/diag"
 )
 
-// FuzzLoad feeds arbitrary bytes to the three loaders (skill YAML,
-// SKILL.md, workflow). They must not panic, and every diagnostic must
+// FuzzLoad feeds arbitrary bytes to the loaders (skill YAML, SKILL.md,
+// workflow, scripted-model script). They must not panic, and every diagnostic must
 // carry a file, line and column. The seed corpus is every file of the
 // bad-input corpus and the examples.
 func FuzzLoad(f *testing.F) {
@@ -49,5 +49,6 @@ func FuzzLoad(f *testing.F) {
 		check("SKILL.md", d2)
 		_, d3 := loadWorkflow(filepath.Join(dir, "fuzz.workflow.yaml"), data)
 		check("workflow", d3)
+		check("script", validateScript(filepath.Join(dir, "fuzz.script.yaml"), data))
 	})
 }

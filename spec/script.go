@@ -26,6 +26,10 @@ func ValidateScript(path string) diag.List {
 	if diags != nil {
 		return diags
 	}
+	return validateScript(path, data)
+}
+
+func validateScript(path string, data []byte) diag.List {
 	if !hasContent(data) {
 		return nil // an empty script is an empty script: every list is empty
 	}

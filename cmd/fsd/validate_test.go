@@ -29,7 +29,7 @@ func TestValidateExitCodes(t *testing.T) {
 		code int
 		err  string // a substring of stdout+stderr
 	}{
-		{"valid", []string{"validate", "../../examples"}, exitOK, "0 errors"},
+		{"valid", []string{"validate", "../../examples"}, exitOK, "0 errors, 0 warnings"},
 		{"Claude Code keys", []string{"validate", "../../examples/skills/pdf-forms"}, exitOK, "1 file, 0 errors, 0 warnings"},
 		{"warnings only", []string{"validate", "../../spec/testdata/bad/id-folder-mismatch"}, exitOK, "1 file, 0 errors, 1 warning"},
 		{"strict", []string{"validate", "--strict", "../../spec/testdata/bad/id-folder-mismatch"}, exitProblems, "1 file, 1 error, 0 warnings"},
