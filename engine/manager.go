@@ -13,6 +13,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/tool"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -89,12 +90,22 @@ func newManager(d managerDeps) *manager {
 	return &manager{managerDeps: d}
 }
 
-// channelOf resolves a skill's channel: its own, else the default.
+// channelOf resolves a skill's channel: its own, else the default; auto
+// becomes inline for a short body and handle for a long one.
 func (m *manager) channelOf(s *spec.Skill) spec.Channel {
+	ch := m.channel
 	if s.Channel != "" {
-		return s.Channel
+		ch = s.Channel
 	}
-	return m.channel
+	if ch == spec.ChannelAuto {
+		// A body under the threshold has fewer bytes than tokens: no
+		// count needed.
+		if len(s.Instructions) <= spec.AutoInlineTokens || tokens.Count(s.Instructions) <= spec.AutoInlineTokens {
+			return spec.ChannelInline
+		}
+		return spec.ChannelHandle
+	}
+	return ch
 }
 
 // emitSkill reports a load or an unload.

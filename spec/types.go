@@ -17,7 +17,15 @@ type Channel string
 const (
 	ChannelHandle Channel = "handle"
 	ChannelInline Channel = "inline"
+	// ChannelAuto is inline for a body of at most AutoInlineTokens, handle
+	// above: under it, the reader definitions and a section read cost
+	// more than the body itself.
+	ChannelAuto Channel = "auto"
 )
+
+// AutoInlineTokens is where channel auto switches from inline to handle
+// (o200k tokens of the instructions).
+const AutoInlineTokens = 1000
 
 // Node is embedded in every manifest value: where the value starts, and
 // where each of its keys' values start, so semantic checks and the runtime
