@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -105,6 +106,23 @@ func BenchmarkLoadSkillMD(b *testing.B) {
 	for b.Loop() {
 		if s, d := LoadSkill(path); s == nil || len(d.Errors(false)) != 0 {
 			b.Fatal(d)
+		}
+	}
+}
+
+// BenchmarkFitCatalog: 200 skills with 600-character descriptions fitted
+// to the default budget (over it, so the bisection runs). fsd computes it
+// once per (re)load of the manifests, never per request.
+func BenchmarkFitCatalog(b *testing.B) {
+	skills := make([]*Skill, 200)
+	for i := range skills {
+		id := fmt.Sprintf("skill-%03d", i)
+		skills[i] = &Skill{ID: id, Name: id, Description: strings.Repeat(fmt.Sprintf("Does part %d of the job well. ", i), 20)}
+	}
+	for b.Loop() {
+		c := FitCatalog(skills, DefaultMaxCatalogTokens)
+		if len(c.Cut) == 0 {
+			b.Fatal("nothing cut")
 		}
 	}
 }

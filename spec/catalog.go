@@ -50,8 +50,11 @@ type Catalog struct {
 // FitCatalog renders skills' entries within max tokens (0: the default).
 // Over budget, descriptions are cut deterministically: every description
 // longer than a common length L is cut to L characters and marked, with L
-// the largest that fits (found by bisection), so the longest lose most and
-// short ones keep theirs. No skill is dropped.
+// the largest that fits, so the longest lose most and short ones keep
+// theirs. No skill is dropped. L is found by bisection on an estimate
+// (each description's tokens scale with its length), then checked with
+// the tokenizer and lowered until the real count fits: a handful of
+// tokenizer passes, not one per bisection step.
 func FitCatalog(skills []*Skill, max int) Catalog {
 	if max <= 0 {
 		max = DefaultMaxCatalogTokens
@@ -82,16 +85,43 @@ func FitCatalog(skills []*Skill, max int) Catalog {
 	if c.Total <= max {
 		return c
 	}
-	lo, hi := 0, longest // the answer L is in [lo, hi)
+	// The estimate: an entry costs its fixed part (id, name, version)
+	// plus its description's tokens in proportion to the characters kept.
+	fixed := make([]int, len(skills))
+	descTok := make([]float64, len(skills))
+	runes := make([]int, len(skills))
+	mark := tokens.Count(CutMark)
+	for i, s := range skills {
+		fixed[i] = tokens.Count(CatalogEntry(s, ""))
+		descTok[i] = float64(maxInt(c.Tokens[i]-fixed[i], 0))
+		runes[i] = utf8.RuneCountInString(full[i])
+	}
+	estimate := func(limit int) int {
+		total := 0.0
+		for i := range skills {
+			total += float64(fixed[i])
+			if runes[i] > limit {
+				total += descTok[i]*float64(limit)/float64(runes[i]) + float64(mark)
+			} else {
+				total += descTok[i]
+			}
+		}
+		return int(total + 0.5)
+	}
+	lo, hi := 1, longest // the estimated L is in [lo, hi)
 	for lo+1 < hi {
 		mid := (lo + hi) / 2
-		if build(mid).Total <= max {
+		if estimate(mid) <= max {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
 	c = build(lo)
+	for c.Total > max && lo > 1 {
+		lo -= maxInt(lo/10, 1) // the estimate was short: cut 10% more
+		c = build(lo)
+	}
 	c.Over = c.Total > max
 	return c
 }
