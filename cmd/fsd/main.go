@@ -37,6 +37,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newVersionCmd(),
 		newInitCmd(),
 		newShowCmd(),
+		newUICmd(),
+		newReportCmd(),
 		newMCPCmd(),
 	)
 	return root

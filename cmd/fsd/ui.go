@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsdrun/fsd/model/record"
+	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/ui"
+)
+
+func newUICmd() *cobra.Command {
+	var runsDir, addr string
+	cmd := &cobra.Command{
+		Use:   "ui",
+		Short: "Serve a local web view of the runs: board, timeline, tokens, every request as sent",
+		Long: "Serve the runs under --runs-dir on a local address (loopback by default): the list of runs and,\n" +
+			"per run, the board as a graph, a timeline of tasks and calls, tokens per task and each transcript\n" +
+			"with every request expandable as the model received it. A running run's page updates live.",
+		Example: `  fsd ui                       # then open the URL it prints
+  fsd ui --addr 127.0.0.1:9000 --runs-dir ci/.fsd/runs`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serveUI(cmd.Context(), runsDir, addr, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8484", "address to listen on (keep it on loopback: records hold prompts and results)")
+	return cmd
+}
+
+func serveUI(ctx context.Context, runsDir, addr string, out io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fail(exitProblems, "ui: %v", err)
+	}
+	srv := &http.Server{Handler: ui.NewServer(runsDir, record.SecretsFromEnv(os.Environ())).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(out, "fsd ui: http://%s/ (runs in %s; Ctrl-C to stop)\n", ln.Addr(), runsDir)
+	ctx, stop := withSignals(ctx)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(exitProblems, "ui: %v", err)
+	}
+	return nil
+}
+
+func newReportCmd() *cobra.Command {
+	var runsDir, out string
+	cmd := &cobra.Command{
+		Use:   "report RUN -o FILE.html",
+		Short: "Write a run's page as one self-contained HTML file (for an issue or a CI artifact)",
+		Example: `  fsd report 20261130-174501-3f2a -o run.html
+  fsd report .fsd/runs/20261130-174501-3f2a -o - > run.html`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fail(exitUsage, "report: -o FILE is required (- for stdout)")
+			}
+			dir, err := runrecord.Find(runsDir, args[0])
+			if err != nil {
+				return fail(exitProblems, "report: %v", err)
+			}
+			rec, err := runrecord.Open(dir)
+			if err != nil {
+				return fail(exitProblems, "report: %v", err)
+			}
+			w := cmd.OutOrStdout()
+			var f *os.File
+			if out != "-" {
+				if f, err = os.Create(out); err != nil {
+					return fail(exitProblems, "report: %v", err)
+				}
+				w = f
+			}
+			err = ui.Report(w, rec, record.SecretsFromEnv(os.Environ()))
+			if f != nil {
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				return fail(exitProblems, "report: %v", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the HTML file to write (- for stdout)")
+	return cmd
+}

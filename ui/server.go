@@ -1,0 +1,206 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsdrun/fsd/runrecord"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Server serves the runs under a runs dir.
+type Server struct {
+	runsDir string
+	mask    *strings.Replacer
+	// Poll is how often a live page's record is checked for growth.
+	Poll time.Duration
+	now  func() time.Time
+}
+
+// NewServer serves runsDir. secrets are masked in every response.
+func NewServer(runsDir string, secrets []string) *Server {
+	return &Server{runsDir: runsDir, mask: replacer(secrets), Poll: 300 * time.Millisecond, now: time.Now}
+}
+
+func replacer(secrets []string) *strings.Replacer {
+	var pairs []string
+	for _, s := range secrets {
+		if len(s) >= 6 {
+			pairs = append(pairs, s, "[REDACTED]")
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// Handler routes the UI: / (runs), /run/ID (a run), /api/runs,
+// /api/runs/ID, /api/runs/ID/live (server-sent events), /assets/.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(assets, "assets")
+	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { s.page(w, "runs", "", nil) })
+	mux.HandleFunc("GET /run/{id}", func(w http.ResponseWriter, r *http.Request) { s.page(w, "run", r.PathValue("id"), nil) })
+	mux.HandleFunc("GET /api/runs", s.listRuns)
+	mux.HandleFunc("GET /api/runs/{id}", s.getRun)
+	mux.HandleFunc("GET /api/runs/{id}/live", s.live)
+	return mux
+}
+
+// dir resolves a run id to its folder, refusing anything that is not a
+// plain folder name under the runs dir.
+func (s *Server) dir(id string) (string, bool) {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`) {
+		return "", false
+	}
+	d := filepath.Join(s.runsDir, id)
+	_, err := os.Stat(filepath.Join(d, runrecord.RunFile))
+	return d, err == nil
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	sums, err := runrecord.List(s.runsDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if sums == nil {
+		sums = []runrecord.Summary{}
+	}
+	for i := range sums {
+		sums[i].Seed = ""
+	}
+	s.json(w, sums)
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	d, ok := s.dir(r.PathValue("id"))
+	if !ok {
+		http.Error(w, "no such run", http.StatusNotFound)
+		return
+	}
+	rec, err := runrecord.Open(d)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.json(w, View(rec, s.now()))
+}
+
+func (s *Server) json(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(s.maskBytes(b))
+}
+
+func (s *Server) maskBytes(b []byte) []byte {
+	if s.mask == nil {
+		return b
+	}
+	return []byte(s.mask.Replace(string(b)))
+}
+
+// live sends an "update" event whenever the run's record grows, and
+// "done" once the run is no longer running. The page refetches the run
+// on each update.
+func (s *Server) live(w http.ResponseWriter, r *http.Request) {
+	d, ok := s.dir(r.PathValue("id"))
+	if !ok {
+		http.Error(w, "no such run", http.StatusNotFound)
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	last := ""
+	tick := time.NewTicker(s.Poll)
+	defer tick.Stop()
+	for {
+		stamp, running := fingerprint(d)
+		if stamp != last {
+			last = stamp
+			fmt.Fprintf(w, "event: update\ndata: %d\n\n", time.Now().UnixMilli())
+			fl.Flush()
+		}
+		if !running {
+			fmt.Fprint(w, "event: done\ndata: 1\n\n")
+			fl.Flush()
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// fingerprint is the sizes and times of a record's files, and whether
+// run.json still says running.
+func fingerprint(dir string) (string, bool) {
+	var b strings.Builder
+	for _, name := range []string{runrecord.RunFile, runrecord.EventsFile, runrecord.RequestsFile, runrecord.BoardFile} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			fmt.Fprintf(&b, "%s:%d:%d;", name, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	running := false
+	if data, err := os.ReadFile(filepath.Join(dir, runrecord.RunFile)); err == nil {
+		var sum runrecord.Summary
+		running = json.Unmarshal(data, &sum) == nil && sum.Status == "running"
+	}
+	return b.String(), running
+}
+
+var pageTmpl = template.Must(template.ParseFS(assets, "assets/page.html"))
+
+// pageData fills page.html: linked assets for the server, inlined ones
+// (and the run's data) for a report.
+type pageData struct {
+	Kind   string // runs, run
+	RunID  string
+	Inline bool
+	CSS    template.CSS
+	JS     template.JS
+	Data   template.JS // the run's JSON, for a report
+}
+
+func (s *Server) page(w http.ResponseWriter, kind, id string, _ context.Context) {
+	if kind == "run" {
+		if _, ok := s.dir(id); !ok {
+			http.Error(w, "no such run", http.StatusNotFound)
+			return
+		}
+	}
+	var buf bytes.Buffer
+	if err := pageTmpl.Execute(&buf, pageData{Kind: kind, RunID: id}); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(buf.Bytes())
+}

@@ -1,0 +1,65 @@
+package ui_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/ui"
+)
+
+// Every response and the report mask the planted key; ids that are not a
+// run folder get 404; the live stream ends with "done" for a finished run.
+func TestServerMasksSecretsAndRefusesPaths(t *testing.T) {
+	runs := t.TempDir()
+	if _, done := startExample(t, runs, "r1", "", nil); <-done != nil {
+		t.Fatal("the example failed")
+	}
+	srv := httptest.NewServer(ui.NewServer(runs, []string{secret}).Handler())
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, path := range []string{"/", "/api/runs", "/api/runs/r1", "/run/r1", "/assets/app.js", "/api/runs/r1/live"} {
+		code, body := get(path)
+		if code != http.StatusOK {
+			t.Errorf("%s: %d", path, code)
+		}
+		if strings.Contains(body, secret) {
+			t.Errorf("%s shows the planted key", path)
+		}
+		if path == "/api/runs/r1" && !strings.Contains(body, "[REDACTED]") {
+			t.Errorf("%s: the input's key is not masked", path)
+		}
+		if path == "/api/runs/r1/live" && !strings.Contains(body, "event: done") {
+			t.Errorf("live stream of a finished run: %q", body)
+		}
+	}
+	for _, path := range []string{"/api/runs/..", "/api/runs/nope", "/run/nope", "/api/runs/%2e%2e%2fr1"} {
+		if code, _ := get(path); code != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, code)
+		}
+	}
+	rec, err := runrecord.Open(filepath.Join(runs, "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := ui.Report(&buf, rec, []string{secret}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), secret) || !strings.Contains(buf.String(), "window.FSD_DATA") {
+		t.Error("report: key shown or data missing")
+	}
+}

@@ -1,0 +1,155 @@
+package ui
+
+import (
+	"sort"
+	"time"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
+)
+
+// RunView is what the run page draws, as JSON.
+type RunView struct {
+	Summary runrecord.Summary `json:"summary"`
+	Tasks   []TaskView        `json:"tasks"`
+	Gens    []GenView         `json:"gens"`
+	// Now is when the view was built: a running run's bars end there.
+	Now time.Time `json:"now"`
+}
+
+// TaskView is one board task.
+type TaskView struct {
+	ID       string    `json:"id"`
+	Agent    string    `json:"agent"`
+	Goal     string    `json:"goal"`
+	Deps     []string  `json:"deps"`
+	Status   string    `json:"status"`
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+	Result   string    `json:"result,omitempty"`
+	Error    string    `json:"error,omitempty"`
+	In       int       `json:"in"`
+	Out      int       `json:"out"`
+}
+
+// GenView is one generator's transcript and calls.
+type GenView struct {
+	Name    string     `json:"name"`
+	Task    string     `json:"task"`
+	Agent   string     `json:"agent"`
+	Steps   []StepView `json:"steps"`
+	Calls   []Span     `json:"calls"` // model and tool calls in time
+	In, Out int
+}
+
+// StepView is one model call.
+type StepView struct {
+	Step     int             `json:"step"`
+	Tokens   *event.Tokens   `json:"tokens,omitempty"`
+	Usage    *model.Usage    `json:"usage,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Context  string          `json:"context"`
+	Messages []model.Message `json:"messages"`
+	Tools    []model.ToolDef `json:"tools"`
+	Response []model.Message `json:"response"`
+}
+
+// Span is a bar on the timeline.
+type Span struct {
+	Kind  string    `json:"kind"` // model, tool
+	Name  string    `json:"name"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end,omitzero"`
+	Error bool      `json:"error,omitempty"`
+}
+
+// View builds the run page's data from a record. Task status comes from
+// the events (they are written as things happen, so a running run shows
+// its board as it is), completed by board.json.
+func View(rec *runrecord.Record, now time.Time) RunView {
+	v := RunView{Summary: rec.Summary, Now: now}
+	v.Summary.Seed = "" // nothing a page needs
+	byID := map[string]*TaskView{}
+	var order []string
+	task := func(id string) *TaskView {
+		t, ok := byID[id]
+		if !ok {
+			t = &TaskView{ID: id, Status: "pending"}
+			byID[id] = t
+			order = append(order, id)
+		}
+		return t
+	}
+	for _, bt := range rec.Tasks {
+		t := task(bt.ID)
+		t.Agent, t.Goal, t.Deps, t.Status = bt.Agent(), bt.Goal, bt.Deps, string(bt.Status)
+		t.Started, t.Finished, t.Result, t.Error = bt.Started, bt.Finished, bt.Result, bt.Error
+	}
+	for _, e := range rec.Events {
+		if e.Task == "" {
+			continue
+		}
+		switch e.Type {
+		case event.TaskAdded:
+			t := task(e.Task)
+			t.Agent, t.Goal, t.Deps = e.Agent, e.Goal, e.Deps
+		case event.TaskStarted:
+			t := task(e.Task)
+			t.Status, t.Started, t.Finished = "running", e.Time, time.Time{}
+		case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+			t := task(e.Task)
+			t.Status, t.Finished = map[string]string{event.TaskCompleted: "completed", event.TaskFailed: "failed", event.TaskCancelled: "cancelled"}[e.Type], e.Time
+			if e.Err != "" {
+				t.Error = e.Err
+			}
+		}
+	}
+	for _, g := range rec.Gens {
+		gv := GenView{Name: g.Name, Task: g.Task, Agent: g.Agent}
+		for _, st := range g.Steps {
+			sv := StepView{Step: st.Step + 1, Tokens: st.Tokens, Usage: st.Usage, Error: st.Error,
+				Context: st.Request.Context, Messages: st.Request.Messages, Tools: st.Request.Tools, Response: st.Response}
+			gv.Steps = append(gv.Steps, sv)
+			gv.Calls = append(gv.Calls, Span{Kind: "model", Name: "model call", Start: st.Sent, End: st.Done, Error: st.Error != ""})
+			if st.Usage != nil {
+				gv.In += st.Usage.InputTokens
+				gv.Out += st.Usage.OutputTokens
+			}
+		}
+		gv.Calls = append(gv.Calls, toolSpans(g)...)
+		sort.SliceStable(gv.Calls, func(i, j int) bool { return gv.Calls[i].Start.Before(gv.Calls[j].Start) })
+		if t, ok := byID[g.Task]; ok && g.Task != "" {
+			t.In += gv.In
+			t.Out += gv.Out
+			if t.Agent == "" {
+				t.Agent = g.Agent
+			}
+		}
+		v.Gens = append(v.Gens, gv)
+	}
+	for _, id := range order {
+		v.Tasks = append(v.Tasks, *byID[id])
+	}
+	return v
+}
+
+// toolSpans times each tool call from the transcript's entries.
+func toolSpans(g *runrecord.Gen) []Span {
+	var out []Span
+	var prev time.Time
+	for _, e := range g.Entries {
+		m := e.Message
+		if m == nil {
+			continue
+		}
+		// Calls run one after another in the order made: each starts when
+		// the entry before its result (the call, or the previous result)
+		// was written.
+		if m.Role == model.Tool {
+			out = append(out, Span{Kind: "tool", Name: m.Name, Start: prev, End: e.Time, Error: m.IsError})
+		}
+		prev = e.Time
+	}
+	return out
+}
