@@ -56,6 +56,8 @@ type genDeps struct {
 	// noCache is the workflow's `cache: off`: requests ask for no prompt
 	// caching.
 	noCache bool
+	// maxIn and maxOut are the run's token budgets (0: none).
+	maxIn, maxOut int
 	// obs watches the generator, its model and tool calls; nil: nothing.
 	obs Observer
 }
@@ -138,6 +140,9 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 		}
 		if step >= g.maxSteps {
 			return "", g.errorf("%w (max-steps %d)", ErrMaxSteps, g.maxSteps)
+		}
+		if err := g.budget(); err != nil {
+			return "", err
 		}
 		g.env.prepare(ctx)
 		s := g.assemble(step)
@@ -362,6 +367,22 @@ func (g *generator) assemble(step int) sent {
 		spans: spans,
 		stubs: stubsOf(window, msgs, spans),
 	}
+}
+
+// budget refuses a model call once the run has used up a token budget:
+// the generator stops with an error naming it (a task fails with it, the
+// host's run ends with it). A resumed run may raise the budget.
+func (g *generator) budget() error {
+	if g.usage == nil {
+		return nil
+	}
+	if b := g.maxIn; b > 0 && g.usage.in.Load() >= int64(b) {
+		return g.errorf("%w: %d input tokens used, limits.max-input-tokens is %d", ErrBudget, g.usage.in.Load(), b)
+	}
+	if b := g.maxOut; b > 0 && g.usage.out.Load() >= int64(b) {
+		return g.errorf("%w: %d output tokens used, limits.max-output-tokens is %d", ErrBudget, g.usage.out.Load(), b)
+	}
+	return nil
 }
 
 // cacheKey names the generator's requests for a provider's prompt cache:

@@ -112,6 +112,10 @@ type Result struct {
 // final answer (D8).
 var ErrMaxSteps = errors.New("max-steps reached without a final answer")
 
+// ErrBudget is returned when a generator would call the model after the
+// run used up limits.max-input-tokens or limits.max-output-tokens.
+var ErrBudget = errors.New("token budget reached")
+
 // New prepares a run of p. It checks nothing about p that spec.Check
 // already checks; call spec.LoadProject first.
 func New(p *spec.Project, opts Options) (*Run, error) {

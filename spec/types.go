@@ -314,7 +314,11 @@ type Limits struct {
 	MaxTotalTasks         int `json:"max-total-tasks"`
 	// MaxResultTokens bounds a tool result in the window: a larger one is
 	// kept as an artifact and the window shows a preview and its handle.
-	MaxResultTokens  int `json:"max-result-tokens"`
+	MaxResultTokens int `json:"max-result-tokens"`
+	// MaxInputTokens and MaxOutputTokens bound the tokens the run's model
+	// calls may use, as the provider reports them; 0 is no bound.
+	MaxInputTokens   int `json:"max-input-tokens,omitempty"`
+	MaxOutputTokens  int `json:"max-output-tokens,omitempty"`
 	MaxCatalogTokens int `json:"max-catalog-tokens"`
 }
 

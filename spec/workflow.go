@@ -13,7 +13,7 @@ import (
 
 var (
 	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "cache", "limits", "host", "tasks", "input"}
-	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens"}
+	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens", "max-input-tokens", "max-output-tokens"}
 	hostKeys     = []string{"prompt", "model"}
 	taskKeys     = []string{"id", "goal", "assignee", "deps", "input"}
 )
@@ -145,6 +145,10 @@ func decodeLimits(d *decoder, n *yaml.Node, l *Limits) {
 			l.MaxTotalTasks = v
 		case "max-result-tokens":
 			l.MaxResultTokens = v
+		case "max-input-tokens":
+			l.MaxInputTokens = v
+		case "max-output-tokens":
+			l.MaxOutputTokens = v
 		case "max-catalog-tokens":
 			l.MaxCatalogTokens = v
 		}
