@@ -215,8 +215,8 @@ func TestFailures(t *testing.T) {
 			{Status: 401, Body: errBody("authentication_error", "invalid x-api-key "+testKey)}},
 			wantCalls: 1, wantErr: "anthropic: HTTP 401 Unauthorized: invalid x-api-key [REDACTED]"},
 		{name: "malformed JSON", replies: []fakeserver.Reply{{Body: `{"id":"msg_1","content":[`}}, wantCalls: 1, wantErr: "not valid JSON"},
-		{name: "stalled server hits the timeout", replies: []fakeserver.Reply{{Stall: true}}, retries: -1, timeout: 50 * time.Millisecond,
-			wantCalls: 1, wantErr: "anthropic: no complete answer within the request timeout of 50ms"},
+		{name: "stalled server hits the timeout", replies: []fakeserver.Reply{{Stall: true}}, retries: -1, timeout: 500 * time.Millisecond,
+			wantCalls: 1, wantErr: "anthropic: no complete answer within the request timeout of 500ms"},
 	}
 	for _, tt := range tests {
 		for _, streaming := range []bool{false, true} {

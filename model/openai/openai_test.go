@@ -161,8 +161,8 @@ func TestFailures(t *testing.T) {
 		{name: "malformed JSON", replies: []fakeserver.Reply{{Body: `{"id": "x", "choices": [`}}, wantCalls: 1, wantErr: "openai"},
 		{name: "empty choice list", replies: []fakeserver.Reply{{Body: `{"id":"chatcmpl-9","choices":[],"usage":{"prompt_tokens":1}}`}},
 			wantCalls: 1, wantErr: "openai: the server returned no choices (completion chatcmpl-9)"},
-		{name: "stalled server hits the timeout", replies: []fakeserver.Reply{{Stall: true}}, retries: -1, timeout: 50 * time.Millisecond,
-			wantCalls: 1, wantErr: "openai: no complete answer within the request timeout of 50ms"},
+		{name: "stalled server hits the timeout", replies: []fakeserver.Reply{{Stall: true}}, retries: -1, timeout: 500 * time.Millisecond,
+			wantCalls: 1, wantErr: "openai: no complete answer within the request timeout of 500ms"},
 		{name: "retries spent", retries: 1, replies: []fakeserver.Reply{
 			{Status: 503, Body: `{"error":{"message":"overloaded"}}`}, {Status: 503, Body: `{"error":{"message":"overloaded"}}`}},
 			wantCalls: 2, wantWaits: waits{retry.DefaultBaseDelay}, wantErr: "openai: HTTP 503 Service Unavailable: overloaded (gave up after 2 attempts)"},
