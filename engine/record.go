@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
@@ -300,36 +299,9 @@ func fileName(id string) string {
 const maxNameBytes = 200
 
 // RunSummary is run.json in the run record: what `fsd runs` lists and
-// what `fsd resume` starts from.
-type RunSummary struct {
-	ID       string `json:"id"`
-	Workflow string `json:"workflow"`
-	// Status is running, finished, failed or interrupted (a signal or a
-	// timeout stopped it). A run that is "running" in its record but whose
-	// PID is gone was interrupted too (killed).
-	Status      string    `json:"status"`
-	PID         int       `json:"pid"`
-	Started     time.Time `json:"started"`
-	Finished    time.Time `json:"finished,omitzero"`
-	Input       string    `json:"input"`
-	Answer      string    `json:"answer,omitempty"`
-	Error       string    `json:"error,omitempty"`
-	InputTokens int64     `json:"input_tokens"`
-	// CachedInputTokens of InputTokens were read from the provider's
-	// prompt cache; CacheWriteTokens were written to it.
-	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
-	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
-	OutputTokens      int64 `json:"output_tokens"`
-	// Seed seeds the handle source, so a resumed run draws the same
-	// handles. It is not a secret from the run's owner: handles guard
-	// against the model guessing, not against the person who ran it.
-	Seed    string            `json:"seed"`
-	Resumed int               `json:"resumed,omitempty"`
-	Meta    map[string]string `json:"meta,omitempty"`
-	// Digests of what the run is made from; a resume refuses to run
-	// from files that differ (ErrChanged).
-	Digests journal.Digests `json:"digests,omitempty"`
-}
+// what `fsd resume` starts from. runrecord owns the format, so the engine
+// that writes it and the readers (show, ui, report) share one type.
+type RunSummary = runrecord.Summary
 
 // newTranscript opens a generator's transcript, backed by its run-record
 // file when the run keeps a record. A resumed run appends after what the

@@ -29,15 +29,19 @@ type Summary struct {
 	// Status is running, finished, failed or interrupted (a signal or a
 	// timeout stopped it). A run that is "running" in its record but whose
 	// PID is gone was interrupted too (killed).
-	Status       string    `json:"status"`
-	PID          int       `json:"pid"`
-	Started      time.Time `json:"started"`
-	Finished     time.Time `json:"finished,omitzero"`
-	Input        string    `json:"input"`
-	Answer       string    `json:"answer,omitempty"`
-	Error        string    `json:"error,omitempty"`
-	InputTokens  int64     `json:"input_tokens"`
-	OutputTokens int64     `json:"output_tokens"`
+	Status      string    `json:"status"`
+	PID         int       `json:"pid"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished,omitzero"`
+	Input       string    `json:"input"`
+	Answer      string    `json:"answer,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	InputTokens int64     `json:"input_tokens"`
+	// CachedInputTokens of InputTokens were read from the provider's
+	// prompt cache; CacheWriteTokens were written to it.
+	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
+	OutputTokens      int64 `json:"output_tokens"`
 	// Seed seeds the handle source, so a resumed run draws the same
 	// handles. It is not a secret from the run's owner: handles guard
 	// against the model guessing, not against the person who ran it.
@@ -45,7 +49,7 @@ type Summary struct {
 	Resumed int               `json:"resumed,omitempty"`
 	Meta    map[string]string `json:"meta,omitempty"`
 	// Digests of what the run is made from; a resume refuses to run
-	// from files that differ.
+	// from files that differ (engine.ErrChanged).
 	Digests journal.Digests `json:"digests,omitempty"`
 }
 
