@@ -178,7 +178,7 @@ function step(s) {
   return el("details", { class: "step", "data-step": s.step },
     el("summary", {}, `step ${s.step}${tk}${us}${s.error ? " · error" : ""}`),
     el("details", { class: "request" },
-      el("summary", {}, `request as sent: context, ${s.messages.length} messages, ${s.tools.length} tools`),
+      el("summary", {}, `request as sent: context, ${plural(s.messages.length, "message")}, ${plural(s.tools.length, "tool")}`),
       el("div", { class: "role" }, "context"), el("pre", { class: "context" }, s.context),
       el("div", { class: "role" }, "messages"), s.messages.map(message),
       el("div", { class: "role" }, "tools"),
@@ -189,7 +189,7 @@ function step(s) {
 
 function transcripts(v, open) {
   return v.gens.map((g) => el("details", { class: "gen", "data-gen": g.task || "host", ...(open.has(g.task || "host") ? { open: "" } : {}) },
-    el("summary", {}, `${g.task ? "task " + g.task : "host"}${g.agent ? " · " + g.agent : ""} · ${g.steps ? g.steps.length : 0} model calls`),
+    el("summary", {}, `${g.task ? "task " + g.task : "host"}${g.agent ? " · " + g.agent : ""} · ${plural(g.steps ? g.steps.length : 0, "model call")}`),
     (g.steps || []).map(step)));
 }
 
@@ -238,3 +238,8 @@ async function runPage(main, id) {
     main.replaceChildren(el("p", { class: "error" }, "Could not load: " + e));
   }
 })();
+
+// plural says "1 model call" and "2 model calls".
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
