@@ -47,27 +47,7 @@ func fakeAnthropic(t *testing.T, replies []fakeReply) (*httptest.Server, func() 
 				"content": content, "stop_reason": stop, "usage": map[string]any{"input_tokens": 100, "output_tokens": 10}})
 			return
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		ev := func(typ string, v map[string]any) {
-			v["type"] = typ
-			b, _ := json.Marshal(v)
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
-			w.(http.Flusher).Flush()
-		}
-		ev("message_start", map[string]any{"message": map[string]any{"id": "msg", "type": "message", "role": "assistant", "model": "claude-test",
-			"content": []any{}, "usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}})
-		for k, b := range content {
-			if b["type"] == "text" {
-				ev("content_block_start", map[string]any{"index": k, "content_block": map[string]any{"type": "text", "text": ""}})
-				ev("content_block_delta", map[string]any{"index": k, "delta": map[string]any{"type": "text_delta", "text": b["text"]}})
-			} else {
-				ev("content_block_start", map[string]any{"index": k, "content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
-				ev("content_block_delta", map[string]any{"index": k, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(b["input"].(json.RawMessage))}})
-			}
-			ev("content_block_stop", map[string]any{"index": k})
-		}
-		ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop}, "usage": map[string]any{"output_tokens": 10}})
-		ev("message_stop", map[string]any{})
+		writeAnthropicStream(w, content, stop)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), bodies...) }
@@ -251,4 +231,30 @@ func checkAnthropicBody(t *testing.T, body string) []string {
 		t.Errorf("calls %v without results", pending)
 	}
 	return lines
+}
+
+// writeAnthropicStream answers with content as an Anthropic messages event
+// stream, flushed event by event, ending in stop.
+func writeAnthropicStream(w http.ResponseWriter, content []map[string]any, stop string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	ev := func(typ string, v map[string]any) {
+		v["type"] = typ
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+		w.(http.Flusher).Flush()
+	}
+	ev("message_start", map[string]any{"message": map[string]any{"id": "msg", "type": "message", "role": "assistant", "model": "claude-test",
+		"content": []any{}, "usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}})
+	for k, b := range content {
+		if b["type"] == "text" {
+			ev("content_block_start", map[string]any{"index": k, "content_block": map[string]any{"type": "text", "text": ""}})
+			ev("content_block_delta", map[string]any{"index": k, "delta": map[string]any{"type": "text_delta", "text": b["text"]}})
+		} else {
+			ev("content_block_start", map[string]any{"index": k, "content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
+			ev("content_block_delta", map[string]any{"index": k, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(b["input"].(json.RawMessage))}})
+		}
+		ev("content_block_stop", map[string]any{"index": k})
+	}
+	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop}, "usage": map[string]any{"output_tokens": 10}})
+	ev("message_stop", map[string]any{})
 }

@@ -113,26 +113,7 @@ func scriptedAnthropic(t *testing.T, reply func(gen string, step int) fakeReply)
 			stop = "tool_use"
 		}
 		if strings.Contains(string(raw), `"stream":true`) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			ev := func(typ string, v map[string]any) {
-				v["type"] = typ
-				js, _ := json.Marshal(v)
-				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, js)
-			}
-			ev("message_start", map[string]any{"message": map[string]any{"id": "msg", "type": "message", "role": "assistant", "model": "claude-test",
-				"content": []any{}, "usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}})
-			for k, c := range content {
-				if c["type"] == "text" {
-					ev("content_block_start", map[string]any{"index": k, "content_block": map[string]any{"type": "text", "text": ""}})
-					ev("content_block_delta", map[string]any{"index": k, "delta": map[string]any{"type": "text_delta", "text": c["text"]}})
-				} else {
-					ev("content_block_start", map[string]any{"index": k, "content_block": map[string]any{"type": "tool_use", "id": c["id"], "name": c["name"], "input": map[string]any{}}})
-					ev("content_block_delta", map[string]any{"index": k, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(c["input"].(json.RawMessage))}})
-				}
-				ev("content_block_stop", map[string]any{"index": k})
-			}
-			ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop}, "usage": map[string]any{"output_tokens": 10}})
-			ev("message_stop", map[string]any{})
+			writeAnthropicStream(w, content, stop)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
