@@ -402,3 +402,66 @@ func TestHistoryFlushNeverOrphans(t *testing.T) {
 		}
 	}
 }
+
+// D7: a worker's flow observations are fixed at its dispatch. What another
+// worker observes while it runs is not shown to it (its context block, the
+// system prompt of its requests, never changes), so its requests keep a
+// byte-identical prefix; a worker dispatched later sees it.
+func TestFlowFixedAtDispatch(t *testing.T) {
+	s := team()
+	s.Agents = append(s.Agents, spec.Agent{Name: "watch", Prompt: "WATCH", Flow: spec.Flow{Policy: spec.FlowRecent, Last: 8}, Tools: []string{"team_echo"}})
+	p := project(s)
+	bStarted, aRecorded := make(chan struct{}), make(chan struct{})
+	wait := func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-time.After(20 * time.Second): // a guard against a hang, not a timing assertion
+			t.Error("a worker never got to its step")
+		}
+	}
+	_, m, _, err := runMulti(t, p, Options{}, map[string][]step{
+		"host": {
+			read("team"),
+			calls("addTask", add("a", "iso"), "addTask", add("b", "watch"), "addTask", add("late", "watch", "a")),
+			call("runBoard", nil),
+			say("done"),
+		},
+		"a": {
+			func(r *model.Request) *model.Response {
+				wait(bStarted)
+				return call("team_echo", map[string]string{"text": "OBSERVED-BY-A"})(r)
+			},
+			func(r *model.Request) *model.Response { close(aRecorded); return say("a done")(r) },
+		},
+		"b": {
+			func(r *model.Request) *model.Response {
+				close(bStarted)
+				return call("team_echo", map[string]string{"text": "b1"})(r)
+			},
+			func(r *model.Request) *model.Response {
+				wait(aRecorded)
+				return call("team_echo", map[string]string{"text": "b2"})(r)
+			},
+			say("b done"),
+		},
+		"late": {say("late done")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests("b")
+	if len(reqs) != 3 {
+		t.Fatalf("b made %d requests, want 3", len(reqs))
+	}
+	for i, r := range reqs {
+		if r.Context != reqs[0].Context {
+			t.Errorf("b's request %d has another context block than its first:\n%s\nwant:\n%s", i+1, r.Context, reqs[0].Context)
+		}
+		if strings.Contains(r.Context, "OBSERVED-BY-A") {
+			t.Errorf("b's request %d shows an observation made after b was dispatched", i+1)
+		}
+	}
+	if late := m.requests("late"); len(late) == 0 || !strings.Contains(late[0].Context, "OBSERVED-BY-A") {
+		t.Error("a worker dispatched after a's call does not see it (policy recent)")
+	}
+}

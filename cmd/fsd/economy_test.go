@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/tokens"
 )
 
@@ -132,15 +134,19 @@ func scriptedAnthropic(t *testing.T, reply func(gen string, step int) fakeReply)
 	}
 }
 
-// economyHost is a 200-step host: three loads, a board of six tasks, then
-// work (lookups and notes) until the answer.
+// economyHost is a 200-step host: three loads, a board of six tasks (the
+// last three each after one of the first three), then work (lookups and
+// notes) until the answer.
 func economyHost(step int) fakeReply {
 	switch {
 	case step < 3:
 		return fakeReply{calls: []fakeCall{{"read_skill", fmt.Sprintf(`{"id":%q}`, []string{"lookup", "notes", "crew"}[step])}}}
-	case step < 9:
+	case step < 6:
 		n := step - 2
 		return fakeReply{calls: []fakeCall{{"addTask", fmt.Sprintf(`{"id":"t%d","goal":"Research part %d","assignee":"crew/researcher"}`, n, n)}}}
+	case step < 9:
+		n := step - 2
+		return fakeReply{calls: []fakeCall{{"addTask", fmt.Sprintf(`{"id":"t%d","goal":"Research part %d","assignee":"crew/researcher","deps":["t%d"]}`, n, n, n-3)}}}
 	case step == 9:
 		return fakeReply{calls: []fakeCall{{"runBoard", `{}`}}}
 	case step == 199:
@@ -151,71 +157,204 @@ func economyHost(step int) fakeReply {
 	return fakeReply{text: fmt.Sprintf("Checking key %d.", step), calls: []fakeCall{{"lookup", fmt.Sprintf(`{"key":"key%d"}`, step)}}}
 }
 
-// The share of each request's input tokens that lies in a byte-identical
-// prefix of the same generator's previous request (what a provider's
-// prompt cache can serve), over a 200-step run with three skill loads and
-// a board of six tasks, against a stand-in Anthropic server.
+// economyWorker is a researcher: its part's sources for two years and
+// three checks of its totals, then its report.
+func economyWorker(step int) fakeReply {
+	switch step {
+	case 0, 1:
+		return fakeReply{calls: []fakeCall{{"source", fmt.Sprintf(`{"part":"this part","year":%d}`, 2026-step)}}}
+	case 2, 3, 4:
+		return fakeReply{calls: []fakeCall{{"crunch", fmt.Sprintf(`{"part":"this part","pass":%d}`, step-1)}}}
+	}
+	return fakeReply{text: "The part's totals agree; the source is the agency's annual release, table 4.2, revised last spring."}
+}
+
+// economyHostPrompt is the first line of the host's system block, which
+// tells the stand-in server the host's requests from the workers'.
+const economyHostPrompt = "You are the research assistant."
+
+// prefixStats is what one generator's requests share with their
+// predecessors, in o200k tokens over its second to last requests.
+type prefixStats struct {
+	label    string
+	requests int
+	shared   int // lying in a byte-identical prefix of the previous request
+	ceiling  int // what shared would be if every request began with the whole previous one
+	total    int
+}
+
+func (s prefixStats) share() float64 { return 100 * float64(s.shared) / float64(s.total) }
+func (s prefixStats) bound() float64 { return 100 * float64(s.ceiling) / float64(s.total) }
+
+// requestParts splits a body, without breakpoints, into its tools, its
+// system block and its messages' content blocks.
+func requestParts(t *testing.T, body string) (tools, system string, blocks []string) {
+	t.Helper()
+	var b anthropicBody
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	for _, x := range b.Tools {
+		sb.Write(unmarked(t, x))
+	}
+	for _, raw := range b.Messages {
+		// Block by block: the mapping merges a context line into the
+		// user turn it falls in, so a message of the transcript may be a
+		// block of a wire message.
+		var m struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range m.Content {
+			blocks = append(blocks, m.Role+" "+string(unmarked(t, c)))
+		}
+	}
+	return sb.String(), string(unmarked(t, b.System)), blocks
+}
+
+// windowMove says how a window went from prev to cur: "grew" when cur is
+// prev with messages appended; "shed" when cur drops prev's oldest whole
+// turns, or the oldest groups after the user message of an over-long turn
+// (W1, W2), and appends; "" for anything else (a message inserted, moved
+// or changed).
+func windowMove(prev, cur []string) string {
+	if len(cur) >= len(prev) && slices.Equal(cur[:len(prev)], prev) {
+		return "grew"
+	}
+	for k := 1; k < len(prev); k++ {
+		kept := prev[k:]
+		if len(cur) >= len(kept) && slices.Equal(cur[:len(kept)], kept) {
+			return "shed"
+		}
+		if len(cur) > len(kept) && cur[0] == prev[0] && slices.Equal(cur[1:1+len(kept)], kept) {
+			return "shed"
+		}
+	}
+	return ""
+}
+
+// measurePrefixes computes a generator's prefixStats and checks its
+// layout: from one request to the next the window only grows at its end or
+// sheds its oldest messages, a request that keeps its predecessor's tools
+// and system block and grows its window begins with the whole predecessor,
+// and a worker's tools and system block never change (its flow
+// observations are fixed at dispatch, D7). It returns how many times the
+// window shed.
+func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) (prefixStats, int) {
+	t.Helper()
+	st, sheds := prefixStats{label: label, requests: len(reqs)}, 0
+	for i := 1; i < len(reqs); i++ {
+		prev, cur := cacheOrder(t, reqs[i-1]), cacheOrder(t, reqs[i])
+		n := 0
+		for n < len(prev) && n < len(cur) && prev[n] == cur[n] {
+			n++
+		}
+		pt, ps, pm := requestParts(t, reqs[i-1])
+		ct, cs, cm := requestParts(t, reqs[i])
+		if worker && (pt != ct || ps != cs) {
+			t.Errorf("%s: request %d changes the tools or system block of request %d", label, i+1, i)
+		}
+		switch windowMove(pm, cm) {
+		case "":
+			t.Errorf("%s: request %d's window is not request %d's grown at its end or shed at its start", label, i+1, i)
+		case "shed":
+			sheds++
+		case "grew":
+			if pt == ct && ps == cs && n != len(prev) {
+				t.Errorf("%s: request %d reuses only %d of request %d's %d bytes", label, i+1, n, i, len(prev))
+			}
+		}
+		curTokens := tokens.Count(cur)
+		st.shared += tokens.Count(cur[:n])
+		st.ceiling += min(tokens.Count(prev), curTokens)
+		st.total += curTokens
+	}
+	return st, sheds
+}
+
+// The acceptance test of issue 14's cache-friendly requests: over a 200-step
+// host run with three skill loads and a board of six tasks, against a
+// stand-in Anthropic server, each generator's requests have at least 85 %
+// of their input tokens in a byte-identical prefix of that generator's
+// previous request (what a provider's prompt cache can serve). Run with -v
+// for the figures per generator:
+//
+//	go test ./cmd/fsd -run TestCacheablePrefixShare -count=1 -v
 func TestCacheablePrefixShare(t *testing.T) {
 	srv, bodies := scriptedAnthropic(t, func(gen string, step int) fakeReply {
-		if strings.HasPrefix(gen, "You are the research assistant.") {
+		if strings.HasPrefix(gen, economyHostPrompt) {
 			return economyHost(step)
 		}
-		if step < 2 {
-			return fakeReply{calls: []fakeCall{{"crunch", fmt.Sprintf(`{"part":"p%d"}`, step)}}}
-		}
-		return fakeReply{text: "Part done: totals agree."}
+		return economyWorker(step)
 	})
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
 	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 	code, out, errs := fsd(t, "run", "testdata/economy/economy.workflow.yaml", "--model", "anthropic/claude-test",
-		"--runs-dir", filepath.Join(t.TempDir(), "runs"))
-	if code != exitOK || strings.TrimSpace(out) != "All parts researched." {
-		t.Fatalf("exit %d: %s%s", code, out, errs)
+		"--events", "json", "--runs-dir", filepath.Join(t.TempDir(), "runs"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// The run has the acceptance's shape.
+	count := map[string]int{}
+	for _, e := range events(t, out) {
+		switch {
+		case e.Type == event.Request && e.Task == "":
+			count["host request"]++
+		case e.Type == event.RunFinished && e.Answer != "All parts researched.":
+			t.Errorf("answer %q", e.Answer)
+		}
+		count[e.Type]++
+	}
+	for what, want := range map[string]int{"host request": 200, event.SkillLoaded: 3, event.TaskAdded: 6, event.TaskCompleted: 6, event.RunFinished: 1} {
+		if count[what] != want {
+			t.Errorf("%d %s events, want %d", count[what], what, want)
+		}
 	}
 	gens := bodies()
-	names := make([]string, 0, len(gens))
-	for g := range gens {
-		names = append(names, g)
-	}
-	sort.Strings(names)
-	var allShared, allTotal int
-	for _, g := range names {
-		reqs := gens[g]
-		var shared, total int
-		for i := 1; i < len(reqs); i++ {
-			prev, cur := cacheOrder(t, reqs[i-1]), cacheOrder(t, reqs[i])
-			n := 0
-			for n < len(prev) && n < len(cur) && prev[n] == cur[n] {
-				n++
-			}
-			if !strings.HasPrefix(g, "You are the research assistant.") && n != len(prev) {
-				// A worker's requests only grow: all of the previous one
-				// must be reusable.
-				t.Errorf("%.40s: request %d reuses %d of the previous request's %d bytes", g, i+1, n, len(prev))
-			}
-			shared += tokens.Count(cur[:n])
-			total += tokens.Count(cur)
-		}
-		allShared, allTotal = allShared+shared, allTotal+total
-		if total > 0 {
-			t.Logf("%-70.70s %3d requests, cacheable prefix %5.1f %%", g, len(reqs), 100*float64(shared)/float64(total))
-		}
-	}
-	share := 100 * float64(allShared) / float64(allTotal)
-	t.Logf("all generators: cacheable prefix %.1f %% of %d input tokens", share, allTotal)
-	// Measured on the main of 2026-11-30 before window hysteresis and
-	// stable tool order: host 55.4 %, all 55.4 % of 1,285,165 tokens. A
-	// worker's share is bounded by how fast its short transcript grows
-	// (checked above: it reuses all of its previous request).
-	if share < 85 {
-		t.Errorf("cacheable prefix %.1f %% of input tokens, want at least 85 %%", share)
-	}
 	if len(gens) != 7 {
-		t.Errorf("%d generators, want the host and six workers", len(gens))
+		t.Fatalf("%d generators, want the host and six workers", len(gens))
 	}
+	var stats []prefixStats
+	for g, reqs := range gens {
+		label, worker := "host", !strings.HasPrefix(g, economyHostPrompt)
+		if worker {
+			_, task, _ := strings.Cut(g, " | Task ")
+			label, _, _ = strings.Cut(task, ":")
+			label = "task " + label
+		}
+		st, sheds := measurePrefixes(t, label, reqs, worker)
+		stats = append(stats, st)
+		// Hysteresis: from the cap (60 messages) down to the low-water
+		// mark (30), two messages a step, the window sheds at most once in
+		// 15 requests.
+		if sheds > len(reqs)/15 {
+			t.Errorf("%s: the window shed %d times in %d requests", label, sheds, len(reqs))
+		}
+	}
+	sort.Slice(stats, func(i, j int) bool { return stats[i].label < stats[j].label })
+	var all prefixStats
+	for _, s := range stats {
+		t.Logf("%-8s %3d requests, cacheable prefix %5.1f %% of %7d input tokens (ceiling %5.1f %%)",
+			s.label, s.requests, s.share(), s.total, s.bound())
+		if s.share() < 85 {
+			t.Errorf("%s: cacheable prefix %.1f %% of its input tokens, want at least 85 %%", s.label, s.share())
+		}
+		all.shared, all.ceiling, all.total = all.shared+s.shared, all.ceiling+s.ceiling, all.total+s.total
+	}
+	t.Logf("all      cacheable prefix %5.1f %% of %7d input tokens (ceiling %5.1f %%)", all.share(), all.total, all.bound())
+	// Measured on the main of 2026-11-30 before window hysteresis and
+	// stable tool order: host 55.4 %, all 55.4 %. The ceiling is what a
+	// generator would reach if every request began with the whole previous
+	// one: a worker reaches it (checked in measurePrefixes), and its share
+	// is bounded by how fast its transcript grows against its stable
+	// prefix (with a one-line agent prompt and one tool, 59 %).
 	// Every request marks its prefix for the cache.
-	for _, g := range names {
-		for i, body := range gens[g] {
+	for g, reqs := range gens {
+		for i, body := range reqs {
 			if strings.Count(body, `"cache_control":{"type":"ephemeral"}`) != 3 {
 				t.Errorf("%.40s request %d: want 3 cache_control breakpoints", g, i+1)
 				break
