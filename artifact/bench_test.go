@@ -53,9 +53,9 @@ func benchCall(b *testing.B, tool, extra string) {
 	}
 }
 
-func BenchmarkHeadings(b *testing.B) { benchCall(b, "artifact_md_headings", "") }
-func BenchmarkSection(b *testing.B)  { benchCall(b, "artifact_md_sections", `,"heading":"Step 40"`) }
+func BenchmarkHeadings(b *testing.B) { benchCall(b, "artifact_md", `,"get":"headings"`) }
+func BenchmarkSection(b *testing.B)  { benchCall(b, "artifact_md", `,"get":"section","heading":"Step 40"`) }
 func BenchmarkGrep(b *testing.B) {
-	benchCall(b, "artifact_grep", `,"pattern":"Step 4[0-9]","context":1`)
+	benchCall(b, "artifact_read", `,"get":"grep","pattern":"Step 4[0-9]","context":1`)
 }
-func BenchmarkCat(b *testing.B) { benchCall(b, "artifact_cat", `,"offset":30000`) }
+func BenchmarkCat(b *testing.B) { benchCall(b, "artifact_read", `,"get":"cat","offset":30000`) }

@@ -11,13 +11,14 @@ import (
 
 var readOn = regexp.MustCompile(`\n?\[(?:bytes|section cut|lines)[^\]]*offset=(\d+)\]\n?$`)
 
-// followCat pages through an artifact with artifact_cat, following each
-// answer's note, and returns what it read.
-func followCat(t *testing.T, s *Store, tool, h string, off int) string {
+// followCat pages through an artifact with tool's get (artifact_read
+// cat, artifact_md text), following each answer's note, and returns what
+// it read.
+func followCat(t *testing.T, s *Store, tool, get, h string, off int) string {
 	t.Helper()
 	var got strings.Builder
 	for range 100 {
-		text, err := callText(t, s, tool, fmt.Sprintf(`{"handle":%q,"offset":%d}`, h, off))
+		text, err := callText(t, s, tool, fmt.Sprintf(`{"get":%q,"handle":%q,"offset":%d}`, get, h, off))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,17 +45,17 @@ func TestReadOnNotes(t *testing.T) {
 			s := NewStore(seeded(1))
 			h := mustSpool(t, s, "big", "1.0.0", string(doc), "", nil)
 
-			if got := followCat(t, s, "artifact_cat", h, 0); got != string(doc) {
-				t.Errorf("paging with artifact_cat read %d bytes, want the %d of the body", len(got), len(doc))
+			if got := followCat(t, s, ToolRead, "cat", h, 0); got != string(doc) {
+				t.Errorf("paging with artifact_read get=cat read %d bytes, want the %d of the body", len(got), len(doc))
 			}
 			e := s.byHandle[h]
-			if got, want := followCat(t, s, "artifact_md_text", h, 0), e.body.plainText(); got != want {
-				t.Errorf("paging with artifact_md_text read %d bytes, want %d", len(got), len(want))
+			if got, want := followCat(t, s, ToolMD, "text", h, 0), e.body.plainText(); got != want {
+				t.Errorf("paging with artifact_md get=text read %d bytes, want %d", len(got), len(want))
 			}
 
 			// The top section is the whole document: it is cut, and the
 			// note's offset is where the cut text ends in the body.
-			sec, err := callText(t, s, "artifact_md_sections", fmt.Sprintf(`{"handle":%q,"heading":"Weekly report"}`, h))
+			sec, err := callText(t, s, "artifact_md", fmt.Sprintf(`{"get":"section","handle":%q,"heading":"Weekly report"}`, h))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,14 +71,14 @@ func TestReadOnNotes(t *testing.T) {
 				t.Errorf("section text does not end at the note's offset %d", off)
 			}
 
-			head, _ := callText(t, s, "artifact_head", fmt.Sprintf(`{"handle":%q,"lines":1000}`, h))
-			tail, _ := callText(t, s, "artifact_tail", fmt.Sprintf(`{"handle":%q,"lines":1000}`, h))
+			head, _ := callText(t, s, "artifact_read", fmt.Sprintf(`{"get":"head","handle":%q,"lines":1000}`, h))
+			tail, _ := callText(t, s, "artifact_read", fmt.Sprintf(`{"get":"tail","handle":%q,"lines":1000}`, h))
 			for name, text := range map[string]string{"head": head, "tail": tail} {
 				if len(text) > MaxOutput+100 || !strings.Contains(text, "[lines ") {
 					t.Errorf("%s of 1000 lines: %d bytes, note present: %v", name, len(text), strings.Contains(text, "[lines "))
 				}
 			}
-			grep, _ := callText(t, s, "artifact_grep", fmt.Sprintf(`{"handle":%q,"pattern":"Step","context":3}`, h))
+			grep, _ := callText(t, s, "artifact_read", fmt.Sprintf(`{"get":"grep","handle":%q,"pattern":"Step","context":3}`, h))
 			if !strings.Contains(grep, "narrow the pattern") || len(grep) > MaxOutput+100 {
 				t.Errorf("grep with many matches: %d bytes, note present: %v", len(grep), strings.Contains(grep, "narrow the pattern"))
 			}

@@ -28,7 +28,8 @@ type args struct {
 	Depth      *int    `json:"depth"`
 }
 
-// Call runs the reader tool name with the model's JSON arguments.
+// Call runs the reader tool name (ToolMD or ToolRead) with the model's
+// JSON arguments; their get selects the operation.
 // loaded reports whether a skill is loaded now: a handle of a skill that
 // is not loaded (or of no skill) is an error, like an unknown one (H2). A
 // kept tool result that is work (KeepResult) is readable at any time.
@@ -45,14 +46,14 @@ func (s *Store) Call(name string, raw json.RawMessage, loaded func(skillID strin
 			text, err = "", fmt.Errorf("internal error in %s: %v", name, p)
 		}
 	}()
-	r := findReader(name)
-	if r == nil {
-		return "", "", fmt.Errorf("unknown reader tool %q", name)
+	if !IsReader(name) {
+		return "", "", fmt.Errorf("unknown reader tool %q; the readers are %s and %s", clip(name, 40), ToolMD, ToolRead)
 	}
-	a, err := parseArgs(r, raw)
+	o, a, err := parseArgs(name, raw)
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", name, err)
+		return "", "", err
 	}
+	label := o.tool + " " + o.get
 	s.mu.Lock()
 	e, ok := s.byHandle[a.Handle]
 	s.mu.Unlock()
@@ -65,35 +66,42 @@ func (s *Store) Call(name string, raw json.RawMessage, loaded func(skillID strin
 	d := e.body
 	if a.Path != "" {
 		if d, err = s.open(e, a.Path); err != nil {
-			return "", e.skillID, fmt.Errorf("%s: %w", name, err)
+			return "", e.skillID, fmt.Errorf("%s: %w", label, err)
 		}
 	}
-	if r.markdown && d.md == nil {
-		return "", e.skillID, fmt.Errorf("%s reads markdown, and %s is not markdown; use artifact_head, artifact_grep or artifact_cat", name, d.name)
+	if o.tool == ToolMD && d.md == nil {
+		return "", e.skillID, fmt.Errorf("%s reads markdown, and %s is not markdown; use %s (get head, grep or cat)", ToolMD, d.name, ToolRead)
 	}
-	out, err := r.run(d, a)
+	out, err := o.run(d, a)
 	if err != nil {
-		return "", e.skillID, fmt.Errorf("%s: %w", name, err)
+		return "", e.skillID, fmt.Errorf("%s: %w", label, err)
 	}
 	return out, e.skillID, nil
 }
 
-// parseArgs decodes raw into args, accepting only r's parameters, and
-// turns decoding errors into sentences naming the argument.
-func parseArgs(r *reader, raw json.RawMessage) (*args, error) {
+// parseArgs decodes raw into args for the operation its get selects,
+// accepting only that operation's arguments, and turns decoding errors
+// into sentences naming the argument. Its errors name the tool, and the
+// operation once known.
+func parseArgs(tool string, raw json.RawMessage) (*op, *args, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
 	}
 	if len(raw) > maxArgsBytes {
-		return nil, fmt.Errorf("arguments are %d bytes, more than the %d allowed", len(raw), maxArgsBytes)
+		return nil, nil, fmt.Errorf("%s: arguments are %d bytes, more than the %d allowed", tool, len(raw), maxArgsBytes)
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, errors.New("arguments must be a JSON object")
+		return nil, nil, fmt.Errorf("%s: arguments must be a JSON object", tool)
 	}
-	allowed := map[string]bool{"handle": true, "path": true}
-	for _, p := range r.params {
+	o, err := selectOp(tool, fields["get"])
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	label := tool + " " + o.get
+	allowed := map[string]bool{"handle": true, "path": true, "get": true}
+	for _, p := range o.params {
 		allowed[p.name] = true
 	}
 	var unknown []string
@@ -109,7 +117,7 @@ func parseArgs(r *reader, raw json.RawMessage) (*args, error) {
 			names = append(names, k)
 		}
 		sort.Strings(names)
-		return nil, fmt.Errorf("unknown argument %s; arguments are: %s", quoteAll(unknown), strings.Join(names, ", "))
+		return nil, nil, fmt.Errorf("%s: unknown argument %s; arguments of get %q are: %s", label, quoteAll(unknown), o.get, strings.Join(names, ", "))
 	}
 	a := &args{}
 	if err := json.Unmarshal(raw, a); err != nil {
@@ -119,19 +127,40 @@ func parseArgs(r *reader, raw json.RawMessage) (*args, error) {
 			if t.Kind() == reflect.Pointer {
 				t = t.Elem()
 			}
-			return nil, fmt.Errorf("argument %q must be %s, not %s", te.Field, jsonType(t.Kind().String()), te.Value)
+			return nil, nil, fmt.Errorf("%s: argument %q must be %s, not %s", label, te.Field, jsonType(t.Kind().String()), te.Value)
 		}
-		return nil, errors.New("arguments must be a JSON object")
+		return nil, nil, fmt.Errorf("%s: arguments must be a JSON object", label)
 	}
 	if a.Handle == "" {
-		return nil, errors.New(`argument "handle" is required: the h_… handle of a loaded skill`)
+		return nil, nil, fmt.Errorf(`%s: argument "handle" is required: the h_… handle of a loaded skill or a kept result`, label)
 	}
-	for _, req := range r.required {
+	for _, req := range o.required {
 		if _, ok := fields[req]; !ok {
-			return nil, fmt.Errorf("argument %q is required", req)
+			return nil, nil, fmt.Errorf("%s: argument %q is required", label, req)
 		}
 	}
-	return a, nil
+	return o, a, nil
+}
+
+// selectOp finds the operation raw (the get argument) names in tool. A
+// get of the other reader tool says which tool has it.
+func selectOp(tool string, raw json.RawMessage) (*op, error) {
+	if raw == nil {
+		return nil, fmt.Errorf("argument \"get\" is required: one of %s", gets(tool))
+	}
+	var get string
+	if err := json.Unmarshal(raw, &get); err != nil {
+		return nil, fmt.Errorf("argument \"get\" must be a string: one of %s", gets(tool))
+	}
+	if o := findOp(tool, get); o != nil {
+		return o, nil
+	}
+	for _, other := range []string{ToolMD, ToolRead} {
+		if other != tool && findOp(other, get) != nil {
+			return nil, fmt.Errorf("get %q is a get of %s; %s gets %s", get, other, tool, gets(tool))
+		}
+	}
+	return nil, fmt.Errorf("get %q is not one of %s", clip(get, 40), gets(tool))
 }
 
 func jsonType(kind string) string {

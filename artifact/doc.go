@@ -1,6 +1,8 @@
 // Package artifact keeps skill bodies and their resource files as
-// artifacts a model reads in pieces, and implements the reader tools
-// (artifact_md_headings, artifact_grep, …) that page through them.
+// artifacts a model reads in pieces, and implements the two reader tools
+// that page through them: artifact_md (markdown parts: headings, section,
+// code, …) and artifact_read (any artifact: head, tail, cat, grep, size),
+// each with a selector argument, get.
 //
 // A body is spooled once per (skill id, version) under an unguessable
 // handle and parsed once, at spool time, with goldmark into an index:

@@ -17,12 +17,12 @@ func ExampleStore_Call() {
 	}
 	loaded := func(skillID string) bool { return skillID == "weekly-report" }
 
-	args, _ := json.Marshal(map[string]string{"handle": handle, "heading": "Steps"})
-	text, skill, err := store.Call("artifact_md_sections", args, loaded)
+	args, _ := json.Marshal(map[string]string{"handle": handle, "get": "section", "heading": "Steps"})
+	text, skill, err := store.Call(artifact.ToolMD, args, loaded)
 	fmt.Println(skill, err)
 	fmt.Print(text)
 
-	_, _, err = store.Call("artifact_md_headings", args[:0], loaded)
+	_, _, err = store.Call(artifact.ToolMD, json.RawMessage(`{"get":"headings"}`), loaded)
 	fmt.Println(err)
 	// Output:
 	// weekly-report <nil>
@@ -32,5 +32,5 @@ func ExampleStore_Call() {
 	// 1. Fetch the rows.
 	// 2. Write the brief.
 	//
-	// artifact_md_headings: argument "handle" is required: the h_… handle of a loaded skill
+	// artifact_md headings: argument "handle" is required: the h_… handle of a loaded skill or a kept result
 }

@@ -30,35 +30,35 @@ func FuzzReaders(f *testing.F) {
 		}
 		qj, _ := json.Marshal(q)
 		sets := map[string][]string{
-			"artifact_md_sections":    {`"heading":` + string(qj), `"heading":` + string(qj) + `,"occurrence":2`},
-			"artifact_md_code_blocks": {``, `"language":` + string(qj), `"index":1`},
-			"artifact_md_text":        {``, `"offset":7,"limit":5`},
-			"artifact_md_ast":         {``, `"depth":8`},
-			"artifact_head":           {``, `"lines":1000`},
-			"artifact_tail":           {``, `"lines":1`},
-			"artifact_grep":           {`"pattern":` + string(qj), `"pattern":` + string(qj) + `,"context":10,"ignore_case":true`, `"pattern":"."`},
-			"artifact_cat":            {``, `"offset":3,"limit":2`},
+			"section": {`"heading":` + string(qj), `"heading":` + string(qj) + `,"occurrence":2`},
+			"code":    {``, `"language":` + string(qj), `"index":1`},
+			"text":    {``, `"offset":7,"limit":5`},
+			"ast":     {``, `"depth":8`},
+			"head":    {``, `"lines":1000`},
+			"tail":    {``, `"lines":1`},
+			"grep":    {`"pattern":` + string(qj), `"pattern":` + string(qj) + `,"context":10,"ignore_case":true`, `"pattern":"."`},
+			"cat":     {``, `"offset":3,"limit":2`},
 		}
-		for _, r := range readers {
-			variants := sets[r.name]
+		for _, o := range ops {
+			variants := sets[o.get]
 			if variants == nil {
 				variants = []string{``}
 			}
 			for _, v := range variants {
-				args := `{"handle":"` + h + `"`
+				args := `{"get":"` + o.get + `","handle":"` + h + `"`
 				if v != "" {
 					args += "," + v
 				}
 				args += "}"
-				out, skill, err := s.Call(r.name, json.RawMessage(args), allLoaded)
+				out, skill, err := s.Call(o.tool, json.RawMessage(args), allLoaded)
 				if err != nil && strings.HasPrefix(err.Error(), "internal error") {
-					t.Fatalf("%s %s: %v", r.name, args, err)
+					t.Fatalf("%s %s: %v", o.tool, args, err)
 				}
 				if skill != "fuzz" {
-					t.Fatalf("%s %s: skillID %q", r.name, args, skill)
+					t.Fatalf("%s %s: skillID %q", o.tool, args, skill)
 				}
 				if len(out) > MaxOutput+300 {
-					t.Fatalf("%s %s: answer of %d bytes exceeds the bound", r.name, args, len(out))
+					t.Fatalf("%s %s: answer of %d bytes exceeds the bound", o.tool, args, len(out))
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -31,78 +32,76 @@ type call struct {
 
 // commonCalls runs every reader once with its defaults.
 var commonCalls = []call{
-	{"artifact_md_headings", `{}`},
-	{"artifact_md_frontmatter", `{}`},
-	{"artifact_md_code_blocks", `{}`},
-	{"artifact_md_links", `{}`},
-	{"artifact_md_images", `{}`},
-	{"artifact_md_text", `{}`},
-	{"artifact_md_ast", `{"depth": 2}`},
-	{"artifact_head", `{"lines": 5}`},
-	{"artifact_tail", `{"lines": 3}`},
-	{"artifact_cat", `{"offset": 0, "limit": 64}`},
-	{"artifact_byte_length", `{}`},
-	{"artifact_line_count", `{}`},
-	{"artifact_estimate_tokens", `{}`},
+	{"artifact_md", `{"get": "headings"}`},
+	{"artifact_md", `{"get": "frontmatter"}`},
+	{"artifact_md", `{"get": "code"}`},
+	{"artifact_md", `{"get": "links"}`},
+	{"artifact_md", `{"get": "images"}`},
+	{"artifact_md", `{"get": "text"}`},
+	{"artifact_md", `{"get": "ast", "depth": 2}`},
+	{"artifact_read", `{"get": "head", "lines": 5}`},
+	{"artifact_read", `{"get": "tail", "lines": 3}`},
+	{"artifact_read", `{"get": "cat", "offset": 0, "limit": 64}`},
+	{"artifact_read", `{"get": "size"}`},
 }
 
 // extraCalls exercise what each corpus file is there for.
 var extraCalls = map[string][]call{
 	"atx_setext.md": {
-		{"artifact_md_sections", `{"heading": "Setup"}`},
-		{"artifact_md_sections", `{"heading": "Install"}`},
-		{"artifact_md_sections", `{"heading": "Usage > Install"}`},
-		{"artifact_md_sections", `{"heading": "notes", "occurrence": 2}`},
-		{"artifact_md_sections", `{"heading": "Setup > Configure > Notes"}`},
-		{"artifact_md_sections", `{"heading": "Missing"}`},
-		{"artifact_md_sections", `{"heading": "Notes", "occurrence": 3}`},
-		{"artifact_md_sections", `{"heading": "## Level five"}`},
-		{"artifact_grep", `{"pattern": "notes", "ignore_case": true, "context": 1}`},
-		{"artifact_grep", `{"pattern": "^#{7}"}`},
+		{"artifact_md", `{"get": "section", "heading": "Setup"}`},
+		{"artifact_md", `{"get": "section", "heading": "Install"}`},
+		{"artifact_md", `{"get": "section", "heading": "Usage > Install"}`},
+		{"artifact_md", `{"get": "section", "heading": "notes", "occurrence": 2}`},
+		{"artifact_md", `{"get": "section", "heading": "Setup > Configure > Notes"}`},
+		{"artifact_md", `{"get": "section", "heading": "Missing"}`},
+		{"artifact_md", `{"get": "section", "heading": "Notes", "occurrence": 3}`},
+		{"artifact_md", `{"get": "section", "heading": "## Level five"}`},
+		{"artifact_read", `{"get": "grep", "pattern": "notes", "ignore_case": true, "context": 1}`},
+		{"artifact_read", `{"get": "grep", "pattern": "^#{7}"}`},
 	},
 	"code_headings.md": {
-		{"artifact_md_code_blocks", `{"language": "PYTHON"}`},
-		{"artifact_md_code_blocks", `{"language": "rust"}`},
-		{"artifact_md_code_blocks", `{"index": 4}`},
-		{"artifact_md_sections", `{"heading": "Code"}`},
-		{"artifact_grep", `{"pattern": "not a heading"}`},
+		{"artifact_md", `{"get": "code", "language": "PYTHON"}`},
+		{"artifact_md", `{"get": "code", "language": "rust"}`},
+		{"artifact_md", `{"get": "code", "index": 4}`},
+		{"artifact_md", `{"get": "section", "heading": "Code"}`},
+		{"artifact_read", `{"get": "grep", "pattern": "not a heading"}`},
 	},
 	"frontmatter.md": {
-		{"artifact_md_sections", `{"heading": "Setext after front matter"}`},
-		{"artifact_grep", `{"pattern": "version"}`},
+		{"artifact_md", `{"get": "section", "heading": "Setext after front matter"}`},
+		{"artifact_read", `{"get": "grep", "pattern": "version"}`},
 	},
 	"tables.md": {
-		{"artifact_md_ast", `{"depth": 4}`},
-		{"artifact_grep", `{"pattern": "\\|", "context": 2}`},
+		{"artifact_md", `{"get": "ast", "depth": 4}`},
+		{"artifact_read", `{"get": "grep", "pattern": "\\|", "context": 2}`},
 	},
 	"links_images.md": {
-		{"artifact_md_ast", `{"depth": 3}`},
+		{"artifact_md", `{"get": "ast", "depth": 3}`},
 	},
 	"html.md": {
-		{"artifact_md_sections", `{"heading": "After HTML"}`},
-		{"artifact_md_text", `{"offset": 10, "limit": 30}`},
+		{"artifact_md", `{"get": "section", "heading": "After HTML"}`},
+		{"artifact_md", `{"get": "text", "offset": 10, "limit": 30}`},
 	},
 	"crlf.md": {
-		{"artifact_md_sections", `{"heading": "Second"}`},
-		{"artifact_md_sections", `{"heading": "Setext too"}`},
-		{"artifact_grep", `{"pattern": "line$"}`},
-		{"artifact_head", `{}`},
+		{"artifact_md", `{"get": "section", "heading": "Second"}`},
+		{"artifact_md", `{"get": "section", "heading": "Setext too"}`},
+		{"artifact_read", `{"get": "grep", "pattern": "line$"}`},
+		{"artifact_read", `{"get": "head"}`},
 	},
 	"unicode.md": {
-		{"artifact_md_sections", `{"heading": "données"}`},
-		{"artifact_md_sections", `{"heading": "数据 > 表"}`},
-		{"artifact_grep", `{"pattern": "\\p{Han}+"}`},
-		{"artifact_cat", `{"offset": 3, "limit": 5}`},
+		{"artifact_md", `{"get": "section", "heading": "données"}`},
+		{"artifact_md", `{"get": "section", "heading": "数据 > 表"}`},
+		{"artifact_read", `{"get": "grep", "pattern": "\\p{Han}+"}`},
+		{"artifact_read", `{"get": "cat", "offset": 3, "limit": 5}`},
 	},
 	"empty.md": {
-		{"artifact_md_sections", `{"heading": "Anything"}`},
-		{"artifact_grep", `{"pattern": "x"}`},
-		{"artifact_cat", `{"offset": 1}`},
+		{"artifact_md", `{"get": "section", "heading": "Anything"}`},
+		{"artifact_read", `{"get": "grep", "pattern": "x"}`},
+		{"artifact_read", `{"get": "cat", "offset": 1}`},
 	},
 	"skill.md": {
-		{"artifact_md_sections", `{"heading": "Steps"}`},
-		{"artifact_grep", `{"pattern": "fetch_sales|euros"}`},
-		{"artifact_md_code_blocks", `{"language": "json"}`},
+		{"artifact_md", `{"get": "section", "heading": "Steps"}`},
+		{"artifact_read", `{"get": "grep", "pattern": "fetch_sales|euros"}`},
+		{"artifact_md", `{"get": "code", "language": "json"}`},
 	},
 }
 
@@ -167,7 +166,7 @@ func TestReadersGolden(t *testing.T) {
 	}
 }
 
-// CRLF files must read like LF files: no reader but artifact_cat shows a
+// CRLF files must read like LF files: no reader but artifact_read get=cat shows a
 // "\r", and the line-based answers equal those of the LF twin.
 func TestCRLFReadsLikeLF(t *testing.T) {
 	crlf, err := os.ReadFile("testdata/corpus/crlf.md")
@@ -179,18 +178,23 @@ func TestCRLFReadsLikeLF(t *testing.T) {
 	}
 	lf := bytes.ReplaceAll(crlf, []byte("\r\n"), []byte("\n"))
 	calls := []call{
-		{"artifact_md_headings", `{}`},
-		{"artifact_md_sections", `{"heading": "Second"}`},
-		{"artifact_md_code_blocks", `{}`},
-		{"artifact_md_text", `{}`},
-		{"artifact_head", `{}`},
-		{"artifact_tail", `{"lines": 2}`},
-		{"artifact_grep", `{"pattern": "^Line .*\\.$", "context": 1}`},
-		{"artifact_line_count", `{}`},
+		{"artifact_md", `{"get": "headings"}`},
+		{"artifact_md", `{"get": "section", "heading": "Second"}`},
+		{"artifact_md", `{"get": "code"}`},
+		{"artifact_md", `{"get": "text"}`},
+		{"artifact_read", `{"get": "head"}`},
+		{"artifact_read", `{"get": "tail", "lines": 2}`},
+		{"artifact_read", `{"get": "grep", "pattern": "^Line .*\\.$", "context": 1}`},
 	}
 	got, want := runCalls(t, crlf, calls), runCalls(t, lf, calls)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CRLF answers differ from LF (-lf +crlf):\n%s", diff)
+	}
+	// size counts the carriage returns as bytes, never as lines.
+	lines := regexp.MustCompile(`, \d+ lines,`)
+	size := []call{{"artifact_read", `{"get": "size"}`}}
+	if c, l := lines.FindString(runCalls(t, crlf, size)), lines.FindString(runCalls(t, lf, size)); c == "" || c != l {
+		t.Errorf("size of the CRLF file says %q, of the LF file %q", c, l)
 	}
 	if strings.Contains(got, "\r") {
 		t.Errorf("a reader answer carries a carriage return:\n%q", got)

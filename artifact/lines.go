@@ -111,13 +111,13 @@ func tail(d *doc, a *args) (string, error) {
 func writeLineNote(sb *strings.Builder, d *doc, from, last, total int) {
 	if last < from {
 		// Not even one whole line fitted.
-		fmt.Fprintf(sb, "[line %d is longer than %d bytes and was cut; read it with artifact_cat offset=%d]\n", from, MaxOutput, d.lines[from-1])
+		fmt.Fprintf(sb, "[line %d is longer than %d bytes and was cut; read it with artifact_read get=cat offset=%d]\n", from, MaxOutput, d.lines[from-1])
 		return
 	}
 	fmt.Fprintf(sb, "[lines %d-%d of %d", from, last, total)
 	if last < total {
 		next := d.lines[last]
-		fmt.Fprintf(sb, "; read on with artifact_cat offset=%d", next)
+		fmt.Fprintf(sb, "; read on with artifact_read get=cat offset=%d", next)
 	}
 	sb.WriteString("]\n")
 }
@@ -206,7 +206,7 @@ func cat(d *doc, a *args) (string, error) {
 	}
 	// Convert only the page (plus a rune's slack), not the whole artifact.
 	chunk := string(d.src[off:min(off+limit+utf8.UTFMax, len(d.src))])
-	return page(chunk, 0, limit, "artifact_cat", off, len(d.src)), nil
+	return page(chunk, 0, limit, catTool, off, len(d.src)), nil
 }
 
 func limitArg(a *args) (int, error) {
@@ -218,6 +218,12 @@ func limitArg(a *args) (int, error) {
 	}
 	return *a.Limit, nil
 }
+
+// catTool and mdTextTool name the call that reads on in a page's note.
+const (
+	catTool    = ToolRead + " get=cat"
+	mdTextTool = ToolMD + " get=text"
+)
 
 // page returns s[offset:offset+limit], moved to rune boundaries, with a
 // note when more follows. s may be a window of a larger text: base is
@@ -252,14 +258,8 @@ func validPrefix(s string, n int) string {
 	return s[:n]
 }
 
-func byteLength(d *doc, _ *args) (string, error) {
-	return fmt.Sprintf("%d bytes", len(d.src)), nil
-}
-
-func lineCountReader(d *doc, _ *args) (string, error) {
-	return fmt.Sprintf("%d lines", lineCount(d)), nil
-}
-
-func estimateTokens(d *doc, _ *args) (string, error) {
-	return fmt.Sprintf("%d tokens (%s)", d.tokenCount(), tokens.Encoding), nil
+// size answers what artifact_byte_length, artifact_line_count and
+// artifact_estimate_tokens answered one at a time.
+func size(d *doc, _ *args) (string, error) {
+	return fmt.Sprintf("%d bytes, %d lines, %d tokens (%s)", len(d.src), lineCount(d), d.tokenCount(), tokens.Encoding), nil
 }

@@ -26,7 +26,7 @@ func headingList(hs []heading) string {
 	for i, h := range hs {
 		t := clip(h.text, MaxLineShown)
 		if i == MaxListed || sb.Len()+len(t)+16 > MaxOutput-100 {
-			fmt.Fprintf(&sb, "[%d of %d headings shown; use artifact_grep to find the rest]\n", i, len(hs))
+			fmt.Fprintf(&sb, "[%d of %d headings shown; use artifact_read get=grep to find the rest]\n", i, len(hs))
 			break
 		}
 		// Written piecewise: this list is the readers' hottest answer.
@@ -90,7 +90,7 @@ func mdSection(d *doc, a *args) (string, error) {
 		// body has lost its "\r"s; find the cut's offset in the source.
 		off := h.start + cut + strings.Count(body[:cut], "\n")*crlf(d)
 		sb.WriteString(body[:cut])
-		fmt.Fprintf(&sb, "\n[section cut at %d of %d bytes; read on with artifact_cat offset=%d]", cut, len(body), off)
+		fmt.Fprintf(&sb, "\n[section cut at %d of %d bytes; read on with artifact_read get=cat offset=%d]", cut, len(body), off)
 		return sb.String(), nil
 	}
 	sb.WriteString(body)
@@ -167,7 +167,7 @@ func mdFrontMatter(d *doc, _ *args) (string, error) {
 	if len(fm) > MaxOutput {
 		// Offsets in the note are the body's: the block starts after "---\n".
 		start := bytes.IndexByte(d.src, '\n') + 1
-		return page(fm, 0, MaxOutput, "artifact_cat", start, start+len(fm)), nil
+		return page(fm, 0, MaxOutput, catTool, start, start+len(fm)), nil
 	}
 	return fm, nil
 }
@@ -224,7 +224,7 @@ func mdCodeBlocks(d *doc, a *args) (string, error) {
 		if sb.Len()+blk.Len() > MaxOutput {
 			if i == 0 {
 				off := d.lines[max(c.line-1, 0)]
-				return validPrefix(blk.String(), MaxOutput-200) + fmt.Sprintf("\n[block cut at %d bytes; it starts at line %d: read on with artifact_cat offset=%d]", MaxOutput-200, c.line, off), nil
+				return validPrefix(blk.String(), MaxOutput-200) + fmt.Sprintf("\n[block cut at %d bytes; it starts at line %d: read on with artifact_read get=cat offset=%d]", MaxOutput-200, c.line, off), nil
 			}
 			fmt.Fprintf(&sb, "[%d of %d blocks shown; pass index to read block %d and on]\n", i, len(picked), first+i+1)
 			return sb.String(), nil
@@ -288,7 +288,7 @@ func boundedList(lines []string, what string) string {
 	for i, l := range lines {
 		l = clip(l, MaxLineShown) + "\n"
 		if i == MaxListed || sb.Len()+len(l) > MaxOutput-100 {
-			fmt.Fprintf(&sb, "[%d of %d %s shown; use artifact_grep to find the rest]\n", i, len(lines), what)
+			fmt.Fprintf(&sb, "[%d of %d %s shown; use artifact_read get=grep to find the rest]\n", i, len(lines), what)
 			break
 		}
 		sb.WriteString(l)
@@ -308,7 +308,7 @@ func mdText(d *doc, a *args) (string, error) {
 	if t == "" {
 		return "(no text)", nil
 	}
-	return page(t, a.Offset, limit, "artifact_md_text", 0, len(t)), nil
+	return page(t, a.Offset, limit, mdTextTool, 0, len(t)), nil
 }
 
 // astNode is the JSON shape of one node of the markdown tree.

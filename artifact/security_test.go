@@ -108,22 +108,22 @@ func TestResources(t *testing.T) {
 		tool, path, extra string
 		want              string // answer, or "ERROR: " and the message
 	}{
-		{"artifact_md_headings", "references/api.md", "", "1: # API\n3: ## fetch\n"},
-		{"artifact_md_sections", "references/api.md", `,"heading":"fetch"`, "[section \"API > fetch\", lines 3-5]\n## fetch\n\nGET /sales\n"},
-		{"artifact_head", "data.csv", "", "week,rows\n2026-W48,1204\n"},
-		{"artifact_grep", "scripts/run.sh", `,"pattern":"echo"`, "2:echo run\n"},
-		{"artifact_md_headings", "inside-link.md", "", "1: # API\n3: ## fetch\n"},
-		{"artifact_md_headings", "data.csv", "", "ERROR: artifact_md_headings reads markdown, and data.csv is not markdown; use artifact_head, artifact_grep or artifact_cat"},
-		{"artifact_cat", "escape.txt", "", `ERROR: artifact_cat: resource "escape.txt" resolves outside the skill folder; it is not readable`},
-		{"artifact_cat", "abs-escape.txt", "", `ERROR: artifact_cat: resource "abs-escape.txt" resolves outside the skill folder; it is not readable`},
-		{"artifact_cat", "dirlink/secret.txt", "", `ERROR: artifact_cat: resource "dirlink/secret.txt" resolves outside the skill folder; it is not readable`},
-		{"artifact_cat", "missing.md", "", `ERROR: artifact_cat: resource "missing.md" does not exist in the skill folder`},
-		{"artifact_cat", "references", "", `ERROR: artifact_cat: resource "references" is not a regular file`},
-		{"artifact_cat", "../secret.txt", "", `ERROR: artifact_cat: resource path "../secret.txt" may not contain ".."`},
-		{"artifact_cat", "references/../../secret.txt", "", `ERROR: artifact_cat: resource path "references/../../secret.txt" may not contain ".."`},
-		{"artifact_cat", "/etc/passwd", "", `ERROR: artifact_cat: resource path "/etc/passwd" must be a relative slash path inside the skill folder`},
-		{"artifact_cat", `references\api.md`, "", `ERROR: artifact_cat: resource path "references\\api.md" must be a relative slash path inside the skill folder`},
-		{"artifact_cat", "SKILL.md", "", `ERROR: artifact_cat: skill weekly has no resource "SKILL.md"; its resources are: abs-escape.txt, data.csv, dirlink/secret.txt, escape.txt, inside-link.md, missing.md, references, references/api.md, scripts/run.sh`},
+		{"artifact_md", "references/api.md", `,"get":"headings"`, "1: # API\n3: ## fetch\n"},
+		{"artifact_md", "references/api.md", `,"get":"section","heading":"fetch"`, "[section \"API > fetch\", lines 3-5]\n## fetch\n\nGET /sales\n"},
+		{"artifact_read", "data.csv", `,"get":"head"`, "week,rows\n2026-W48,1204\n"},
+		{"artifact_read", "scripts/run.sh", `,"get":"grep","pattern":"echo"`, "2:echo run\n"},
+		{"artifact_md", "inside-link.md", `,"get":"headings"`, "1: # API\n3: ## fetch\n"},
+		{"artifact_md", "data.csv", `,"get":"headings"`, "ERROR: artifact_md reads markdown, and data.csv is not markdown; use artifact_read (get head, grep or cat)"},
+		{"artifact_read", "escape.txt", `,"get":"cat"`, `ERROR: artifact_read cat: resource "escape.txt" resolves outside the skill folder; it is not readable`},
+		{"artifact_read", "abs-escape.txt", `,"get":"cat"`, `ERROR: artifact_read cat: resource "abs-escape.txt" resolves outside the skill folder; it is not readable`},
+		{"artifact_read", "dirlink/secret.txt", `,"get":"cat"`, `ERROR: artifact_read cat: resource "dirlink/secret.txt" resolves outside the skill folder; it is not readable`},
+		{"artifact_read", "missing.md", `,"get":"cat"`, `ERROR: artifact_read cat: resource "missing.md" does not exist in the skill folder`},
+		{"artifact_read", "references", `,"get":"cat"`, `ERROR: artifact_read cat: resource "references" is not a regular file`},
+		{"artifact_read", "../secret.txt", `,"get":"cat"`, `ERROR: artifact_read cat: resource path "../secret.txt" may not contain ".."`},
+		{"artifact_read", "references/../../secret.txt", `,"get":"cat"`, `ERROR: artifact_read cat: resource path "references/../../secret.txt" may not contain ".."`},
+		{"artifact_read", "/etc/passwd", `,"get":"cat"`, `ERROR: artifact_read cat: resource path "/etc/passwd" must be a relative slash path inside the skill folder`},
+		{"artifact_read", `references\api.md`, `,"get":"cat"`, `ERROR: artifact_read cat: resource path "references\\api.md" must be a relative slash path inside the skill folder`},
+		{"artifact_read", "SKILL.md", `,"get":"cat"`, `ERROR: artifact_read cat: skill weekly has no resource "SKILL.md"; its resources are: abs-escape.txt, data.csv, dirlink/secret.txt, escape.txt, inside-link.md, missing.md, references, references/api.md, scripts/run.sh`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.path, func(t *testing.T) {
@@ -163,12 +163,12 @@ func TestGrepCannotRunAway(t *testing.T) {
 	s := NewStore(seeded(1))
 	h := mustSpool(t, s, "weekly", "1.0.0", strings.Repeat(long, 5), "", nil)
 	huge := strings.Repeat("(a|b)", 20_000) // 100 KB
-	_, err := callText(t, s, "artifact_grep", fmt.Sprintf(`{"handle":%q,"pattern":%q}`, h, huge))
+	_, err := callText(t, s, "artifact_read", fmt.Sprintf(`{"get":"grep","handle":%q,"pattern":%q}`, h, huge))
 	if err == nil || !strings.Contains(err.Error(), "at most 1000 are allowed") {
 		t.Errorf("100 KB pattern: err = %v, want the length cap", err)
 	}
 	for _, pat := range []string{`(a+)+$`, `(a|aa)*b`, `(a*)*c`, `^(a?){50}a{50}$`} {
-		text, err := callText(t, s, "artifact_grep", fmt.Sprintf(`{"handle":%q,"pattern":%q}`, h, pat))
+		text, err := callText(t, s, "artifact_read", fmt.Sprintf(`{"get":"grep","handle":%q,"pattern":%q}`, h, pat))
 		if err != nil {
 			t.Errorf("%s: %v", pat, err)
 		}
@@ -177,7 +177,7 @@ func TestGrepCannotRunAway(t *testing.T) {
 		}
 	}
 	// Lines are cut in grep output, so one matching 200 KB line stays small.
-	text, _ := callText(t, s, "artifact_grep", fmt.Sprintf(`{"handle":%q,"pattern":"!$"}`, h))
+	text, _ := callText(t, s, "artifact_read", fmt.Sprintf(`{"get":"grep","handle":%q,"pattern":"!$"}`, h))
 	if len(text) > 5*(MaxLineShown+20)+100 {
 		t.Errorf("grep of long lines answered %d bytes", len(text))
 	}

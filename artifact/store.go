@@ -198,7 +198,7 @@ func (s *Store) Pointer(handle string) string {
 	}
 	<-e.ready
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Skill %s %s: instructions are artifact %s (%d lines). Read them with artifact_md_headings, then artifact_md_sections or artifact_grep.",
+	fmt.Fprintf(&sb, "Skill %s %s: instructions are artifact %s (%d lines). Read them with artifact_md get=headings, then get=section, or artifact_read get=grep.",
 		e.skillID, e.version, e.handle, lineCount(e.body))
 	if len(e.names) > 0 {
 		const show = 8

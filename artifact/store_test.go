@@ -37,7 +37,7 @@ func TestSpoolOncePerVersion(t *testing.T) {
 	if h1 != h2 {
 		t.Fatalf("second Spool of the same version gave handle %s, want %s", h2, h1)
 	}
-	got, err := callText(t, s, "artifact_md_headings", fmt.Sprintf(`{"handle":%q}`, h1))
+	got, err := callText(t, s, "artifact_md", fmt.Sprintf(`{"get":"headings","handle":%q}`, h1))
 	if err != nil || !strings.Contains(got, "Title") {
 		t.Errorf("headings after respool = %q, %v; want the first body's", got, err)
 	}
@@ -71,14 +71,14 @@ func TestCallNeedsLoadedSkill(t *testing.T) {
 	other := mustSpool(t, s, "brand", "1.0.0", body, "", nil)
 	loaded := func(id string) bool { return id == "brand" }
 
-	text, skill, err := s.Call("artifact_head", json.RawMessage(fmt.Sprintf(`{"handle":%q}`, other)), loaded)
+	text, skill, err := s.Call(ToolRead, json.RawMessage(fmt.Sprintf(`{"get":"head","handle":%q}`, other)), loaded)
 	if err != nil || skill != "brand" || text == "" {
 		t.Fatalf("loaded skill: got %q, %q, %v", text, skill, err)
 	}
 	wantErr := fmt.Sprintf("handle %q does not name an artifact of a loaded skill; read_skill it again", h)
 	for name, handle := range map[string]string{"unloaded": h, "unknown": "h_00000000000000000000000000000000"} {
 		t.Run(name, func(t *testing.T) {
-			text, skill, err := s.Call("artifact_head", json.RawMessage(fmt.Sprintf(`{"handle":%q}`, handle)), loaded)
+			text, skill, err := s.Call(ToolRead, json.RawMessage(fmt.Sprintf(`{"get":"head","handle":%q}`, handle)), loaded)
 			if err == nil || text != "" || skill != "" {
 				t.Fatalf("got %q, %q, %v; want an error", text, skill, err)
 			}
@@ -90,7 +90,7 @@ func TestCallNeedsLoadedSkill(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := s.Call("artifact_head", json.RawMessage(fmt.Sprintf(`{"handle":%q}`, other)), nil); err == nil {
+	if _, _, err := s.Call(ToolRead, json.RawMessage(fmt.Sprintf(`{"get":"head","handle":%q}`, other)), nil); err == nil {
 		t.Error("a nil loaded func must load nothing")
 	}
 }
@@ -101,22 +101,27 @@ func TestCallBadArguments(t *testing.T) {
 	tests := []struct {
 		tool, args, want string
 	}{
-		{"read_file", `{}`, `unknown reader tool "read_file"`},
-		{"artifact_head", `[1,2]`, "artifact_head: arguments must be a JSON object"},
-		{"artifact_head", `{"handle": 7}`, `artifact_head: argument "handle" must be a string, not number`},
-		{"artifact_head", `{}`, `artifact_head: argument "handle" is required: the h_… handle of a loaded skill`},
-		{"artifact_head", ``, `artifact_head: argument "handle" is required: the h_… handle of a loaded skill`},
-		{"artifact_head", `{"handle": "H", "line": 3}`, `artifact_head: unknown argument "line"; arguments are: handle, lines, path`},
-		{"artifact_head", `{"handle": "H", "lines": "ten"}`, `artifact_head: argument "lines" must be an integer, not string`},
-		{"artifact_head", `{"handle": "H", "lines": 0}`, `artifact_head: lines must be between 1 and 1000, not 0`},
-		{"artifact_md_sections", `{"handle": "H"}`, `artifact_md_sections: argument "heading" is required`},
-		{"artifact_md_sections", `{"handle": "H", "heading": " > "}`, `artifact_md_sections: heading is empty; name a heading or a path like "Setup > Install"`},
-		{"artifact_grep", `{"handle": "H", "pattern": "("}`, "artifact_grep: invalid pattern: error parsing regexp: missing closing ): `(`"},
-		{"artifact_grep", `{"handle": "H", "pattern": "a", "context": 11}`, "artifact_grep: context must be between 0 and 10, not 11"},
-		{"artifact_cat", `{"handle": "H", "offset": -1}`, "artifact_cat: offset -1 is outside the artifact (33 bytes)"},
-		{"artifact_cat", `{"handle": "H", "limit": 100000}`, "artifact_cat: limit must be between 1 and 16384, not 100000"},
-		{"artifact_md_ast", `{"handle": "H", "depth": 9}`, "artifact_md_ast: depth must be between 1 and 8, not 9"},
-		{"artifact_md_text", `{"handle": "H", "offset": 1000}`, "artifact_md_text: offset 1000 is outside the plain text (28 bytes)"},
+		{"read_file", `{}`, `unknown reader tool "read_file"; the readers are artifact_md and artifact_read`},
+		{"artifact_read", `[1,2]`, "artifact_read: arguments must be a JSON object"},
+		{"artifact_read", `{"handle": "H"}`, `artifact_read: argument "get" is required: one of head, tail, cat, grep, size`},
+		{"artifact_read", ``, `artifact_read: argument "get" is required: one of head, tail, cat, grep, size`},
+		{"artifact_read", `{"get": 3, "handle": "H"}`, `artifact_read: argument "get" must be a string: one of head, tail, cat, grep, size`},
+		{"artifact_read", `{"get": "section", "handle": "H"}`, `artifact_read: get "section" is a get of artifact_md; artifact_read gets head, tail, cat, grep, size`},
+		{"artifact_md", `{"get": "lines", "handle": "H"}`, `artifact_md: get "lines" is not one of headings, section, frontmatter, code, links, images, text, ast`},
+		{"artifact_read", `{"get": "head", "handle": 7}`, `artifact_read head: argument "handle" must be a string, not number`},
+		{"artifact_read", `{"get": "head"}`, `artifact_read head: argument "handle" is required: the h_… handle of a loaded skill or a kept result`},
+		{"artifact_read", `{"get": "head", "handle": "H", "line": 3}`, `artifact_read head: unknown argument "line"; arguments of get "head" are: get, handle, lines, path`},
+		{"artifact_read", `{"get": "head", "handle": "H", "offset": 3}`, `artifact_read head: unknown argument "offset"; arguments of get "head" are: get, handle, lines, path`},
+		{"artifact_read", `{"get": "head", "handle": "H", "lines": "ten"}`, `artifact_read head: argument "lines" must be an integer, not string`},
+		{"artifact_read", `{"get": "head", "handle": "H", "lines": 0}`, `artifact_read head: lines must be between 1 and 1000, not 0`},
+		{"artifact_md", `{"get": "section", "handle": "H"}`, `artifact_md section: argument "heading" is required`},
+		{"artifact_md", `{"get": "section", "handle": "H", "heading": " > "}`, `artifact_md section: heading is empty; name a heading or a path like "Setup > Install"`},
+		{"artifact_read", `{"get": "grep", "handle": "H", "pattern": "("}`, "artifact_read grep: invalid pattern: error parsing regexp: missing closing ): `(`"},
+		{"artifact_read", `{"get": "grep", "handle": "H", "pattern": "a", "context": 11}`, "artifact_read grep: context must be between 0 and 10, not 11"},
+		{"artifact_read", `{"get": "cat", "handle": "H", "offset": -1}`, "artifact_read cat: offset -1 is outside the artifact (33 bytes)"},
+		{"artifact_read", `{"get": "cat", "handle": "H", "limit": 100000}`, "artifact_read cat: limit must be between 1 and 16384, not 100000"},
+		{"artifact_md", `{"get": "ast", "handle": "H", "depth": 9}`, "artifact_md ast: depth must be between 1 and 8, not 9"},
+		{"artifact_md", `{"get": "text", "handle": "H", "offset": 1000}`, "artifact_md text: offset 1000 is outside the plain text (28 bytes)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+tt.args, func(t *testing.T) {
@@ -133,8 +138,8 @@ func TestCallBadArguments(t *testing.T) {
 
 func TestToolsSchemas(t *testing.T) {
 	tools := Tools()
-	if len(tools) != 15 {
-		t.Fatalf("%d reader tools, want the 15 of DESIGN §4", len(tools))
+	if len(tools) != 2 {
+		t.Fatalf("%d reader tools, want artifact_md and artifact_read", len(tools))
 	}
 	seen := map[string]bool{}
 	for _, td := range tools {
@@ -166,7 +171,7 @@ func TestToolsSchemas(t *testing.T) {
 func TestPointer(t *testing.T) {
 	s := NewStore(seeded(1))
 	h := mustSpool(t, s, "weekly", "1.0.0", body, t.TempDir(), []string{"references/api.md", "b.txt"})
-	want := "Skill weekly 1.0.0: instructions are artifact " + h + " (5 lines). Read them with artifact_md_headings, then artifact_md_sections or artifact_grep. Resources (pass as path): b.txt, references/api.md."
+	want := "Skill weekly 1.0.0: instructions are artifact " + h + " (5 lines). Read them with artifact_md get=headings, then get=section, or artifact_read get=grep. Resources (pass as path): b.txt, references/api.md."
 	if diff := cmp.Diff(want, s.Pointer(h)); diff != "" {
 		t.Errorf("Pointer (-want +got):\n%s", diff)
 	}
@@ -185,16 +190,16 @@ func TestConcurrentUse(t *testing.T) {
 			if _, err := s.Spool(fmt.Sprintf("s%d", i), "1.0.0", []byte(body), "", nil); err != nil {
 				t.Error(err)
 			}
-			for _, r := range readers {
-				args := fmt.Sprintf(`{"handle":%q}`, h)
-				switch r.name {
-				case "artifact_md_sections":
-					args = fmt.Sprintf(`{"handle":%q,"heading":"Steps"}`, h)
-				case "artifact_grep":
-					args = fmt.Sprintf(`{"handle":%q,"pattern":"thing"}`, h)
+			for _, o := range ops {
+				args := fmt.Sprintf(`{"get":%q,"handle":%q}`, o.get, h)
+				switch o.get {
+				case "section":
+					args = fmt.Sprintf(`{"get":"section","handle":%q,"heading":"Steps"}`, h)
+				case "grep":
+					args = fmt.Sprintf(`{"get":"grep","handle":%q,"pattern":"thing"}`, h)
 				}
-				if _, err := callText(t, s, r.name, args); err != nil {
-					t.Errorf("%s: %v", r.name, err)
+				if _, err := callText(t, s, o.tool, args); err != nil {
+					t.Errorf("%s %s: %v", o.tool, o.get, err)
 				}
 			}
 		})

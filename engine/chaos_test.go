@@ -802,7 +802,7 @@ func TestChaosConversationWorkerReclaim(t *testing.T) {
 			read("alpha"),
 			func(req *model.Request) *model.Response {
 				h := ctxSkill.FindStringSubmatch(req.Context)[3]
-				return call("artifact_cat", map[string]string{"handle": h})(req)
+				return call("artifact_read", map[string]string{"get": "cat", "handle": h})(req)
 			},
 			read("team"),
 			read("beta"), // evicts alpha
@@ -822,7 +822,7 @@ func TestChaosConversationWorkerReclaim(t *testing.T) {
 	}
 	host := m.requests("host")
 	if !strings.Contains(lastResult(host[2]).Text, "BODY-OF-alpha") {
-		t.Fatalf("setup: artifact_cat did not read alpha's body: %+v", lastResult(host[2]))
+		t.Fatalf("setup: artifact_read get=cat did not read alpha's body: %+v", lastResult(host[2]))
 	}
 	for _, msg := range host[4].Messages {
 		if msg.Role != model.Context && strings.Contains(msg.Text, "BODY-OF-alpha") {

@@ -363,8 +363,8 @@ func TestResumeAfterNonUTF8Read(t *testing.T) {
 				handle = rc.Handle
 			}
 		}
-		args, _ := json.Marshal(map[string]string{"handle": handle, "path": "data.txt"})
-		return &model.Response{Calls: []model.ToolCall{{ID: "cat", Name: "artifact_cat", Args: args}}}
+		args, _ := json.Marshal(map[string]string{"get": "cat", "handle": handle, "path": "data.txt"})
+		return &model.Response{Calls: []model.ToolCall{{ID: "cat", Name: "artifact_read", Args: args}}}
 	}
 	dir := crashedRun(t, p, read("ops"), cat)
 	if !bytes.Contains(readFile(t, filepath.Join(dir, "transcript.jsonl")), []byte("ok \uFFFD\uFFFD end")) {

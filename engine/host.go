@@ -120,7 +120,7 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 	b.WriteString("</loaded_skills>\n")
 	for _, l := range h.mgr.loaded {
 		if l.channel == spec.ChannelHandle {
-			b.WriteString("Instructions of handle skills are not shown: read them with the artifact_* tools, which take handle (the skill's h_… handle; required) and optionally path (a resource file of the skill, relative to its folder). Start with artifact_md_headings.\n")
+			b.WriteString("Handle skills' instructions are not shown: read them with artifact_md and artifact_read, passing the skill's handle (and path: a resource file relative to the skill folder). Start with artifact_md get=headings.\n")
 			break
 		}
 	}

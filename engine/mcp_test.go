@@ -276,7 +276,7 @@ func TestMCPResultsAsArtifacts(t *testing.T) {
 					}
 				}
 			}
-			return call("artifact_byte_length", map[string]string{"handle": h})(req)
+			return call("artifact_read", map[string]string{"get": "size", "handle": h})(req)
 		},
 		say("done"))
 	if err != nil {

@@ -163,10 +163,10 @@ func TestH5RebuiltEveryCall(t *testing.T) {
 			}
 		}
 	}
-	if has(toolNames(reqs[1]), "artifact_md_headings") == false {
+	if has(toolNames(reqs[1]), "artifact_md") == false {
 		t.Error("H2: readers missing while a handle skill is loaded")
 	}
-	if has(toolNames(reqs[0]), "artifact_md_headings") {
+	if has(toolNames(reqs[0]), "artifact_md") {
 		t.Error("H2: readers offered with no handle skill loaded")
 	}
 }

@@ -20,8 +20,8 @@ func readSection(id string) step {
 				handle = rc.Handle
 			}
 		}
-		args, _ := json.Marshal(map[string]string{"handle": handle, "heading": "Steps"})
-		return &model.Response{Calls: []model.ToolCall{{ID: "r-" + id, Name: "artifact_md_sections", Args: args}}}
+		args, _ := json.Marshal(map[string]string{"get": "section", "handle": handle, "heading": "Steps"})
+		return &model.Response{Calls: []model.ToolCall{{ID: "r-" + id, Name: "artifact_md", Args: args}}}
 	}
 }
 
@@ -40,8 +40,8 @@ func TestHandleChannelAndReclaim(t *testing.T) {
 		return readSection("aa")(req)
 	}
 	staleRead := func(*model.Request) *model.Response {
-		args, _ := json.Marshal(map[string]string{"handle": handle})
-		return &model.Response{Calls: []model.ToolCall{{ID: "stale", Name: "artifact_md_headings", Args: args}}}
+		args, _ := json.Marshal(map[string]string{"get": "headings", "handle": handle})
+		return &model.Response{Calls: []model.ToolCall{{ID: "stale", Name: "artifact_md", Args: args}}}
 	}
 	res, m, _, err := runWith(t, p, Options{RunsDir: t.TempDir()},
 		read("aa"), captureHandle,
@@ -130,8 +130,8 @@ func TestFailedReaderResultReclaimed(t *testing.T) {
 	missing := func(req *model.Request) *model.Response {
 		var rc struct{ Handle string }
 		_ = json.Unmarshal([]byte(lastResult(req).Text), &rc)
-		args, _ := json.Marshal(map[string]string{"handle": rc.Handle, "heading": "No such heading"})
-		return &model.Response{Calls: []model.ToolCall{{ID: "miss", Name: "artifact_md_sections", Args: args}}}
+		args, _ := json.Marshal(map[string]string{"get": "section", "handle": rc.Handle, "heading": "No such heading"})
+		return &model.Response{Calls: []model.ToolCall{{ID: "miss", Name: "artifact_md", Args: args}}}
 	}
 	_, m, _, err := runWith(t, p, Options{}, read("aa"), missing, read("bb"), say("done"))
 	if err != nil {

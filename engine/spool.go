@@ -62,7 +62,7 @@ func spoolPreview(m model.Message) string {
 		lines++
 	}
 	return fmt.Sprintf("[result kept as artifact %s: %d bytes, %d lines; the first %d bytes follow. "+
-		"Page through the rest with artifact_cat (offset), artifact_grep, artifact_head or artifact_tail and this handle.]\n%s\n[… %d more bytes in artifact %s]",
+		"Page through the rest with artifact_read (get cat with offset, grep, head or tail) and this handle.]\n%s\n[… %d more bytes in artifact %s]",
 		m.Spool, len(m.Text), lines, len(head), head, len(m.Text)-len(head), m.Spool)
 }
 

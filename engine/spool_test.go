@@ -26,7 +26,7 @@ func windowTokens(req *model.Request) int {
 	return n
 }
 
-var readOn = regexp.MustCompile(`\n\[bytes \d+-\d+ of \d+; read on with artifact_cat offset=(\d+)\]$`)
+var readOn = regexp.MustCompile(`\n\[bytes \d+-\d+ of \d+; read on with artifact_read get=cat offset=(\d+)\]$`)
 
 // A command printing 1 MiB: the next request grows by less than 1,000
 // tokens (a head preview, the size and a handle), the readers page the
@@ -50,9 +50,9 @@ func TestSpoolLargeResult(t *testing.T) {
 	page := func(req *model.Request) *model.Response {
 		last := lastResult(req)
 		off := 0
-		if last.Name == "artifact_cat" {
+		if last.Name == "artifact_read" {
 			if last.IsError {
-				t.Fatalf("artifact_cat: %s", last.Text)
+				t.Fatalf("artifact_read get=cat: %s", last.Text)
 			}
 			m := readOn.FindStringSubmatchIndex(last.Text)
 			if m == nil {
@@ -64,7 +64,7 @@ func TestSpoolLargeResult(t *testing.T) {
 		} else {
 			handle = last.Spool
 		}
-		return call("artifact_cat", map[string]any{"handle": handle, "offset": off})(req)
+		return call("artifact_read", map[string]any{"get": "cat", "handle": handle, "offset": off})(req)
 	}
 	steps := []step{read("ops"), call("dump", nil)}
 	for range 90 {
@@ -90,7 +90,7 @@ func TestSpoolLargeResult(t *testing.T) {
 	if !strings.HasPrefix(kept.Text[strings.Index(kept.Text, "\n")+1:], "line 000000: the quick") {
 		t.Errorf("preview does not start with the output's head: %.300q", kept.Text)
 	}
-	if !has(toolNames(reqs[2]), "artifact_cat") {
+	if !has(toolNames(reqs[2]), "artifact_read") {
 		t.Error("no reader offered to page through the kept result")
 	}
 	if pages.String() != out {

@@ -214,7 +214,7 @@ func (t *Tool) keep(i int, kind, mime string, data []byte) string {
 	if err != nil {
 		return "[" + what + ", not kept: " + err.Error() + "]"
 	}
-	return fmt.Sprintf("[%s kept as artifact %s; page through it with the artifact_* tools and this handle]", what, h)
+	return fmt.Sprintf("[%s kept as artifact %s; page through it with artifact_read and this handle]", what, h)
 }
 
 func orUnknown(mime string) string {

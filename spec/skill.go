@@ -41,11 +41,7 @@ var ClaudeCodeKeys = []string{"when_to_use", "argument-hint", "disable-model-inv
 // or the model could not tell them apart.
 var ReservedTools = []string{
 	"read_skill", "addTask", "listTasks", "cancelTask", "runBoard",
-	"artifact_md_headings", "artifact_md_sections", "artifact_md_frontmatter",
-	"artifact_md_code_blocks", "artifact_md_links", "artifact_md_images",
-	"artifact_md_text", "artifact_md_ast", "artifact_head", "artifact_tail",
-	"artifact_grep", "artifact_cat", "artifact_byte_length",
-	"artifact_line_count", "artifact_estimate_tokens", "run_skill_script",
+	"artifact_md", "artifact_read", "run_skill_script",
 }
 
 // IsSkillFile reports whether a file name is a skill by DESIGN §2:

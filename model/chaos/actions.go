@@ -165,16 +165,16 @@ func (a *actor) reader() []model.ToolCall {
 			return a.readerCall(t)
 		}
 	}
-	name := a.pick(readerNames)
-	return call(name, map[string]any{"handle": a.handle()})
+	return call(a.pick(readerNames), map[string]any{"handle": a.handle(), "get": a.pick(readerGets)})
 }
 
-var readerNames = []string{
-	"artifact_md_headings", "artifact_md_sections", "artifact_md_frontmatter", "artifact_md_code_blocks",
-	"artifact_md_links", "artifact_md_images", "artifact_md_text", "artifact_md_ast", "artifact_head",
-	"artifact_tail", "artifact_grep", "artifact_cat", "artifact_byte_length", "artifact_line_count",
-	"artifact_estimate_tokens",
-}
+// readerNames and readerGets are the reader tools and their selector
+// values, and a few that are not, for calls of readers not offered.
+var (
+	readerNames = []string{"artifact_md", "artifact_read"}
+	readerGets  = []string{"headings", "section", "frontmatter", "code", "links", "images", "text", "ast",
+		"head", "tail", "cat", "grep", "size", "", "everything"}
+)
 
 func (a *actor) readerCall(t model.ToolDef) []model.ToolCall {
 	args, ok := a.fromSchema(t.Parameters).(map[string]any)
@@ -184,6 +184,22 @@ func (a *actor) readerCall(t model.ToolDef) []model.ToolCall {
 	args["handle"] = a.handle()
 	if a.chance(0.85) {
 		delete(args, "path")
+	}
+	if a.chance(0.8) {
+		// The schema offers every get's arguments at once; a call
+		// mostly passes only its get's, as a model reading the
+		// description would, so most calls read rather than fail.
+		for k := range args {
+			if k != "get" && k != "handle" && k != "path" {
+				delete(args, k)
+			}
+		}
+		switch args["get"] {
+		case "section":
+			args["heading"] = a.value("heading", nil, 0)
+		case "grep":
+			args["pattern"] = a.value("pattern", nil, 0)
+		}
 	}
 	return call(t.Name, args)
 }
@@ -272,7 +288,7 @@ func (a *actor) taskSpec() map[string]any {
 // unknown calls a tool that is not offered: a made-up name, or one of the
 // host's tools from a worker.
 func (a *actor) unknown() []model.ToolCall {
-	name := a.pick([]string{"no_such_tool", "read_skill", "runBoard", "addTask", "artifact_cat", "", "bash", "ünï tool", strings.Repeat("t", 200)})
+	name := a.pick([]string{"no_such_tool", "read_skill", "runBoard", "addTask", "artifact_read", "", "bash", "ünï tool", strings.Repeat("t", 200)})
 	if name != "" && a.k.offered[name] {
 		name += "_not"
 	}

@@ -33,7 +33,7 @@ func hostRequest(step int) *model.Request {
 			{Name: "addTask", Parameters: json.RawMessage(`{"type":"object"}`)},
 			{Name: "runBoard", Parameters: json.RawMessage(`{"type":"object"}`)},
 			{Name: "alpha_echo", Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"n":{"type":"integer","minimum":1,"maximum":3}},"required":["text"]}`)},
-			{Name: "artifact_md_sections", Parameters: json.RawMessage(`{"type":"object","properties":{"handle":{"type":"string"},"heading":{"type":"string"}},"required":["handle","heading"]}`)},
+			{Name: "artifact_md", Parameters: json.RawMessage(`{"type":"object","properties":{"get":{"enum":["headings","section"]},"handle":{"type":"string"},"heading":{"type":"string"}},"required":["handle","get"]}`)},
 		},
 		Caller: model.Caller{Step: step},
 	}
@@ -129,7 +129,7 @@ func TestBounds(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"final", "error", "huge", "read_skill", "addTask", "runBoard", "cancelTask", "alpha_echo", "beta_echo", "artifact_md_sections", "no_such_tool"} {
+	for _, k := range []string{"final", "error", "huge", "read_skill", "addTask", "runBoard", "cancelTask", "alpha_echo", "beta_echo", "artifact_md", "no_such_tool"} {
 		if kinds[k] == 0 {
 			t.Errorf("200 seeds never produced %s: %v", k, kinds)
 		}

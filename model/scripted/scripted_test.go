@@ -16,7 +16,7 @@ host:
   - call: read_skill
     args: {id: weekly-report}
   - calls:
-      - {call: artifact_md_sections, args: {handle: '{{handle "weekly-report"}}', heading: Steps}}
+      - {call: artifact_md, args: {get: section, handle: '{{handle "weekly-report"}}', heading: Steps}}
       - {call: addTask, args: {goal: 'Summarize {{.Input}}', deps: [a, b]}}
   - say: 'done: {{.Last}}'
 agents:
@@ -42,7 +42,7 @@ func TestScriptedReplaysPerCaller(t *testing.T) {
 	}{
 		{"host step 1", model.Request{Caller: model.Caller{Step: 0}}, "", []string{`read_skill {"id":"weekly-report"}`}},
 		{"host step 2", model.Request{Caller: model.Caller{Step: 1, Input: "sales"}}, "", []string{
-			`artifact_md_sections {"handle":"h_weekly-report","heading":"Steps"}`,
+			`artifact_md {"get":"section","handle":"h_weekly-report","heading":"Steps"}`,
 			`addTask {"deps":["a","b"],"goal":"Summarize sales"}`,
 		}},
 		{"host step 3 sees last result", model.Request{Caller: model.Caller{Step: 2},
