@@ -54,7 +54,9 @@ func benchCall(b *testing.B, tool, extra string) {
 }
 
 func BenchmarkHeadings(b *testing.B) { benchCall(b, "artifact_md", `,"get":"headings"`) }
-func BenchmarkSection(b *testing.B)  { benchCall(b, "artifact_md", `,"get":"section","heading":"Step 40"`) }
+func BenchmarkSection(b *testing.B) {
+	benchCall(b, "artifact_md", `,"get":"section","heading":"Step 40"`)
+}
 func BenchmarkGrep(b *testing.B) {
 	benchCall(b, "artifact_read", `,"get":"grep","pattern":"Step 4[0-9]","context":1`)
 }
