@@ -1,7 +1,9 @@
 package board
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -51,17 +53,53 @@ type TaskSpec struct {
 // Task is a snapshot of one task. The board hands out copies; Deps is
 // shared and must not be modified.
 type Task struct {
-	ID       string    `json:"id"`
-	Goal     string    `json:"goal"`
-	Input    string    `json:"input,omitempty"`
-	Assignee string    `json:"assignee,omitempty"`
-	Deps     []string  `json:"deps,omitempty"`
-	Status   Status    `json:"status"`
-	Result   string    `json:"result,omitempty"`
-	Error    string    `json:"error,omitempty"`
-	Attempts int       `json:"attempts,omitempty"`
-	Started  time.Time `json:"started,omitzero"`
-	Finished time.Time `json:"finished,omitzero"`
+	ID       string   `json:"id"`
+	Goal     string   `json:"goal"`
+	Input    string   `json:"input,omitempty"`
+	Assignee string   `json:"assignee,omitempty"`
+	Deps     []string `json:"deps,omitempty"`
+	Status   Status   `json:"status"`
+	Result   string   `json:"result,omitempty"`
+	// Output is a typed result: the JSON value the task's agent answered,
+	// valid against its output schema. Result then holds the same JSON as
+	// text (so whatever reads results as text reads it), and JSON
+	// encodings carry it once, as output. A runner sets it on the task it
+	// is given.
+	Output   json.RawMessage `json:"output,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Attempts int             `json:"attempts,omitempty"`
+	Started  time.Time       `json:"started,omitzero"`
+	Finished time.Time       `json:"finished,omitzero"`
+}
+
+// taskJSON is Task's JSON form.
+type taskJSON Task
+
+// MarshalJSON writes a typed result once, as output.
+func (t Task) MarshalJSON() ([]byte, error) {
+	if len(t.Output) > 0 {
+		t.Result = ""
+	}
+	return json.Marshal(taskJSON(t))
+}
+
+// UnmarshalJSON reads a typed result's text back from its output.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*taskJSON)(t)); err != nil {
+		return err
+	}
+	if len(t.Output) > 0 {
+		// Compact, as the runner answered it (a record may be indented).
+		var b bytes.Buffer
+		if err := json.Compact(&b, t.Output); err != nil {
+			return err
+		}
+		t.Output = b.Bytes()
+		if t.Result == "" {
+			t.Result = string(t.Output)
+		}
+	}
+	return nil
 }
 
 // Agent is the task's assignee, or DefaultWorker when it has none.
@@ -78,6 +116,9 @@ type DepResult struct {
 	TaskID string `json:"task"`
 	Agent  string `json:"agent"`
 	Result string `json:"result"`
+	// Output is the dependency's typed result (see Task.Output), nil for
+	// a text result.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Options configure a board. Zero values mean the defaults.

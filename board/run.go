@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -143,7 +144,7 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 	b.pending--
 	deps := make([]DepResult, len(n.deps))
 	for i, d := range n.deps {
-		deps[i] = DepResult{TaskID: d.t.ID, Agent: d.t.Agent(), Result: d.t.Result}
+		deps[i] = DepResult{TaskID: d.t.ID, Agent: d.t.Agent(), Result: d.t.Result, Output: d.t.Output}
 	}
 	snap := n.t
 	b.mu.Unlock()
@@ -155,10 +156,11 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 		timeout, retries = b.opts.Policy(snap.Assignee)
 	}
 	var result string
+	var out json.RawMessage
 	var err error
 	for attempt := 1; ; attempt++ {
 		snap.Attempts = attempt
-		result, err = attemptOnce(tctx, timeout, runner, snap, deps)
+		result, out, err = attemptOnce(tctx, timeout, runner, snap, deps)
 		if err == nil || tctx.Err() != nil || attempt > retries {
 			break
 		}
@@ -181,8 +183,11 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 	switch {
 	case err == nil:
 		// A result that arrives as the run is cancelled is still work done.
-		n.t.Status, n.t.Result = Completed, result
-		e.Type, e.Result = event.TaskCompleted, result
+		n.t.Status, n.t.Result, n.t.Output = Completed, result, out
+		e.Type, e.Result, e.Output = event.TaskCompleted, result, out
+		if len(out) > 0 {
+			e.Result = "" // the event carries a typed result once, as JSON
+		}
 	case tctx.Err() != nil:
 		n.t.Status, n.t.Error = Cancelled, "cancelled: "+err.Error()
 		e.Type, e.Err = event.TaskCancelled, n.t.Error
@@ -209,8 +214,9 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 }
 
 // attemptOnce calls the runner once under the task's timeout. A panic in
-// the runner fails the attempt instead of crashing the run.
-func attemptOnce(ctx context.Context, timeout time.Duration, runner Runner, snap Task, deps []DepResult) (result string, err error) {
+// the runner fails the attempt instead of crashing the run. out is the
+// typed result the runner set on its task, if any.
+func attemptOnce(ctx context.Context, timeout time.Duration, runner Runner, snap Task, deps []DepResult) (result string, out json.RawMessage, err error) {
 	actx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -219,15 +225,19 @@ func attemptOnce(ctx context.Context, timeout time.Duration, runner Runner, snap
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			result, err = "", &PanicError{Value: r, Stack: debug.Stack()}
+			result, out, err = "", nil, &PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
 	t := snap
+	t.Output = nil
 	result, err = runner(actx, &t, deps)
 	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out after %s: %w", timeout, err)
 	}
-	return result, err
+	if err == nil {
+		out = t.Output
+	}
+	return result, out, err
 }
 
 // PanicError is a runner panic turned into a task failure.

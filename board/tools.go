@@ -68,11 +68,16 @@ type toolTask struct {
 	Deps   []string `json:"deps,omitempty"`
 	Status Status   `json:"status"`
 	Result string   `json:"result,omitempty"`
-	Error  string   `json:"error,omitempty"`
+	// Output is a typed result, as JSON (Result is then empty).
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
 }
 
 func view(t *Task, withGoal bool) toolTask {
-	v := toolTask{ID: t.ID, Agent: t.Agent(), Status: t.Status, Result: t.Result, Error: t.Error}
+	v := toolTask{ID: t.ID, Agent: t.Agent(), Status: t.Status, Result: t.Result, Output: t.Output, Error: t.Error}
+	if len(t.Output) > 0 {
+		v.Result = ""
+	}
 	if withGoal {
 		v.Goal, v.Deps = t.Goal, t.Deps
 	}

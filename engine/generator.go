@@ -98,6 +98,8 @@ type generator struct {
 	// kept: a result of this generator was kept as an artifact, so the
 	// readers stay offered.
 	kept bool
+	// output is a typed worker's output schema; nil: a text answer.
+	output *typedOutput
 }
 
 // callID is FSD_CALL_ID of a step's i-th call: stable across resume,
@@ -201,8 +203,24 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 			return "", err
 		}
 		if len(calls) == 0 {
+			answer, repair, err := g.final(resp.Text)
+			if err != nil {
+				return "", err
+			}
+			if repair != "" {
+				g.replaying = replayed
+				err := g.add(model.Message{Role: model.User, Text: repair})
+				g.replaying = false
+				if err == nil {
+					err = g.sync()
+				}
+				if err != nil {
+					return "", err
+				}
+				continue
+			}
 			g.endReplayed = replayed
-			return resp.Text, g.sync()
+			return answer, g.sync()
 		}
 		offered := make(map[string]bool, len(req.Tools))
 		for _, t := range req.Tools {
@@ -249,6 +267,21 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
+}
+
+// final takes a response without calls as the generator's answer. With an
+// output schema the answer is its JSON, compact; an answer that does not
+// match gives the repair message to send instead, while repair turns are
+// left (checking is deterministic, so a resumed run repeats it exactly).
+func (g *generator) final(text string) (answer, repair string, err error) {
+	if g.output == nil {
+		return text, "", nil
+	}
+	v, repair, err := g.output.judge(text)
+	if err != nil {
+		return "", "", g.errorf("%w", err)
+	}
+	return string(v), repair, nil
 }
 
 // callOne answers one call of a step. In a step the journal holds (a
@@ -363,10 +396,18 @@ func (g *generator) assemble(step int) sent {
 			OnReset:  g.streamReset,
 			Cache:    !g.noCache,
 			CacheKey: g.cacheKey(),
+			Output:   g.outputReq(),
 		},
 		spans: spans,
 		stubs: stubsOf(window, msgs, spans),
 	}
+}
+
+func (g *generator) outputReq() *model.Output {
+	if g.output == nil {
+		return nil
+	}
+	return g.output.req
 }
 
 // budget refuses a model call once the run has used up a token budget:

@@ -19,6 +19,9 @@ func (r *Run) saveBoard(b *board.Board) {
 	for i := range tasks {
 		t := &tasks[i]
 		t.Goal, t.Input, t.Result, t.Error = clipRecord(t.Goal), clipRecord(t.Input), clipRecord(t.Result), clipRecord(t.Error)
+		if len(t.Output) > maxRecordText {
+			t.Output = nil // cut JSON is no JSON: the record keeps the clipped text
+		}
 	}
 	if err := r.rec.writeJSON("board.json", map[string]any{"tasks": tasks}); err != nil {
 		r.rec.mu.Lock()

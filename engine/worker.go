@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -74,15 +75,27 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if !ok {
 		return "", fmt.Errorf("assignee %q is not an agent of any skill found", t.Assignee)
 	}
+	if err := hb.renderStatic(t, deps); err != nil {
+		return "", err
+	}
 	w, a, release, err := hb.workerWorld(ctx, t, skill, agent)
 	if err != nil {
 		return "", err
 	}
 	defer release()
+	typed, err := newTypedOutput(a)
+	if err != nil {
+		return "", err
+	}
+	if typed != nil {
+		w.block += typed.prompt()
+	}
 	g, journal, err := hb.workerGenerator(t, w, a, agent)
 	if err != nil {
 		return "", err
 	}
+	g.output = typed
+	g.caller.Deps = depsJSON(deps)
 	if err := hb.inherit(g.tr, a); err != nil {
 		return "", err
 	}
@@ -97,6 +110,9 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if err == nil {
 		// Flow policy `all` shows completed tasks' observations only.
 		hb.workers.ledger.Done(t.ID)
+		if typed != nil {
+			t.Output = json.RawMessage(answer)
+		}
 	}
 	return answer, err
 }

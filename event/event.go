@@ -46,12 +46,15 @@ type Event struct {
 	Task  string    `json:"task,omitempty"`
 	Agent string    `json:"agent,omitempty"`
 
-	Text     string          `json:"text,omitempty"`
-	Delta    bool            `json:"delta,omitempty"`
-	Tool     string          `json:"tool,omitempty"`
-	CallID   string          `json:"call_id,omitempty"`
-	Args     json.RawMessage `json:"args,omitempty"`
-	Result   string          `json:"result,omitempty"`
+	Text   string          `json:"text,omitempty"`
+	Delta  bool            `json:"delta,omitempty"`
+	Tool   string          `json:"tool,omitempty"`
+	CallID string          `json:"call_id,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	Result string          `json:"result,omitempty"`
+	// Output is a task.completed's typed result, as JSON (Result is then
+	// empty).
+	Output   json.RawMessage `json:"output,omitempty"`
 	Error    bool            `json:"error,omitempty"`
 	Skill    string          `json:"skill,omitempty"`
 	Version  string          `json:"version,omitempty"`

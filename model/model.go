@@ -67,6 +67,10 @@ type Caller struct {
 	Input    string `json:"input,omitempty"`
 	// Step is the 0-based index of this model call within its generator.
 	Step int `json:"step"`
+	// Deps are the results of the task's dependencies by task id: a typed
+	// result as its JSON value, a text result as a JSON string. The
+	// scripted model's templates reach them as .Deps.ID.
+	Deps map[string]json.RawMessage `json:"deps,omitempty"`
 	// Model is the model string the workflow gives this generator — the
 	// agent's `model:`, else the host's, else the workflow's — as the
 	// engine resolves it from the manifests as they are now (a reload
@@ -83,6 +87,11 @@ type Request struct {
 	Messages []Message `json:"messages"`
 	Tools    []ToolDef `json:"tools,omitempty"`
 	Caller   Caller    `json:"caller"`
+	// Output, when set, is the JSON Schema the final answer must match
+	// (the agent's `output:`). Providers with structured output pass it
+	// on where the schema fits their rules; the engine checks the answer
+	// whatever the provider did.
+	Output *Output `json:"output,omitempty"`
 	// OnText, when set, receives text deltas as a streaming provider
 	// produces them. The response still carries the whole text.
 	OnText func(delta string) `json:"-"`
@@ -96,6 +105,14 @@ type Request struct {
 	// of what a recording matches on.
 	Cache    bool   `json:"-"`
 	CacheKey string `json:"-"`
+}
+
+// Output is a typed result's schema as a request carries it.
+type Output struct {
+	// Name labels the schema for providers that want one (OpenAI's
+	// json_schema.name): the agent's name, cut to their rules.
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 // MaxResponseBytes caps one model answer: its text and tool-call arguments

@@ -24,7 +24,7 @@ var (
 	toolKeys    = []string{"name", "description", "input", "run"}
 	runKeys     = []string{"command", "timeout", "env", "on-interrupt", "reply", "state", "store"}
 	runKinds    = []string{"command", "reply", "state", "store"}
-	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries"}
+	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries", "output", "output-repairs"}
 	visKeys     = []string{"client", "history"}
 	flowKeys    = []string{"policy", "last", "tools", "max-tokens"}
 	flowValues  = []string{string(FlowNone), string(FlowDeps), string(FlowAncestors), string(FlowRecent), string(FlowAll)}
@@ -391,6 +391,12 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 				a.Timeout = d.duration(f.v)
 			case "retries":
 				a.Retries, _ = integer(f.v)
+			case "output":
+				decodeOutput(d, f.v, s, &a)
+			case "output-repairs":
+				if r, ok := integer(f.v); ok {
+					a.OutputRepairs = &r
+				}
 			}
 		}
 		if a.Pos.Line == 0 {

@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v4"
 
@@ -43,4 +45,40 @@ func checkTemplate(d *decoder, n *yaml.Node, what, text string, funcs map[string
 		x := d.errorf(n, "template", "%s: template syntax: %s", what, msg)
 		x.Pos, x.Hint = at, "templates are Go text/template: each {{ needs its }}, each if, range and with its {{end}}"
 	}
+}
+
+// checkTaskTemplate checks a static task's goal or input template: its
+// syntax, and that it reads only .Input and the results of the task's
+// own dependencies (.Deps.ID…), so a typo fails validation rather than the
+// run.
+func checkTaskTemplate(d *decoder, n *yaml.Node, what string, deps []string) {
+	text, ok := str(n)
+	if !ok || !strings.Contains(text, "{{") {
+		return
+	}
+	before := len(d.diags)
+	checkTemplate(d, n, what, text, toolFuncs)
+	if len(d.diags) > before {
+		return
+	}
+	t, err := tmpl.Parse(what, text, toolFuncs)
+	if err != nil {
+		return
+	}
+	for _, f := range t.Fields() {
+		switch {
+		case f[0] == "Input":
+		case f[0] != "Deps":
+			d.errorf(n, "template", "%s reads .%s; a task template has .Input (the run's input) and .Deps (its dependencies' results)", what, strings.Join(f, ".")).Hint = "write {{.Deps.TASK}} or {{.Deps.TASK.field}} for a dependency's result"
+		case len(f) > 1 && !contains(deps, f[1]):
+			d.errorf(n, "template", "%s reads .Deps.%s, but the task does not depend on %q", what, f[1], f[1]).Hint = depHint(f[1], deps)
+		}
+	}
+}
+
+func depHint(id string, deps []string) string {
+	if s := didYouMean(id, deps); s != "" {
+		return s
+	}
+	return fmt.Sprintf("add %s to the task's deps", id)
 }

@@ -278,6 +278,15 @@ type Agent struct {
 	MaxSteps int           `json:"max-steps,omitempty"`
 	Timeout  time.Duration `json:"timeout,omitempty"`
 	Retries  int           `json:"retries,omitempty"`
+	// Output is the JSON Schema of the agent's final answer (`output:`),
+	// as decoded (map[string]any and friends), compiled and checked at
+	// load; nil means a free-text answer. OutputFile is the schema file it
+	// came from, when `output:` named one (relative to the skill folder).
+	Output     map[string]any `json:"output,omitempty"`
+	OutputFile string         `json:"output-file,omitempty"`
+	// OutputRepairs bounds the repair turns after an answer that does not
+	// match Output (nil: DefaultOutputRepairs; 0: none). See Repairs.
+	OutputRepairs *int `json:"output-repairs,omitempty"`
 }
 
 // DefaultWorkerPrompt is the prompt of the default worker, which runs

@@ -162,12 +162,14 @@ func decodeTasks(d *decoder, n *yaml.Node, w *Workflow) {
 	}
 	for _, e := range n.Content {
 		var t Task
+		texts := map[string]*yaml.Node{}
 		for _, f := range d.fields(e, taskKeys, &t.Node) {
 			switch f.key {
 			case "id":
 				t.ID, _ = str(f.v)
 			case "goal":
 				t.Goal, _ = str(f.v)
+				texts["goal"] = f.v
 			case "assignee":
 				t.Assignee, _ = str(f.v)
 				if t.Assignee != "" {
@@ -180,6 +182,12 @@ func decodeTasks(d *decoder, n *yaml.Node, w *Workflow) {
 				t.Deps, t.DepsPos = d.strList(f.v)
 			case "input":
 				t.Input, _ = str(f.v)
+				texts["input"] = f.v
+			}
+		}
+		for _, what := range []string{"goal", "input"} {
+			if n := texts[what]; n != nil {
+				checkTaskTemplate(d, n, what, t.Deps)
 			}
 		}
 		w.Tasks = append(w.Tasks, t)

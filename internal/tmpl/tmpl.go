@@ -115,3 +115,60 @@ func (t *Template) Execute(data any) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// Fields lists the field chains the template reads from its data, as
+// written: {{.Deps.collect.total}} gives [Deps collect total]. Chains on
+// variables other than $ and inside with/range bodies (where dot moves)
+// are left out; validation uses the list to check references early.
+func (t *Template) Fields() [][]string {
+	var out [][]string
+	var walk func(n parse.Node, top bool)
+	walk = func(n parse.Node, top bool) {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n == nil {
+				return
+			}
+			for _, c := range n.Nodes {
+				walk(c, top)
+			}
+		case *parse.ActionNode:
+			walk(n.Pipe, top)
+		case *parse.PipeNode:
+			if n == nil {
+				return
+			}
+			for _, c := range n.Cmds {
+				walk(c, top)
+			}
+		case *parse.CommandNode:
+			for _, a := range n.Args {
+				walk(a, top)
+			}
+		case *parse.FieldNode:
+			if top {
+				out = append(out, append([]string(nil), n.Ident...))
+			}
+		case *parse.VariableNode:
+			if len(n.Ident) > 1 && n.Ident[0] == "$" {
+				out = append(out, append([]string(nil), n.Ident[1:]...))
+			}
+		case *parse.ChainNode:
+			walk(n.Node, top)
+		case *parse.IfNode:
+			walk(n.Pipe, top)
+			walk(n.List, top)
+			walk(n.ElseList, top)
+		case *parse.WithNode:
+			walk(n.Pipe, top)
+			walk(n.List, false)
+			walk(n.ElseList, top)
+		case *parse.RangeNode:
+			walk(n.Pipe, top)
+			walk(n.List, false)
+			walk(n.ElseList, top)
+		}
+	}
+	walk(t.tree.Root, true)
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/internal/outschema"
 )
 
 // buildRequest maps a model.Request to a Messages request.
@@ -36,6 +37,14 @@ func buildRequest(cfg Config, req *model.Request) (*messagesRequest, error) {
 			return nil, fmt.Errorf("anthropic: tool %s: %w", t.Name, err)
 		}
 		p.Tools = append(p.Tools, toolParam{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if req.Output != nil {
+		// Constraints the grammar cannot express are left out of what is
+		// sent; a schema that cannot fit at all is not sent (see
+		// outschema). fsd checks the answer in every case.
+		if s, ok := outschema.Relaxed(outschema.Decode(req.Output.Schema)); ok {
+			p.OutputConfig = &outputConfig{Format: &outputFormat{Type: "json_schema", Schema: s}}
+		}
 	}
 	if req.Cache {
 		markCache(p)

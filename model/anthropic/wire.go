@@ -12,6 +12,18 @@ type messagesRequest struct {
 	Messages  []msgParam  `json:"messages"`
 	Tools     []toolParam `json:"tools,omitempty"`
 	Stream    bool        `json:"stream,omitempty"`
+	// OutputConfig asks for a final answer in the agent's output schema
+	// (structured outputs, output_config.format).
+	OutputConfig *outputConfig `json:"output_config,omitempty"`
+}
+
+type outputConfig struct {
+	Format *outputFormat `json:"format,omitempty"`
+}
+
+type outputFormat struct {
+	Type   string         `json:"type"` // "json_schema"
+	Schema map[string]any `json:"schema"`
 }
 
 type textBlock struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/internal/outschema"
 )
 
 // buildRequest maps a model.Request to a chat completion request.
@@ -34,6 +35,7 @@ func buildRequest(cfg Config, req *model.Request) (*chatRequest, error) {
 		p.Stream = true
 		p.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
+	p.ResponseFormat = responseFormatOf(req.Output)
 	if req.Cache {
 		// OpenAI caches prefixes on its own; the key keeps one
 		// generator's requests on the same cache.
@@ -154,4 +156,40 @@ func errNoChoices(id string) error {
 		return fmt.Errorf("openai: the server returned no choices")
 	}
 	return fmt.Errorf("openai: the server returned no choices (completion %s)", id)
+}
+
+// responseFormatOf passes an output schema on as response_format
+// json_schema: strict (decoding follows the schema) when the schema fits
+// strict mode's subset, else not strict (the schema guides the model).
+// A schema whose root is not an object is not sent: the API wants an
+// object there. fsd checks the answer in every case.
+func responseFormatOf(out *model.Output) *responseFormat {
+	if out == nil {
+		return nil
+	}
+	s := outschema.Decode(out.Schema)
+	if s == nil || s["type"] != "object" {
+		return nil
+	}
+	return &responseFormat{Type: "json_schema", JSONSchema: &jsonSchemaSpec{
+		Name: schemaName(out.Name), Schema: s, Strict: outschema.Strict(s)}}
+}
+
+// schemaName fits a name to json_schema.name: 1-64 of a-z, A-Z, 0-9, _
+// and -.
+func schemaName(name string) string {
+	b := make([]byte, 0, len(name))
+	for i := 0; i < len(name) && len(b) < 64; i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+			b = append(b, c)
+		default:
+			b = append(b, '_')
+		}
+	}
+	if len(b) == 0 {
+		return "output"
+	}
+	return string(b)
 }

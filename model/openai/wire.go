@@ -15,6 +15,20 @@ type chatRequest struct {
 	// PromptCacheKey routes requests that share a prefix to the same
 	// cache (one key per run and generator).
 	PromptCacheKey string `json:"prompt_cache_key,omitempty"`
+	// ResponseFormat asks for a final answer in the agent's output schema
+	// (Structured Outputs).
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string          `json:"type"` // "json_schema"
+	JSONSchema *jsonSchemaSpec `json:"json_schema"`
+}
+
+type jsonSchemaSpec struct {
+	Name   string         `json:"name"`
+	Schema map[string]any `json:"schema"`
+	Strict bool           `json:"strict"`
 }
 
 type streamOptions struct {

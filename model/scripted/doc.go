@@ -6,8 +6,9 @@
 // agent, and optional per-task overrides. Every generator replays its own
 // list from the first step: the host reads `host`, a board worker reads
 // `tasks[<task id>]` if present, else `agents[<agent>]`. Argument strings
-// are Go templates over the generator's input, its task and the last tool
-// result, with a `handle ID` function that resolves a skill's artifact
+// are Go templates over the generator's input, its task, the last tool
+// result and a task's dependencies' results (.Deps.ID, and .Deps.ID.field
+// for a typed one), with a `handle ID` function that resolves a skill's artifact
 // handle. The model is stateless: the step to play is the request's
 // Caller.Step, so concurrent workers and retries replay correctly.
 package scripted

@@ -1,6 +1,7 @@
 package scripted
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,6 +148,9 @@ type tmplData struct {
 	Input string
 	Task  struct{ ID, Goal string }
 	Last  string
+	// Deps are the task's dependencies' results by task id: a typed
+	// result's JSON value, a text result's text.
+	Deps map[string]any
 }
 
 // values is the data as the template sees it: plain maps, no methods.
@@ -155,12 +159,21 @@ func (d tmplData) values() map[string]any {
 		"Input": d.Input,
 		"Task":  map[string]any{"ID": d.Task.ID, "Goal": d.Task.Goal},
 		"Last":  d.Last,
+		"Deps":  d.Deps,
 	}
 }
 
 func (m *Model) data(req *model.Request) tmplData {
-	d := tmplData{Input: req.Caller.Input}
+	d := tmplData{Input: req.Caller.Input, Deps: map[string]any{}}
 	d.Task.ID, d.Task.Goal = req.Caller.TaskID, req.Caller.TaskGoal
+	for id, raw := range req.Caller.Deps {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) == nil {
+			d.Deps[id] = v
+		}
+	}
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if req.Messages[i].Role == model.Tool {
 			d.Last = req.Messages[i].Text

@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -100,5 +101,25 @@ func TestParseRejectsBadSteps(t *testing.T) {
 		if _, err := Parse("x.script.yaml", []byte(src)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// .Deps reaches a dependency's typed result by field, and a text result
+// as its text.
+func TestScriptedDeps(t *testing.T) {
+	s, err := Parse("t.script.yaml", []byte(`agents:
+  reporter:
+    - say: "{{.Deps.collect.total}} items, first {{index .Deps.collect.items 0}}; notes: {{.Deps.notes}}"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := New(s, nil).Generate(context.Background(), &model.Request{Caller: model.Caller{Agent: "reporter", TaskID: "report",
+		Deps: map[string]json.RawMessage{"collect": json.RawMessage(`{"total":3,"items":["a"]}`), "notes": json.RawMessage(`"all fine"`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "3 items, first a; notes: all fine" {
+		t.Errorf("say = %q", resp.Text)
 	}
 }
