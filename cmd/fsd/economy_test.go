@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/promptcache"
 	"github.com/fsdrun/fsd/tokens"
 )
 
@@ -181,10 +182,15 @@ type prefixStats struct {
 	shared   int // lying in a byte-identical prefix of the previous request
 	ceiling  int // what shared would be if every request began with the whole previous one
 	total    int
+	// read and readOf: what a prompt cache that holds the generator's
+	// earlier requests serves of its tokens, given its breakpoints
+	// (promptcache), of how many.
+	read, readOf int
 }
 
-func (s prefixStats) share() float64 { return 100 * float64(s.shared) / float64(s.total) }
-func (s prefixStats) bound() float64 { return 100 * float64(s.ceiling) / float64(s.total) }
+func (s prefixStats) share() float64  { return 100 * float64(s.shared) / float64(s.total) }
+func (s prefixStats) served() float64 { return 100 * float64(s.read) / float64(s.readOf) }
+func (s prefixStats) bound() float64  { return 100 * float64(s.ceiling) / float64(s.total) }
 
 // requestParts splits a body, without breakpoints, into its tools, its
 // system block and its messages' content blocks.
@@ -247,6 +253,14 @@ func windowMove(prev, cur []string) string {
 func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) (prefixStats, int) {
 	t.Helper()
 	st, sheds := prefixStats{label: label, requests: len(reqs)}, 0
+	var cache promptcache.Cache
+	served := make([]promptcache.Served, len(reqs))
+	for i, r := range reqs {
+		var err error
+		if served[i], err = cache.Send([]byte(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := 1; i < len(reqs); i++ {
 		prev, cur := cacheOrder(t, reqs[i-1]), cacheOrder(t, reqs[i])
 		n := 0
@@ -267,7 +281,13 @@ func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) (pr
 			if pt == ct && ps == cs && n != len(prev) {
 				t.Errorf("%s: request %d reuses only %d of request %d's %d bytes", label, i+1, n, i, len(prev))
 			}
+			if pt == ct && ps == cs && served[i].Read < len(served[i-1].Blocks) {
+				t.Errorf("%s: the cache serves %d blocks of request %d, want all %d of request %d",
+					label, served[i].Read, i+1, len(served[i-1].Blocks), i)
+			}
 		}
+		st.read += tokens.Count(served[i].Prefix())
+		st.readOf += tokens.Count(served[i].Whole())
 		curTokens := tokens.Count(cur)
 		st.shared += tokens.Count(cur[:n])
 		st.ceiling += min(tokens.Count(prev), curTokens)
@@ -338,25 +358,28 @@ func TestCacheablePrefixShare(t *testing.T) {
 	sort.Slice(stats, func(i, j int) bool { return stats[i].label < stats[j].label })
 	var all prefixStats
 	for _, s := range stats {
-		t.Logf("%-8s %3d requests, cacheable prefix %5.1f %% of %7d input tokens (ceiling %5.1f %%)",
-			s.label, s.requests, s.share(), s.total, s.bound())
+		t.Logf("%-8s %3d requests, cacheable prefix %5.1f %% of %7d input tokens (ceiling %5.1f %%), served by the cache %5.1f %%",
+			s.label, s.requests, s.share(), s.total, s.bound(), s.served())
 		if s.share() < 85 {
 			t.Errorf("%s: cacheable prefix %.1f %% of its input tokens, want at least 85 %%", s.label, s.share())
 		}
 		all.shared, all.ceiling, all.total = all.shared+s.shared, all.ceiling+s.ceiling, all.total+s.total
+		all.read, all.readOf = all.read+s.read, all.readOf+s.readOf
 	}
-	t.Logf("all      cacheable prefix %5.1f %% of %7d input tokens (ceiling %5.1f %%)", all.share(), all.total, all.bound())
+	t.Logf("all      cacheable prefix %5.1f %% of %7d input tokens (ceiling %5.1f %%), served by the cache %5.1f %%",
+		all.share(), all.total, all.bound(), all.served())
 	// Measured on the main of 2026-11-30 before window hysteresis and
 	// stable tool order: host 55.4 %, all 55.4 %. The ceiling is what a
 	// generator would reach if every request began with the whole previous
 	// one: a worker reaches it (checked in measurePrefixes), and its share
 	// is bounded by how fast its transcript grows against its stable
 	// prefix (with a one-line agent prompt and one tool, 59 %).
-	// Every request marks its prefix for the cache.
+	// Every request marks its prefix for the cache: tools, system and
+	// last message, and from the second on the previous request's end.
 	for g, reqs := range gens {
 		for i, body := range reqs {
-			if strings.Count(body, `"cache_control":{"type":"ephemeral"}`) != 3 {
-				t.Errorf("%.40s request %d: want 3 cache_control breakpoints", g, i+1)
+			if n := strings.Count(body, `"cache_control":{"type":"ephemeral"}`); n != min(3+i, 4) {
+				t.Errorf("%.40s request %d: %d cache_control breakpoints, want %d", g, i+1, n, min(3+i, 4))
 				break
 			}
 		}

@@ -52,12 +52,16 @@ func buildRequest(cfg Config, req *model.Request) (*messagesRequest, error) {
 	return p, nil
 }
 
-// markCache sets the prompt-cache breakpoints (3 of the 4 allowed): after
-// the tools, after the system block, and after the last message. The
-// engine orders requests most stable first, so the tools and system
-// prefixes are read back until a load changes them, and the last
-// breakpoint lets the next request of the same generator read back the
-// whole of this one.
+// markCache sets the prompt-cache breakpoints, all 4 allowed: after the
+// tools, after the system block, after the user message before the last
+// assistant message, and after the last message. The engine orders
+// requests most stable first and a generator's window grows at its end, so
+// the tools and system prefixes are read back until a load changes them,
+// and the previous request of the same generator ended where the third
+// breakpoint is: it is read back whole however many blocks the last step
+// added (the provider looks for earlier cache entries only about 20 blocks
+// back from a breakpoint, and a step with many parallel calls adds more).
+// The last breakpoint is what the next request reads back.
 func markCache(p *messagesRequest) {
 	if n := len(p.Tools); n > 0 {
 		p.Tools[n-1].CacheControl = ephemeral
@@ -65,10 +69,22 @@ func markCache(p *messagesRequest) {
 	if n := len(p.System); n > 0 {
 		p.System[n-1].CacheControl = ephemeral
 	}
-	if n := len(p.Messages); n > 0 {
-		c := p.Messages[n-1].Content
-		if k := len(c); k > 0 {
-			c[k-1].CacheControl = ephemeral
+	last := len(p.Messages) - 1
+	mark := func(i int) {
+		if c := p.Messages[i].Content; len(c) > 0 {
+			c[len(c)-1].CacheControl = ephemeral
+		}
+	}
+	if last < 0 {
+		return
+	}
+	mark(last)
+	for i := last - 1; i > 0; i-- {
+		if p.Messages[i].Role == "assistant" {
+			if p.Messages[i-1].Role == "user" {
+				mark(i - 1)
+			}
+			return
 		}
 	}
 }

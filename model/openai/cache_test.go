@@ -3,8 +3,11 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
 )
 
@@ -36,5 +39,77 @@ func TestPromptCacheKey(t *testing.T) {
 		if body["prompt_cache_key"] != want {
 			t.Errorf("cache %v: prompt_cache_key = %v, want %v", on, body["prompt_cache_key"], want)
 		}
+	}
+}
+
+// A streamed answer's usage chunk reports cached prompt tokens too.
+// (OpenAI caches prefixes on its own and bills no cache writes, so none
+// come back.)
+func TestCacheUsageStreamed(t *testing.T) {
+	stream := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"}}]}
+
+data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+
+data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":5,"total_tokens":1005,"prompt_tokens_details":{"cached_tokens":768}}}
+
+data: [DONE]
+
+`
+	srv := fakeserver.New(fakeserver.Reply{Body: stream, Chunked: true, Header: map[string]string{"Content-Type": "text/event-stream"}})
+	defer srv.Close()
+	req := conversation()
+	req.Cache, req.CacheKey, req.OnText = true, "fsd/run/task:t1", func(string) {}
+	resp, err := newModel(t, srv, nil).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (model.Usage{InputTokens: 1000, OutputTokens: 5, CachedInputTokens: 768}); resp.Usage != want {
+		t.Errorf("usage %+v, want %+v", resp.Usage, want)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body["prompt_cache_key"] != "fsd/run/task:t1" {
+		t.Errorf("streamed request: prompt_cache_key = %v", body["prompt_cache_key"])
+	}
+}
+
+// A key longer than OpenAI accepts (a long task id) is sent within
+// MaxCacheKey bytes, the same for each request of its generator and
+// distinct from a key that starts alike.
+func TestPromptCacheKeyFits(t *testing.T) {
+	long := "fsd/20261130-203046-8a83c162/task:" + strings.Repeat("résumé-of-the-quarter-", 4)
+	keys := map[string]string{}
+	for _, k := range []string{long, long, long + "#2", "fsd/run/host"} {
+		srv := fakeserver.New(fakeserver.Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"m",
+ "choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`})
+		req := conversation()
+		req.Cache, req.CacheKey = true, k
+		if _, err := newModel(t, srv, nil).Generate(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		srv.Close()
+		var body struct {
+			Key string `json:"prompt_cache_key"`
+		}
+		if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if len(body.Key) > MaxCacheKey || !utf8.ValidString(body.Key) {
+			t.Errorf("key %q: %d bytes, valid UTF-8 %v", body.Key, len(body.Key), utf8.ValidString(body.Key))
+		}
+		if prev, ok := keys[k]; ok && prev != body.Key {
+			t.Errorf("the same key was sent as %q, then %q", prev, body.Key)
+		}
+		for other, sent := range keys {
+			if other != k && sent == body.Key {
+				t.Errorf("keys %q and %q were both sent as %q", other, k, sent)
+			}
+		}
+		keys[k] = body.Key
+	}
+	if keys["fsd/run/host"] != "fsd/run/host" {
+		t.Errorf("a short key was changed to %q", keys["fsd/run/host"])
 	}
 }

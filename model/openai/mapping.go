@@ -1,8 +1,11 @@
 package openai
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/outschema"
@@ -39,9 +42,30 @@ func buildRequest(cfg Config, req *model.Request) (*chatRequest, error) {
 	if req.Cache {
 		// OpenAI caches prefixes on its own; the key keeps one
 		// generator's requests on the same cache.
-		p.PromptCacheKey = req.CacheKey
+		p.PromptCacheKey = cacheKey(req.CacheKey)
 	}
 	return p, nil
+}
+
+// MaxCacheKey is the longest prompt_cache_key OpenAI accepts: a longer one
+// fails the request (400, string_above_max_length).
+const MaxCacheKey = 64
+
+// cacheKey fits a key in MaxCacheKey bytes. A longer one (a model names
+// tasks, so their ids have no bound) keeps its start, cut on a character
+// boundary, and ends in a hash of the whole: stable, and distinct from
+// other keys that start alike.
+func cacheKey(k string) string {
+	if len(k) <= MaxCacheKey {
+		return k
+	}
+	sum := sha256.Sum256([]byte(k))
+	tail := "~" + hex.EncodeToString(sum[:8])
+	cut := MaxCacheKey - len(tail)
+	for cut > 0 && !utf8.RuneStart(k[cut]) {
+		cut--
+	}
+	return k[:cut] + tail
 }
 
 func message(msg model.Message) (chatMessage, error) {
