@@ -497,3 +497,62 @@ func TestEventsTagged(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// A runner waiting on the disk (Yield, Leave) does not hold a
+// concurrency slot: with a limit of 1, every task reaches its wait, yet
+// no two ever work at once, before or after the wait.
+func TestWaitWithoutSlot(t *testing.T) {
+	for _, leave := range []bool{false, true} {
+		t.Run(fmt.Sprint("leave=", leave), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := newBoard(t, Options{Concurrency: 1})
+				for range 5 {
+					mustAdd(t, b, TaskSpec{Goal: "g"})
+				}
+				var working, most, waiting atomic.Int64
+				work := func() {
+					if n := working.Add(1); n > most.Load() {
+						most.Store(n)
+					}
+					time.Sleep(time.Millisecond)
+					working.Add(-1)
+				}
+				disk := make(chan struct{})
+				done := make(chan Report)
+				go func() {
+					rep, _ := b.Run(context.Background(), func(ctx context.Context, t *Task, deps []DepResult) (string, error) {
+						work()
+						wait := func() { waiting.Add(1); <-disk }
+						if leave {
+							Leave(ctx)
+							wait()
+							return "done", nil
+						}
+						Yield(ctx, wait)
+						work()
+						return "done", nil
+					})
+					done <- rep
+				}()
+				// Fake time: each round lets the sleeping worker finish.
+				for range 100 {
+					synctest.Wait()
+					if waiting.Load() == 5 {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				if got := waiting.Load(); got != 5 {
+					t.Errorf("%d runners reached the wait with every goroutine blocked, want all 5", got)
+				}
+				close(disk)
+				if rep := <-done; rep.Status != StatusDrained {
+					t.Errorf("Run = %s", rep.Status)
+				}
+				if most.Load() != 1 {
+					t.Errorf("%d runners worked at once under a limit of 1", most.Load())
+				}
+			})
+		})
+	}
+}

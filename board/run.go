@@ -62,7 +62,10 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 	b.mu.Unlock()
 
 	var g errgroup.Group
-	g.SetLimit(b.opts.Concurrency)
+	// A slot is taken before a task's goroutine starts and given back
+	// when it ends, or earlier when its runner waits on the disk (Yield,
+	// Leave).
+	sem := make(chan struct{}, b.opts.Concurrency)
 	head := 0
 	for {
 		b.mu.Lock()
@@ -89,10 +92,20 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 		head++
 		b.inflight++
 		b.mu.Unlock()
-		// Go blocks while the limit is reached; the worker that frees a
-		// slot has already queued its dependents.
+		// Wait for a slot; a worker that frees one has usually queued
+		// its dependents already.
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			b.mu.Lock()
+			b.inflight--
+			b.mu.Unlock()
+			continue
+		}
+		s := &slot{sem: sem, held: true}
 		g.Go(func() error {
-			b.execute(ctx, n, runner)
+			defer s.release()
+			b.execute(context.WithValue(ctx, slotKey{}, s), n, runner)
 			return nil
 		})
 	}
@@ -160,6 +173,12 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 	var err error
 	for attempt := 1; ; attempt++ {
 		snap.Attempts = attempt
+		if s := slotOf(ctx); s != nil && !s.acquire(tctx) {
+			// An earlier attempt left its slot and the run ended while
+			// this one waited for another.
+			err = tctx.Err()
+			break
+		}
 		result, out, err = attemptOnce(tctx, timeout, runner, snap, deps)
 		if err == nil || tctx.Err() != nil || attempt > retries {
 			break

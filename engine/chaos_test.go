@@ -22,6 +22,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/chaos"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -498,14 +499,12 @@ func (c *checker) checkEvents(events []event.Event) {
 // contextChanged entries match the skill events (L5); board.json agrees
 // with the task events.
 func (c *checker) checkRecord(dir string, events []event.Event) {
-	files, _ := filepath.Glob(filepath.Join(dir, "tasks", "*.jsonl"))
-	files = append([]string{filepath.Join(dir, "transcript.jsonl")}, files...)
-	for _, f := range files {
-		entries, err := transcript.ReadFile(f)
-		if err != nil {
-			c.fail("record: %v", err)
-			continue
-		}
+	gens, err := runrecord.ReadJournal(filepath.Join(dir, runrecord.JournalFile))
+	if err != nil {
+		c.fail("record: %v", err)
+	}
+	for _, g := range gens {
+		f, entries := g.Name, g.Entries
 		var x transcript.Index
 		loads, unloads := 0, 0
 		for _, e := range entries {
@@ -866,10 +865,7 @@ func TestChaosDuplicateCallIDs(t *testing.T) {
 	if len(m.requests("conv")) == 0 {
 		t.Error("the conversation worker never got a request")
 	}
-	entries, err := transcript.ReadFile(filepath.Join(res.Dir, "tasks", "c.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := readTranscript(t, res.Dir, "tasks/c.jsonl")
 	var x transcript.Index
 	for _, e := range entries {
 		if e.Message != nil {

@@ -168,7 +168,7 @@ func TestContextLinesVersionChangeAndDisable(t *testing.T) {
 			}
 			// The record keeps what the model read, on the entry.
 			var recorded []string
-			for _, e := range readTranscript(t, res.Dir+"/transcript.jsonl") {
+			for _, e := range readTranscript(t, res.Dir, "transcript.jsonl") {
 				if e.Context != nil {
 					recorded = append(recorded, e.Context.Line)
 				}

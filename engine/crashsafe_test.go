@@ -16,8 +16,8 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
-	"github.com/fsdrun/fsd/transcript"
 )
 
 var errCrash = errors.New("crash")
@@ -105,7 +105,7 @@ func appendTo(t *testing.T, path, s string) {
 func TestResumeRepairsTornTails(t *testing.T) {
 	p := project(skill("aa", "1.0.0", ""))
 	dir := crashedRun(t, p, read("aa"))
-	appendTo(t, filepath.Join(dir, "transcript.jsonl"), `{"seq":9,"kind":"mess`)
+	appendTo(t, filepath.Join(dir, "journal.jsonl"), `{"seq":9,"kind":"mess`)
 	appendTo(t, filepath.Join(dir, "events.jsonl"), `{"type":"text","run":"x","text":"whole but no newline"}`)
 
 	j, err := LoadJournal(dir)
@@ -113,7 +113,7 @@ func TestResumeRepairsTornTails(t *testing.T) {
 		t.Fatalf("a torn journal must load after repair: %v", err)
 	}
 	want := []string{
-		"transcript.jsonl: cut a torn last line of 21 bytes",
+		"journal.jsonl: cut a torn last line of 21 bytes",
 		"events.jsonl: added the newline the last line lacked",
 	}
 	if strings.Join(j.Repaired, "\n") != strings.Join(want, "\n") && strings.Join(j.Repaired, "\n") != strings.Join([]string{want[1], want[0]}, "\n") {
@@ -127,7 +127,7 @@ func TestResumeRepairsTornTails(t *testing.T) {
 	if _, _, err := resume(t, p, dir, answers, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	jsonLines(t, filepath.Join(dir, "transcript.jsonl"))
+	jsonLines(t, filepath.Join(dir, "journal.jsonl"))
 	jsonLines(t, filepath.Join(dir, "events.jsonl"))
 	if !bytes.Contains(readFile(t, filepath.Join(dir, "events.jsonl")), []byte("whole but no newline\"}\n")) {
 		t.Error("the whole last event line was not kept")
@@ -251,7 +251,7 @@ func TestInDoubtCall(t *testing.T) {
 			dir := crashedRun(t, p, read("ops"), call("effect", nil), call("effect", nil))
 			// Make the last call in doubt: its result never reached the
 			// journal (the crash came while it ran).
-			tr := filepath.Join(dir, "transcript.jsonl")
+			tr := filepath.Join(dir, "journal.jsonl")
 			b := readFile(t, tr)
 			last := bytes.LastIndexByte(b[:len(b)-1], '\n')
 			if !bytes.Contains(b[last:], []byte(`"role":"tool"`)) {
@@ -310,25 +310,25 @@ func TestInDoubtCall(t *testing.T) {
 	}
 }
 
-// Task ids map to file names injectively: a/b and a_b, or A and a, never
-// share a transcript.
+// Task ids map to generator names injectively: a/b and a_b, or A and a,
+// never share a transcript.
 func TestTaskFileNames(t *testing.T) {
 	for id, want := range map[string]string{
 		"gather": "gather", "a-b": "a-b", "a/b": "a_2fb", "a_b": "a_5fb", "A": "_41", "..": "_2e_2e", "": "_",
 	} {
-		if got := fileName(id); got != want {
-			t.Errorf("fileName(%q) = %q, want %q", id, got, want)
+		if got := runrecord.FileName(id); got != want {
+			t.Errorf("runrecord.FileName(%q) = %q, want %q", id, got, want)
 		}
 	}
 	long := strings.Repeat("x", 300)
-	if n := fileName(long); len(n) > maxNameBytes || n == fileName(long+"y") {
+	if n := runrecord.FileName(long); len(n) > runrecord.MaxNameBytes || n == runrecord.FileName(long+"y") {
 		t.Errorf("long ids: %q", n)
 	}
-	injective := func(a, b string) bool { return a == b || fileName(a) != fileName(b) }
+	injective := func(a, b string) bool { return a == b || runrecord.FileName(a) != runrecord.FileName(b) }
 	if err := quick.Check(injective, &quick.Config{MaxCount: 5000}); err != nil {
 		t.Error(err)
 	}
-	// And in a run: two tasks, two transcripts.
+	// And in a run: two tasks, two generators in the journal.
 	p := project()
 	p.Workflow.Host = nil
 	p.Workflow.Tasks = []spec.Task{{ID: "a/b", Goal: "one"}, {ID: "a_b", Goal: "two"}}
@@ -336,10 +336,9 @@ func TestTaskFileNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"a_2fb.jsonl", "a_5fb.jsonl"} {
-		entries, err := transcript.ReadFile(filepath.Join(res.Dir, "tasks", f))
-		if err != nil || len(entries) != 2 {
-			t.Errorf("%s: %d entries (%v), want its own task message and answer", f, len(entries), err)
+	for _, f := range []string{"tasks/a_2fb.jsonl", "tasks/a_5fb.jsonl"} {
+		if entries := readTranscript(t, res.Dir, f); len(entries) != 2 {
+			t.Errorf("%s: %d entries, want its own task message and answer", f, len(entries))
 		}
 	}
 }
@@ -367,8 +366,8 @@ func TestResumeAfterNonUTF8Read(t *testing.T) {
 		return &model.Response{Calls: []model.ToolCall{{ID: "cat", Name: "artifact_read", Args: args}}}
 	}
 	dir := crashedRun(t, p, read("ops"), cat)
-	if !bytes.Contains(readFile(t, filepath.Join(dir, "transcript.jsonl")), []byte("ok \uFFFD\uFFFD end")) {
-		t.Fatalf("the journal does not hold the read: %s", readFile(t, filepath.Join(dir, "transcript.jsonl")))
+	if !bytes.Contains(readFile(t, filepath.Join(dir, "journal.jsonl")), []byte("ok \uFFFD\uFFFD end")) {
+		t.Fatalf("the journal does not hold the read: %s", readFile(t, filepath.Join(dir, "journal.jsonl")))
 	}
 	if _, _, err := resume(t, p, dir, answers, Options{}); err != nil {
 		t.Fatalf("resume after a non-UTF-8 read: %v", err)
@@ -445,8 +444,7 @@ func TestLongTextIsClippedInTheRecord(t *testing.T) {
 			t.Errorf("a text event of %d bytes", len(e.Text))
 		}
 	}
-	entries, err := transcript.ReadFile(filepath.Join(res.Dir, "tasks", "a.jsonl"))
-	if err != nil || entries[len(entries)-1].Message.Text != long {
-		t.Errorf("the transcript does not keep the whole answer (%v)", err)
+	if entries := readTranscript(t, res.Dir, "tasks/a.jsonl"); entries[len(entries)-1].Message.Text != long {
+		t.Errorf("the journal does not keep the whole answer")
 	}
 }

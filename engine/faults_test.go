@@ -112,7 +112,7 @@ func TestModelErrorKeepsRecord(t *testing.T) {
 	if err := json.Unmarshal(readFile(t, res.Dir+"/run.json"), &sum); err != nil || sum.Status != "failed" || !strings.Contains(sum.Error, "no step 2") {
 		t.Errorf("run.json = %+v (%v)", sum, err)
 	}
-	entries := readTranscript(t, res.Dir+"/transcript.jsonl")
+	entries := readTranscript(t, res.Dir, "transcript.jsonl")
 	if len(entries) < 3 {
 		t.Errorf("transcript has %d entries; the completed step was lost", len(entries))
 	}

@@ -60,6 +60,8 @@ type genDeps struct {
 	maxIn, maxOut int
 	// obs watches the generator, its model and tool calls; nil: nothing.
 	obs Observer
+	// durability says which commits the generator waits for.
+	durability Durability
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -212,7 +214,7 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 				err := g.add(model.Message{Role: model.User, Text: repair})
 				g.replaying = false
 				if err == nil {
-					err = g.sync()
+					err = g.commit(ctx, false, false)
 				}
 				if err != nil {
 					return "", err
@@ -220,7 +222,7 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 				continue
 			}
 			g.endReplayed = replayed
-			return answer, g.sync()
+			return answer, g.commit(ctx, false, true)
 		}
 		offered := make(map[string]bool, len(req.Tools))
 		for _, t := range req.Tools {
@@ -229,7 +231,7 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 		if !replayed && g.runsCommand(calls, offered) {
 			// A call is in doubt on resume only if it is in the journal:
 			// make it durable before its program may start.
-			if err := g.sync(); err != nil {
+			if err := g.commit(ctx, true, false); err != nil {
 				return "", err
 			}
 		}
@@ -263,7 +265,7 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 		}
 		g.env.settle()
 		// The step is whole: make it durable before the next model call.
-		if err := g.sync(); err != nil {
+		if err := g.commit(ctx, false, false); err != nil {
 			return "", err
 		}
 	}
@@ -354,13 +356,6 @@ func storedText(s string) string {
 		i += n
 	}
 	return b.String()
-}
-
-func (g *generator) sync() error {
-	if err := g.tr.Sync(); err != nil {
-		return g.errorf("transcript: %w", err)
-	}
-	return nil
 }
 
 // add appends to the transcript, then tells the item sink.

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/transcript"
 )
 
@@ -39,7 +39,6 @@ type Journal struct {
 
 // genJournal is one generator's journal.
 type genJournal struct {
-	file    string
 	entries int // entries on disk, not written again
 	msgs    []model.Message
 }
@@ -60,10 +59,10 @@ type loadOptions struct{ ignorePID bool }
 // name an unrelated process. The lock is still required.
 func IgnoreLivePID() LoadOption { return func(o *loadOptions) { o.ignorePID = true } }
 
-// LoadJournal takes the lock of the run in dir and reads its record. The
-// run's id is the folder's name, whatever run.json says. Every JSON-lines
-// file is repaired first (journal.RepairTail), so appends go on after a
-// whole line.
+// LoadJournal takes the lock of the run in dir and reads its journal.
+// The run's id is the folder's name, whatever run.json says. Every
+// JSON-lines file is repaired first (journal.RepairTail), so appends go
+// on after a whole line.
 func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 	var o loadOptions
 	for _, opt := range opts {
@@ -108,35 +107,32 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 	if s, err := hex.DecodeString(j.Summary.Seed); err != nil || len(s) != 32 {
 		return nil, fmt.Errorf("%w: run %s: run.json has a bad seed (want 64 hex digits)", ErrNotResumable, j.Summary.ID)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "tasks", "*.jsonl"))
-	files = append(files, filepath.Join(dir, "transcript.jsonl"))
-	for _, f := range append(files, filepath.Join(dir, "events.jsonl")) {
-		rep, err := journal.RepairTail(f)
+	for _, name := range []string{runrecord.JournalFile, runrecord.EventsFile, runrecord.RequestsFile} {
+		rep, err := journal.RepairTail(filepath.Join(dir, name))
 		if err != nil {
-			return nil, fmt.Errorf("%w: repair %s: %v", ErrNotResumable, f, err)
+			return nil, fmt.Errorf("%w: repair %s: %v", ErrNotResumable, name, err)
 		}
 		if rep.Changed() {
-			rel, _ := filepath.Rel(dir, f)
-			j.Repaired = append(j.Repaired, filepath.ToSlash(rel)+": "+rep.String())
+			j.Repaired = append(j.Repaired, name+": "+rep.String())
 		}
 	}
-	for _, f := range files {
-		entries, err := transcript.ReadFile(f)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
+	if _, err := os.Stat(filepath.Join(dir, runrecord.JournalFile)); err != nil {
+		if _, terr := os.Stat(filepath.Join(dir, runrecord.HostFile)); terr == nil {
+			return nil, fmt.Errorf("%w: run %s was recorded by an older fsd (transcript files, no %s)", ErrNotResumable, j.Summary.ID, runrecord.JournalFile)
 		}
+	}
+	gens, err := runrecord.ReadJournal(filepath.Join(dir, runrecord.JournalFile))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
+	}
+	for _, ge := range gens {
 		// The messages as the transcript held them, context lines in
 		// their places, so replay positions match the live transcript's.
-		msgs, err := transcript.Rebuild(entries)
+		msgs, err := transcript.Rebuild(ge.Entries)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrNotResumable, f, err)
+			return nil, fmt.Errorf("%w: %s: %s: %v", ErrNotResumable, runrecord.JournalFile, ge.Name, err)
 		}
-		g := &genJournal{file: f, entries: len(entries), msgs: msgs}
-		rel, _ := filepath.Rel(dir, f)
-		j.gens[filepath.ToSlash(rel)] = g
+		j.gens[ge.Name] = &genJournal{entries: len(ge.Entries), msgs: msgs}
 	}
 	return j, nil
 }
@@ -150,18 +146,12 @@ func (j *Journal) Close() error {
 	return j.lock.Unlock()
 }
 
-// transcriptName is the record file of a generator: the host's, or a task
-// attempt's (attempts after the first get their own file so a retry never
-// mixes with the attempt before it).
+// transcriptName names a generator in the record and its journal (see
+// runrecord.GenName): the host's, or a task attempt's (attempts after the
+// first are generators of their own, so a retry never mixes with the
+// attempt before it).
 func transcriptName(task string, attempt int) string {
-	if task == "" {
-		return "transcript.jsonl"
-	}
-	name := "tasks/" + fileName(task)
-	if attempt > 1 {
-		name += ".attempt-" + strconv.Itoa(attempt)
-	}
-	return name + ".jsonl"
+	return runrecord.GenName(journal.Gen{Task: task, Attempt: attempt})
 }
 
 // gen returns the journal of a generator, or nil.

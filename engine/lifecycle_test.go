@@ -156,7 +156,7 @@ func TestL5TranscriptKeepsWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := readTranscript(t, res.Dir+"/transcript.jsonl")
+	entries := readTranscript(t, res.Dir, "transcript.jsonl")
 	var sawWork bool
 	var changes []string
 	for _, e := range entries {

@@ -9,17 +9,27 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/transcript"
 )
 
-func readTranscript(t *testing.T, path string) []transcript.Entry {
+// readTranscript returns one generator's entries from a record's
+// journal: gen is its name ("transcript.jsonl" for the host,
+// "tasks/ID.jsonl" for a task; see runrecord.GenName).
+func readTranscript(t *testing.T, dir, gen string) []transcript.Entry {
 	t.Helper()
-	es, err := transcript.ReadFile(path)
+	gens, err := runrecord.ReadJournal(filepath.Join(dir, runrecord.JournalFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return es
+	for _, g := range gens {
+		if g.Name == gen {
+			return g.Entries
+		}
+	}
+	t.Fatalf("the journal of %s holds no generator %s", dir, gen)
+	return nil
 }
 
 // C2: the id's form is checked first, then that it is enabled now; an
@@ -129,7 +139,7 @@ func TestC4ReloadOnChange(t *testing.T) {
 				t.Errorf("old body or tools still in the request after %s:\n%s\n%v", tc.name, last.Context, toolNames(last))
 			}
 			var reasons []string
-			for _, e := range readTranscript(t, res.Dir+"/transcript.jsonl") {
+			for _, e := range readTranscript(t, res.Dir, "transcript.jsonl") {
 				if e.Context != nil {
 					reasons = append(reasons, string(e.Context.Reason))
 				}

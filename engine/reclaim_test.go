@@ -82,7 +82,7 @@ func TestHandleChannelAndReclaim(t *testing.T) {
 	}
 	// The transcript on disk keeps the reader result whole.
 	whole := false
-	for _, e := range readTranscript(t, res.Dir+"/transcript.jsonl") {
+	for _, e := range readTranscript(t, res.Dir, "transcript.jsonl") {
 		if e.Message != nil && e.Message.CallID == "r-aa" && strings.Contains(e.Message.Text, "Do the aa steps.") {
 			whole = true
 		}

@@ -1,15 +1,14 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
@@ -22,28 +21,33 @@ import (
 //
 //	workflow.yaml      the workflow file's bytes as read (when it came from a file)
 //	resolved.json      the workflow as resolved (defaults filled, skills found)
+//	journal.jsonl      every generator's transcript, one entry a line, each
+//	                   line naming its generator (runrecord.JournalLine)
 //	events.jsonl       every event, one JSON object a line
-//	transcript.jsonl   the host's transcript
-//	tasks/<id>.jsonl   each worker's transcript (<id>.attempt-N.jsonl for retries)
+//	requests.jsonl     what each model call was sent, by reference (runrecord.Line)
 //	board.json         every task with status and result (after each board run)
 //	run.json           status, times, answer or error (rewritten at the end)
-//	requests.jsonl     what each model call was sent, by reference (runrecord.Line)
 //
-// JSONL files are appended a line at a time and summary files are replaced
-// atomically, so a crash leaves at most a torn last line, which a resume
-// repairs before appending. One process writes a record at a time: it
-// holds the folder's lock (journal.Lock) from start to end.
+// The journal is written by one goroutine with group commit
+// (journal.Writer); events.jsonl and requests.jsonl are buffered and go
+// out with it. JSONL files are only appended and summary files are
+// replaced atomically, so a crash leaves at most a torn last line, which
+// a resume repairs before appending. One process writes a record at a
+// time: it holds the folder's lock (journal.Lock) from start to end.
 type record struct {
-	dir    string
-	lock   *journal.Locked
-	mu     sync.Mutex
-	events *os.File
-	files  []*os.File
-	// requests is requests.jsonl; blobs are the hashes written to it.
-	requests *os.File
-	blobs    map[string]bool
-	// err is the first failed write of an event line or board.json; the
-	// run fails with it (nothing reports success over a cut record).
+	dir  string
+	lock *journal.Locked
+	// files are the JSONL files, closed after the writer.
+	files []*os.File
+	log   *journal.Writer
+	// events and requests are events.jsonl and requests.jsonl.
+	events, requests *journal.Stream
+
+	mu sync.Mutex
+	// blobs are the hashes written to requests.jsonl.
+	blobs map[string]bool
+	// err is the first failed write of the record; the run fails with it
+	// (nothing reports success over a cut record).
 	err error
 	// onErr is told about the first failure, to stop the run early.
 	onErr func(error)
@@ -51,36 +55,67 @@ type record struct {
 
 // openRecord creates (or, on resume, reopens) a run's folder and takes its
 // lock; lock is the one a resume already holds, or nil.
-func openRecord(runsDir, id string, p *spec.Project, lock *journal.Locked) (*record, error) {
+func openRecord(runsDir, id string, p *spec.Project, lock *journal.Locked, flushDelay time.Duration) (rec *record, err error) {
 	dir := filepath.Join(runsDir, id)
-	if err := os.MkdirAll(filepath.Join(dir, "tasks"), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run record: %w", err)
 	}
 	if lock == nil {
-		var err error
 		if lock, err = journal.Lock(dir); err != nil {
 			return nil, fmt.Errorf("run record: %w", err)
 		}
 	}
-	rec := &record{dir: dir, lock: lock}
-	err := rec.writeWorkflow(p)
-	if err != nil {
-		lock.Unlock()
+	rec = &record{dir: dir, lock: lock, blobs: map[string]bool{}}
+	defer func() {
+		if err != nil {
+			for _, f := range rec.files {
+				f.Close()
+			}
+			lock.Unlock()
+		}
+	}()
+	if err := rec.writeWorkflow(p); err != nil {
 		return nil, err
 	}
-	f, err := rec.openJournal("events.jsonl")
-	if err != nil {
-		lock.Unlock()
-		return nil, err
+	var jf, ef, qf *os.File
+	for _, o := range []struct {
+		name string
+		f    **os.File
+	}{{runrecord.JournalFile, &jf}, {runrecord.EventsFile, &ef}, {runrecord.RequestsFile, &qf}} {
+		if *o.f, err = rec.openJournal(o.name); err != nil {
+			return nil, err
+		}
+		rec.files = append(rec.files, *o.f)
 	}
-	rec.events = f
-	if rec.requests, err = rec.openJournal(runrecord.RequestsFile); err != nil {
-		rec.events.Close()
-		lock.Unlock()
-		return nil, err
+	// The journal's name must survive a machine crash as its lines do.
+	if err := syncDir(dir); err != nil {
+		return nil, fmt.Errorf("run record: %w", err)
 	}
-	rec.blobs = map[string]bool{}
+	opts := []journal.WriterOption{journal.OnError(func(err error) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		rec.fail(fmt.Errorf("run record: %w", err))
+	})}
+	if flushDelay > 0 {
+		opts = append(opts, journal.WithFlushDelay(flushDelay))
+	}
+	rec.log = journal.NewWriter(jf, opts...)
+	rec.events = rec.log.Stream(runrecord.EventsFile, ef)
+	rec.requests = rec.log.Stream(runrecord.RequestsFile, qf)
 	return rec, nil
+}
+
+// syncDir makes the names in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
 }
 
 // openJournal opens a JSONL file of the record for appending, after
@@ -139,44 +174,52 @@ func resolved(p *spec.Project) resolvedWorkflow {
 	return out
 }
 
-// sink returns the events.jsonl writer; nil record, nil sink.
+// sink returns the events.jsonl writer; nil record, nil sink. Events
+// are buffered and written with the journal's next flush.
 func (rec *record) sink() event.Sink {
 	if rec == nil {
 		return nil
 	}
 	return event.SinkFunc(func(e event.Event) {
 		b, err := json.Marshal(e)
-		rec.mu.Lock()
-		defer rec.mu.Unlock()
 		if err != nil {
+			rec.mu.Lock()
 			rec.fail(fmt.Errorf("run record: events.jsonl: %s event: %w", e.Type, err))
+			rec.mu.Unlock()
 			return
 		}
-		if rec.events == nil || rec.err != nil {
-			// After a failed write the file may end mid-line; appending
-			// more would make a record no reader can trust.
-			return
-		}
-		if _, err := rec.events.Write(append(b, '\n')); err != nil {
-			rec.fail(fmt.Errorf("run record: events.jsonl: %w", err))
-		}
+		// After a failed write the file may end mid-line; the stream
+		// takes nothing more, and the writer reported the failure.
+		_, _ = rec.events.Write(append(b, '\n'))
 	})
 }
 
-// transcriptFile opens (for appending) the JSONL file of one generator's
-// transcript, named by transcriptName.
-func (rec *record) transcriptFile(name string) (*os.File, error) {
-	if rec == nil {
-		return nil, nil
-	}
-	f, err := rec.openJournal(name)
+// genLog is one generator's side of the journal: the io.Writer its
+// transcript writes entries to, and the Sync its steps wait on.
+type genLog struct {
+	log  journal.Log
+	gen  journal.Gen
+	mu   sync.Mutex
+	last journal.Mark
+}
+
+func (g *genLog) Write(line []byte) (int, error) {
+	m, err := g.log.Append(g.gen, line)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	rec.mu.Lock()
-	rec.files = append(rec.files, f)
-	rec.mu.Unlock()
-	return f, nil
+	g.mu.Lock()
+	g.last = max(g.last, m)
+	g.mu.Unlock()
+	return len(line), nil
+}
+
+// Sync waits for the commit that covers the generator's last entry.
+func (g *genLog) Sync() error {
+	g.mu.Lock()
+	m := g.last
+	g.mu.Unlock()
+	return g.log.Wait(m)
 }
 
 // writeJSON replaces name atomically.
@@ -234,92 +277,44 @@ func (rec *record) replace(name string, data []byte) error {
 	return nil
 }
 
+// close commits and flushes everything, syncs the record's files, and
+// lets go of the folder.
 func (rec *record) close() error {
 	if rec == nil {
 		return nil
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	var first error
-	if rec.events != nil {
-		// One fsync per run: the events are the client's view, the
-		// transcripts (synced each step) are what a resume needs.
-		if err := rec.events.Sync(); err != nil {
-			first = fmt.Errorf("run record: events.jsonl: %w", err)
-		}
+	first := rec.log.Close()
+	if first != nil {
+		first = fmt.Errorf("run record: %w", first)
 	}
-	for _, f := range append(rec.files, rec.events, rec.requests) {
-		if f == nil {
-			continue
-		}
+	for _, f := range rec.files {
 		if err := f.Close(); err != nil && first == nil {
 			first = fmt.Errorf("run record: %w", err)
 		}
 	}
-	rec.files, rec.events, rec.requests = nil, nil, nil
+	rec.files = nil
 	if err := rec.lock.Unlock(); err != nil && first == nil {
 		first = err
 	}
 	return first
 }
 
-// fileName encodes a task id as a file name, injectively, so two tasks
-// never share a transcript: a-z, 0-9 and "-" stand for themselves and
-// every other byte is "_" and two hex digits ("A" is "_41", "/" is "_2f",
-// "_" is "_5f"). Upper case is encoded too, so the names stay distinct on
-// case-insensitive file systems; "." never appears, so ".attempt-2" and
-// ".jsonl" suffixes cannot be forged. A name over maxNameBytes keeps its
-// head and ends in a hash of the whole id.
-func fileName(id string) string {
-	const hexDigits = "0123456789abcdef"
-	var b strings.Builder
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('_')
-		b.WriteByte(hexDigits[c>>4])
-		b.WriteByte(hexDigits[c&15])
-	}
-	name := b.String()
-	if name == "" {
-		return "_"
-	}
-	if len(name) > maxNameBytes {
-		sum := sha256.Sum256([]byte(id))
-		name = name[:maxNameBytes-33] + "~" + hex.EncodeToString(sum[:16])
-	}
-	return name
-}
-
-// maxNameBytes leaves room under the common 255-byte file-name limit for
-// ".attempt-N.jsonl".
-const maxNameBytes = 200
-
 // RunSummary is run.json in the run record: what `fsd runs` lists and
 // what `fsd resume` starts from. runrecord owns the format, so the engine
 // that writes it and the readers (show, ui, report) share one type.
 type RunSummary = runrecord.Summary
 
-// newTranscript opens a generator's transcript, backed by its run-record
-// file when the run keeps a record. A resumed run appends after what the
-// journal holds, and returns that generator's journal.
+// newTranscript opens a generator's transcript, journaled when the run
+// keeps a record. A resumed run appends after what the journal holds, and
+// returns that generator's journal.
 func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *genJournal, error) {
-	name := transcriptName(task, attempt)
-	f, err := r.rec.transcriptFile(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	var w io.Writer
-	if f != nil {
-		w = f
-	}
 	opts := []transcript.Option{transcript.WithStepSync()}
-	j := r.opts.Resume.gen(name)
+	j := r.opts.Resume.gen(transcriptName(task, attempt))
 	if j != nil {
 		opts = append(opts, transcript.WithJournal(j.entries))
 	}
-	return transcript.New(w, opts...), j, nil
+	if r.rec == nil {
+		return transcript.New(nil, opts...), j, nil
+	}
+	return transcript.New(&genLog{log: r.rec.log, gen: journal.Gen{Task: task, Attempt: attempt}}, opts...), j, nil
 }

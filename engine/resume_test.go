@@ -90,7 +90,7 @@ func TestResumeConversation(t *testing.T) {
 		t.Errorf("the command ran %d times, want once", len(b))
 	}
 	// The transcript on disk holds each step once.
-	entries := readTranscript(t, filepath.Join(res.Dir, "transcript.jsonl"))
+	entries := readTranscript(t, res.Dir, "transcript.jsonl")
 	reads := 0
 	for _, e := range entries {
 		if e.Message != nil && e.Message.Name == "read_skill" {
@@ -155,13 +155,13 @@ func TestResumeCutsTornTail(t *testing.T) {
 	})
 	r, _ := New(p, Options{Model: m, RunsDir: t.TempDir()})
 	res, _ := r.Execute(context.Background(), "")
-	path := filepath.Join(res.Dir, "transcript.jsonl")
+	path := filepath.Join(res.Dir, "journal.jsonl")
 	whole := readFile(t, path)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteString(`{"seq":9,"time":"2026-01-01T00:00:00Z","kind":"mess`); err != nil {
+	if _, err := f.WriteString(`{"gen":"host","seq":9,"time":"2026-01-01T00:00:00Z","kind":"mess`); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -179,7 +179,7 @@ func TestResumeCutsTornTail(t *testing.T) {
 	if _, err := r2.Execute(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
-	entries := readTranscript(t, path)
+	entries := readTranscript(t, res.Dir, "transcript.jsonl")
 	if last := entries[len(entries)-1]; last.Message == nil || last.Message.Text != "resumed" {
 		t.Errorf("the resumed answer is not the record's last entry: %+v", last)
 	}

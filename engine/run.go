@@ -70,6 +70,12 @@ type Options struct {
 	// Force resumes a run even if its workflow, script or a manifest
 	// changed since it started (see ErrChanged).
 	Force bool
+	// Durability says when generators wait for the journal to be on
+	// disk; "" is DurabilityStep.
+	Durability Durability
+	// flushDelay overrides journal.FlushDelay (tests make it long, so
+	// only commits write the journal).
+	flushDelay time.Duration
 	// MCPIdle is how long the MCP servers of an unloaded skill stay up in
 	// case it is read again: 0 is mcptool.DefaultIdle, negative closes
 	// them at once. All close when the run ends.
@@ -128,6 +134,11 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	d, err := ParseDurability(string(opts.Durability))
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	opts.Durability = d
 	var seed string
 	if opts.Resume != nil {
 		b, err := hex.DecodeString(opts.Resume.Summary.Seed)
@@ -230,7 +241,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	if r.opts.RunsDir != "" {
-		rec, err := openRecord(r.opts.RunsDir, r.ID, r.project, lock)
+		rec, err := openRecord(r.opts.RunsDir, r.ID, r.project, lock, r.opts.flushDelay)
 		if err != nil {
 			return res, err
 		}

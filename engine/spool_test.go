@@ -97,7 +97,7 @@ func TestSpoolLargeResult(t *testing.T) {
 		t.Errorf("paged back %d bytes, want the %d bytes printed", pages.Len(), len(out))
 	}
 	whole := false
-	for _, e := range readTranscript(t, res.Dir+"/transcript.jsonl") {
+	for _, e := range readTranscript(t, res.Dir, "transcript.jsonl") {
 		if e.Message != nil && e.Message.Name == "dump" {
 			whole = e.Message.Text == out && e.Message.Spool == kept.Spool
 		}

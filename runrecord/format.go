@@ -18,8 +18,12 @@ const (
 	EventsFile   = "events.jsonl"     // every event, one a line
 	BoardFile    = "board.json"       // every task with status and result
 	RequestsFile = "requests.jsonl"   // what each model call was sent (Line)
-	HostFile     = "transcript.jsonl" // the host's transcript
-	TasksDir     = "tasks"            // tasks/<id>.jsonl: each worker's transcript
+	JournalFile  = "journal.jsonl"    // every generator's transcript entries (JournalLine)
+	// HostFile and TasksDir held the host's and each worker's transcript
+	// in records made before the journal; GenName still names generators
+	// by them.
+	HostFile = "transcript.jsonl"
+	TasksDir = "tasks"
 )
 
 // Summary is run.json: what `fsd runs` lists and `fsd resume` starts from.

@@ -109,7 +109,38 @@ func Open(dir string) (*Record, error) {
 	return rec, nil
 }
 
+// readGens reads every generator's entries from the journal, or, in a
+// record made before the journal, from its transcript files.
 func (rec *Record) readGens() error {
+	path := filepath.Join(rec.Dir, JournalFile)
+	if _, err := os.Stat(path); err != nil {
+		return rec.readTranscriptFiles()
+	}
+	gens, err := ReadJournal(path)
+	if err != nil && !errors.Is(err, transcript.ErrTornTail) {
+		return err
+	}
+	// The host first, then tasks by name, as the files were listed.
+	sort.SliceStable(gens, func(i, j int) bool {
+		if (gens[i].Gen.Task == "") != (gens[j].Gen.Task == "") {
+			return gens[i].Gen.Task == ""
+		}
+		return gens[i].Name < gens[j].Name
+	})
+	for _, ge := range gens {
+		g := &Gen{Name: ge.Name, Task: ge.Gen.Task, Attempt: max(ge.Gen.Attempt, 1), Entries: ge.Entries}
+		// Context lines enter the message sequence where the transcript
+		// put them: positions in requests count them.
+		if g.Messages, err = transcript.Rebuild(ge.Entries); err != nil {
+			return fmt.Errorf("%s: %s: %w", path, ge.Name, err)
+		}
+		rec.Gens = append(rec.Gens, g)
+	}
+	return nil
+}
+
+// readTranscriptFiles reads the transcript files of an older record.
+func (rec *Record) readTranscriptFiles() error {
 	files, _ := filepath.Glob(filepath.Join(rec.Dir, TasksDir, "*.jsonl"))
 	sort.Strings(files)
 	files = append([]string{filepath.Join(rec.Dir, HostFile)}, files...)
@@ -134,8 +165,6 @@ func (rec *Record) readGens() error {
 			// file name does (ids are encoded injectively into it).
 			g.Task = taskOfFile(file)
 		}
-		// Context lines enter the message sequence where the transcript
-		// put them: positions in requests count them.
 		if g.Messages, err = transcript.Rebuild(entries); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}

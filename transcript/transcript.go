@@ -102,17 +102,23 @@ type Transcript struct {
 }
 
 // Sync flushes the record to stable storage when the writer can sync.
+// The transcript is not locked while it waits: a journal's Sync may wait
+// for a commit others share, and readers of the transcript go on.
 func (t *Transcript) Sync() error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.werr != nil {
-		return t.werr
+	werr := t.werr
+	s, ok := t.w.(interface{ Sync() error })
+	t.mu.Unlock()
+	if werr != nil || !ok {
+		return werr
 	}
-	if s, ok := t.w.(interface{ Sync() error }); ok {
-		if err := s.Sync(); err != nil {
+	if err := s.Sync(); err != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.werr == nil {
 			t.werr = fmt.Errorf("%w: sync: %w", ErrRecord, err)
-			return t.werr
 		}
+		return t.werr
 	}
 	return nil
 }

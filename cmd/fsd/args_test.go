@@ -70,7 +70,7 @@ func TestInputFromStdinAndFile(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("%d run records", len(dirs))
 	}
-	tr, _ := os.ReadFile(filepath.Join(runs, dirs[0].Name(), "transcript.jsonl"))
+	tr, _ := os.ReadFile(filepath.Join(runs, dirs[0].Name(), "journal.jsonl"))
 	if !strings.Contains(string(tr), `"From stdin."`) || strings.Contains(string(tr), `"text":"-"`) {
 		t.Errorf("the transcript does not start with the stdin message:\n%s", tr)
 	}

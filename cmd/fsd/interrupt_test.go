@@ -121,17 +121,19 @@ func crashedWhileCalling(t *testing.T, wf, runs, tool string, args ...string) st
 	}
 	ids, _ := os.ReadDir(runs)
 	dir := filepath.Join(runs, ids[0].Name())
-	tr := filepath.Join(dir, "transcript.jsonl")
-	b, _ := os.ReadFile(tr) // a pipeline has no host transcript
+	tr := filepath.Join(dir, "journal.jsonl")
+	b, _ := os.ReadFile(tr)
 	var keep []byte
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var e struct {
+			Gen     string
 			Message struct{ Role, Name string }
 		}
 		json.Unmarshal(sc.Bytes(), &e)
-		if e.Message.Role == "tool" && e.Message.Name == tool {
+		// The host's call (a pipeline has no host lines: nothing is cut).
+		if e.Gen == "host" && e.Message.Role == "tool" && e.Message.Name == tool {
 			break
 		}
 		keep = append(keep, sc.Bytes()...)

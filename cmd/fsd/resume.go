@@ -61,5 +61,6 @@ func newResumeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.model, "model", "", "model override (default: the one the run started with)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the resumed run after this long (default: no limit)")
 	addTrustFlag(cmd, &f)
+	addDurabilityFlag(cmd, &f)
 	return cmd
 }

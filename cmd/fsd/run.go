@@ -36,6 +36,8 @@ type runFlags struct {
 	force   bool          // resume: run even if the run's files changed
 	// otelContent puts prompts and results in trace spans.
 	otelContent bool
+	// durability: step or commit-before-effects (engine.Durability).
+	durability string
 }
 
 // defaultRunsDir is where run records go unless --runs-dir says otherwise.
@@ -95,7 +97,16 @@ func newRunCmd() *cobra.Command {
 	addTrustFlag(cmd, &f)
 	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans (traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the run after this long, e.g. 5m (default: no limit)")
+	addDurabilityFlag(cmd, &f)
 	return cmd
+}
+
+// addDurabilityFlag adds --durability to run and resume.
+func addDurabilityFlag(cmd *cobra.Command, f *runFlags) {
+	cmd.Flags().StringVar(&f.durability, "durability", "",
+		"when the journal must be on disk: step (each step, the default) or commit-before-effects (only before a command, MCP call or script runs, and before the answer)")
+	_ = cmd.RegisterFlagCompletionFunc("durability", cobra.FixedCompletions(
+		[]string{string(engine.DurabilityStep), string(engine.DurabilityEffects)}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // prepared is a workflow loaded and ready to run.
@@ -198,6 +209,10 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 	if f.timeout < 0 {
 		return fail(exitUsage, "--timeout: %s is negative", f.timeout)
 	}
+	durability, err := engine.ParseDurability(f.durability)
+	if err != nil {
+		return usage("--durability: %v", err)
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -232,7 +247,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 	}
 	// Meta keeps the flags a resume needs to rebuild the same run.
 	meta := map[string]string{"model": f.model, "trust": strings.Join(f.trust, string(os.PathListSeparator))}
-	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force}, stderr)
+	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force, Durability: durability}, stderr)
 	if err != nil {
 		return err
 	}

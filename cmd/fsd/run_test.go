@@ -54,7 +54,7 @@ func TestRunLifecycleExample(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("%d run records", len(dirs))
 	}
-	for _, f := range []string{"workflow.yaml", "events.jsonl", "transcript.jsonl", "run.json"} {
+	for _, f := range []string{"workflow.yaml", "events.jsonl", "journal.jsonl", "requests.jsonl", "run.json"} {
 		if _, err := os.Stat(filepath.Join(runs, dirs[0].Name(), f)); err != nil {
 			t.Errorf("run record lacks %s", f)
 		}

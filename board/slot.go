@@ -1,0 +1,73 @@
+package board
+
+import (
+	"context"
+	"sync"
+)
+
+// slot is a running task's place among the Options.Concurrency tasks
+// that may run at once. A runner gives it up while it waits on something
+// that is not work — the disk, in the engine's journal — so another task
+// can run meanwhile (Yield, Leave).
+type slot struct {
+	sem  chan struct{}
+	mu   sync.Mutex
+	held bool
+}
+
+type slotKey struct{}
+
+func slotOf(ctx context.Context) *slot {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	return s
+}
+
+// acquire takes the slot back; false if ctx ended first.
+func (s *slot) acquire(ctx context.Context) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held {
+		return true
+	}
+	select {
+	case s.sem <- struct{}{}:
+		s.held = true
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// release gives the slot up if it is held.
+func (s *slot) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held {
+		<-s.sem
+		s.held = false
+	}
+}
+
+// Yield runs wait without the concurrency slot of the task whose runner
+// ctx belongs to, and takes a slot again before it returns (or gives up
+// when ctx ends). Outside a board's runner it just runs wait.
+func Yield(ctx context.Context, wait func()) {
+	s := slotOf(ctx)
+	if s == nil {
+		wait()
+		return
+	}
+	s.release()
+	defer s.acquire(ctx)
+	wait()
+}
+
+// Leave gives up the concurrency slot of the task whose runner ctx
+// belongs to, for the rest of its attempt: the runner has no more work to
+// do, only to wait (for its result to be durable). Outside a board's
+// runner it does nothing.
+func Leave(ctx context.Context) {
+	if s := slotOf(ctx); s != nil {
+		s.release()
+	}
+}

@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// The durability modes: under `step` every step is on disk before the
+// next model call; under `commit-before-effects` a step is not waited
+// for, but a command's call is on disk before its program runs, in both.
+// (Unwaited lines would reach the file 20 ms late; here an hour, so only
+// commits write.)
+func TestDurabilityModes(t *testing.T) {
+	for _, mode := range []Durability{DurabilityStep, DurabilityEffects} {
+		t.Run(string(mode), func(t *testing.T) {
+			runs := t.TempDir()
+			path := filepath.Join(runs, "r1", "journal.jsonl")
+			s := skill("ops", "1.0.0", spec.ChannelHandle)
+			s.Tools = append(s.Tools, spec.Tool{Name: "effect", Run: spec.ToolRun{Kind: spec.RunCommand,
+				Command: []string{"sh", "-c", `if grep -q '"name":"effect"' "$1"; then printf journaled; else printf missing; fi`, "effect", path}}})
+			var readOnDisk bool
+			looks := func(req *model.Request) *model.Response {
+				b, _ := os.ReadFile(path)
+				readOnDisk = bytes.Contains(b, []byte(`"name":"read_skill"`)) && bytes.Contains(b, []byte(`"role":"tool"`))
+				return call("effect", nil)(req)
+			}
+			var effect string
+			done := func(req *model.Request) *model.Response {
+				effect = lastResult(req).Text
+				return say("done")(req)
+			}
+			_, _, _, err := runWith(t, project(s), Options{RunsDir: runs, RunID: "r1", Durability: mode, flushDelay: time.Hour},
+				read("ops"), looks, done)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if effect != "journaled" {
+				t.Errorf("the command ran before its call was on disk: it saw %q", effect)
+			}
+			if want := mode == DurabilityStep; readOnDisk != want {
+				t.Errorf("step 1 on disk before step 2's model call: %v, want %v", readOnDisk, want)
+			}
+			if n := len(readTranscript(t, filepath.Dir(path), "transcript.jsonl")); n != 7 {
+				t.Errorf("the journal holds %d host entries after the run, want 7", n)
+			}
+		})
+	}
+}

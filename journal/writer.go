@@ -1,0 +1,382 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Gen names the generator a journal line belongs to: the run's host, or
+// one attempt of a task.
+type Gen struct {
+	Task    string // "" for the host
+	Attempt int    // a task's attempt, from 1
+}
+
+// Host is the host generator's Gen.
+var Host = Gen{}
+
+// Head is the leading fields of a journal line, which name its
+// generator: {"gen":"host",…} or {"gen":"task","task":"t1","attempt":2,…}.
+// Decode a line into a struct that embeds Head to read both the generator
+// and the entry in one pass.
+type Head struct {
+	Gen     string `json:"gen"`
+	Task    string `json:"task,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+}
+
+// Generator is the Gen the line names.
+func (h Head) Generator() Gen {
+	if h.Gen != "task" {
+		return Host
+	}
+	return Gen{Task: h.Task, Attempt: max(h.Attempt, 1)}
+}
+
+// prefix is the start of every line of g: `{"gen":…,` up to the entry's
+// own fields.
+func (g Gen) prefix() []byte {
+	if g.Task == "" {
+		return []byte(`{"gen":"host",`)
+	}
+	id, _ := json.Marshal(g.Task) // a string always marshals
+	return fmt.Appendf(nil, `{"gen":"task","task":%s,"attempt":%d,`, id, max(g.Attempt, 1))
+}
+
+// Mark is a position in a journal: the lines appended up to and
+// including one Append. Wait(m) returns once they are all durable.
+type Mark uint64
+
+// Log is a run's journal as its generators see it. Append puts an entry
+// (one JSON object) of generator g after every line appended before it;
+// Wait returns once the commit covering m is durable, or with the error
+// that stopped the journal. A line is never durable before a line
+// appended before it. Writer is the Log of a local file; a log kept
+// elsewhere (a stream server) can serve the same two calls.
+type Log interface {
+	Append(g Gen, entry []byte) (Mark, error)
+	Wait(m Mark) error
+}
+
+// Writer is the journal of one run: an append-only file written by one
+// goroutine with group commit. Generators Append and go on; whoever needs
+// a line on disk Waits for its Mark, and one fdatasync covers every line
+// appended before it started, so concurrent waiters share a commit.
+// Lines are written to the file (where a killed process cannot lose them)
+// at each commit and at most FlushDelay after they were appended; only a
+// Wait asks for an fdatasync.
+//
+// Streams are other files of the run written with the journal (the event
+// stream, the request log): buffered, and flushed at each commit before
+// the journal's lines, never synced but by Close.
+type Writer struct {
+	f     *os.File
+	delay time.Duration
+	onErr func(error)
+
+	mu       sync.Mutex
+	durable  *sync.Cond // broadcast when synced or err moves
+	buf      []byte     // journal bytes not yet written
+	streams  []*Stream
+	appended Mark // lines appended
+	written  Mark // lines written to the file
+	synced   Mark // lines durable
+	wanted   Mark // the highest Mark a Wait asked for
+	armed    bool // a lazy flush is scheduled
+	closing  bool
+	err      error
+	stats    Stats
+
+	wake chan struct{} // cap 1: something to do now
+	done chan struct{} // closed when the goroutine ends
+}
+
+// Stats count what a Writer did, for benchmarks and tests.
+type Stats struct {
+	Lines   int // journal lines appended
+	Writes  int // write calls to the journal file
+	Commits int // fdatasync calls
+}
+
+// FlushDelay is how long an appended line or stream write may wait in
+// memory when nobody waits for it.
+const FlushDelay = 20 * time.Millisecond
+
+// WriterOption configures a Writer.
+type WriterOption func(*Writer)
+
+// OnError is told about the first failed write or sync, once, from the
+// writer's goroutine.
+func OnError(fn func(error)) WriterOption { return func(w *Writer) { w.onErr = fn } }
+
+// WithFlushDelay sets how late an unwaited line is written (FlushDelay).
+func WithFlushDelay(d time.Duration) WriterOption { return func(w *Writer) { w.delay = d } }
+
+// NewWriter starts the journal writer of f, an append-only file that ends
+// in a whole line (RepairTail). The caller owns f and closes it after
+// Close.
+func NewWriter(f *os.File, opts ...WriterOption) *Writer {
+	w := &Writer{f: f, delay: FlushDelay, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	for _, o := range opts {
+		o(w)
+	}
+	w.durable = sync.NewCond(&w.mu)
+	go w.run()
+	return w
+}
+
+// ErrClosed is returned by appends and waits after Close.
+var ErrClosed = errors.New("journal closed")
+
+// Append adds one line of generator g: entry is a JSON object (a trailing
+// newline is allowed); the line is entry with g's fields first.
+func (w *Writer) Append(g Gen, entry []byte) (Mark, error) {
+	if len(entry) < 2 || entry[0] != '{' {
+		return 0, fmt.Errorf("journal: an entry must be a JSON object")
+	}
+	if entry[len(entry)-1] == '\n' {
+		entry = entry[:len(entry)-1]
+	}
+	p := g.prefix()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.appended, w.err
+	}
+	if w.closing {
+		return w.appended, ErrClosed
+	}
+	w.buf = append(w.buf, p...)
+	if entry[1] == '}' { // an empty object: drop the prefix's comma
+		w.buf = append(w.buf[:len(w.buf)-1], '}')
+	} else {
+		w.buf = append(w.buf, entry[1:]...)
+	}
+	w.buf = append(w.buf, '\n')
+	w.appended++
+	w.stats.Lines++
+	w.lazy()
+	return w.appended, nil
+}
+
+// Wait returns once the lines up to m are durable, or the journal's
+// error. It holds nothing while it waits.
+func (w *Writer) Wait(m Mark) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if m > w.appended {
+		m = w.appended
+	}
+	if w.synced >= m || w.err != nil {
+		return w.err
+	}
+	if m > w.wanted {
+		w.wanted = m
+		w.kick()
+	}
+	for w.synced < m && w.err == nil {
+		w.durable.Wait()
+	}
+	return w.err
+}
+
+// Last is the Mark of every line appended so far.
+func (w *Writer) Last() Mark {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.appended
+}
+
+// Err is the error that stopped the journal, if any.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Stats returns the counts so far.
+func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+// Close commits everything appended and flushes every stream, syncs them
+// all, and stops the writer. Later appends fail with ErrClosed.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		<-w.done
+		return w.Err()
+	}
+	w.closing = true
+	w.wanted = w.appended
+	w.kick()
+	w.mu.Unlock()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	for _, s := range w.streams {
+		if sy, ok := s.w.(interface{ Sync() error }); ok {
+			if err := sy.Sync(); err != nil {
+				w.err = fmt.Errorf("%s: sync: %w", s.name, err)
+				return w.err
+			}
+		}
+	}
+	return nil
+}
+
+// kick wakes the writer now. w.mu is held.
+func (w *Writer) kick() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// lazy schedules a flush FlushDelay from now unless one is. w.mu is held.
+func (w *Writer) lazy() {
+	if w.armed {
+		return
+	}
+	w.armed = true
+	time.AfterFunc(w.delay, func() {
+		w.mu.Lock()
+		w.kick()
+		w.mu.Unlock()
+	})
+}
+
+// run is the writer goroutine: each round writes what was appended (the
+// streams first, so an event is on file no later than the journal line it
+// follows), then syncs the journal if a waiter asked for a line it wrote.
+func (w *Writer) run() {
+	defer close(w.done)
+	var spare []byte
+	sides := make([][]byte, 0, 4)
+	for {
+		<-w.wake
+		w.mu.Lock()
+		w.armed = false
+		buf, target, closing := w.buf, w.appended, w.closing
+		w.buf = spare[:0]
+		sides = sides[:0]
+		for _, s := range w.streams {
+			sides = append(sides, s.buf)
+			s.buf = s.spare[:0]
+		}
+		needSync := w.wanted > w.synced && w.err == nil
+		failed := w.err != nil
+		w.mu.Unlock()
+
+		var err error
+		if !failed {
+			err = w.flush(buf, sides)
+			if err == nil && needSync {
+				err = fdatasync(w.f)
+				if err != nil {
+					err = fmt.Errorf("%s: sync: %w", w.f.Name(), err)
+				}
+			}
+		}
+
+		w.mu.Lock()
+		spare = buf
+		for i, s := range w.streams {
+			if i < len(sides) {
+				s.spare = sides[i]
+			}
+		}
+		if err != nil && w.err == nil {
+			w.err = err
+			if w.onErr != nil {
+				go w.onErr(err)
+			}
+		}
+		if err == nil && !failed {
+			if len(buf) > 0 {
+				w.stats.Writes++
+			}
+			w.written = target
+			if needSync {
+				w.stats.Commits++
+				w.synced = target
+			}
+		}
+		w.durable.Broadcast()
+		more := len(w.buf) > 0 || w.wanted > w.synced
+		if closing && (!more || w.err != nil) {
+			w.mu.Unlock()
+			return
+		}
+		if more && (w.wanted > w.synced || closing) {
+			w.kick()
+		}
+		w.mu.Unlock()
+	}
+}
+
+// flush writes the streams' bytes, then the journal's.
+func (w *Writer) flush(buf []byte, sides [][]byte) error {
+	for i, b := range sides {
+		if len(b) == 0 {
+			continue
+		}
+		if _, err := w.streams[i].w.Write(b); err != nil {
+			return fmt.Errorf("%s: %w", w.streams[i].name, err)
+		}
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	if _, err := w.f.Write(buf); err != nil {
+		return fmt.Errorf("%s: %w", w.f.Name(), err)
+	}
+	return nil
+}
+
+// Stream is a file written with the journal: its writes are buffered and
+// go out at the journal's next flush.
+type Stream struct {
+	jw    *Writer
+	w     io.Writer
+	name  string
+	buf   []byte
+	spare []byte
+}
+
+// Stream adds a file written with the journal; name says which in
+// errors. Add streams before the first append.
+func (w *Writer) Stream(name string, f io.Writer) *Stream {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := &Stream{jw: w, w: f, name: name}
+	w.streams = append(w.streams, s)
+	return s
+}
+
+// Write buffers p (whole lines); it fails only once the journal has.
+func (s *Stream) Write(p []byte) (int, error) {
+	w := s.jw
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.closing {
+		return 0, ErrClosed
+	}
+	s.buf = append(s.buf, p...)
+	w.lazy()
+	return len(p), nil
+}
