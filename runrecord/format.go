@@ -13,12 +13,12 @@ import (
 
 // The files of a run record.
 const (
-	RunFile      = "run.json"         // Summary: status, times, answer or error, tokens
-	WorkflowFile = "workflow.yaml"    // the workflow as resolved
-	EventsFile   = "events.jsonl"     // every event, one a line
-	BoardFile    = "board.json"       // every task with status and result
-	RequestsFile = "requests.jsonl"   // what each model call was sent (Line)
-	JournalFile  = "journal.jsonl"    // every generator's transcript entries (JournalLine)
+	RunFile      = "run.json"       // Summary: status, times, answer or error, tokens
+	WorkflowFile = "workflow.yaml"  // the workflow as resolved
+	EventsFile   = "events.jsonl"   // every event, one a line
+	BoardFile    = "board.json"     // every task with status and result
+	RequestsFile = "requests.jsonl" // what each model call was sent (Line)
+	JournalFile  = "journal.jsonl"  // every generator's transcript entries (JournalLine)
 	// HostFile and TasksDir held the host's and each worker's transcript
 	// in records made before the journal; GenName still names generators
 	// by them.
