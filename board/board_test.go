@@ -498,61 +498,76 @@ func TestEventsTagged(t *testing.T) {
 	}
 }
 
-// A runner waiting on the disk (Yield, Leave) does not hold a
-// concurrency slot: with a limit of 1, every task reaches its wait, yet
-// no two ever work at once, before or after the wait.
-func TestWaitWithoutSlot(t *testing.T) {
-	for _, leave := range []bool{false, true} {
-		t.Run(fmt.Sprint("leave=", leave), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				b := newBoard(t, Options{Concurrency: 1})
-				for range 5 {
-					mustAdd(t, b, TaskSpec{Goal: "g"})
+// A runner that has done its work and waits on the disk (Leave) does not
+// hold a concurrency slot: with a limit of 1, every task reaches its
+// wait, yet no two ever work at once.
+func TestLeaveGivesTheSlotAway(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBoard(t, Options{Concurrency: 1})
+		for range 5 {
+			mustAdd(t, b, TaskSpec{Goal: "g"})
+		}
+		var working, most, waiting atomic.Int64
+		disk := make(chan struct{})
+		done := make(chan Report)
+		go func() {
+			rep, _ := b.Run(context.Background(), func(ctx context.Context, t *Task, deps []DepResult) (string, error) {
+				if n := working.Add(1); n > most.Load() {
+					most.Store(n)
 				}
-				var working, most, waiting atomic.Int64
-				work := func() {
-					if n := working.Add(1); n > most.Load() {
-						most.Store(n)
-					}
-					time.Sleep(time.Millisecond)
-					working.Add(-1)
-				}
-				disk := make(chan struct{})
-				done := make(chan Report)
-				go func() {
-					rep, _ := b.Run(context.Background(), func(ctx context.Context, t *Task, deps []DepResult) (string, error) {
-						work()
-						wait := func() { waiting.Add(1); <-disk }
-						if leave {
-							Leave(ctx)
-							wait()
-							return "done", nil
-						}
-						Yield(ctx, wait)
-						work()
-						return "done", nil
-					})
-					done <- rep
-				}()
-				// Fake time: each round lets the sleeping worker finish.
-				for range 100 {
-					synctest.Wait()
-					if waiting.Load() == 5 {
-						break
-					}
-					time.Sleep(time.Millisecond)
-				}
-				if got := waiting.Load(); got != 5 {
-					t.Errorf("%d runners reached the wait with every goroutine blocked, want all 5", got)
-				}
-				close(disk)
-				if rep := <-done; rep.Status != StatusDrained {
-					t.Errorf("Run = %s", rep.Status)
-				}
-				if most.Load() != 1 {
-					t.Errorf("%d runners worked at once under a limit of 1", most.Load())
-				}
+				time.Sleep(time.Millisecond)
+				working.Add(-1)
+				Leave(ctx)
+				waiting.Add(1)
+				<-disk
+				return "done", nil
 			})
+			done <- rep
+		}()
+		// Fake time: each round lets the sleeping worker finish.
+		for range 100 {
+			synctest.Wait()
+			if waiting.Load() == 5 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if got := waiting.Load(); got != 5 {
+			t.Errorf("%d runners reached the wait with every goroutine blocked, want all 5", got)
+		}
+		close(disk)
+		if rep := <-done; rep.Status != StatusDrained {
+			t.Errorf("Run = %s", rep.Status)
+		}
+		if most.Load() != 1 {
+			t.Errorf("%d runners worked at once under a limit of 1", most.Load())
+		}
+	})
+}
+
+// A retry after an attempt that left its slot takes one again first.
+func TestRetryAfterLeaveTakesASlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBoard(t, Options{Concurrency: 1, Policy: func(string) (time.Duration, int) { return 0, 1 }})
+		mustAdd(t, b, TaskSpec{ID: "a", Goal: "g"}, TaskSpec{ID: "b", Goal: "g"})
+		var working, most atomic.Int64
+		rep, err := b.Run(context.Background(), func(ctx context.Context, t *Task, deps []DepResult) (string, error) {
+			if n := working.Add(1); n > most.Load() {
+				most.Store(n)
+			}
+			time.Sleep(time.Millisecond)
+			working.Add(-1)
+			Leave(ctx)
+			if t.ID == "a" && t.Attempts == 1 {
+				return "", errors.New("lost the disk")
+			}
+			return "done", nil
 		})
-	}
+		if err != nil || rep.Status != StatusDrained {
+			t.Fatalf("Run = %+v, %v", rep, err)
+		}
+		if most.Load() != 1 {
+			t.Errorf("%d attempts worked at once under a limit of 1", most.Load())
+		}
+	})
 }

@@ -63,8 +63,8 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 
 	var g errgroup.Group
 	// A slot is taken before a task's goroutine starts and given back
-	// when it ends, or earlier when its runner waits on the disk (Yield,
-	// Leave).
+	// when it ends, or earlier when its runner only waits on the disk
+	// (Leave).
 	sem := make(chan struct{}, b.opts.Concurrency)
 	head := 0
 	for {

@@ -6,9 +6,9 @@ import (
 )
 
 // slot is a running task's place among the Options.Concurrency tasks
-// that may run at once. A runner gives it up while it waits on something
-// that is not work — the disk, in the engine's journal — so another task
-// can run meanwhile (Yield, Leave).
+// that may run at once. A runner that has done its work and only waits —
+// for the disk, in the engine's journal — gives it up (Leave), so the
+// next task starts meanwhile.
 type slot struct {
 	sem  chan struct{}
 	mu   sync.Mutex
@@ -22,7 +22,7 @@ func slotOf(ctx context.Context) *slot {
 	return s
 }
 
-// acquire takes the slot back; false if ctx ended first.
+// acquire takes the slot (back); false if ctx ended first.
 func (s *slot) acquire(ctx context.Context) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -46,20 +46,6 @@ func (s *slot) release() {
 		<-s.sem
 		s.held = false
 	}
-}
-
-// Yield runs wait without the concurrency slot of the task whose runner
-// ctx belongs to, and takes a slot again before it returns (or gives up
-// when ctx ends). Outside a board's runner it just runs wait.
-func Yield(ctx context.Context, wait func()) {
-	s := slotOf(ctx)
-	if s == nil {
-		wait()
-		return
-	}
-	s.release()
-	defer s.acquire(ctx)
-	wait()
 }
 
 // Leave gives up the concurrency slot of the task whose runner ctx

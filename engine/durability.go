@@ -40,22 +40,19 @@ func ParseDurability(s string) (Durability, error) {
 
 // commit waits, as the run's durability asks, for the generator's
 // journal lines so far to be on disk: always before an effect, and at a
-// step's end under DurabilityStep. A board worker waits without its
-// concurrency slot; last says the worker has no work left (its final
-// answer), so it does not take one back.
+// step's end under DurabilityStep. last says the step is the generator's
+// final answer: a board worker then has no work left and waits without
+// its concurrency slot, so the next task starts meanwhile. (Mid-loop
+// waits keep the slot: a worker that gave it up would have to win it
+// back, and with concurrency 1 two tasks' steps would interleave.)
 func (g *generator) commit(ctx context.Context, effect, last bool) error {
 	if !effect && g.durability == DurabilityEffects {
 		return nil
 	}
-	var err error
-	wait := func() { err = g.tr.Sync() }
 	if last {
 		board.Leave(ctx)
-		wait()
-	} else {
-		board.Yield(ctx, wait)
 	}
-	if err != nil {
+	if err := g.tr.Sync(); err != nil {
 		return g.errorf("transcript: %w", err)
 	}
 	return nil
