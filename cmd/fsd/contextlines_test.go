@@ -236,6 +236,12 @@ func checkAnthropicBody(t *testing.T, body string) []string {
 // writeAnthropicStream answers with content as an Anthropic messages event
 // stream, flushed event by event, ending in stop.
 func writeAnthropicStream(w http.ResponseWriter, content []map[string]any, stop string) {
+	writeAnthropicStreamUsage(w, content, stop, map[string]any{"input_tokens": 100, "output_tokens": 1}, map[string]any{"output_tokens": 10})
+}
+
+// writeAnthropicStreamUsage is writeAnthropicStream with the usage of
+// message_start and of message_delta given.
+func writeAnthropicStreamUsage(w http.ResponseWriter, content []map[string]any, stop string, start, delta map[string]any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	ev := func(typ string, v map[string]any) {
 		v["type"] = typ
@@ -244,7 +250,7 @@ func writeAnthropicStream(w http.ResponseWriter, content []map[string]any, stop 
 		w.(http.Flusher).Flush()
 	}
 	ev("message_start", map[string]any{"message": map[string]any{"id": "msg", "type": "message", "role": "assistant", "model": "claude-test",
-		"content": []any{}, "usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}})
+		"content": []any{}, "usage": start}})
 	for k, b := range content {
 		if b["type"] == "text" {
 			ev("content_block_start", map[string]any{"index": k, "content_block": map[string]any{"type": "text", "text": ""}})
@@ -255,6 +261,6 @@ func writeAnthropicStream(w http.ResponseWriter, content []map[string]any, stop 
 		}
 		ev("content_block_stop", map[string]any{"index": k})
 	}
-	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop}, "usage": map[string]any{"output_tokens": 10}})
+	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop}, "usage": delta})
 	ev("message_stop", map[string]any{})
 }

@@ -76,6 +76,13 @@ func unmarked(t *testing.T, raw json.RawMessage) []byte {
 // function of the generator asking (its system prompt's first line and its
 // first user message) and of how many requests that generator made.
 func scriptedAnthropic(t *testing.T, reply func(gen string, step int) fakeReply) (*httptest.Server, func() map[string][]string) {
+	return scriptedAnthropicUsage(t, reply, map[string]any{"input_tokens": 100, "output_tokens": 10})
+}
+
+// scriptedAnthropicUsage is scriptedAnthropic reporting usage for every
+// answer (streamed: all of it in message_start, output again in
+// message_delta).
+func scriptedAnthropicUsage(t *testing.T, reply func(gen string, step int) fakeReply, usage map[string]any) (*httptest.Server, func() map[string][]string) {
 	var mu sync.Mutex
 	bodies := map[string][]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -116,12 +123,12 @@ func scriptedAnthropic(t *testing.T, reply func(gen string, step int) fakeReply)
 			stop = "tool_use"
 		}
 		if strings.Contains(string(raw), `"stream":true`) {
-			writeAnthropicStream(w, content, stop)
+			writeAnthropicStreamUsage(w, content, stop, usage, map[string]any{"output_tokens": usage["output_tokens"]})
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg", "type": "message", "role": "assistant", "model": "claude-test",
-			"content": content, "stop_reason": stop, "usage": map[string]any{"input_tokens": 100, "output_tokens": 10}})
+			"content": content, "stop_reason": stop, "usage": usage})
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() map[string][]string {
@@ -179,9 +186,12 @@ const economyHostPrompt = "You are the research assistant."
 type prefixStats struct {
 	label    string
 	requests int
-	shared   int // lying in a byte-identical prefix of the previous request
-	ceiling  int // what shared would be if every request began with the whole previous one
-	total    int
+	// sheds, toolChanges and systemChanges count the requests whose
+	// window shed, whose tools changed and whose system block changed.
+	sheds, toolChanges, systemChanges int
+	shared                            int // lying in a byte-identical prefix of the previous request
+	ceiling                           int // what shared would be if every request began with the whole previous one
+	total                             int
 	// read and readOf: what a prompt cache that holds the generator's
 	// earlier requests serves of its tokens, given its breakpoints
 	// (promptcache), of how many.
@@ -248,11 +258,10 @@ func windowMove(prev, cur []string) string {
 // sheds its oldest messages, a request that keeps its predecessor's tools
 // and system block and grows its window begins with the whole predecessor,
 // and a worker's tools and system block never change (its flow
-// observations are fixed at dispatch, D7). It returns how many times the
-// window shed.
-func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) (prefixStats, int) {
+// observations are fixed at dispatch, D7).
+func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) prefixStats {
 	t.Helper()
-	st, sheds := prefixStats{label: label, requests: len(reqs)}, 0
+	st := prefixStats{label: label, requests: len(reqs)}
 	var cache promptcache.Cache
 	served := make([]promptcache.Served, len(reqs))
 	for i, r := range reqs {
@@ -269,6 +278,12 @@ func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) (pr
 		}
 		pt, ps, pm := requestParts(t, reqs[i-1])
 		ct, cs, cm := requestParts(t, reqs[i])
+		if pt != ct {
+			st.toolChanges++
+		}
+		if ps != cs {
+			st.systemChanges++
+		}
 		if worker && (pt != ct || ps != cs) {
 			t.Errorf("%s: request %d changes the tools or system block of request %d", label, i+1, i)
 		}
@@ -276,7 +291,7 @@ func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) (pr
 		case "":
 			t.Errorf("%s: request %d's window is not request %d's grown at its end or shed at its start", label, i+1, i)
 		case "shed":
-			sheds++
+			st.sheds++
 		case "grew":
 			if pt == ct && ps == cs && n != len(prev) {
 				t.Errorf("%s: request %d reuses only %d of request %d's %d bytes", label, i+1, n, i, len(prev))
@@ -293,7 +308,7 @@ func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) (pr
 		st.ceiling += min(tokens.Count(prev), curTokens)
 		st.total += curTokens
 	}
-	return st, sheds
+	return st
 }
 
 // The acceptance test of issue 14's cache-friendly requests: over a 200-step
@@ -346,20 +361,27 @@ func TestCacheablePrefixShare(t *testing.T) {
 			label, _, _ = strings.Cut(task, ":")
 			label = "task " + label
 		}
-		st, sheds := measurePrefixes(t, label, reqs, worker)
+		st := measurePrefixes(t, label, reqs, worker)
 		stats = append(stats, st)
+		// The host's tools change with its three loads only, its system
+		// block with those and the board's seven changes (six tasks added,
+		// the board run): nothing volatile (a clock, a counter, an order
+		// that varies) rides along.
+		if !worker && (st.toolChanges > 3 || st.systemChanges > 3+7) {
+			t.Errorf("host: tools changed %d times, the system block %d times; want at most 3 and 10", st.toolChanges, st.systemChanges)
+		}
 		// Hysteresis: from the cap (60 messages) down to the low-water
 		// mark (30), two messages a step, the window sheds at most once in
 		// 15 requests.
-		if sheds > len(reqs)/15 {
-			t.Errorf("%s: the window shed %d times in %d requests", label, sheds, len(reqs))
+		if st.sheds > len(reqs)/15 {
+			t.Errorf("%s: the window shed %d times in %d requests", label, st.sheds, len(reqs))
 		}
 	}
 	sort.Slice(stats, func(i, j int) bool { return stats[i].label < stats[j].label })
 	var all prefixStats
 	for _, s := range stats {
-		t.Logf("%-8s %3d requests, cacheable prefix %5.1f %% of %7d input tokens (ceiling %5.1f %%), served by the cache %5.1f %%",
-			s.label, s.requests, s.share(), s.total, s.bound(), s.served())
+		t.Logf("%-8s %3d requests, cacheable prefix %5.1f %% of %7d input tokens (ceiling %5.1f %%), served by the cache %5.1f %%; changed: tools %d, system %d, window shed %d",
+			s.label, s.requests, s.share(), s.total, s.bound(), s.served(), s.toolChanges, s.systemChanges, s.sheds)
 		if s.share() < 85 {
 			t.Errorf("%s: cacheable prefix %.1f %% of its input tokens, want at least 85 %%", s.label, s.share())
 		}

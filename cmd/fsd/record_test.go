@@ -25,6 +25,11 @@ type fakeReply struct {
 // fakeOpenAI speaks the chat completions wire format, plain or streamed
 // (SSE), answering with replies in order.
 func fakeOpenAI(t *testing.T, replies []fakeReply) (*httptest.Server, func() []string) {
+	return fakeOpenAIUsage(t, replies, map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
+}
+
+// fakeOpenAIUsage is fakeOpenAI reporting usage for every answer.
+func fakeOpenAIUsage(t *testing.T, replies []fakeReply, usage map[string]any) (*httptest.Server, func() []string) {
 	var mu sync.Mutex
 	var bodies []string
 	n := 0
@@ -49,7 +54,6 @@ func fakeOpenAI(t *testing.T, replies []fakeReply) (*httptest.Server, func() []s
 		if len(calls) > 0 {
 			finish = "tool_calls"
 		}
-		usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
 		msg := map[string]any{"role": "assistant", "content": rep.text}
 		if len(calls) > 0 {
 			msg["tool_calls"] = calls
