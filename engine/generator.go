@@ -40,10 +40,12 @@ type env interface {
 
 // genDeps are what a generator needs from whoever runs it.
 type genDeps struct {
-	runID  string            // FSD_RUN_ID of the command tools it calls
-	emit   func(event.Event) // stamps and sends the request events
-	usage  *usage            // adds up the tokens the model reports; nil counts nothing
-	tokens *tokenCache       // BPE counts for request events
+	runID string            // FSD_RUN_ID of the command tools it calls
+	emit  func(event.Event) // stamps and sends the request events
+	// acct books the tokens of every model call and holds the budgets;
+	// nil counts nothing.
+	acct   *account
+	tokens *tokenCache // BPE counts of the requests whose usage is estimated
 	log    zerolog.Logger
 	// rec keeps what each model call was sent (requests.jsonl); nil keeps
 	// nothing.
@@ -56,8 +58,6 @@ type genDeps struct {
 	// noCache is the workflow's `cache: off`: requests ask for no prompt
 	// caching.
 	noCache bool
-	// maxIn and maxOut are the run's token budgets (0: none).
-	maxIn, maxOut int
 	// obs watches the generator, its model and tool calls; nil: nothing.
 	obs Observer
 	// durability says which commits the generator waits for.
@@ -153,8 +153,7 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 		req := s.req
 		resp, replayed := g.replay.response(step)
 		if !replayed {
-			tk := g.tokens.request(req)
-			g.rec.request(g.recName, s, g.tr.Len(), tk, g.clock())
+			g.rec.request(g.recName, s, g.tr.Len(), g.clock())
 			var err error
 			var done func(*model.Response, error)
 			if g.obs != nil {
@@ -164,17 +163,18 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 			if resp == nil {
 				resp = &model.Response{}
 			}
+			tk := g.estimate(req, resp, err)
 			if done != nil {
 				done(resp, err)
 			}
-			g.rec.response(g.recName, req.Caller, resp.Usage, err, g.clock())
-			g.emitRequest(req, tk, resp.Usage)
+			cost := g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
+			g.rec.response(g.recName, req.Caller, resp.Usage, tk, err, g.clock())
+			g.emitRequest(req, tk, resp.Usage, cost)
 			if err != nil {
 				// Providers name themselves ("openai: …", "scripted
 				// model: …"); the layer above names the generator.
 				return "", err
 			}
-			g.usage.add(resp.Usage)
 		}
 		calls := resp.Calls
 		seen := make(map[string]bool, len(calls))
@@ -405,20 +405,42 @@ func (g *generator) outputReq() *model.Output {
 	return g.output.req
 }
 
-// budget refuses a model call once the run has used up a token budget:
-// the generator stops with an error naming it (a task fails with it, the
-// host's run ends with it). A resumed run may raise the budget.
+// budget refuses a model call once the run or the generator's agent has
+// used up a token budget: the generator stops with an error naming it (a
+// task fails with it, the host's run ends with it). A resumed run may
+// raise the budget.
 func (g *generator) budget() error {
-	if g.usage == nil {
-		return nil
-	}
-	if b := g.maxIn; b > 0 && g.usage.in.Load() >= int64(b) {
-		return g.errorf("%w: %d input tokens used, limits.max-input-tokens is %d", ErrBudget, g.usage.in.Load(), b)
-	}
-	if b := g.maxOut; b > 0 && g.usage.out.Load() >= int64(b) {
-		return g.errorf("%w: %d output tokens used, limits.max-output-tokens is %d", ErrBudget, g.usage.out.Load(), b)
+	if err := g.acct.check(g.caller); err != nil {
+		return g.errorf("%w", err)
 	}
 	return nil
+}
+
+// estimate fills in a response's usage when the model reported none (the
+// scripted model, a server that sends no usage): the o200k count of the
+// request and of the answer, marked as an estimate. It returns the
+// request's count by part, or nil when the provider's usage stands — a
+// provider-backed run never loads the tokenizer for this.
+func (g *generator) estimate(req *model.Request, resp *model.Response, err error) *event.Tokens {
+	if err != nil || !resp.Usage.IsZero() || g.tokens == nil {
+		return nil
+	}
+	tk := g.tokens.request(req)
+	out := g.tokens.count(resp.Text)
+	for _, c := range resp.Calls {
+		out += g.tokens.count(c.Name) + g.tokens.count(string(c.Args))
+	}
+	resp.Usage = model.Usage{InputTokens: tk.Total, OutputTokens: out, Estimated: true}
+	return &tk
+}
+
+// priceName is the model string a call is priced by: the one that
+// answered if the router says, else the one the manifests chose.
+func (g *generator) priceName(req *model.Request, resp *model.Response) string {
+	if resp.Model != "" {
+		return resp.Model
+	}
+	return req.Caller.Model
 }
 
 // cacheKey names the generator's requests for a provider's prompt cache:
@@ -467,11 +489,11 @@ func reclaim(window []model.Message, loaded func(string) bool) []model.Message {
 	return out
 }
 
-// emitRequest reports the request with BPE token counts per block.
-func (g *generator) emitRequest(req *model.Request, tk event.Tokens, u model.Usage) {
-	usage, _ := json.Marshal(u)
+// emitRequest reports a model call with its usage and cost, and with the
+// o200k counts by part when the usage is an estimate.
+func (g *generator) emitRequest(req *model.Request, tk *event.Tokens, u model.Usage, cost float64) {
 	g.emit(event.Event{Type: event.Request, Task: g.caller.TaskID, Agent: g.caller.Agent,
-		Tokens: &tk, Messages: len(req.Messages), Usage: usage})
+		Tokens: tk, Messages: len(req.Messages), Usage: &u, Cost: cost})
 }
 
 // request counts a request's tokens by part with the BPE tokenizer: the

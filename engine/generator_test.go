@@ -8,6 +8,8 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/transcript"
 )
 
@@ -30,12 +32,12 @@ func (e *testEnv) call(_ context.Context, c model.ToolCall) model.ToolResult {
 
 // newTestGenerator builds the generator loop from its collaborators
 // alone: no run.
-func newTestGenerator(m model.Model, maxSteps int) (*generator, *testEnv, *event.Recorder, *usage) {
+func newTestGenerator(m model.Model, maxSteps int) (*generator, *testEnv, *event.Recorder, *account) {
 	rec := &event.Recorder{}
-	u := &usage{}
+	u := newAccount(&spec.Workflow{}, spec.Limits{})
 	env := &testEnv{defs: []model.ToolDef{{Name: "alpha"}, {Name: "beta"}}}
 	g := &generator{
-		genDeps: genDeps{runID: "unit", emit: rec.Emit, usage: u, tokens: sharedTokens},
+		genDeps: genDeps{runID: "unit", emit: rec.Emit, acct: u, tokens: sharedTokens},
 		model:   m, tr: transcript.New(nil), env: env, maxMessages: 60, maxSteps: maxSteps,
 	}
 	return g, env, rec, u
@@ -85,17 +87,28 @@ func TestGeneratorLoop(t *testing.T) {
 	if want := "ran beta|ran alpha|Unknown tool: gamma"; strings.Join(results, "|") != want {
 		t.Errorf("results %q, want %q", strings.Join(results, "|"), want)
 	}
-	if u.in.Load() != 10 || u.out.Load() != 2 {
-		t.Errorf("usage = %d in, %d out", u.in.Load(), u.out.Load())
-	}
-	requests := 0
+	// One accounting: the first call's usage is the provider's (no
+	// o200k counts by part); the second reported none, so it is the
+	// estimate, marked, with the counts it was made from. The account
+	// holds their sum.
+	var reqs []event.Event
 	for _, e := range rec.Events() {
-		if e.Type == event.Request && e.Tokens != nil && e.Tokens.Context > 0 {
-			requests++
+		if e.Type == event.Request {
+			reqs = append(reqs, e)
 		}
 	}
-	if requests != 2 {
-		t.Errorf("%d request events with token counts, want 2", requests)
+	if len(reqs) != 2 {
+		t.Fatalf("%d request events, want 2", len(reqs))
+	}
+	if u := reqs[0].Usage; u == nil || *u != (model.Usage{InputTokens: 10, OutputTokens: 2}) || reqs[0].Tokens != nil {
+		t.Errorf("first request: usage %+v, tokens %+v; want the provider's 10 in, 2 out and no estimate", u, reqs[0].Tokens)
+	}
+	est := reqs[1].Usage
+	if est == nil || !est.Estimated || reqs[1].Tokens == nil || est.InputTokens != reqs[1].Tokens.Total || est.OutputTokens != tokens.Count("done") {
+		t.Fatalf("second request: usage %+v, tokens %+v; want an estimate from the o200k counts", est, reqs[1].Tokens)
+	}
+	if got, _ := u.total(); got != (model.Usage{InputTokens: 10 + est.InputTokens, OutputTokens: 2 + est.OutputTokens, Estimated: true}) {
+		t.Errorf("account %+v, want the sum of the two request events", got)
 	}
 }
 

@@ -68,9 +68,9 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 
 // genDeps are what the run hands each of its generators.
 func (r *Run) genDeps() genDeps {
-	return genDeps{runID: r.ID, emit: r.ev.emit, usage: &r.usage, tokens: r.tokens, log: r.log, rec: r.rec, now: r.now,
+	return genDeps{runID: r.ID, emit: r.ev.emit, acct: r.acct, tokens: r.tokens, log: r.log, rec: r.rec, now: r.now,
 		arts: r.arts, maxResult: r.limits.MaxResultTokens, noCache: r.wf.NoCache, obs: r.opts.Observer,
-		maxIn: r.limits.MaxInputTokens, maxOut: r.limits.MaxOutputTokens, durability: r.opts.Durability}
+		durability: r.opts.Durability}
 }
 
 // FirstRequest assembles the host's first request without calling the

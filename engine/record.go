@@ -304,6 +304,9 @@ func (rec *record) close() error {
 // that writes it and the readers (show, ui, report) share one type.
 type RunSummary = runrecord.Summary
 
+// AgentUsage is what one agent used, in run.json.
+type AgentUsage = runrecord.AgentUsage
+
 // newTranscript opens a generator's transcript, journaled when the run
 // keeps a record. A resumed run appends after what the journal holds, and
 // returns that generator's journal.

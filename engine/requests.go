@@ -24,13 +24,13 @@ type sent struct {
 // line is written before the model is called, so a call that hangs or
 // crashes the process is still on record. Writes are not synced: the
 // transcript's step sync is what resume relies on.
-func (rec *record) request(gen string, s sent, at int, tk event.Tokens, now time.Time) {
+func (rec *record) request(gen string, s sent, at int, now time.Time) {
 	if rec == nil {
 		return
 	}
 	c := s.req.Caller
 	line := runrecord.Line{Kind: runrecord.KindRequest, Gen: gen, Task: c.TaskID, Agent: c.Agent, Step: c.Step,
-		Time: now, Window: s.spans, Stubs: s.stubs, At: at, Tokens: &tk}
+		Time: now, Window: s.spans, Stubs: s.stubs, At: at}
 	var buf []byte
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -57,12 +57,14 @@ func (rec *record) request(gen string, s sent, at int, tk event.Tokens, now time
 	}
 }
 
-// response writes the response line of a step: its usage or its error.
-func (rec *record) response(gen string, c model.Caller, u model.Usage, err error, now time.Time) {
+// response writes the response line of a step: its usage (with the
+// request's o200k counts by part when the usage is an estimate) or its
+// error.
+func (rec *record) response(gen string, c model.Caller, u model.Usage, tk *event.Tokens, err error, now time.Time) {
 	if rec == nil {
 		return
 	}
-	line := runrecord.Line{Kind: runrecord.KindResponse, Gen: gen, Task: c.TaskID, Agent: c.Agent, Step: c.Step, Time: now, Usage: &u}
+	line := runrecord.Line{Kind: runrecord.KindResponse, Gen: gen, Task: c.TaskID, Agent: c.Agent, Step: c.Step, Time: now, Usage: &u, Tokens: tk}
 	if err != nil {
 		line.Error = err.Error()
 	}

@@ -101,9 +101,9 @@ type Run struct {
 
 	// The run's parts hand these to its collaborators (the skill manager,
 	// generators, the board, workers) instead of the run itself.
-	ev    emitter
-	usage usage
-	box   *toolbox
+	ev   emitter
+	acct *account
+	box  *toolbox
 }
 
 // Result is what a finished run produced.
@@ -171,6 +171,7 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		tokens:  sharedTokens,
 		box:     newToolbox(opts.Trusted),
 	}
+	r.acct = newAccount(p.Workflow, r.limits)
 	r.cat = newCatalog(p, opts.Reload)
 	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger})
 	r.seed = seed
@@ -259,16 +260,21 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		Input: input, Seed: r.seed, Meta: r.opts.Meta, Digests: digests}
 	if j := r.opts.Resume; j != nil {
 		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed+1
-		// Replayed steps are not billed again; the first run's count stays.
-		r.usage.in.Store(j.Summary.InputTokens)
-		r.usage.out.Store(j.Summary.OutputTokens)
-		r.usage.cached.Store(j.Summary.CachedInputTokens)
-		r.usage.written.Store(j.Summary.CacheWriteTokens)
+		// Replayed steps are not billed again; the first run's count
+		// stays, and its budgets go on from it.
+		r.acct.restore(j.Summary)
+		r.acct.summarize(&sum)
 	}
 	if err := r.rec.writeJSON("run.json", sum); err != nil {
 		return res, err
 	}
-	r.ev.emit(event.Event{Type: event.RunStarted, Text: r.wf.Name})
+	started := event.Event{Type: event.RunStarted, Text: r.wf.Name}
+	if r.opts.Resume != nil {
+		// What the run used before: a view adds this run's calls to it.
+		u, cost := r.acct.total()
+		started.Usage, started.Cost = &u, cost
+	}
+	r.ev.emit(started)
 	for _, s := range r.project.Skipped {
 		r.ev.emit(event.Event{Type: event.SkillSkipped, Skill: s.ID, At: s.Pos.String(), Reason: s.Reason})
 	}
@@ -294,8 +300,9 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 				sum.Status = "interrupted"
 			}
 		}
-		sum.InputTokens, sum.OutputTokens = r.usage.in.Load(), r.usage.out.Load()
-		sum.CachedInputTokens, sum.CacheWriteTokens = r.usage.cached.Load(), r.usage.written.Load()
+		r.acct.summarize(&sum)
+		u, cost := r.acct.total()
+		fin.Usage, fin.Cost = &u, cost
 		r.ev.emit(fin)
 		if werr := r.rec.writeJSON("run.json", sum); err == nil && werr != nil {
 			err = werr
@@ -339,7 +346,7 @@ func clipRecord(s string) string {
 // skill manifest, keyed by paths relative to the workflow's folder.
 func (r *Run) digests() (journal.Digests, error) {
 	d := journal.Digests{}
-	y, err := resolvedJSON(r.project)
+	y, err := resolvedJSON(withoutBudgets(r.project))
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +370,19 @@ func (r *Run) digests() (journal.Digests, error) {
 		}
 	}
 	return d, nil
+}
+
+// withoutBudgets is p with what a resume may change cleared: the token
+// budgets (limits.max-input-tokens, max-output-tokens, agents) and the
+// prices. They bound or price the run without changing what it does, so
+// a run stopped by a budget resumes under a raised one without --force.
+func withoutBudgets(p *spec.Project) *spec.Project {
+	wf := *p.Workflow
+	wf.Limits.MaxInputTokens, wf.Limits.MaxOutputTokens, wf.Limits.Agents = 0, 0, nil
+	wf.Prices = nil
+	q := *p
+	q.Workflow = &wf
+	return &q
 }
 
 // rel names a path relative to the workflow's folder when it can.

@@ -125,7 +125,7 @@ func newBoard(d boardDeps, h *hostEnv) *hostBoard {
 		Policy:      hb.policy,
 		Sink: event.SinkFunc(func(e event.Event) {
 			e.Replayed = hb.replayed(e)
-			d.ev.stamped(e)
+			d.ev.stamped(d.workers.gen.acct.withTaskUsage(e))
 		}),
 		Run: d.ev.runID,
 		Now: d.ev.now,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fsdrun/fsd/event"
@@ -143,19 +142,4 @@ func (em *emitter) stamped(e event.Event) {
 	if em.sink != nil {
 		em.sink.Emit(e)
 	}
-}
-
-// usage counts the tokens a run's model calls used.
-type usage struct {
-	in, out, cached, written atomic.Int64
-}
-
-func (u *usage) add(m model.Usage) {
-	if u == nil {
-		return
-	}
-	u.in.Add(int64(m.InputTokens))
-	u.out.Add(int64(m.OutputTokens))
-	u.cached.Add(int64(m.CachedInputTokens))
-	u.written.Add(int64(m.CacheWriteTokens))
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
+
+	"github.com/fsdrun/fsd/model"
 )
 
 // The event types (docs/design.md, Files: events).
@@ -29,7 +31,9 @@ const (
 	RunFinished   = "run.finished"
 )
 
-// Tokens is the token count of one request, by part.
+// Tokens is the o200k_base count of one request, by part. Request events
+// carry it only when their usage is an estimate (the model reported
+// none): it is what the estimate's input tokens were counted from.
 type Tokens struct {
 	Context int `json:"context"`
 	Window  int `json:"window"`
@@ -62,13 +66,19 @@ type Event struct {
 	At       string          `json:"at,omitempty"` // file:line:col, of skill.skipped
 	Tokens   *Tokens         `json:"tokens,omitempty"`
 	Messages int             `json:"messages,omitempty"`
-	Usage    json.RawMessage `json:"usage,omitempty"`
-	Status   string          `json:"status,omitempty"`
-	Goal     string          `json:"goal,omitempty"`
-	Deps     []string        `json:"deps,omitempty"`
-	Answer   string          `json:"answer,omitempty"`
-	Err      string          `json:"err,omitempty"`
-	Elapsed  float64         `json:"elapsed_ms,omitempty"`
+	// Usage is the tokens of a request (as the provider reported them,
+	// or estimated, marked so), of a task (task.completed, task.failed,
+	// task.cancelled: all its model calls), or of the run so far
+	// (run.started of a resumed run, run.finished).
+	Usage *model.Usage `json:"usage,omitempty"`
+	// Cost prices Usage with the workflow's prices (0: no price known).
+	Cost    float64  `json:"cost,omitempty"`
+	Status  string   `json:"status,omitempty"`
+	Goal    string   `json:"goal,omitempty"`
+	Deps    []string `json:"deps,omitempty"`
+	Answer  string   `json:"answer,omitempty"`
+	Err     string   `json:"err,omitempty"`
+	Elapsed float64  `json:"elapsed_ms,omitempty"`
 	// Replayed marks an event a resumed run emits again for work its
 	// journal already holds (a replayed step, a task restated).
 	Replayed bool `json:"replayed,omitempty"`

@@ -128,6 +128,24 @@ type Usage struct {
 	OutputTokens      int `json:"output_tokens"`
 	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
 	CacheWriteTokens  int `json:"cache_write_tokens,omitempty"`
+	// Estimated marks counts fsd made itself with the o200k_base
+	// tokenizer because the model reported none (the scripted model, a
+	// server that sends no usage). A sum is an estimate if any part is.
+	Estimated bool `json:"estimated,omitempty"`
+}
+
+// IsZero reports whether u counts nothing: the model reported no usage.
+func (u Usage) IsZero() bool { return u == Usage{} }
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:       u.InputTokens + v.InputTokens,
+		OutputTokens:      u.OutputTokens + v.OutputTokens,
+		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
+		CacheWriteTokens:  u.CacheWriteTokens + v.CacheWriteTokens,
+		Estimated:         u.Estimated || v.Estimated,
+	}
 }
 
 // Response is the model's answer to one request: final text, tool calls,
@@ -136,6 +154,10 @@ type Response struct {
 	Text  string     `json:"text,omitempty"`
 	Calls []ToolCall `json:"calls,omitempty"`
 	Usage Usage      `json:"usage"`
+	// Model is the model string that answered, when a router knows it
+	// (the CLI sets it; `--model` overrides the manifests' choice). The
+	// engine prices the call by it, else by the request's Caller.Model.
+	Model string `json:"model,omitempty"`
 }
 
 // Model answers requests. Implementations must be safe for concurrent use:

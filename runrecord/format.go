@@ -46,6 +46,15 @@ type Summary struct {
 	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
 	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
 	OutputTokens      int64 `json:"output_tokens"`
+	// TokensEstimated: some of the counts are fsd's o200k estimates, not
+	// a provider's (the scripted model reports none).
+	TokensEstimated bool `json:"tokens_estimated,omitempty"`
+	// Cost prices the tokens with the workflow's prices (0: none given),
+	// in the currency they are written in.
+	Cost float64 `json:"cost,omitempty"`
+	// Agents is what each agent's tasks used ("worker": the default
+	// worker); a resumed run's budgets go on from it.
+	Agents map[string]AgentUsage `json:"agents,omitempty"`
 	// Seed seeds the handle source, so a resumed run draws the same
 	// handles. It is not a secret from the run's owner: handles guard
 	// against the model guessing, not against the person who ran it.
@@ -55,6 +64,25 @@ type Summary struct {
 	// Digests of what the run is made from; a resume refuses to run
 	// from files that differ (engine.ErrChanged).
 	Digests journal.Digests `json:"digests,omitempty"`
+}
+
+// AgentUsage is what one agent's model calls used, all its tasks together.
+type AgentUsage struct {
+	model.Usage
+	Cost float64 `json:"cost,omitempty"`
+}
+
+// Usage is the run's four token figures as one model.Usage.
+func (s *Summary) Usage() model.Usage {
+	return model.Usage{InputTokens: int(s.InputTokens), OutputTokens: int(s.OutputTokens),
+		CachedInputTokens: int(s.CachedInputTokens), CacheWriteTokens: int(s.CacheWriteTokens), Estimated: s.TokensEstimated}
+}
+
+// SetUsage sets the run's four token figures.
+func (s *Summary) SetUsage(u model.Usage) {
+	s.InputTokens, s.OutputTokens = int64(u.InputTokens), int64(u.OutputTokens)
+	s.CachedInputTokens, s.CacheWriteTokens = int64(u.CachedInputTokens), int64(u.CacheWriteTokens)
+	s.TokensEstimated = u.Estimated
 }
 
 // The kinds of requests.jsonl lines.
@@ -100,7 +128,10 @@ type Line struct {
 	Stubs map[int]string `json:"stubs,omitempty"`
 	// At is the transcript position of the step's response: its messages
 	// run from At to the next step's At.
-	At     int           `json:"at"`
+	At int `json:"at"`
+	// Tokens are the request's o200k counts by part. A response line
+	// carries them when its usage is an estimate; request lines of
+	// records before that carried them always.
 	Tokens *event.Tokens `json:"tokens,omitempty"`
 
 	// Response.

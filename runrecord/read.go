@@ -212,6 +212,9 @@ func (rec *Record) readRequests() error {
 				for i := len(g.Steps) - 1; i >= 0; i-- {
 					if st := g.Steps[i]; st.Step == l.Step {
 						st.Done, st.Usage, st.Error = l.Time, l.Usage, l.Error
+						if l.Tokens != nil {
+							st.Tokens = l.Tokens // an estimate's counts by part
+						}
 						break
 					}
 				}

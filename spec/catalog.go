@@ -35,7 +35,11 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 type Catalog struct {
 	// Entries are the rendered entries, in the order given.
 	Entries []string
-	// Tokens is each entry's cost (o200k_base), Total their sum.
+	// Tokens is each entry's cost (o200k_base), Total their sum. They
+	// are counted only when the budget needs them: while the entries'
+	// bytes are within Max (a token is at least a byte) nothing is
+	// counted, so a run never loads the tokenizer for its catalog. Count
+	// fills them in.
 	Tokens []int
 	Total  int
 	// Max is the budget the catalog was fitted to.
@@ -81,6 +85,9 @@ func FitCatalog(skills []*Skill, max int) Catalog {
 		}
 		return c
 	}
+	if c, ok := fitsByBytes(skills, full, max); ok {
+		return c
+	}
 	c := build(-1)
 	if c.Total <= max {
 		return c
@@ -124,6 +131,34 @@ func FitCatalog(skills []*Skill, max int) Catalog {
 	}
 	c.Over = c.Total > max
 	return c
+}
+
+// fitsByBytes renders the entries whole when their bytes are within max:
+// a token of valid UTF-8 text is at least one byte, so they fit without
+// counting. Tokens and Total stay empty (Count fills them in).
+func fitsByBytes(skills []*Skill, full []string, max int) (Catalog, bool) {
+	c := Catalog{Max: max, Entries: make([]string, len(skills))}
+	size := 0
+	for i, s := range skills {
+		c.Entries[i] = CatalogEntry(s, full[i])
+		size += len(c.Entries[i])
+		if size > max || !utf8.ValidString(c.Entries[i]) {
+			return Catalog{}, false
+		}
+	}
+	return c, true
+}
+
+// Count fills in Tokens and Total if FitCatalog left them uncounted.
+func (c *Catalog) Count() {
+	if len(c.Tokens) == len(c.Entries) {
+		return
+	}
+	c.Tokens, c.Total = make([]int, len(c.Entries)), 0
+	for i, e := range c.Entries {
+		c.Tokens[i] = tokens.Count(e)
+		c.Total += c.Tokens[i]
+	}
 }
 
 func maxInt(a, b int) int {

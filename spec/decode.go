@@ -128,6 +128,16 @@ func integer(n *yaml.Node) (int, bool) {
 	return i, err == nil
 }
 
+// number returns an int or float scalar's value.
+func number(n *yaml.Node) (float64, bool) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+	return f, err == nil
+}
+
 func boolean(n *yaml.Node) (bool, bool) {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {

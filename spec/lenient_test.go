@@ -163,6 +163,7 @@ func TestFitCatalog(t *testing.T) {
 	if len(all.Cut) != 0 || all.Over {
 		t.Fatalf("unbounded: %+v", all)
 	}
+	all.Count()
 	budget := all.Total / 2
 	c := FitCatalog(skills, budget)
 	if c.Total > budget || c.Over {

@@ -329,6 +329,48 @@ type Limits struct {
 	MaxInputTokens   int `json:"max-input-tokens,omitempty"`
 	MaxOutputTokens  int `json:"max-output-tokens,omitempty"`
 	MaxCatalogTokens int `json:"max-catalog-tokens"`
+	// Agents are token budgets per agent ("skill/agent", or "worker" for
+	// the default worker): what all of the agent's tasks in the run use
+	// together.
+	Agents map[string]Budget `json:"agents,omitempty"`
+}
+
+// DefaultWorkerName names the default worker where a workflow names
+// agents (limits.agents); it is board.DefaultWorker.
+const DefaultWorkerName = "worker"
+
+// Budget bounds the tokens an agent's model calls use, all its tasks in
+// the run together, as the provider reports them; 0 is no bound.
+type Budget struct {
+	Node
+	MaxInputTokens  int `json:"max-input-tokens,omitempty"`
+	MaxOutputTokens int `json:"max-output-tokens,omitempty"`
+}
+
+// Price is what one model's tokens cost, per million tokens, in whatever
+// currency the workflow's prices are written in. CachedInput (tokens read
+// from the provider's prompt cache) and CacheWrite (tokens written to it)
+// cost Input when not given.
+type Price struct {
+	Node
+	Input       float64  `json:"input"`
+	CachedInput *float64 `json:"cached-input,omitempty"`
+	CacheWrite  *float64 `json:"cache-write,omitempty"`
+	Output      float64  `json:"output"`
+}
+
+// Cost prices a call's tokens: in counts every input token, cached of
+// them were read from the prompt cache and written were written to it.
+func (p Price) Cost(in, cached, written, out int) float64 {
+	cachedPrice, writePrice := p.Input, p.Input
+	if p.CachedInput != nil {
+		cachedPrice = *p.CachedInput
+	}
+	if p.CacheWrite != nil {
+		writePrice = *p.CacheWrite
+	}
+	plain := max(in-cached-written, 0)
+	return (float64(plain)*p.Input + float64(cached)*cachedPrice + float64(written)*writePrice + float64(out)*p.Output) / 1e6
 }
 
 // Defaults of Limits.
@@ -408,7 +450,10 @@ type Workflow struct {
 	// breakpoints or cache key (caching is on by default).
 	NoCache bool   `json:"-"`
 	Limits  Limits `json:"limits"`
-	Host    *Host  `json:"host,omitempty"`
-	Tasks   []Task `json:"tasks,omitempty"`
-	Input   string `json:"input,omitempty"`
+	// Prices are per model string ("openai/gpt-5.4-mini", "scripted"):
+	// with them, run records and views show what the run cost.
+	Prices map[string]Price `json:"prices,omitempty"`
+	Host   *Host            `json:"host,omitempty"`
+	Tasks  []Task           `json:"tasks,omitempty"`
+	Input  string           `json:"input,omitempty"`
 }

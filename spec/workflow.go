@@ -12,8 +12,10 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "cache", "limits", "host", "tasks", "input"}
-	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens", "max-input-tokens", "max-output-tokens"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "cache", "limits", "prices", "host", "tasks", "input"}
+	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens", "max-input-tokens", "max-output-tokens", "agents"}
+	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
+	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
 	hostKeys     = []string{"prompt", "model"}
 	taskKeys     = []string{"id", "goal", "assignee", "deps", "input"}
 )
@@ -84,6 +86,8 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			}
 		case "limits":
 			decodeLimits(d, f.v, &w.Limits)
+		case "prices":
+			w.Prices = decodePrices(d, f.v)
 		case "host":
 			h := &Host{}
 			for _, hf := range d.fields(f.v, hostKeys, &h.Node) {
@@ -151,8 +155,64 @@ func decodeLimits(d *decoder, n *yaml.Node, l *Limits) {
 			l.MaxOutputTokens = v
 		case "max-catalog-tokens":
 			l.MaxCatalogTokens = v
+		case "agents":
+			l.Agents = decodeBudgets(d, f.v)
 		}
 	}
+}
+
+// decodeBudgets reads limits.agents: agent name → token budget.
+func decodeBudgets(d *decoder, n *yaml.Node) map[string]Budget {
+	var node Node
+	out := map[string]Budget{}
+	for _, f := range d.pairs(n, &node) {
+		if f.key != DefaultWorkerName {
+			if skill, agent, ok := strings.Cut(f.key, "/"); !ok || skill == "" || agent == "" {
+				d.errorf(f.k, "ref", "limits.agents: %q is not skill/agent or %s", f.key, DefaultWorkerName).Hint =
+					"name an agent as a task's assignee does (for example weekly-report/summarizer), or worker for the default worker"
+			}
+		}
+		var b Budget
+		for _, bf := range d.fields(f.v, budgetKeys, &b.Node) {
+			v, _ := integer(bf.v)
+			switch bf.key {
+			case "max-input-tokens":
+				b.MaxInputTokens = v
+			case "max-output-tokens":
+				b.MaxOutputTokens = v
+			}
+		}
+		out[f.key] = b
+	}
+	return out
+}
+
+// decodePrices reads prices: model string → price per million tokens.
+func decodePrices(d *decoder, n *yaml.Node) map[string]Price {
+	var node Node
+	out := map[string]Price{}
+	for _, f := range d.pairs(n, &node) {
+		checkModel(d, f.k, f.key)
+		var p Price
+		for _, pf := range d.fields(f.v, priceKeys, &p.Node) {
+			v, ok := number(pf.v)
+			if !ok {
+				continue // the schema reports it
+			}
+			switch pf.key {
+			case "input":
+				p.Input = v
+			case "cached-input":
+				p.CachedInput = &v
+			case "cache-write":
+				p.CacheWrite = &v
+			case "output":
+				p.Output = v
+			}
+		}
+		out[f.key] = p
+	}
+	return out
 }
 
 func decodeTasks(d *decoder, n *yaml.Node, w *Workflow) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/spec"
 )
@@ -133,6 +134,20 @@ func (l *Ledger) Select(policy spec.Flow, task string, deps, ancestors []string,
 // tokens, dropping the oldest first: the latest results are the likeliest
 // to matter.
 func bound(obs []Observation, max int, count func(string) int) []Observation {
+	// A token of valid UTF-8 is at least a byte: when the bytes fit, the
+	// tokens do, and nothing needs counting (a provider-backed run never
+	// loads the tokenizer for this).
+	size := len(header)
+	for i := range obs {
+		r := renderOne(&obs[i])
+		if size += len(r); size > max || !utf8.ValidString(r) {
+			size = -1
+			break
+		}
+	}
+	if size >= 0 {
+		return obs
+	}
 	used := count(header)
 	i := len(obs)
 	for i > 0 {

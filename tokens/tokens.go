@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -11,6 +12,7 @@ import (
 // is shared. It is built on first use rather than at init so programs that
 // never count tokens (fsd validate) do not pay for it.
 var codec = sync.OnceValue(func() tokenizer.Codec {
+	loaded.Store(true)
 	c, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		// O200kBase is compiled into the library; Get fails only for
@@ -22,6 +24,14 @@ var codec = sync.OnceValue(func() tokenizer.Codec {
 	c.SetErrorMode(tokenizer.ErrorModeReplace)
 	return c
 })
+
+// loaded records that the vocabulary was built in this process.
+var loaded atomic.Bool
+
+// Loaded reports whether this process has built the vocabulary (about
+// 25 ms and several MiB): tests and benchmarks use it to show that a run
+// whose provider reports usage never counts tokens.
+func Loaded() bool { return loaded.Load() }
 
 // Encoding names the vocabulary Count uses.
 const Encoding = "o200k_base"

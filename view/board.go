@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
 )
 
 // maxRows bounds the tasks drawn; a bigger board shows the running and
@@ -18,19 +19,24 @@ const maxRows = 20
 type row struct {
 	id, agent, status string
 	started, finished time.Time
-	tokens            int
+	usage             model.Usage
+	cost              float64
 	seq               int
 }
 
 // Board is an event.Sink that keeps the state of a run's tasks and draws
 // it. It is safe for concurrent use.
 type Board struct {
-	mu     sync.Mutex
-	w      io.Writer
-	now    func() time.Time
-	rows   map[string]*row
-	seq    int
-	tokens int
+	mu   sync.Mutex
+	w    io.Writer
+	now  func() time.Time
+	rows map[string]*row
+	seq  int
+	// usage and cost are the run's: the resumed run's start, plus each
+	// request, until run.finished says the total.
+	usage  model.Usage
+	cost   float64
+	priced bool // some cost was reported: show the cost column
 	skills []string
 	status string
 	lines  int // lines drawn last time, to move back over
@@ -53,13 +59,21 @@ func (b *Board) Emit(e event.Event) {
 	defer b.mu.Unlock()
 	b.dirty = true
 	switch e.Type {
+	case event.RunStarted:
+		if e.Usage != nil { // a resumed run: what it used before
+			b.usage, b.cost = *e.Usage, e.Cost
+		}
 	case event.Request:
-		if e.Tokens != nil {
-			b.tokens += e.Tokens.Total
+		// The request's usage as the provider reported it (or the
+		// estimate, marked): the figures run.json and the task events
+		// add up, so the board shows the same numbers.
+		if e.Usage != nil {
+			b.usage, b.cost = b.usage.Add(*e.Usage), b.cost+e.Cost
 			if r := b.rows[e.Task]; r != nil && e.Task != "" {
-				r.tokens += e.Tokens.Total
+				r.usage, r.cost = r.usage.Add(*e.Usage), r.cost+e.Cost
 			}
 		}
+		b.priced = b.priced || e.Cost > 0
 	case event.SkillLoaded:
 		b.skills = append(b.skills, e.Skill)
 	case event.SkillUnloaded:
@@ -80,6 +94,9 @@ func (b *Board) Emit(e event.Event) {
 			r.agent = e.Agent
 		}
 		r.status = strings.TrimPrefix(e.Type, "task.")
+		if e.Usage != nil { // a task's end says what all its calls used
+			r.usage, r.cost = *e.Usage, e.Cost
+		}
 		switch e.Type {
 		case event.TaskAdded:
 			r.status = "pending"
@@ -92,6 +109,9 @@ func (b *Board) Emit(e event.Event) {
 	case event.BoardFinished:
 		b.status = "board " + e.Status
 	case event.RunFinished:
+		if e.Usage != nil {
+			b.usage, b.cost = *e.Usage, e.Cost
+		}
 		b.status = "finished"
 		if e.Err != "" {
 			b.status = "failed"
@@ -137,7 +157,11 @@ func (b *Board) frame() string {
 		fmt.Fprintf(&s, "skills loaded: %s\n", strings.Join(b.skills, ", "))
 	}
 	if len(rows) > 0 {
-		fmt.Fprintf(&s, "%-16s %-10s %-28s %8s %8s\n", "TASK", "STATUS", "AGENT", "ELAPSED", "TOKENS")
+		fmt.Fprintf(&s, "%-16s %-10s %-24s %8s %9s %9s %9s %8s", "TASK", "STATUS", "AGENT", "ELAPSED", "IN", "CACHED", "WRITTEN", "OUT")
+		if b.priced {
+			fmt.Fprintf(&s, " %9s", "COST")
+		}
+		s.WriteString("\n")
 	}
 	now := b.now()
 	for _, r := range rows {
@@ -149,18 +173,50 @@ func (b *Board) frame() string {
 			}
 			elapsed = end.Sub(r.started).Round(100 * time.Millisecond).String()
 		}
-		fmt.Fprintf(&s, "%-16s %-10s %-28s %8s %8d\n", clip(r.id, 16), r.status, clip(r.agent, 28), elapsed, r.tokens)
+		u := r.usage
+		fmt.Fprintf(&s, "%-16s %-10s %-24s %8s %9d %9d %9d %8d", clip(r.id, 16), r.status, clip(r.agent, 24), elapsed,
+			u.InputTokens, u.CachedInputTokens, u.CacheWriteTokens, u.OutputTokens)
+		if b.priced {
+			fmt.Fprintf(&s, " %9s", Cost(r.cost))
+		}
+		s.WriteString("\n")
 	}
 	if hidden > 0 {
 		fmt.Fprintf(&s, "… %d more tasks\n", hidden)
 	}
-	fmt.Fprintf(&s, "tasks %d: %d pending, %d running, %d completed, %d failed, %d cancelled · %d tokens",
-		len(b.rows), counts["pending"], counts["running"], counts["completed"], counts["failed"], counts["cancelled"], b.tokens)
+	fmt.Fprintf(&s, "tasks %d: %d pending, %d running, %d completed, %d failed, %d cancelled · %s",
+		len(b.rows), counts["pending"], counts["running"], counts["completed"], counts["failed"], counts["cancelled"], Tokens(b.usage))
+	if b.priced {
+		s.WriteString(" · cost " + Cost(b.cost))
+	}
 	if b.status != "" {
 		s.WriteString(" · " + b.status)
 	}
 	s.WriteString("\n")
 	return s.String()
+}
+
+// Tokens renders a usage's four figures in one phrase, the way every
+// view of fsd says them: "1200 in (900 cached, 40 written), 85 out", and
+// "(estimated)" when fsd counted them itself.
+func Tokens(u model.Usage) string {
+	s := fmt.Sprintf("tokens %d in", u.InputTokens)
+	if u.CachedInputTokens > 0 || u.CacheWriteTokens > 0 {
+		s += fmt.Sprintf(" (%d cached, %d written)", u.CachedInputTokens, u.CacheWriteTokens)
+	}
+	s += fmt.Sprintf(", %d out", u.OutputTokens)
+	if u.Estimated {
+		s += " (estimated)"
+	}
+	return s
+}
+
+// Cost renders a cost: four decimals below 1, two above.
+func Cost(c float64) string {
+	if c < 1 {
+		return fmt.Sprintf("%.4f", c)
+	}
+	return fmt.Sprintf("%.2f", c)
 }
 
 func clip(s string, n int) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/golden"
+	"github.com/fsdrun/fsd/model"
 )
 
 func TestFrameGolden(t *testing.T) {
@@ -24,9 +25,10 @@ func TestFrameGolden(t *testing.T) {
 		{Type: event.TaskAdded, Task: "join", Agent: "market-research/analyst"},
 		{Type: event.TaskStarted, Task: "north", Agent: "market-research/collector", Time: at(1)},
 		{Type: event.TaskStarted, Task: "south", Agent: "market-research/collector", Time: at(1)},
-		{Type: event.Request, Task: "north", Tokens: &event.Tokens{Total: 120}},
-		{Type: event.Request, Task: "south", Tokens: &event.Tokens{Total: 80}},
-		{Type: event.TaskCompleted, Task: "north", Time: at(2.5)},
+		{Type: event.Request, Task: "north", Usage: &model.Usage{InputTokens: 120, CachedInputTokens: 100, OutputTokens: 12}, Cost: 0.0002},
+		{Type: event.Request, Task: "south", Usage: &model.Usage{InputTokens: 80, CacheWriteTokens: 70, OutputTokens: 8}, Cost: 0.0003},
+		{Type: event.Request, Usage: &model.Usage{InputTokens: 1000, OutputTokens: 50}, Cost: 0.001}, // the host's
+		{Type: event.TaskCompleted, Task: "north", Time: at(2.5), Usage: &model.Usage{InputTokens: 120, CachedInputTokens: 100, OutputTokens: 12}, Cost: 0.0002},
 		{Type: event.TaskFailed, Task: "south", Time: at(3), Err: "boom"},
 	} {
 		b.Emit(e)

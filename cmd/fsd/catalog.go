@@ -11,6 +11,7 @@ import (
 // writeCatalogCost prints each skill's catalog cost in tokens and the
 // total: what listing the skills costs every request, before any is read.
 func writeCatalogCost(w io.Writer, c spec.Catalog, ids []string) {
+	c.Count() // a catalog within its budget's bytes was not counted
 	bound := ""
 	if c.Max < unbounded {
 		bound = fmt.Sprintf(" (max-catalog-tokens %d)", c.Max)

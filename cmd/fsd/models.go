@@ -115,11 +115,16 @@ func (m *models) scripted() (model.Model, error) {
 
 // Generate routes a request to its caller's model.
 func (m *models) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	md, err := m.get(m.nameFor(req.Caller))
+	name := m.nameFor(req.Caller)
+	md, err := m.get(name)
 	if err != nil {
 		return nil, err
 	}
-	return md.Generate(ctx, req)
+	resp, err := md.Generate(ctx, req)
+	if resp != nil {
+		resp.Model = name // what the call is priced by (--model overrides)
+	}
+	return resp, err
 }
 
 // check fails before the run starts on a malformed model string, an

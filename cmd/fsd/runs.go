@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/view"
 )
 
 func newRunsCmd() *cobra.Command {
@@ -127,11 +128,29 @@ func listRuns(w, stderr io.Writer, dir string, limit int, asJSON bool, now time.
 		fmt.Fprintf(w, "no runs in %s\n", dir)
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tDURATION\tTOKENS\tWORKFLOW")
+	priced := false
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"),
-			r.durationText(), r.InputTokens+r.OutputTokens, r.Workflow)
+		priced = priced || r.Cost > 0
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// The four token figures, as run.json, the task events and the live
+	// board give them; "~" marks fsd's own estimates (scripted model).
+	head := "RUN\tSTATUS\tSTARTED\tDURATION\tIN\tCACHED\tWRITTEN\tOUT\t"
+	if priced {
+		head += "COST\t"
+	}
+	fmt.Fprintln(tw, head+"WORKFLOW")
+	for _, r := range rows {
+		est := ""
+		if r.TokensEstimated {
+			est = "~"
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s%d\t%d\t%d\t%s%d\t", r.ID, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"),
+			r.durationText(), est, r.InputTokens, r.CachedInputTokens, r.CacheWriteTokens, est, r.OutputTokens)
+		if priced {
+			line += view.Cost(r.Cost) + "\t"
+		}
+		fmt.Fprintln(tw, line+r.Workflow)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

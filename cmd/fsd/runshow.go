@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/view"
 )
 
 func newRunsShowCmd(runsDir *string) *cobra.Command {
@@ -91,7 +92,10 @@ func printRunDetail(w io.Writer, d runDetail) {
 	fmt.Fprintf(tw, "status\t%s\n", status)
 	fmt.Fprintf(tw, "started\t%s\n", d.Started.Local().Format("2006-01-02 15:04:05"))
 	fmt.Fprintf(tw, "duration\t%s\n", d.durationText())
-	fmt.Fprintf(tw, "tokens\t%d (%d in, %d out)\n", d.InputTokens+d.OutputTokens, d.InputTokens, d.OutputTokens)
+	fmt.Fprintf(tw, "tokens\t%s\n", strings.TrimPrefix(view.Tokens(d.Usage()), "tokens "))
+	if d.Cost > 0 {
+		fmt.Fprintf(tw, "cost\t%s\n", view.Cost(d.Cost))
+	}
 	fmt.Fprintf(tw, "record\t%s\n", d.Dir)
 	_ = tw.Flush()
 	if d.Input != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/tokens"
+	"github.com/fsdrun/fsd/view"
 )
 
 type showFlags struct {
@@ -144,7 +145,11 @@ func printShow(w io.Writer, rec *runrecord.Record, gens []showGen) error {
 	for _, g := range gens {
 		calls += len(g.Steps)
 	}
-	fmt.Fprintf(w, "run %s · %s · %s · %s · usage %d in, %d out\n", s.ID, s.Status, s.Workflow, plural(calls, "model call"), s.InputTokens, s.OutputTokens)
+	cost := ""
+	if s.Cost > 0 {
+		cost = " · cost " + view.Cost(s.Cost)
+	}
+	fmt.Fprintf(w, "run %s · %s · %s · %s · %s%s\n", s.ID, s.Status, s.Workflow, plural(calls, "model call"), view.Tokens(s.Usage()), cost)
 	if s.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", s.Error)
 	}
@@ -192,7 +197,7 @@ func printStep(w io.Writer, st showStep) {
 	case st.Error != "":
 		fmt.Fprintf(w, " · error: %s", st.Error)
 	case st.Usage != nil:
-		fmt.Fprintf(w, " · usage %d in, %d out", st.Usage.InputTokens, st.Usage.OutputTokens)
+		fmt.Fprintf(w, " · %s", view.Tokens(*st.Usage))
 	case st.Done.IsZero():
 		fmt.Fprintf(w, " · no answer on record (in flight, or the process stopped)")
 	}

@@ -119,9 +119,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 			Args: args,
 		})
 	}
-	// The scripted model "bills" roughly a token per four bytes so usage
-	// totals are not all zero in offline runs.
-	resp.Usage = model.Usage{InputTokens: approxTokens(req), OutputTokens: (len(resp.Text) + 3) / 4}
+	// No usage: nothing is billed. The engine counts the request and the
+	// answer with the o200k tokenizer instead and marks the figures as an
+	// estimate, so offline runs show the tokens a provider would see.
 	return resp, nil
 }
 
@@ -133,14 +133,6 @@ func callerKey(c model.Caller) string {
 		return c.Agent
 	}
 	return "host"
-}
-
-func approxTokens(req *model.Request) int {
-	n := len(req.Context)
-	for _, m := range req.Messages {
-		n += len(m.Text)
-	}
-	return (n + 3) / 4
 }
 
 // tmplData is what argument templates see.

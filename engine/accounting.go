@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// account is a run's one token account. Every model call's usage — as the
+// provider reported it, or the o200k estimate when it reported none — is
+// added here once, to the run, to its task and to its agent, with its
+// cost. The request and task events, run.finished, run.json and the
+// budgets all read this account, so no two of them can disagree.
+type account struct {
+	mu     sync.Mutex
+	run    tally
+	tasks  map[string]*tally
+	agents map[string]*tally
+
+	// Budgets (0: none) and prices; fixed for the run.
+	maxIn, maxOut int
+	perAgent      map[string]spec.Budget
+	prices        map[string]spec.Price
+}
+
+// tally is what a run, a task or an agent used.
+type tally struct {
+	u    model.Usage
+	cost float64
+}
+
+func newAccount(wf *spec.Workflow, l spec.Limits) *account {
+	return &account{maxIn: l.MaxInputTokens, maxOut: l.MaxOutputTokens, perAgent: l.Agents, prices: wf.Prices,
+		tasks: map[string]*tally{}, agents: map[string]*tally{}}
+}
+
+// restore starts a resumed run's account from what its record says the
+// run used before: replayed steps are not billed again.
+func (a *account) restore(s RunSummary) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.run = tally{u: s.Usage(), cost: s.Cost}
+	for name, u := range s.Agents {
+		a.agents[name] = &tally{u: u.Usage, cost: u.Cost}
+	}
+}
+
+// add books one call's usage; modelName prices it. It returns the call's
+// cost.
+func (a *account) add(c model.Caller, modelName string, u model.Usage) float64 {
+	if a == nil || u.IsZero() {
+		return 0
+	}
+	cost := a.cost(modelName, u)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.run.add(u, cost)
+	if c.TaskID != "" {
+		book(a.tasks, c.TaskID).add(u, cost)
+		book(a.agents, agentOf(c)).add(u, cost)
+	}
+	return cost
+}
+
+func book(m map[string]*tally, key string) *tally {
+	t := m[key]
+	if t == nil {
+		t = &tally{}
+		m[key] = t
+	}
+	return t
+}
+
+func (t *tally) add(u model.Usage, cost float64) {
+	t.u = t.u.Add(u)
+	t.cost += cost
+}
+
+// agentOf names a worker's agent as limits.agents does.
+func agentOf(c model.Caller) string {
+	if c.Agent == "" {
+		return board.DefaultWorker
+	}
+	return c.Agent
+}
+
+// cost prices u by the workflow's prices for modelName (0 without one).
+func (a *account) cost(modelName string, u model.Usage) float64 {
+	p, ok := a.prices[modelName]
+	if !ok {
+		return 0
+	}
+	return p.Cost(u.InputTokens, u.CachedInputTokens, u.CacheWriteTokens, u.OutputTokens)
+}
+
+// check refuses a model call of caller c once a budget it falls under is
+// used up: the run's, then its agent's.
+func (a *account) check(c model.Caller) error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := over(a.run.u, a.maxIn, a.maxOut, "limits."); err != nil {
+		return err
+	}
+	if c.TaskID == "" {
+		return nil
+	}
+	name := agentOf(c)
+	b, ok := a.perAgent[name]
+	if !ok {
+		return nil
+	}
+	var used model.Usage
+	if t := a.agents[name]; t != nil {
+		used = t.u
+	}
+	if err := over(used, b.MaxInputTokens, b.MaxOutputTokens, "limits.agents."+name+"."); err != nil {
+		return fmt.Errorf("%w (agent %s, all its tasks together)", err, name)
+	}
+	return nil
+}
+
+func over(u model.Usage, maxIn, maxOut int, key string) error {
+	if maxIn > 0 && u.InputTokens >= maxIn {
+		return fmt.Errorf("%w: %d input tokens used, %smax-input-tokens is %d", ErrBudget, u.InputTokens, key, maxIn)
+	}
+	if maxOut > 0 && u.OutputTokens >= maxOut {
+		return fmt.Errorf("%w: %d output tokens used, %smax-output-tokens is %d", ErrBudget, u.OutputTokens, key, maxOut)
+	}
+	return nil
+}
+
+// total is what the run used so far.
+func (a *account) total() (model.Usage, float64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.run.u, a.run.cost
+}
+
+// task is what a task's model calls used, every attempt together.
+func (a *account) task(id string) (model.Usage, float64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t := a.tasks[id]; t != nil {
+		return t.u, t.cost
+	}
+	return model.Usage{}, 0
+}
+
+// byAgent is what each agent used, for run.json (a resume restores its
+// budgets from it).
+func (a *account) byAgent() map[string]AgentUsage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.agents) == 0 {
+		return nil
+	}
+	out := make(map[string]AgentUsage, len(a.agents))
+	for name, t := range a.agents {
+		out[name] = AgentUsage{Usage: t.u, Cost: t.cost}
+	}
+	return out
+}
+
+// summarize writes the run's figures into s.
+func (a *account) summarize(s *RunSummary) {
+	u, cost := a.total()
+	s.SetUsage(u)
+	s.Cost = cost
+	s.Agents = a.byAgent()
+}
+
+// withTaskUsage puts a task's usage on the events that end it.
+func (a *account) withTaskUsage(e event.Event) event.Event {
+	if a == nil {
+		return e
+	}
+	switch e.Type {
+	case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+		u, cost := a.task(e.Task)
+		e.Usage, e.Cost = &u, cost
+	}
+	return e
+}
