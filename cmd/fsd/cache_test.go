@@ -52,11 +52,10 @@ func requestUsage(t *testing.T, out string) map[string][]model.Usage {
 		if e.Type != event.Request {
 			continue
 		}
-		var u model.Usage
-		if err := json.Unmarshal(e.Usage, &u); err != nil {
-			t.Fatalf("request event usage %s: %v", e.Usage, err)
+		if e.Usage == nil {
+			t.Fatalf("request event without usage: %+v", e)
 		}
-		got[e.Task] = append(got[e.Task], u)
+		got[e.Task] = append(got[e.Task], *e.Usage)
 	}
 	return got
 }
