@@ -66,6 +66,11 @@ func (c *catalog) set(p *spec.Project) {
 		if s.InstructionsFile != "" {
 			watch(joinIn(s.Dir, s.InstructionsFile))
 		}
+		for _, a := range s.Agents {
+			if a.OutputFile != "" {
+				watch(joinIn(s.Dir, a.OutputFile))
+			}
+		}
 	}
 	c.mu.Lock()
 	c.wfFile, c.enabled, c.order, c.all, c.stamps, c.fitted = p.Workflow.File, enabled, order, all, stamps, fitted

@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fsdrun/fsd/board"
@@ -214,4 +217,95 @@ func TestTaskTemplateMissingField(t *testing.T) {
 func jsonEqual(a json.RawMessage, b string) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// A run stopped after a repair turn resumes without asking the model
+// again for the journaled wrong answer: the replay judges it the same way,
+// restates the same repair message, and goes on live from there.
+func TestTypedOutputResume(t *testing.T) {
+	p := typedProject(nil)
+	down := errors.New("503 service unavailable")
+	first := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		if req.Caller.TaskID == "collect" && req.Caller.Step == 0 {
+			return &model.Response{Text: `{"total": "3", "items": []}`}, nil
+		}
+		return nil, down
+	})
+	runs := t.TempDir()
+	r, err := New(p, Options{Model: first, RunsDir: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute(context.Background(), "")
+	if err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("first run: %v", err)
+	}
+	j, err := LoadJournal(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var steps []string
+	second := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, fmt.Sprintf("%s/%d", req.Caller.TaskID, req.Caller.Step))
+		if req.Caller.TaskID == "collect" {
+			last := req.Messages[len(req.Messages)-1]
+			if last.Role != model.User || !strings.Contains(last.Text, "repair turn 1 of 2") {
+				t.Errorf("the resumed collector's window ends with %+v, want the repair message", last)
+			}
+			return &model.Response{Text: `{"total": 3, "items": ["z"]}`}, nil
+		}
+		return &model.Response{Text: "report: " + req.Caller.TaskGoal}, nil
+	})
+	r2, err := New(p, Options{Model: second, Resume: j})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res2, err := r2.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Answer != "report: Report 3 items, first z" {
+		t.Errorf("answer %q", res2.Answer)
+	}
+	if got := strings.Join(steps, " "); got != "collect/1 report/0" {
+		t.Errorf("model calls on resume: %s, want collect/1 report/0", got)
+	}
+	tr := readFile(t, filepath.Join(res.Dir, "tasks", "collect.jsonl"))
+	if n := strings.Count(string(tr), "repair turn 1 of 2"); n != 1 {
+		t.Errorf("the repair message is in the transcript %d times, want once", n)
+	}
+}
+
+// In a conversation the host reads a typed task's result as JSON in the
+// runBoard result (output, not a string of it), and a goal the host wrote
+// is not a template.
+func TestTypedOutputForTheHost(t *testing.T) {
+	p := typedProject(nil)
+	p.Workflow.Tasks = nil
+	p.Workflow.Host = &spec.Host{Prompt: "HOST"}
+	var board string
+	_, m, _, err := runMulti(t, p, Options{}, map[string][]step{
+		"host": {
+			read("stats"),
+			call("addTask", map[string]any{"id": "c", "goal": "count {{.Input}}", "assignee": "collector"}),
+			call("runBoard", nil),
+			func(req *model.Request) *model.Response {
+				board = lastResult(req).Text
+				return &model.Response{Text: "done"}
+			},
+		},
+		"collector": {say(`{"total": 2, "items": ["p", "q"]}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(board, `"output":{"total":2,"items":["p","q"]}`) || strings.Contains(board, `"result"`) {
+		t.Errorf("runBoard result: %s", board)
+	}
+	if g := m.requests("collector")[0].Caller.TaskGoal; g != "count {{.Input}}" {
+		t.Errorf("a host's goal was rendered: %q", g)
+	}
 }

@@ -48,6 +48,7 @@ func decodeOutput(d *decoder, n *yaml.Node, s *Skill, a *Agent) {
 			return
 		}
 		a.OutputFile, file = filepath.ToSlash(rel), full
+		s.schemaFiles = append(s.schemaFiles, data)
 	}
 	if root.Kind != yaml.MappingNode {
 		if file == d.file {

@@ -89,6 +89,10 @@ func loadSkill(path string, data []byte) (*Skill, diag.List) {
 		h.Write(data)
 		h.Write([]byte{0})
 		h.Write([]byte(s.Instructions))
+		for _, b := range s.schemaFiles {
+			h.Write([]byte{0})
+			h.Write(b)
+		}
 		s.Digest = hex.EncodeToString(h.Sum(nil))
 	}
 	return s, diags

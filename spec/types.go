@@ -87,9 +87,12 @@ type Skill struct {
 	WhenToUse              string `json:"when_to_use,omitempty"`
 	DisableModelInvocation bool   `json:"disable-model-invocation,omitempty"`
 
-	// Digest is the SHA-256 of the manifest and its instructions file, hex:
-	// a SKILL.md without a version is told apart from its edits by it (C4).
+	// Digest is the SHA-256 of the manifest, its instructions file and
+	// its agents' output schema files, hex: a SKILL.md without a version is
+	// told apart from its edits by it (C4).
 	Digest string `json:"-"`
+	// schemaFiles are the output schema files' bytes, for Digest.
+	schemaFiles [][]byte
 
 	Tools []Tool `json:"tools,omitempty"`
 	// MCP are the skill's MCP servers, in file order.

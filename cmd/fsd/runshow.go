@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -116,6 +117,12 @@ func printRunDetail(w io.Writer, d runDetail) {
 			fmt.Fprintln(tw, line)
 		}
 		_ = tw.Flush()
+		for _, t := range d.Tasks {
+			if len(t.Output) > 0 {
+				// A typed result, as the JSON it is (--json has it whole).
+				fmt.Fprintf(w, "\noutput of %s\n%s\n", t.ID, indent(clipLine(string(t.Output), 400)))
+			}
+		}
 	}
 	switch {
 	case d.Answer != "":
@@ -130,6 +137,17 @@ func printRunDetail(w io.Writer, d runDetail) {
 		}
 		fmt.Fprintf(w, "\nresume it with: fsd resume %s\n", ref)
 	}
+}
+
+// clipLine cuts s to at most n bytes, on a character boundary, marked.
+func clipLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func indent(s string) string {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsdrun/fsd/event"
+)
+
+// A typed pipeline end to end with the scripted model: validate passes,
+// the collector's wrong first answer is repaired, the report's goal and
+// script reach the collector's fields, and the record and `fsd runs show`
+// keep the JSON as JSON.
+func TestTypedWorkflow(t *testing.T) {
+	wf := filepath.Join("testdata", "typed", "typed.workflow.yaml")
+	if code, out, errs := fsd(t, "validate", filepath.Join("testdata", "typed")); code != exitOK {
+		t.Fatalf("validate: exit %d\n%s%s", code, out, errs)
+	}
+	runs := t.TempDir()
+	code, out, errs := fsd(t, "run", wf, "--runs-dir", runs)
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	if want := "Write a note on the 3 open items: 3, first a.\n"; out != want {
+		t.Errorf("answer %q, want %q", out, want)
+	}
+	dirs, _ := os.ReadDir(runs)
+	rec := filepath.Join(runs, dirs[0].Name())
+
+	// The repair turn is in the collector's transcript.
+	tr, err := os.ReadFile(filepath.Join(rec, "tasks", "collect.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(tr), "at /total: got string, want integer") {
+		t.Errorf("no repair message in the collector's transcript:\n%s", tr)
+	}
+	// events.jsonl: task.completed carries the JSON value.
+	f, err := os.Open(filepath.Join(rec, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	found := false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
+			t.Fatal(err)
+		}
+		var e event.Event
+		_ = json.Unmarshal(sc.Bytes(), &e)
+		if e.Type == event.TaskCompleted && e.Task == "collect" {
+			found = true
+			if string(raw["output"]) != `{"total":3,"items":["a","b","c"]}` || raw["result"] != nil {
+				t.Errorf("task.completed: %s", sc.Bytes())
+			}
+		}
+	}
+	if !found {
+		t.Error("no task.completed for collect")
+	}
+
+	code, out, _ = fsd(t, "runs", "show", dirs[0].Name(), "--runs-dir", runs)
+	if code != exitOK || !strings.Contains(out, "\noutput of collect\n  {\"total\":3,\"items\":[\"a\",\"b\",\"c\"]}\n") {
+		t.Errorf("runs show:\n%s", out)
+	}
+	code, out, _ = fsd(t, "runs", "show", dirs[0].Name(), "--runs-dir", runs, "--json")
+	var d struct {
+		Tasks []map[string]json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); code != exitOK || err != nil {
+		t.Fatalf("runs show --json: %v\n%s", err, out)
+	}
+	var total struct{ Total int }
+	if err := json.Unmarshal(d.Tasks[0]["output"], &total); err != nil || total.Total != 3 {
+		t.Errorf("runs show --json output of collect: %s", d.Tasks[0]["output"])
+	}
+}
+
+// A broken output schema fails validate with its position.
+func TestValidateBadOutputSchema(t *testing.T) {
+	dir := t.TempDir()
+	skill := filepath.Join(dir, "skills", "stats")
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := "id: stats\nname: Stats\ndescription: Counts.\nversion: 1.0.0\nagents:\n  collector:\n    output:\n      type: object\n      properties:\n        total: {type: integr}\n"
+	if err := os.WriteFile(filepath.Join(skill, "stats.skill.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := fsd(t, "validate", dir)
+	want := filepath.Join(skill, "stats.skill.yaml") + `:10:23: agent "collector": output schema: not a valid JSON Schema: value must be one of`
+	if code != exitProblems || !strings.Contains(out+errs, want) {
+		t.Errorf("exit %d, want %d and %q:\n%s%s", code, exitProblems, want, out, errs)
+	}
+}
