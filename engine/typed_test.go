@@ -273,9 +273,9 @@ func TestTypedOutputResume(t *testing.T) {
 	if got := strings.Join(steps, " "); got != "collect/1 report/0" {
 		t.Errorf("model calls on resume: %s, want collect/1 report/0", got)
 	}
-	tr := readFile(t, filepath.Join(res.Dir, "tasks", "collect.jsonl"))
+	tr := readFile(t, filepath.Join(res.Dir, "journal.jsonl"))
 	if n := strings.Count(string(tr), "repair turn 1 of 2"); n != 1 {
-		t.Errorf("the repair message is in the transcript %d times, want once", n)
+		t.Errorf("the repair message is in the journal %d times, want once", n)
 	}
 }
 

@@ -31,13 +31,13 @@ func TestTypedWorkflow(t *testing.T) {
 	dirs, _ := os.ReadDir(runs)
 	rec := filepath.Join(runs, dirs[0].Name())
 
-	// The repair turn is in the collector's transcript.
-	tr, err := os.ReadFile(filepath.Join(rec, "tasks", "collect.jsonl"))
+	// The repair turn is in the journal.
+	tr, err := os.ReadFile(filepath.Join(rec, "journal.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(tr), "at /total: got string, want integer") {
-		t.Errorf("no repair message in the collector's transcript:\n%s", tr)
+		t.Errorf("no repair message in the journal:\n%s", tr)
 	}
 	// events.jsonl: task.completed carries the JSON value.
 	f, err := os.Open(filepath.Join(rec, "events.jsonl"))
