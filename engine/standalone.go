@@ -47,6 +47,12 @@ type GeneratorConfig struct {
 	// request (default 60).
 	MaxSteps    int
 	MaxMessages int
+	// Output, when set, is the JSON Schema the final answer must match
+	// (an agent's `output:`): Generate then answers the JSON, compact,
+	// after at most OutputRepairs repair turns (nil: spec.DefaultOutputRepairs),
+	// or fails with an error wrapping ErrOutput.
+	Output        map[string]any
+	OutputRepairs *int
 }
 
 // Generate runs one generator on input until its final answer: each step
@@ -65,7 +71,14 @@ func Generate(ctx context.Context, cfg GeneratorConfig, input string) (string, e
 	}
 	// Events name the run "generate": there is no run around it.
 	ev := &emitter{runID: "generate", now: time.Now, sink: cfg.Sink}
+	typed, err := newTypedOutput(spec.Agent{Name: cfg.Name, Output: cfg.Output, OutputRepairs: cfg.OutputRepairs})
+	if err != nil {
+		return "", fmt.Errorf("engine: %w", err)
+	}
 	env := &funcEnv{prompt: cfg.Prompt, byName: map[string]FuncTool{}}
+	if typed != nil {
+		env.prompt += typed.prompt()
+	}
 	for _, t := range cfg.Tools {
 		env.defs = append(env.defs, t.Def)
 		env.byName[t.Def.Name] = t
@@ -81,7 +94,7 @@ func Generate(ctx context.Context, cfg GeneratorConfig, input string) (string, e
 		genDeps: genDeps{runID: ev.runID, emit: ev.emit, tokens: sharedTokens},
 		model:   cfg.Model, tr: tr, env: env, item: router.Item,
 		caller:      model.Caller{Agent: cfg.Name, Input: input},
-		maxMessages: cfg.MaxMessages, maxSteps: cfg.MaxSteps,
+		maxMessages: cfg.MaxMessages, maxSteps: cfg.MaxSteps, output: typed,
 	}
 	if err := g.add(model.Message{Role: model.User, Text: input}); err != nil {
 		return "", err

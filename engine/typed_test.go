@@ -309,3 +309,24 @@ func TestTypedOutputForTheHost(t *testing.T) {
 		t.Errorf("a host's goal was rendered: %q", g)
 	}
 }
+
+// engine.Generate takes an output schema too: the answer is the JSON,
+// after a repair turn; a schema that does not compile is an error.
+func TestGenerateTypedOutput(t *testing.T) {
+	m := &recModel{steps: []step{say(`{"total": "x"}`), say(`{"total": 1, "items": []}`)}}
+	answer, err := Generate(context.Background(), GeneratorConfig{Name: "counter", Model: m, Output: countSchema}, "count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer != `{"total":1,"items":[]}` {
+		t.Errorf("answer %q", answer)
+	}
+	reqs := m.requests()
+	if len(reqs) != 2 || reqs[0].Output == nil || !strings.Contains(reqs[1].Messages[len(reqs[1].Messages)-1].Text, "at /total") {
+		t.Errorf("%d requests; output %v", len(reqs), reqs[0].Output)
+	}
+	_, err = Generate(context.Background(), GeneratorConfig{Model: m, Output: map[string]any{"type": 3}}, "x")
+	if err == nil || !strings.Contains(err.Error(), "output schema") {
+		t.Errorf("bad schema: %v", err)
+	}
+}
