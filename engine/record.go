@@ -44,8 +44,10 @@ type record struct {
 	events, requests *journal.Stream
 
 	mu sync.Mutex
-	// blobs are the hashes written to requests.jsonl.
-	blobs map[string]bool
+	// blobs are the hashes written to requests.jsonl; ctxHash remembers
+	// the hashes of context blocks.
+	blobs   map[string]bool
+	ctxHash map[string]string
 	// err is the first failed write of the record; the run fails with it
 	// (nothing reports success over a cut record).
 	err error
@@ -65,7 +67,7 @@ func openRecord(runsDir, id string, p *spec.Project, lock *journal.Locked, flush
 			return nil, fmt.Errorf("run record: %w", err)
 		}
 	}
-	rec = &record{dir: dir, lock: lock, blobs: map[string]bool{}}
+	rec = &record{dir: dir, lock: lock, blobs: map[string]bool{}, ctxHash: map[string]string{}}
 	defer func() {
 		if err != nil {
 			for _, f := range rec.files {

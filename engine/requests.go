@@ -37,7 +37,7 @@ func (rec *record) request(gen string, s sent, at int, now time.Time) {
 	if rec.requests == nil {
 		return
 	}
-	line.Context = runrecord.TextHash(s.req.Context)
+	line.Context = rec.contextHash(s.req.Context)
 	if !rec.blobs[line.Context] {
 		buf = appendLine(buf, runrecord.Line{Kind: runrecord.KindBlob, Hash: line.Context, Text: &s.req.Context})
 		rec.blobs[line.Context] = true
@@ -55,6 +55,19 @@ func (rec *record) request(gen string, s sent, at int, now time.Time) {
 	if _, err := rec.requests.Write(buf); err != nil {
 		rec.fail(fmt.Errorf("run record: %s: %w", runrecord.RequestsFile, err))
 	}
+}
+
+// contextHash is runrecord.TextHash of a context block, remembered: most
+// requests of a run carry one of a few blocks. rec.mu is held.
+func (rec *record) contextHash(text string) string {
+	if h, ok := rec.ctxHash[text]; ok {
+		return h
+	}
+	h := runrecord.TextHash(text)
+	if len(rec.ctxHash) < 4096 {
+		rec.ctxHash[text] = h
+	}
+	return h
 }
 
 // response writes the response line of a step: its usage (with the

@@ -43,6 +43,8 @@ type hostBoard struct {
 	// events of a resumed run say "replayed".
 	seeding      bool
 	replayedEnds map[string]bool
+	// static holds the ids of the workflow's static tasks.
+	static map[string]bool
 }
 
 // restated notes that a task's worker ended in its journal.
@@ -112,7 +114,10 @@ func (r *Run) newHostBoard(h *hostEnv) *hostBoard {
 }
 
 func newBoard(d boardDeps, h *hostEnv) *hostBoard {
-	hb := &hostBoard{boardDeps: d, host: h}
+	hb := &hostBoard{boardDeps: d, host: h, static: make(map[string]bool, len(d.tasks))}
+	for _, t := range d.tasks {
+		hb.static[t.ID] = true
+	}
 	if h != nil {
 		hb.parent = func() []model.Message { return h.tr.Messages() }
 	}

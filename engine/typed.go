@@ -136,11 +136,7 @@ func renderTaskText(what, text, input string, deps []board.DepResult) (string, e
 // task a worker runs (the board keeps them as written). Tasks a generator
 // added are taken as they are: a model's text is not a template.
 func (hb *hostBoard) renderStatic(t *board.Task, deps []board.DepResult) error {
-	static := false
-	for _, s := range hb.tasks {
-		static = static || s.ID == t.ID
-	}
-	if !static {
+	if !hb.static[t.ID] {
 		return nil
 	}
 	input := ""

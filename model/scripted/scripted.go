@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsdrun/fsd/internal/tmpl"
@@ -24,6 +25,9 @@ type HandleFunc func(skillID string) (string, error)
 type Model struct {
 	script *Script
 	handle HandleFunc
+	// parsed caches each argument template by its text: a fan-out plays
+	// the same step thousands of times.
+	parsed sync.Map // string -> *tmpl.Template
 }
 
 // New returns a model replaying s; handle serves the `handle` template
@@ -140,32 +144,38 @@ type tmplData struct {
 	Input string
 	Task  struct{ ID, Goal string }
 	Last  string
-	// Deps are the task's dependencies' results by task id: a typed
-	// result's JSON value, a text result's text.
-	Deps map[string]any
+	// deps are the task's dependencies' results by task id, as JSON: a
+	// typed result's value, a text result's text. Templates see them
+	// decoded as .Deps.
+	deps map[string]json.RawMessage
 }
 
 // values is the data as the template sees it: plain maps, no methods.
-func (d tmplData) values() map[string]any {
+// Deps are decoded only for a template that names them: a join of
+// thousands of tasks would decode them all for every step otherwise.
+func (d tmplData) values(withDeps bool) map[string]any {
+	deps := map[string]any{}
+	if withDeps {
+		for id, raw := range d.deps {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			var v any
+			if dec.Decode(&v) == nil {
+				deps[id] = v
+			}
+		}
+	}
 	return map[string]any{
 		"Input": d.Input,
 		"Task":  map[string]any{"ID": d.Task.ID, "Goal": d.Task.Goal},
 		"Last":  d.Last,
-		"Deps":  d.Deps,
+		"Deps":  deps,
 	}
 }
 
 func (m *Model) data(req *model.Request) tmplData {
-	d := tmplData{Input: req.Caller.Input, Deps: map[string]any{}}
+	d := tmplData{Input: req.Caller.Input, deps: req.Caller.Deps}
 	d.Task.ID, d.Task.Goal = req.Caller.TaskID, req.Caller.TaskGoal
-	for id, raw := range req.Caller.Deps {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var v any
-		if dec.Decode(&v) == nil {
-			d.Deps[id] = v
-		}
-	}
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if req.Messages[i].Role == model.Tool {
 			d.Last = req.Messages[i].Text
@@ -186,6 +196,18 @@ func (m *Model) render(s string, data tmplData) (string, error) {
 	if !strings.Contains(s, "{{") {
 		return s, nil
 	}
+	t, err := m.template(s)
+	if err != nil {
+		return "", err
+	}
+	return t.Execute(data.values(strings.Contains(s, "Deps")))
+}
+
+// template parses an argument template once.
+func (m *Model) template(s string) (*tmpl.Template, error) {
+	if t, ok := m.parsed.Load(s); ok {
+		return t.(*tmpl.Template), nil
+	}
 	t, err := tmpl.Parse("arg", s, map[string]tmpl.Func{
 		"handle": func(a ...any) (any, error) {
 			if len(a) != 1 {
@@ -202,9 +224,10 @@ func (m *Model) render(s string, data tmplData) (string, error) {
 		},
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return t.Execute(data.values())
+	m.parsed.Store(s, t)
+	return t, nil
 }
 
 // renderArgs renders every string inside args and encodes them as JSON.
