@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # End-to-end benchmark: a cold `fsd run` of a generated fan-out of N tasks
 # (each answered at once by the scripted model) joined by one more task,
-# with its run record. For each N it prints the run's wall time, the time
-# per task, peak RSS and, when strace is installed, the syscalls that make
-# up the record (fsync/fdatasync, openat, write).
+# with its run record, under each --durability mode. For each N and mode
+# it prints the run's wall time, the time per task, the CPU time (user +
+# system), peak RSS and, when strace is installed, the syscalls that make
+# up the record (fdatasync/fsync, openat, write, rename).
 #
-#   bench/fanout.sh                 # N = 100 1000 10000, 5 runs each, median
+#   bench/fanout.sh                 # N = 100 1000 10000, both modes, 5 runs each, median
 #   bench/fanout.sh 1000            # one size
 #   RUNS=9 FSD=./fsd bench/fanout.sh 100 1000
-#   FSD_FLAGS="--durability commit-before-effects" bench/fanout.sh  (when supported)
+#   MODES=step bench/fanout.sh      # one durability mode
+#   FSD_FLAGS=-v bench/fanout.sh   # more flags for every run
 #
-# Needs bash, GNU time (/usr/bin/time) for peak RSS, and strace for the
-# syscall counts (optional). Timings on a shared machine are noisy: compare
-# medians of alternated runs, and prefer the syscall counts.
+# Needs bash, GNU time (/usr/bin/time) for CPU time and peak RSS, and
+# strace for the syscall counts (optional; `apt-get install strace`).
+# Timings on a shared machine are noisy: compare medians of alternated
+# runs, and prefer CPU time and the syscall counts, which are not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
 [ ${#sizes[@]} -eq 0 ] && sizes=(100 1000 10000)
 runs=${RUNS:-5}
 flags=${FSD_FLAGS:-}
+modes=(${MODES:-step commit-before-effects})
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -67,27 +71,31 @@ YAML
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-printf '%-7s %10s %12s %12s %10s %s\n' tasks wall_s per_task_us peak_rss_MiB runs syscalls
+printf '%-7s %-22s %8s %12s %8s %12s %5s %s\n' tasks durability wall_s per_task_us cpu_s peak_rss_MiB runs syscalls
 for n in "${sizes[@]}"; do
 	dir="$work/fan$n"
 	gen "$n" "$dir"
 	"$fsd" validate "$dir" >/dev/null 2>&1 || { echo "generated workflow for $n does not validate:"; "$fsd" validate "$dir"; exit 1; }
-	walls=() rss=()
-	for ((r = 0; r < runs; r++)); do
-		rm -rf "$dir/runs"
-		/usr/bin/time -o "$work/time.txt" -f '%e %M' "$fsd" run "$dir/fan.workflow.yaml" --runs-dir "$dir/runs" $flags >/dev/null 2>"$work/err.txt" ||
-			{ echo "fsd run of $n tasks failed:"; cat "$work/err.txt"; exit 1; }
-		out=$(tail -1 "$work/time.txt")
-		walls+=("${out% *}")
-		rss+=("${out#* }")
+	for mode in "${modes[@]}"; do
+		walls=() rss=() cpus=()
+		for ((r = 0; r < runs; r++)); do
+			rm -rf "$dir/runs"
+			/usr/bin/time -o "$work/time.txt" -f '%e %M %U %S' "$fsd" run "$dir/fan.workflow.yaml" --runs-dir "$dir/runs" --durability "$mode" $flags >/dev/null 2>"$work/err.txt" ||
+				{ echo "fsd run of $n tasks failed:"; cat "$work/err.txt"; exit 1; }
+			read -r wall peak user sys < <(tail -1 "$work/time.txt")
+			walls+=("$wall")
+			rss+=("$peak")
+			cpus+=("$(echo "$user + $sys" | bc -l)")
+		done
+		wall=$(printf '%s\n' "${walls[@]}" | median)
+		peak=$(printf '%s\n' "${rss[@]}" | median)
+		cpu=$(printf '%s\n' "${cpus[@]}" | median)
+		sys="-"
+		if command -v strace >/dev/null; then
+			rm -rf "$dir/runs"
+			strace -f -c -o "$work/strace.txt" "$fsd" run "$dir/fan.workflow.yaml" --runs-dir "$dir/runs" --durability "$mode" $flags >/dev/null 2>&1 || true
+			sys=$(awk '$NF ~ /^(fsync|fdatasync|openat|write|rename|renameat|sync_file_range)$/ {printf "%s=%s ", $NF, $4}' "$work/strace.txt")
+		fi
+		printf '%-7s %-22s %8.3f %12.1f %8.3f %12.1f %5s %s\n' "$n" "$mode" "$wall" "$(echo "$wall * 1000000 / $n" | bc -l)" "$cpu" "$(echo "$peak / 1024" | bc -l)" "$runs" "$sys"
 	done
-	wall=$(printf '%s\n' "${walls[@]}" | median)
-	peak=$(printf '%s\n' "${rss[@]}" | median)
-	sys="-"
-	if command -v strace >/dev/null; then
-		rm -rf "$dir/runs"
-		strace -f -c -o "$work/strace.txt" "$fsd" run "$dir/fan.workflow.yaml" --runs-dir "$dir/runs" $flags >/dev/null 2>&1 || true
-		sys=$(awk '$NF ~ /^(fsync|fdatasync|openat|write|rename|sync_file_range)$/ {printf "%s=%s ", $NF, $4}' "$work/strace.txt")
-	fi
-	printf '%-7s %10.3f %12.1f %12.1f %10s %s\n' "$n" "$wall" "$(echo "$wall * 1000000 / $n" | bc -l)" "$(echo "$peak / 1024" | bc -l)" "$runs" "$sys"
 done

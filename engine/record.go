@@ -192,7 +192,7 @@ func (rec *record) sink() event.Sink {
 		}
 		// After a failed write the file may end mid-line; the stream
 		// takes nothing more, and the writer reported the failure.
-		_, _ = rec.events.Write(append(b, '\n'))
+		_ = rec.events.WriteLine(b)
 	})
 }
 

@@ -367,6 +367,16 @@ func (w *Writer) Stream(name string, f io.Writer) *Stream {
 
 // Write buffers p (whole lines); it fails only once the journal has.
 func (s *Stream) Write(p []byte) (int, error) {
+	return s.write(p, false)
+}
+
+// WriteLine buffers p and a newline.
+func (s *Stream) WriteLine(p []byte) error {
+	_, err := s.write(p, true)
+	return err
+}
+
+func (s *Stream) write(p []byte, newline bool) (int, error) {
 	w := s.jw
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -377,6 +387,9 @@ func (s *Stream) Write(p []byte) (int, error) {
 		return 0, ErrClosed
 	}
 	s.buf = append(s.buf, p...)
+	if newline {
+		s.buf = append(s.buf, '\n')
+	}
 	w.lazy()
 	return len(p), nil
 }

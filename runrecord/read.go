@@ -29,6 +29,8 @@ type Record struct {
 	Tasks []board.Task
 	// Gens are the generators, the host first, then tasks by file name.
 	Gens []*Gen
+	// byName indexes Gens (built on first use).
+	byName map[string]*Gen
 }
 
 // Gen is one generator's transcript and the steps it sent.
@@ -175,12 +177,13 @@ func (rec *Record) readTranscriptFiles() error {
 
 // Gen returns the generator whose transcript file is name.
 func (rec *Record) Gen(name string) *Gen {
-	for _, g := range rec.Gens {
-		if g.Name == name {
-			return g
+	if len(rec.byName) != len(rec.Gens) {
+		rec.byName = make(map[string]*Gen, len(rec.Gens))
+		for _, g := range rec.Gens {
+			rec.byName[g.Name] = g
 		}
 	}
-	return nil
+	return rec.byName[name]
 }
 
 func (rec *Record) readRequests() error {
