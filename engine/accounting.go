@@ -1,12 +1,18 @@
 package engine
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -38,15 +44,51 @@ func newAccount(wf *spec.Workflow, l spec.Limits) *account {
 		tasks: map[string]*tally{}, agents: map[string]*tally{}}
 }
 
-// restore starts a resumed run's account from what its record says the
-// run used before: replayed steps are not billed again.
-func (a *account) restore(s RunSummary) {
+// restore starts a resumed run's account from what the run used before
+// (replayed steps are not billed again): the response lines of
+// requests.jsonl, one per model call, which hold every call up to the
+// last commit even when the process was killed; run.json's totals (made
+// at its start and end) when the record has no such lines.
+func (a *account) restore(s RunSummary, dir string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.replay(filepath.Join(dir, runrecord.RequestsFile)) {
+		return
+	}
 	a.run = tally{u: s.Usage(), cost: s.Cost}
 	for name, u := range s.Agents {
 		a.agents[name] = &tally{u: u.Usage, cost: u.Cost}
 	}
+}
+
+// replay books the response lines of a requests.jsonl; false if it
+// cannot be read. A torn or foreign line is skipped: it is one call's
+// figures at most. a.mu is held.
+func (a *account) replay(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		b := sc.Bytes()
+		if !bytes.Contains(b, []byte(`"kind":"response"`)) {
+			continue // blobs and requests: most of the file, not parsed
+		}
+		var l runrecord.Line
+		if json.Unmarshal(b, &l) != nil || l.Kind != runrecord.KindResponse || l.Usage == nil || l.Usage.IsZero() {
+			continue
+		}
+		a.run.add(*l.Usage, l.Cost)
+		if l.Task != "" {
+			c := model.Caller{TaskID: l.Task, Agent: l.Agent}
+			book(a.tasks, l.Task).add(*l.Usage, l.Cost)
+			book(a.agents, agentOf(c)).add(*l.Usage, l.Cost)
+		}
+	}
+	return sc.Err() == nil
 }
 
 // add books one call's usage; modelName prices it. It returns the call's

@@ -168,7 +168,7 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 				done(resp, err)
 			}
 			cost := g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
-			g.rec.response(g.recName, req.Caller, resp.Usage, tk, err, g.clock())
+			g.rec.response(g.recName, req.Caller, resp.Usage, cost, tk, err, g.clock())
 			g.emitRequest(req, tk, resp.Usage, cost)
 			if err != nil {
 				// Providers name themselves ("openai: …", "scripted

@@ -73,11 +73,12 @@ func (rec *record) contextHash(text string) string {
 // response writes the response line of a step: its usage (with the
 // request's o200k counts by part when the usage is an estimate) or its
 // error.
-func (rec *record) response(gen string, c model.Caller, u model.Usage, tk *event.Tokens, err error, now time.Time) {
+func (rec *record) response(gen string, c model.Caller, u model.Usage, cost float64, tk *event.Tokens, err error, now time.Time) {
 	if rec == nil {
 		return
 	}
-	line := runrecord.Line{Kind: runrecord.KindResponse, Gen: gen, Task: c.TaskID, Agent: c.Agent, Step: c.Step, Time: now, Usage: &u, Tokens: tk}
+	line := runrecord.Line{Kind: runrecord.KindResponse, Gen: gen, Task: c.TaskID, Agent: c.Agent, Step: c.Step, Time: now,
+		Usage: &u, Cost: cost, Tokens: tk}
 	if err != nil {
 		line.Error = err.Error()
 	}

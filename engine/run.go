@@ -262,7 +262,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed+1
 		// Replayed steps are not billed again; the first run's count
 		// stays, and its budgets go on from it.
-		r.acct.restore(j.Summary)
+		r.acct.restore(j.Summary, j.Dir)
 		r.acct.summarize(&sum)
 	}
 	if err := r.rec.writeJSON("run.json", sum); err != nil {

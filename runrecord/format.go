@@ -134,8 +134,10 @@ type Line struct {
 	// records before that carried them always.
 	Tokens *event.Tokens `json:"tokens,omitempty"`
 
-	// Response.
+	// Response: the call's usage (the one every total adds up) and its
+	// cost by the workflow's prices.
 	Usage *model.Usage `json:"usage,omitempty"`
+	Cost  float64      `json:"cost,omitempty"`
 	Error string       `json:"error,omitempty"`
 }
 

@@ -54,6 +54,7 @@ func Check(w *Workflow, skills []*Skill) diag.List {
 	}
 	if w != nil {
 		out = append(out, checkTasks(w, byID, enabled, ids)...)
+		out = append(out, checkBudgets(w, byID)...)
 	}
 	out.Sort()
 	return out
@@ -318,4 +319,37 @@ func minOf(s []int) int {
 		m = min(m, v)
 	}
 	return m
+}
+
+// checkBudgets reports limits.agents keys that name no agent: a budget
+// under a mistyped name would bound nothing.
+func checkBudgets(w *Workflow, byID map[string]*Skill) diag.List {
+	var out diag.List
+	var known []string
+	for _, s := range byID {
+		for _, a := range s.Agents {
+			known = append(known, s.ID+"/"+a.Name)
+		}
+	}
+	sort.Strings(known)
+	names := make([]string, 0, len(w.Limits.Agents))
+	for name := range w.Limits.Agents {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		skill, agent, ok := strings.Cut(name, "/")
+		if !ok {
+			continue // "worker", or malformed (reported when loading)
+		}
+		if s := byID[skill]; s != nil {
+			if _, ok := s.Agent(agent); ok {
+				continue
+			}
+		}
+		out = append(out, diag.Diagnostic{Pos: w.Limits.Agents[name].Pos, Kind: "ref",
+			Message: fmt.Sprintf("limits.agents names unknown agent %q: its budget would bound nothing", name),
+			Hint:    didYouMean(name, append(known, DefaultWorkerName))})
+	}
+	return out
 }

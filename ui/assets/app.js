@@ -40,6 +40,25 @@ function dur(msec) {
   return Math.floor(msec / 60000) + " m " + Math.round((msec % 60000) / 1000) + " s";
 }
 
+// tokens says a usage's four figures as every view of fsd does (run.json,
+// fsd runs, the live board): in (cached read, cache written), out, and
+// whether fsd estimated them. u uses the request-event field names.
+function tokens(u, cost) {
+  const n = (x) => (x || 0).toLocaleString();
+  let t = `${n(u.input_tokens)} in`;
+  if (u.cached_input_tokens || u.cache_write_tokens) t += ` (${n(u.cached_input_tokens)} cached, ${n(u.cache_write_tokens)} written)`;
+  t += `, ${n(u.output_tokens)} out`;
+  if (u.estimated) t += " (estimated)";
+  if (cost) t += ` · cost ${cost < 1 ? cost.toFixed(4) : cost.toFixed(2)}`;
+  return t;
+}
+
+// runUsage is a run.json summary's figures as a usage.
+function runUsage(s) {
+  return { input_tokens: s.input_tokens, cached_input_tokens: s.cached_input_tokens, cache_write_tokens: s.cache_write_tokens,
+    output_tokens: s.output_tokens, estimated: s.tokens_estimated };
+}
+
 // ---- runs list ----
 
 async function runsPage(main) {
@@ -54,7 +73,7 @@ async function runsPage(main) {
     el("td", {}, badge(r.status)),
     el("td", {}, new Date(r.started).toLocaleString()),
     el("td", {}, isSet(r.finished) ? dur(ms(r.started, r.finished)) : "–"),
-    el("td", {}, (r.input_tokens + r.output_tokens).toLocaleString()),
+    el("td", {}, tokens(runUsage(r), r.cost)),
     el("td", { class: "meta" }, r.workflow)));
   main.append(el("table", { id: "runs" },
     el("tr", {}, ["Run", "Status", "Started", "Duration", "Tokens", "Workflow"].map((h) => el("th", {}, h))),
@@ -174,7 +193,7 @@ function step(s) {
   s.messages = s.messages || [];
   s.tools = s.tools || [];
   const tk = s.tokens ? ` · ${s.tokens.total.toLocaleString()} tokens sent` : "";
-  const us = s.usage ? ` · usage ${s.usage.input_tokens} in, ${s.usage.output_tokens} out` : "";
+  const us = s.usage ? ` · tokens ${tokens(s.usage)}` : "";
   return el("details", { class: "step", "data-step": s.step },
     el("summary", {}, `step ${s.step}${tk}${us}${s.error ? " · error" : ""}`),
     el("details", { class: "request" },
@@ -201,10 +220,9 @@ function renderRun(main, v) {
   const open = new Set([...main.querySelectorAll("details.gen[open]")].map((d) => d.dataset.gen));
   const openSteps = new Set([...main.querySelectorAll("details.gen[open] details[open]")].map((d) => d.closest("details.gen").dataset.gen + "/" + (d.dataset.step || "") + "/" + d.className));
   const end = isSet(s.finished) ? s.finished : v.now;
-  const tokens = s.input_tokens + s.output_tokens;
   main.replaceChildren(...[
     el("h1", {}, "Run ", s.id, " ", badge(s.status)),
-    el("div", { class: "meta" }, `${s.workflow} · started ${new Date(s.started).toLocaleString()} · ${dur(ms(s.started, end))} · ${tokens.toLocaleString()} tokens (${s.input_tokens.toLocaleString()} in, ${s.output_tokens.toLocaleString()} out)`),
+    el("div", { class: "meta" }, `${s.workflow} · started ${new Date(s.started).toLocaleString()} · ${dur(ms(s.started, end))} · tokens ${tokens(runUsage(s), s.cost)}`),
     s.input ? el("p", {}, el("b", {}, "Input: "), s.input) : null,
     s.answer ? el("div", {}, el("b", {}, "Answer"), el("div", { class: "answer", id: "answer" }, s.answer)) : null,
     s.error ? el("div", { class: "error" }, s.error) : null,

@@ -1,0 +1,89 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// prices: and limits.agents load with their values; mistakes are errors
+// at file:line:col.
+func TestPricesAndAgentBudgets(t *testing.T) {
+	const good = `name: w
+host: {}
+prices:
+  openai/gpt-5.4-mini: {input: 0.25, cached-input: 0.025, output: 2}
+  scripted: {input: 1, output: 1_000}
+limits:
+  max-input-tokens: 100000
+  agents:
+    worker: {max-input-tokens: 5000}
+    team/iso: {max-output-tokens: 300}
+`
+	w := loadString(t, good, "")
+	p := w.Prices["openai/gpt-5.4-mini"]
+	if p.Input != 0.25 || p.CachedInput == nil || *p.CachedInput != 0.025 || p.CacheWrite != nil || p.Output != 2 {
+		t.Errorf("price %+v", p)
+	}
+	if w.Prices["scripted"].Output != 1000 {
+		t.Errorf("prices %+v", w.Prices)
+	}
+	if w.Limits.Agents["worker"].MaxInputTokens != 5000 || w.Limits.Agents["team/iso"].MaxOutputTokens != 300 || w.Limits.MaxInputTokens != 100000 {
+		t.Errorf("limits %+v", w.Limits)
+	}
+	// 1,000 tokens in (400 read from the cache, 100 written), 100 out:
+	// 500 at input, 400 at cached-input (or input), 100 at input, 100 at output.
+	if got := p.Cost(1000, 400, 100, 100); !near(got, (500*0.25+400*0.025+100*0.25+100*2)/1e6) {
+		t.Errorf("cost %v", got)
+	}
+
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"model form", "name: w\nhost: {}\nprices:\n  gpt: {input: 1, output: 2}\n", `w.workflow.yaml:4:3: model "gpt" is not provider/model or scripted`},
+		{"price key", "name: w\nhost: {}\nprices:\n  scripted: {input: 1, outptu: 2}\n", `w.workflow.yaml:4:24: unknown key "outptu"; did you mean "output"?`},
+		{"agent form", "name: w\nhost: {}\nlimits:\n  agents:\n    iso: {max-input-tokens: 5}\n", `w.workflow.yaml:5:5: limits.agents: "iso" is not skill/agent or worker`},
+		{"budget key", "name: w\nhost: {}\nlimits:\n  agents:\n    a/b: {max-tokens: 5}\n", `w.workflow.yaml:5:11: unknown key "max-tokens"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, diags := loadWorkflowString(t, tc.yaml)
+			if !strings.Contains(diags.Error(), tc.want) {
+				t.Errorf("diagnostics:\n%v\nwant %q", diags, tc.want)
+			}
+		})
+	}
+
+	// A budget for an agent no skill has bounds nothing: Check says so.
+	s := &Skill{ID: "team", Agents: []Agent{{Name: "iso"}}}
+	w = loadString(t, "name: w\nhost: {}\nlimits:\n  agents:\n    team/iso: {max-input-tokens: 5}\n    team/isso: {max-input-tokens: 5}\n", "")
+	diags := Check(w, []*Skill{s})
+	if len(diags) != 1 || !strings.Contains(diags.Error(), `w.workflow.yaml:6:16: limits.agents names unknown agent "team/isso"`) || diags[0].Hint == "" {
+		t.Errorf("check: %v (hint %q)", diags, diags[0].Hint)
+	}
+}
+
+func loadWorkflowString(t *testing.T, yaml string) (*Workflow, interface{ Error() string }) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "w.workflow.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, diags := LoadWorkflow(path)
+	return w, relDiags{diags.Error(), filepath.Dir(path)}
+}
+
+type relDiags struct{ s, dir string }
+
+func (r relDiags) Error() string {
+	return strings.ReplaceAll(r.s, r.dir+string(filepath.Separator), "")
+}
+
+func loadString(t *testing.T, yaml, want string) *Workflow {
+	t.Helper()
+	w, diags := loadWorkflowString(t, yaml)
+	if got := diags.Error(); got != want {
+		t.Fatalf("diagnostics %q, want %q", got, want)
+	}
+	return w
+}
+
+func near(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 }
