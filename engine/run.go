@@ -80,6 +80,10 @@ type Options struct {
 	// case it is read again: 0 is mcptool.DefaultIdle, negative closes
 	// them at once. All close when the run ends.
 	MCPIdle time.Duration
+	// Dispatcher runs the board's tasks on workers in other processes
+	// (fsd run --nats); nil runs them here. The host generator, the run
+	// record and the live board stay with this process.
+	Dispatcher Dispatcher
 }
 
 // Run is one execution of a workflow. Create it with New, start it with

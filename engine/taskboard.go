@@ -90,6 +90,8 @@ type boardDeps struct {
 	resume  *Journal
 	save    func(*board.Board)
 	workers workerDeps
+	// dispatch runs tasks on workers elsewhere; nil runs them here.
+	dispatch Dispatcher
 }
 
 // workerDeps are what a board worker needs from its run.
@@ -107,7 +109,7 @@ type workerDeps struct {
 // newHostBoard builds a board for the host h (nil: a pipeline's).
 func (r *Run) newHostBoard(h *hostEnv) *hostBoard {
 	return newBoard(boardDeps{
-		tasks: r.wf.Tasks, cat: r.cat, ev: &r.ev, log: r.log, resume: r.opts.Resume, save: r.saveBoard,
+		tasks: r.wf.Tasks, cat: r.cat, ev: &r.ev, log: r.log, resume: r.opts.Resume, save: r.saveBoard, dispatch: r.opts.Dispatcher,
 		workers: workerDeps{gen: r.genDeps(), model: r.opts.Model, limits: r.limits, ledger: r.ledger, box: r.box,
 			transcript: r.newTranscript},
 	}, h)
@@ -245,7 +247,7 @@ func (hb *hostBoard) call(ctx context.Context, c model.ToolCall) model.ToolResul
 	if c.Name == "addTask" {
 		args = hb.pinAssignee(args)
 	}
-	res := hb.b.CallTool(ctx, c.Name, args, hb.runTask)
+	res := hb.b.CallTool(ctx, c.Name, args, hb.runner())
 	if c.Name == board.ToolRunBoard {
 		hb.save(hb.b)
 	}

@@ -22,6 +22,9 @@ type toolbox struct {
 	trusted func(s *spec.Skill) bool
 	// mcp runs the skills' MCP servers, shared by every load of the run.
 	mcp *mcptool.Pool
+	// refusal is what an untrusted skill's command tools answer instead of
+	// the advice to pass --trust ("": that advice).
+	refusal string
 
 	mu     sync.Mutex
 	stores map[string]*tool.MemKV // skill id -> run-wide store (L4)
@@ -97,7 +100,11 @@ func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
 	trusted := tb.isTrusted(s)
 	var ts []skillTool
 	for _, t := range s.Tools {
-		ct, err := tool.Compile(t, s.Dir, tool.WithTrust(trusted), tool.WithSkill(s.ID))
+		opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID)}
+		if tb.refusal != "" {
+			opts = append(opts, tool.WithRefusal(tb.refusal))
+		}
+		ct, err := tool.Compile(t, s.Dir, opts...)
 		if err != nil {
 			// tool.Compile names the tool ("tool greet: reply: …").
 			return nil, fmt.Errorf("skill %s: %w", s.ID, err)

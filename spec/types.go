@@ -414,6 +414,14 @@ type Host struct {
 	Model  string `json:"model,omitempty"`
 }
 
+// BoardConfig is a workflow's `board:`: where its tasks run.
+type BoardConfig struct {
+	Node
+	// NATS is the URL of a NATS server with JetStream: the board's tasks
+	// go to workers there (fsd worker) instead of running in this process.
+	NATS string `json:"nats,omitempty"`
+}
+
 // Task is a static task of a workflow.
 type Task struct {
 	Node
@@ -457,6 +465,8 @@ type Workflow struct {
 	// with them, run records and views show what the run cost.
 	Prices map[string]Price `json:"prices,omitempty"`
 	Host   *Host            `json:"host,omitempty"`
-	Tasks  []Task           `json:"tasks,omitempty"`
-	Input  string           `json:"input,omitempty"`
+	// Board is where the board's tasks run; nil: in this process.
+	Board *BoardConfig `json:"board,omitempty"`
+	Tasks []Task       `json:"tasks,omitempty"`
+	Input string       `json:"input,omitempty"`
 }

@@ -12,11 +12,12 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "cache", "limits", "prices", "host", "tasks", "input"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "cache", "limits", "prices", "board", "host", "tasks", "input"}
 	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens", "max-input-tokens", "max-output-tokens", "agents"}
 	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
 	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
 	hostKeys     = []string{"prompt", "model"}
+	boardKeys    = []string{"nats"}
 	taskKeys     = []string{"id", "goal", "assignee", "deps", "input"}
 )
 
@@ -88,6 +89,14 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			decodeLimits(d, f.v, &w.Limits)
 		case "prices":
 			w.Prices = decodePrices(d, f.v)
+		case "board":
+			b := &BoardConfig{}
+			for _, bf := range d.fields(f.v, boardKeys, &b.Node) {
+				if bf.key == "nats" {
+					b.NATS, _ = str(bf.v)
+				}
+			}
+			w.Board = b
 		case "host":
 			h := &Host{}
 			for _, hf := range d.fields(f.v, hostKeys, &h.Node) {

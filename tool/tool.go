@@ -58,6 +58,11 @@ func WithTrust(trusted bool) Option { return func(t *Tool) { t.trusted = trusted
 // which skill to trust.
 func WithSkill(id string) Option { return func(t *Tool) { t.skill = id } }
 
+// WithRefusal replaces the advice of an untrusted skill's refusal (by
+// default: run fsd with --trust FOLDER); a worker, whose skills come from
+// elsewhere, says what its own trust rule is.
+func WithRefusal(advice string) Option { return func(t *Tool) { t.advice = advice } }
+
 // WithLookupEnv sets where a command's environment comes from (default
 // os.LookupEnv); tests use it to pin the environment.
 func WithLookupEnv(f func(string) (string, bool)) Option {
@@ -78,6 +83,7 @@ type Tool struct {
 	op        string
 	trusted   bool
 	skill     string
+	advice    string
 	onInt     spec.OnInterrupt
 	lookupEnv func(string) (string, bool)
 }
@@ -226,6 +232,9 @@ func (c *Tool) refusal() Result {
 	of := ""
 	if c.skill != "" {
 		of = " of skill " + c.skill
+	}
+	if c.advice != "" {
+		return errorf("tool %s%s did not run: %s", c.name, of, c.advice)
 	}
 	return errorf("tool %s%s did not run: the skill's folder %s is not trusted to run commands. "+
 		"Only skills under the workflow's folder or a --trust folder may; to allow this one, run fsd with --trust %s",

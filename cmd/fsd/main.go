@@ -40,6 +40,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newUICmd(),
 		newReportCmd(),
 		newMCPCmd(),
+		newWorkerCmd(),
 	)
 	return root
 }

@@ -42,6 +42,9 @@ func newResumeCmd() *cobra.Command {
 			if f.model == "" {
 				f.model = j.Summary.Meta["model"]
 			}
+			if f.nats == "" {
+				f.nats = j.Summary.Meta["nats"]
+			}
 			// The record is data, not authority: trust comes from this
 			// command line and the workflow's folder only.
 			if t := j.Summary.Meta["trust"]; t != "" && len(f.trust) == 0 {
@@ -62,5 +65,6 @@ func newResumeCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the resumed run after this long (default: no limit)")
 	addTrustFlag(cmd, &f)
 	addDurabilityFlag(cmd, &f)
+	cmd.Flags().StringVar(&f.nats, "nats", "", "NATS server the run's tasks go to (default: the one it started with, or the workflow's board.nats)")
 	return cmd
 }

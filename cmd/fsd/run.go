@@ -38,6 +38,8 @@ type runFlags struct {
 	otelContent bool
 	// durability: step or commit-before-effects (engine.Durability).
 	durability string
+	// nats sends the board's tasks to workers through this NATS server.
+	nats string
 }
 
 // defaultRunsDir is where run records go unless --runs-dir says otherwise.
@@ -95,6 +97,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.record, "record", "", "save every model exchange to FILE (secrets stripped) for --replay")
 	cmd.Flags().StringVar(&f.replay, "replay", "", "answer from a recording made with --record: offline, deterministic")
 	addTrustFlag(cmd, &f)
+	addNATSFlag(cmd, &f)
 	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans (traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the run after this long, e.g. 5m (default: no limit)")
 	addDurabilityFlag(cmd, &f)
@@ -158,6 +161,21 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		return nil, fail(exitProblems, "%v", err)
 	}
 	opts.Model, opts.Rand, pr.finish = m, rnd, finish
+	if opts.Dispatcher == nil {
+		d, closeNATS, err := natsDispatcher(path, f, p, ms, log)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			opts.Dispatcher = d
+			inner := pr.finish
+			pr.finish = func(runErr error) error {
+				err := inner(runErr)
+				closeNATS()
+				return err
+			}
+		}
+	}
 	if opts.Observer == nil {
 		// Traces only when the OTel environment asks for them.
 		obs, shutdown, err := telemetry.Setup(context.Background(), os.Getenv, telemetry.Options{
@@ -166,6 +184,7 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 			return nil, fail(exitProblems, "traces: %v (check the OTEL_EXPORTER_OTLP_* variables)", err)
 		}
 		opts.Observer = obs
+		finish := pr.finish
 		pr.finish = func(runErr error) error {
 			err := finish(runErr)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -247,6 +266,9 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 	}
 	// Meta keeps the flags a resume needs to rebuild the same run.
 	meta := map[string]string{"model": f.model, "trust": strings.Join(f.trust, string(os.PathListSeparator))}
+	if f.nats != "" && !strings.Contains(f.nats, "@") {
+		meta["nats"] = f.nats // never a URL that carries credentials
+	}
 	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force, Durability: durability}, stderr)
 	if err != nil {
 		return err

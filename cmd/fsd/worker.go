@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/provider"
+	"github.com/fsdrun/fsd/model/scripted"
+	"github.com/fsdrun/fsd/natsboard"
+)
+
+type workerFlags struct {
+	nats        string
+	trust       []string
+	concurrency int
+	agents      string
+	cache       string
+	ackWait     time.Duration
+	name        string
+	verbose     bool
+}
+
+func newWorkerCmd() *cobra.Command {
+	var f workerFlags
+	cmd := &cobra.Command{
+		Use:   "worker --nats URL",
+		Short: "Run board tasks of `fsd run --nats` workflows, taken from a NATS JetStream work queue",
+		Long: "A long-running worker: it takes task messages from the NATS server's work queue, loads each task's\n" +
+			"skill from the server's object store (digest-checked, cached on disk) and runs the task with the\n" +
+			"model the workflow names, using this process's API keys (OPENAI_API_KEY, ANTHROPIC_API_KEY, …).\n" +
+			"Command tools and stdio MCP servers run only for skills whose files match a skill under --trust.\n" +
+			"Stop it with Ctrl-C or SIGTERM: tasks it is running go back to the queue.",
+		Example: `  nats-server -js &
+  fsd worker --nats nats://localhost:4222 --trust ./skills --concurrency 8
+  fsd worker --nats nats://localhost:4222 --agents 'weekly-report.*'`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWorker(cmd.Context(), f, cmd.ErrOrStderr(), useColor(cmd, cmd.ErrOrStderr()))
+		},
+	}
+	cmd.Flags().StringVar(&f.nats, "nats", "", "NATS server with JetStream, e.g. nats://localhost:4222 (required)")
+	cmd.Flags().StringArrayVar(&f.trust, "trust", nil, "let skills whose files match a skill under DIR run command tools and stdio MCP servers (repeatable)")
+	cmd.Flags().IntVar(&f.concurrency, "concurrency", 4, "tasks run at once")
+	cmd.Flags().StringVar(&f.agents, "agents", ">", "agents this worker takes, a NATS subject pattern over SKILL.AGENT (e.g. 'weekly-report.*'; '_.worker' is the default worker)")
+	cmd.Flags().StringVar(&f.cache, "cache", "", "folder for fetched skills (default: the user cache folder's fsd/worker)")
+	cmd.Flags().DurationVar(&f.ackWait, "ack-wait", natsboard.DefaultAckWait, "how long a task may go without a heartbeat before another worker gets it")
+	cmd.Flags().StringVar(&f.name, "name", "", "this worker's name in outcomes and logs (default: host-pid)")
+	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
+	return cmd
+}
+
+func runWorker(ctx context.Context, f workerFlags, stderr interface{ Write([]byte) (int, error) }, color bool) error {
+	if f.nats == "" {
+		return usage("fsd worker needs --nats URL (a NATS server with JetStream: nats-server -js)")
+	}
+	if f.concurrency <= 0 {
+		return usage("--concurrency: %d is not a positive number", f.concurrency)
+	}
+	if f.ackWait < 100*time.Millisecond {
+		return usage("--ack-wait: %s is too short; give at least 100ms", f.ackWait)
+	}
+	if f.agents == "" || strings.ContainsAny(f.agents, " \t") {
+		return usage("--agents %q: want a subject pattern such as 'weekly-report.*' or '>'", f.agents)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := withSignals(ctx)
+	defer stop()
+	log := consoleLogger(stderr, color).Level(zerolog.InfoLevel)
+	if f.verbose {
+		log = log.Level(zerolog.DebugLevel)
+	}
+	build := func(name, script string) (model.Model, error) {
+		if name == "" {
+			name = provider.Scripted
+		}
+		return provider.New(name, os.Getenv, provider.Options{Logger: &log, Scripted: func() (model.Model, error) {
+			if script == "" {
+				return nil, errNoScript
+			}
+			s, err := scripted.Load(script)
+			if err != nil {
+				return nil, err
+			}
+			return scripted.New(s, nil), nil
+		}})
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	w, err := natsboard.NewWorker(cctx, f.nats, natsboard.WorkerOptions{
+		Name: f.name, Concurrency: f.concurrency, Agents: f.agents, AckWait: f.ackWait,
+		Trust: f.trust, CacheDir: f.cache, Model: build, Logger: log,
+	})
+	cancel()
+	if err != nil {
+		return fail(exitProblems, "%v", err)
+	}
+	defer w.Close()
+	log.Info().Str("nats", redactURL(f.nats)).Str("agents", f.agents).Int("concurrency", f.concurrency).Msg("worker ready")
+	return w.Run(ctx)
+}
+
+// redactURL drops the user and password from a NATS URL for logs.
+func redactURL(u string) string {
+	var parts []string
+	for _, p := range strings.Split(u, ",") {
+		if at := strings.LastIndex(p, "@"); at >= 0 {
+			scheme := ""
+			if i := strings.Index(p, "://"); i >= 0 && i < at {
+				scheme = p[:i+3]
+			}
+			p = scheme + "REDACTED@" + p[at+1:]
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ",")
+}
+
+var errNoScript = errorString("the model is scripted but the run's workflow names no script")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

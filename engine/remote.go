@@ -1,0 +1,329 @@
+package engine
+
+// The seam to workers in other processes (issue 17): a board whose run has
+// a Dispatcher hands each task attempt to it instead of running a worker
+// generator here, and Work is what a worker process runs for one such
+// task. The transport (NATS JetStream) is package natsboard's.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/artifact"
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/mcptool"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/supply"
+	"github.com/fsdrun/fsd/tokens"
+	"github.com/fsdrun/fsd/tool"
+	"github.com/fsdrun/fsd/transcript"
+	"github.com/fsdrun/fsd/visibility"
+)
+
+// Dispatcher runs board task attempts outside this process. Dispatch
+// returns when the attempt has an outcome: a result (RemoteResult.Error
+// set when the task failed), or an error when the attempt could not be
+// run at all (the transport failed, ctx ended). Events the worker reports
+// go to events, already stamped with their run and time.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, t *RemoteTask, events event.Sink) (*RemoteResult, error)
+}
+
+// RemoteTask is everything a worker needs to run one task attempt: the
+// board's task, what the coordinator supplies (D5 turns, D7 observations),
+// the agent, its limits and the model name. It never carries credentials:
+// a worker takes those from its own environment.
+type RemoteTask struct {
+	Run     string `json:"run"`
+	Task    string `json:"task"`
+	Attempt int    `json:"attempt"`
+	Goal    string `json:"goal"`
+	Input   string `json:"input,omitempty"`
+	// Deps are the results of the task's dependencies (D3).
+	Deps []board.DepResult `json:"deps,omitempty"`
+	// Skill and Agent name the agent (Agent's name inside skill Skill);
+	// both are "" for the default worker. Assignee is the task's assignee
+	// as on the board, which names it in events.
+	Skill    string `json:"skill,omitempty"`
+	Agent    string `json:"agent,omitempty"`
+	Assignee string `json:"assignee,omitempty"`
+	// Turns are the parent's whole turns a conversation-supply agent
+	// inherits (D5), as of dispatch.
+	Turns []model.Message `json:"turns,omitempty"`
+	// Observations are the flow observations the worker sees (D7),
+	// rendered.
+	Observations string `json:"observations,omitempty"`
+	// Model is the model string the workflow gives the agent ("": the
+	// worker's default).
+	Model  string       `json:"model,omitempty"`
+	Limits RemoteLimits `json:"limits"`
+	// Deadline is when the attempt times out (the agent's timeout);
+	// zero: none.
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
+// RemoteLimits are the limits a worker's generator runs under.
+type RemoteLimits struct {
+	MaxSteps              int `json:"max-steps"`
+	MaxTranscriptMessages int `json:"max-transcript-messages"`
+	MaxResultTokens       int `json:"max-result-tokens,omitempty"`
+}
+
+// RemoteResult is the outcome of one task attempt on a worker.
+type RemoteResult struct {
+	Result string `json:"result,omitempty"`
+	// Error is the task's error; "" when it completed.
+	Error string `json:"error,omitempty"`
+	// Items are the worker's messages for the parent's history, when its
+	// agent's visibility has history (D6).
+	Items []model.Message `json:"items,omitempty"`
+	// Observations are the worker's tool calls, for the run's ledger (D7).
+	Observations []supply.Observation `json:"observations,omitempty"`
+	Usage        model.Usage          `json:"usage"`
+	// Worker names the worker that ran it.
+	Worker string `json:"worker,omitempty"`
+}
+
+// runner is what runs the board's tasks: the run's dispatcher when it
+// has one (fsd run --nats), else a worker generator in this process.
+func (hb *hostBoard) runner() board.Runner {
+	if hb.dispatch != nil {
+		return hb.runRemote
+	}
+	return hb.runTask
+}
+
+// runRemote hands one task attempt to the run's dispatcher and folds what
+// comes back into the run: tokens, observations, history items.
+func (hb *hostBoard) runRemote(ctx context.Context, t *board.Task, deps []board.DepResult) (string, error) {
+	skill, agent, ok := hb.resolve(t.Assignee)
+	if !ok {
+		return "", fmt.Errorf("assignee %q is not an agent of any skill found", t.Assignee)
+	}
+	if err := hb.renderStatic(t, deps); err != nil {
+		return "", err
+	}
+	a := spec.DefaultAgent()
+	if agent != nil {
+		a = agent.WithDefaults()
+	}
+	wd := hb.workers
+	// Token budgets are checked at dispatch: a worker cannot see what the
+	// others use.
+	caller := model.Caller{Agent: t.Agent(), TaskID: t.ID}
+	if err := wd.gen.acct.check(caller); err != nil {
+		return "", err
+	}
+	rt := &RemoteTask{
+		Run: hb.ev.runID, Task: t.ID, Attempt: max(t.Attempts, 1), Goal: t.Goal, Input: t.Input, Deps: deps,
+		Assignee: t.Assignee, Model: hb.cat.modelFor(agent, false),
+		Limits: RemoteLimits{MaxSteps: wd.limits.MaxSteps, MaxTranscriptMessages: wd.limits.MaxTranscriptMessages,
+			MaxResultTokens: wd.limits.MaxResultTokens},
+	}
+	if a.MaxSteps > 0 {
+		rt.Limits.MaxSteps = a.MaxSteps
+	}
+	if skill != nil {
+		rt.Skill, rt.Agent = skill.ID, agent.Name
+	}
+	if obs := hb.observations(t, a); len(obs) > 0 {
+		rt.Observations = supply.RenderObservations(obs)
+	}
+	if a.ContextSupply == spec.SupplyConversation {
+		rt.Turns = supply.Conversation(hb.parent(), a.Turns)
+		if hb.host != nil {
+			rt.Turns = reclaim(rt.Turns, hb.host.mgr.isLoaded)
+		}
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		rt.Deadline = dl
+	}
+	res, err := hb.dispatch.Dispatch(ctx, rt, event.SinkFunc(hb.ev.stamped))
+	if err != nil {
+		return "", err
+	}
+	wd.gen.acct.add(caller, rt.Model, res.Usage)
+	for _, o := range res.Observations {
+		wd.ledger.Record(o)
+	}
+	if a.Visibility.History {
+		keep := hb.keepHistory(t.ID)
+		for _, m := range res.Items {
+			keep(m)
+		}
+	}
+	if res.Error != "" {
+		return "", errors.New(res.Error)
+	}
+	wd.ledger.Done(t.ID)
+	if a.Output != nil {
+		t.Output = json.RawMessage(res.Result)
+	}
+	return res.Result, nil
+}
+
+// observations selects the flow observations a task's worker sees (D7).
+func (hb *hostBoard) observations(t *board.Task, a spec.Agent) []supply.Observation {
+	var ancestors []string
+	if a.Flow.Policy == spec.FlowAncestors {
+		ancestors = hb.b.Ancestors(t.ID)
+	}
+	return hb.workers.ledger.Select(a.Flow, t.ID, t.Deps, ancestors, tokens.Count)
+}
+
+// WorkOptions are what a worker process brings to a task: its model, the
+// skill the task's agent belongs to (loaded by the worker), its own trust
+// decision and where the task's events go.
+type WorkOptions struct {
+	Model model.Model
+	// Skill is the task's skill; nil for the default worker.
+	Skill *spec.Skill
+	// Trusted says whether the skill's command tools and stdio MCP servers
+	// may run; nil trusts all (a worker passes its own --trust).
+	Trusted func(*spec.Skill) bool
+	// Refusal is what a command tool of an untrusted skill answers ("":
+	// the advice to run fsd with --trust).
+	Refusal string
+	// Sink receives the task's events, stamped with the task's run.
+	Sink   event.Sink
+	Logger zerolog.Logger
+	// Rand is the source of artifact handles; nil is crypto/rand.
+	Rand io.Reader
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Work runs one task attempt the way a board worker of the coordinator's
+// process would (D4-D8): a fresh generator on the task message, the
+// supplied turns and observations, the agent's tools. The outcome is the
+// result; a task failure is RemoteResult.Error, never a panic.
+func Work(ctx context.Context, t *RemoteTask, o WorkOptions) (res *RemoteResult) {
+	res = &RemoteResult{}
+	defer func() {
+		if p := recover(); p != nil {
+			res.Error = fmt.Sprintf("internal error: %v", p)
+		}
+	}()
+	if o.Model == nil {
+		res.Error = "worker: no model"
+		return res
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	if !t.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, t.Deadline)
+		defer cancel()
+	}
+	a := spec.DefaultAgent()
+	if t.Skill != "" {
+		if o.Skill == nil || o.Skill.ID != t.Skill {
+			res.Error = fmt.Sprintf("worker: skill %q was not loaded", t.Skill)
+			return res
+		}
+		ag, ok := o.Skill.Agent(t.Agent)
+		if !ok {
+			res.Error = fmt.Sprintf("skill %s has no agent %q", t.Skill, t.Agent)
+			return res
+		}
+		a = ag.WithDefaults()
+	}
+	ev := &emitter{runID: t.Run, now: o.Now, sink: o.Sink}
+	arts := artifact.NewStore(o.Rand)
+	box := newToolbox(o.Trusted)
+	box.refusal = o.Refusal
+	box.mcp = mcptool.NewPool(mcptool.Options{Trusted: o.Trusted, Idle: -1, Spool: workSpool{arts}, Logger: o.Logger})
+	defer box.mcp.Close()
+	w := &workerEnv{box: box, log: o.Logger, skill: o.Skill, byName: map[string]skillTool{}, state: tool.NewMemKV(), arts: arts}
+	if t.Skill != "" {
+		release, err := w.allow(ctx, o.Skill, a.Tools)
+		defer release()
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
+	w.block = strings.TrimSpace(a.Prompt)
+	if t.Observations != "" {
+		w.block += "\n\n<observations>\n" + t.Observations + "</observations>\n"
+	}
+	typed, err := newTypedOutput(a)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	if typed != nil {
+		w.block += typed.prompt()
+	}
+	tr := transcript.New(nil)
+	for _, m := range t.Turns {
+		if err := tr.AppendMessage(m); err != nil {
+			res.Error = fmt.Sprintf("supplied turns: %v", err)
+			return res
+		}
+	}
+	bt := &board.Task{ID: t.Task, Goal: t.Goal, Input: t.Input, Assignee: t.Assignee, Attempts: t.Attempt}
+	agentName := bt.Agent()
+	name := "task:" + t.Task
+	if t.Attempt > 1 {
+		name += "#" + strconv.Itoa(t.Attempt)
+	}
+	acct := &account{tasks: map[string]*tally{}, agents: map[string]*tally{}}
+	g := &generator{
+		genDeps: genDeps{runID: t.Run, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
+			arts: arts, maxResult: t.Limits.MaxResultTokens},
+		model: o.Model, tr: tr, env: w, name: name, recName: transcriptName(t.Task, max(t.Attempt, 1)),
+		caller:      model.Caller{Agent: agentName, TaskID: t.Task, TaskGoal: t.Goal, Input: t.Input, Model: t.Model},
+		maxMessages: max(t.Limits.MaxTranscriptMessages, 1), maxSteps: max(t.Limits.MaxSteps, 1),
+		output: typed,
+	}
+	g.caller.Deps = depsJSON(t.Deps)
+	if a.Visibility.Client {
+		g.streamText = func(delta string) {
+			ev.emit(event.Event{Type: event.Text, Task: t.Task, Agent: agentName, Text: delta, Delta: true})
+		}
+		g.streamReset = func() { ev.emit(event.Event{Type: event.TextReset, Task: t.Task, Agent: agentName}) }
+	}
+	keep := func(m model.Message) {
+		if m.Role != model.User {
+			res.Items = append(res.Items, m)
+		}
+	}
+	router := visibility.New(a.Visibility, event.SinkFunc(ev.stamped), visibility.Tags{Run: t.Run, Task: t.Task, Agent: agentName}, keep)
+	g.item = func(msg model.Message) {
+		router.Item(msg)
+		if msg.Role == model.Tool {
+			res.Observations = append(res.Observations, observe(tr.Messages(), msg, t.Task, agentName))
+		}
+	}
+	if err := g.add(model.Message{Role: model.User, Text: taskMessage(bt, t.Deps)}); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	answer, err := g.loop(ctx)
+	res.Usage, _ = acct.total()
+	if !a.Visibility.History {
+		res.Items = nil
+	}
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.Result = answer
+	return res
+}

@@ -1,0 +1,272 @@
+package natsboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// Options configure a Coordinator.
+type Options struct {
+	// Replicas of the stream, bucket and object store (0: 1).
+	Replicas int
+	// MaxDeliveries bounds deliveries of one task message (0:
+	// DefaultMaxDeliveries).
+	MaxDeliveries int
+	// ModelName maps the model string the workflow gives an agent to the
+	// one the worker should use (fsd run --model overrides it); nil keeps
+	// it.
+	ModelName func(string) string
+	Logger    zerolog.Logger
+}
+
+// Coordinator publishes a run's task attempts to the work queue and waits
+// for their outcomes: the engine.Dispatcher of `fsd run --nats`.
+type Coordinator struct {
+	res  *resources
+	opts Options
+
+	// What Publish stored: skill id -> bundle, and the script.
+	skills     map[string]skillRef
+	script     string
+	scriptName string
+
+	mu      sync.Mutex
+	watches map[string]*runWatch
+}
+
+type skillRef struct{ bundle, manifest string }
+
+// Connect dials the NATS server at url and prepares the JetStream
+// resources.
+func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error) {
+	if opts.MaxDeliveries <= 0 {
+		opts.MaxDeliveries = DefaultMaxDeliveries
+	}
+	res, err := connect(ctx, url, "fsd run", opts.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	return &Coordinator{res: res, opts: opts, skills: map[string]skillRef{}, watches: map[string]*runWatch{}}, nil
+}
+
+// Close stops watching results and closes the connection.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	for _, w := range c.watches {
+		w.stop()
+	}
+	c.watches = map[string]*runWatch{}
+	c.mu.Unlock()
+	c.res.Close()
+}
+
+// Publish stores every skill of the project that has a folder, and the
+// scripted model's script, in the object store. Files already there (by
+// digest) are not sent again.
+func (c *Coordinator) Publish(ctx context.Context, p *spec.Project) error {
+	bundles := map[string]string{} // folder -> digest: skills sharing a folder share a bundle
+	for _, s := range p.Skills {
+		if s.File == "" || s.Dir == "" {
+			continue // built in code: no folder to send
+		}
+		d, ok := bundles[s.Dir]
+		if !ok {
+			var err error
+			if d, err = c.res.objs.publishBundle(ctx, s.Dir); err != nil {
+				return fmt.Errorf("skill %s: %w", s.ID, err)
+			}
+			bundles[s.Dir] = d
+		}
+		rel, err := filepath.Rel(s.Dir, s.File)
+		if err != nil || !filepath.IsLocal(rel) {
+			return fmt.Errorf("skill %s: manifest %s is not inside its folder %s", s.ID, s.File, s.Dir)
+		}
+		c.skills[s.ID] = skillRef{bundle: d, manifest: filepath.ToSlash(rel)}
+	}
+	if wf := p.Workflow; wf != nil && wf.Script != "" {
+		path := filepath.Join(wf.Dir, filepath.FromSlash(wf.Script))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if c.script, err = c.res.objs.put(ctx, data); err != nil {
+			return fmt.Errorf("publish %s: %w", path, err)
+		}
+		c.scriptName = filepath.Base(path)
+	}
+	return nil
+}
+
+// Dispatch publishes one task attempt and waits for its outcome. An
+// outcome already committed (the attempt finished while a previous
+// coordinator of the run was down) is returned without publishing; a
+// message already on the queue for it is not published twice.
+func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events event.Sink) (*engine.RemoteResult, error) {
+	w, err := c.watch(ctx, t.Run)
+	if err != nil {
+		return nil, err
+	}
+	key := ResultKey(t.Run, t.Task, t.Attempt)
+	ready := w.wait(key)
+	select {
+	case out := <-ready:
+		return &out.RemoteResult, nil
+	default:
+	}
+	m := Message{V: WireVersion, RemoteTask: *t, Script: c.script, ScriptName: c.scriptName,
+		Events: eventsSubject(t.Run, t.Task, t.Attempt), MaxDeliveries: c.opts.MaxDeliveries}
+	if c.opts.ModelName != nil {
+		m.Model = c.opts.ModelName(m.Model)
+	}
+	if t.Skill != "" {
+		ref, ok := c.skills[t.Skill]
+		if !ok {
+			return nil, fmt.Errorf("skill %s has no folder to send to workers", t.Skill)
+		}
+		m.Bundle, m.Manifest = ref.bundle, ref.manifest
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	// Subscribe before publishing: the server sees the interest before any
+	// worker can report.
+	sub, err := c.res.nc.Subscribe(m.Events, func(msg *nats.Msg) {
+		var e event.Event
+		if json.Unmarshal(msg.Data, &e) == nil && events != nil {
+			e.Run, e.Task = t.Run, t.Task // a worker reports on its task only
+			events.Emit(e)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe %s: %w", m.Events, err)
+	}
+	defer drain(sub)
+	if _, err := c.res.js.Publish(ctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key)); err != nil {
+		return nil, fmt.Errorf("publish task %s: %w", t.Task, err)
+	}
+	select {
+	case out := <-ready:
+		return &out.RemoteResult, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-w.done:
+		return nil, fmt.Errorf("task %s: watching results: %w", t.Task, w.err)
+	}
+}
+
+// drain lets the events already received reach the sink before the board
+// reports the task's end.
+func drain(sub *nats.Subscription) {
+	closed := sub.StatusChanged(nats.SubscriptionClosed)
+	if err := sub.Drain(); err != nil {
+		return
+	}
+	<-closed
+}
+
+// runWatch follows the outcomes of one run's attempts.
+type runWatch struct {
+	w    jetstream.KeyWatcher
+	done chan struct{}
+	err  error
+
+	mu      sync.Mutex
+	got     map[string]*Outcome
+	waiters map[string]chan *Outcome
+}
+
+// watch returns the run's watch, starting it (and reading every outcome
+// already committed) on first use.
+func (c *Coordinator) watch(ctx context.Context, run string) (*runWatch, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w, ok := c.watches[run]; ok {
+		return w, nil
+	}
+	kw, err := c.res.results.Watch(context.Background(), token(run)+".>")
+	if err != nil {
+		return nil, fmt.Errorf("watch results of run %s: %w", run, err)
+	}
+	w := &runWatch{w: kw, done: make(chan struct{}), got: map[string]*Outcome{}, waiters: map[string]chan *Outcome{}}
+	initial := make(chan struct{})
+	go w.follow(initial, c.opts.Logger)
+	select {
+	case <-initial:
+	case <-w.done:
+		return nil, fmt.Errorf("watch results of run %s: %w", run, w.err)
+	case <-ctx.Done():
+		_ = kw.Stop()
+		return nil, ctx.Err()
+	}
+	c.watches[run] = w
+	return w, nil
+}
+
+func (w *runWatch) follow(initial chan struct{}, log zerolog.Logger) {
+	defer close(w.done)
+	first := true
+	for e := range w.w.Updates() {
+		if e == nil { // every outcome committed before the watch has arrived
+			if first {
+				close(initial)
+				first = false
+			}
+			continue
+		}
+		if e.Operation() != jetstream.KeyValuePut {
+			continue
+		}
+		var out Outcome
+		if err := json.Unmarshal(e.Value(), &out); err != nil {
+			log.Warn().Str("key", e.Key()).Err(err).Msg("unreadable task outcome ignored")
+			continue
+		}
+		w.deliver(e.Key(), &out)
+	}
+	w.err = errors.New("the watch stopped")
+}
+
+func (w *runWatch) deliver(key string, out *Outcome) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, dup := w.got[key]; dup {
+		return // the first commit is the outcome
+	}
+	w.got[key] = out
+	if ch, ok := w.waiters[key]; ok {
+		ch <- out
+		delete(w.waiters, key)
+		delete(w.got, key)
+	}
+}
+
+// wait returns a channel that receives the outcome of key: at once when
+// it has arrived already.
+func (w *runWatch) wait(key string) <-chan *Outcome {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch := make(chan *Outcome, 1)
+	if out, ok := w.got[key]; ok {
+		ch <- out
+		delete(w.got, key)
+		return ch
+	}
+	w.waiters[key] = ch
+	return ch
+}
+
+func (w *runWatch) stop() { _ = w.w.Stop() }

@@ -1,0 +1,272 @@
+package natsboard
+
+// End-to-end tests: `fsd worker` and `fsd run`/`fsd resume` as
+// subprocesses of the binary built once in TestMain, against NATS servers
+// embedded in this test process, on loopback.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fsdBin is the fsd binary under test, built once by TestMain.
+var fsdBin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "fsd-natsboard-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	fsdBin = filepath.Join(dir, "fsd")
+	build := exec.Command("go", "build", "-o", fsdBin, "../cmd/fsd")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building fsd: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(3)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a subprocess whose output the test reads as it comes.
+type proc struct {
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	out bytes.Buffer // stdout and stderr, merged
+	// lines receives stdout lines when the test follows them.
+	done chan struct{}
+	err  error
+}
+
+type syncWriter struct{ p *proc }
+
+func (w syncWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	return w.p.out.Write(b)
+}
+
+// start runs fsd with args in dir. stdout, when not nil, gets stdout
+// instead of the merged buffer.
+func start(t *testing.T, dir string, stdout *os.File, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(fsdBin, args...), done: make(chan struct{})}
+	p.cmd.Dir = dir
+	p.cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	p.cmd.Stderr = syncWriter{p}
+	p.cmd.Stdout = syncWriter{p}
+	if stdout != nil {
+		p.cmd.Stdout = stdout
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("fsd %s:\n%s", strings.Join(args, " "), p.output())
+		}
+	})
+	return p
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// kill ends the process with SIGKILL: no cleanup, as a crash would.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// wait waits for the process to end (bounded) and fails on a non-zero
+// exit.
+func (p *proc) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("fsd did not finish:\n%s", p.output())
+	}
+	if p.err != nil {
+		t.Fatalf("fsd: %v\n%s", p.err, p.output())
+	}
+}
+
+// until polls cond (bounded) until it holds.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 1200 {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// worker starts `fsd worker` against url.
+func worker(t *testing.T, url, name string, args ...string) *proc {
+	t.Helper()
+	base := []string{"worker", "--nats", url, "--name", name, "--ack-wait", "1s", "--cache", t.TempDir(), "-v"}
+	return start(t, t.TempDir(), nil, append(base, args...)...)
+}
+
+// started counts the tasks a worker started, by task id, from its log.
+func started(out string) map[string]int {
+	n := map[string]int{}
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "task started") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if id, ok := strings.CutPrefix(f, "task="); ok {
+				n[id]++
+			}
+		}
+	}
+	return n
+}
+
+// fanout writes a workflow of n tasks (each sleeping for sleep before it
+// answers) joined by one more, and returns its path.
+func fanout(t *testing.T, n int, sleep string) string {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "skills", "fan"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "skills", "fan", "fan.skill.yaml"), []byte(`id: fan
+name: Fan
+description: Answers fan-out tasks; the joiner joins them.
+version: 1.0.0
+instructions: Answer the task.
+agents:
+  worker: {description: Answers one task., prompt: Answer., max-steps: 2}
+  joiner: {description: Joins the results., prompt: Join., max-steps: 2}
+`), 0o644))
+	step := "{say: 'done {{.Task.ID}}'}"
+	if sleep != "" {
+		step = "{sleep: " + sleep + ", say: 'done {{.Task.ID}}'}"
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "fan.script.yaml"), []byte(`agents:
+  worker: [`+step+`]
+  joiner: [{say: 'joined {{.Task.ID}}'}]
+`), 0o644))
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: fanout\nmodel: scripted\nscript: fan.script.yaml\nskills: [./skills]\n")
+	fmt.Fprintf(&b, "limits: {concurrency: 8, max-pending-tasks: %d, max-total-tasks: %d}\ninput: fan out\ntasks:\n", n+1, n+1)
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("t%d", i)
+		ids = append(ids, id)
+		fmt.Fprintf(&b, "  - {id: %s, assignee: fan/worker, goal: task %d}\n", id, i)
+	}
+	fmt.Fprintf(&b, "  - {id: join, assignee: fan/joiner, goal: join, deps: [%s]}\n", strings.Join(ids, ", "))
+	path := filepath.Join(dir, "fan.workflow.yaml")
+	must(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// events reads a run record's events.jsonl.
+func events(t *testing.T, runDir string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e map[string]any
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// onlyRun returns the one run record folder under runs.
+func onlyRun(t *testing.T, runs string) string {
+	t.Helper()
+	ents, err := os.ReadDir(runs)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("want one run under %s: %v %v", runs, ents, err)
+	}
+	return filepath.Join(runs, ents[0].Name())
+}
+
+// TestFanoutSameAnswerAsInProcess: a fan-out through NATS to two worker
+// processes answers what the in-process board answers, every task ran
+// once, and the workers' events are in the coordinator's record.
+func TestFanoutSameAnswerAsInProcess(t *testing.T) {
+	srv := runServer(t)
+	wf := fanout(t, 12, "")
+	dir := filepath.Dir(wf)
+	local := start(t, dir, nil, "run", wf, "--runs-dir", filepath.Join(dir, "local"))
+	local.wait(t)
+
+	w1 := worker(t, srv.ClientURL(), "w1")
+	w2 := worker(t, srv.ClientURL(), "w2")
+	runs := filepath.Join(dir, "runs")
+	remote := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs)
+	remote.wait(t)
+	if got, want := lastLine(remote.output()), lastLine(local.output()); got != want || !strings.Contains(want, "joined join") {
+		t.Errorf("answer through NATS %q, in process %q", got, want)
+	}
+	counts := started(w1.output())
+	for id, n := range started(w2.output()) {
+		counts[id] += n
+	}
+	if len(counts) != 13 {
+		t.Errorf("tasks started on workers: %v; want t0…t11 and join", counts)
+	}
+	for id, n := range counts {
+		if n != 1 {
+			t.Errorf("task %s started %d times", id, n)
+		}
+	}
+	// The workers' own events (the model's text) reach the record.
+	texts := 0
+	for _, e := range events(t, onlyRun(t, runs)) {
+		if e["type"] == "text" && e["task"] != nil {
+			texts++
+		}
+	}
+	if texts == 0 {
+		t.Error("no worker text events in the coordinator's events.jsonl")
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+var _ = context.Background

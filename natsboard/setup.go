@@ -1,0 +1,158 @@
+package natsboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// resources are the JetStream resources a coordinator or worker uses.
+type resources struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	tasks   jetstream.Stream
+	results jetstream.KeyValue
+	objs    objects
+}
+
+// connect dials url and makes sure the stream, bucket and object store
+// exist (creating them, or updating them to this version's settings).
+// replicas is their replica count (0: 1); a 3-node cluster wants 3.
+func connect(ctx context.Context, url, name string, replicas int) (*resources, error) {
+	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+	if err != nil {
+		return nil, fmt.Errorf("nats %s: %w", url, err)
+	}
+	if replicas <= 0 {
+		replicas = defaultReplicas(nc)
+	}
+	r := &resources{nc: nc}
+	// A cluster that has just started (or lost a node) answers JetStream
+	// requests only once it has leaders: try again until ctx ends.
+	for {
+		err = r.setup(ctx, replicas)
+		if err == nil {
+			return r, nil
+		}
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || ctx.Err() != nil {
+			break
+		}
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	nc.Close()
+	return nil, fmt.Errorf("nats %s: %w (is JetStream on? start the server with nats-server -js)", url, err)
+}
+
+// defaultReplicas is 1 on a single server and 3 (or the cluster's size,
+// if smaller) in a cluster: a run then survives losing a node.
+func defaultReplicas(nc *nats.Conn) int {
+	if nc.ConnectedClusterName() == "" {
+		return 1
+	}
+	return max(1, min(3, len(nc.Servers())))
+}
+
+func (r *resources) setup(ctx context.Context, replicas int) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	js, err := jetstream.New(r.nc)
+	if err != nil {
+		return err
+	}
+	r.js = js
+	// Looked up first and created only when missing: clients starting
+	// together must not race to update the same resource (in a cluster,
+	// concurrent create-or-update calls can stall). Settings apply when a
+	// resource is created.
+	r.tasks, err = ensure(ctx, func() (jetstream.Stream, error) { return js.Stream(ctx, TaskStream) },
+		func() (jetstream.Stream, error) {
+			return js.CreateStream(ctx, jetstream.StreamConfig{
+				Name:        TaskStream,
+				Description: "fsd task messages: one per task attempt, removed when a worker acks it",
+				Subjects:    []string{taskSubjects + ".>"},
+				Retention:   jetstream.WorkQueuePolicy,
+				Storage:     jetstream.FileStorage,
+				Replicas:    replicas,
+				// A resumed coordinator publishes the tasks it had
+				// dispatched again: within this window the copy is dropped
+				// as a duplicate.
+				Duplicates: 24 * time.Hour,
+			})
+		}, jetstream.ErrStreamNotFound, jetstream.ErrStreamNameAlreadyInUse)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", TaskStream, err)
+	}
+	r.results, err = ensure(ctx, func() (jetstream.KeyValue, error) { return js.KeyValue(ctx, ResultsBucket) },
+		func() (jetstream.KeyValue, error) {
+			return js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+				Bucket:      ResultsBucket,
+				Description: "fsd task outcomes, keyed run.task.attempt, written once",
+				History:     1,
+				TTL:         retention,
+				Storage:     jetstream.FileStorage,
+				Replicas:    replicas,
+			})
+		}, jetstream.ErrBucketNotFound, jetstream.ErrBucketExists)
+	if err != nil {
+		return fmt.Errorf("key-value bucket %s: %w", ResultsBucket, err)
+	}
+	store, err := ensure(ctx, func() (jetstream.ObjectStore, error) { return js.ObjectStore(ctx, SkillsBucket) },
+		func() (jetstream.ObjectStore, error) {
+			return js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
+				Bucket:      SkillsBucket,
+				Description: "fsd skill files and scripts, named by SHA-256",
+				TTL:         retention,
+				Storage:     jetstream.FileStorage,
+				Replicas:    replicas,
+			})
+		}, jetstream.ErrBucketNotFound, jetstream.ErrBucketExists)
+	if err != nil {
+		return fmt.Errorf("object store %s: %w", SkillsBucket, err)
+	}
+	r.objs = objects{store: store}
+	return nil
+}
+
+// ensure looks a resource up and creates it when it is missing; when
+// another client created it in between, it looks it up again (bounded).
+func ensure[T any](ctx context.Context, get, create func() (T, error), missing, exists error) (T, error) {
+	var zero T
+	for range 5 {
+		v, err := get()
+		if err == nil {
+			return v, nil
+		}
+		if !errors.Is(err, missing) {
+			return zero, err
+		}
+		v, err = create()
+		if err == nil {
+			return v, nil
+		}
+		if !errors.Is(err, exists) {
+			return zero, err
+		}
+		if err := ctx.Err(); err != nil {
+			return zero, err
+		}
+	}
+	return zero, errors.New("created and removed by others, over and over")
+}
+
+// Close sends what is buffered and closes the connection.
+func (r *resources) Close() {
+	if r == nil || r.nc == nil {
+		return
+	}
+	_ = r.nc.FlushTimeout(5 * time.Second)
+	r.nc.Close()
+}

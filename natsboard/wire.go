@@ -1,0 +1,109 @@
+package natsboard
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsdrun/fsd/engine"
+)
+
+// The JetStream resources fsd uses. Every coordinator and worker of one
+// NATS system shares them; runs are told apart by their ids.
+const (
+	// TaskStream is the work-queue stream of task messages, on subjects
+	// fsd.tasks.SKILL.AGENT.
+	TaskStream = "FSD_TASKS"
+	// ResultsBucket is the key-value bucket of task outcomes, keyed
+	// RUN.TASK.ATTEMPT.
+	ResultsBucket = "fsd-results"
+	// SkillsBucket is the object store of skill files and scripts, each
+	// named by its SHA-256.
+	SkillsBucket = "fsd-skills"
+
+	taskSubjects = "fsd.tasks"
+	eventSubject = "fsd.events"
+)
+
+// WireVersion is the version of Message and Outcome. A worker refuses a
+// message of another version (the task fails with a message saying so).
+const WireVersion = 1
+
+// DefaultMaxDeliveries bounds how often a task message is delivered
+// before its attempt fails softly.
+const DefaultMaxDeliveries = 5
+
+// DefaultAckWait is how long a worker may go silent (no heartbeat) before
+// its task is delivered to another worker.
+const DefaultAckWait = 30 * time.Second
+
+// retention is how long results and skill objects are kept: long enough
+// to resume a run a day later, short enough not to grow without bound.
+const retention = 7 * 24 * time.Hour
+
+// Message is a task message on the work queue: one attempt of one task.
+type Message struct {
+	V int `json:"v"`
+	engine.RemoteTask
+	// Bundle is the SHA-256 of the skill's bundle index and Manifest the
+	// manifest's path inside it ("" for the default worker).
+	Bundle   string `json:"bundle,omitempty"`
+	Manifest string `json:"manifest,omitempty"`
+	// Script is the SHA-256 of the scripted model's script, when the
+	// workflow has one.
+	Script     string `json:"script,omitempty"`
+	ScriptName string `json:"script-name,omitempty"`
+	// Events is the subject the worker reports the task's events on.
+	Events string `json:"events"`
+	// MaxDeliveries: a delivery beyond it fails the attempt instead of
+	// running it again.
+	MaxDeliveries int `json:"max-deliveries"`
+}
+
+// Key is the key of the attempt's outcome in ResultsBucket.
+func (m *Message) Key() string { return ResultKey(m.Run, m.Task, m.Attempt) }
+
+// Outcome is the value committed in ResultsBucket: the attempt's result.
+type Outcome struct {
+	V int `json:"v"`
+	engine.RemoteResult
+}
+
+// ResultKey is the key of one attempt's outcome.
+func ResultKey(run, task string, attempt int) string {
+	return token(run) + "." + token(task) + "." + strconv.Itoa(attempt)
+}
+
+// taskSubject is the subject of a task message for an agent.
+func taskSubject(skill, agent string) string {
+	if skill == "" {
+		skill = "_"
+	}
+	if agent == "" {
+		agent = "worker"
+	}
+	return taskSubjects + "." + token(skill) + "." + token(agent)
+}
+
+// eventsSubject is where an attempt's events go.
+func eventsSubject(run, task string, attempt int) string {
+	return eventSubject + "." + ResultKey(run, task, attempt)
+}
+
+// token makes s one subject token and key segment: kept as it is when it
+// is plain (letters, digits, - and _), else "=" and its base64url, so two
+// different strings never share a token.
+func token(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "=" + strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(s)), "=")
+}

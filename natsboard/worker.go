@@ -1,0 +1,338 @@
+package natsboard
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// WorkerOptions configure a Worker.
+type WorkerOptions struct {
+	// Name names the worker in outcomes and logs (default: host-pid).
+	Name string
+	// Concurrency is how many tasks it runs at once (default 4).
+	Concurrency int
+	// Agents is the subject pattern of the agents it takes, over
+	// SKILL.AGENT: "*.*" or ">" (the default) takes every task,
+	// "weekly-report.*" one skill's agents, "_.worker" the default
+	// worker's tasks. Workers with the same pattern share one queue;
+	// patterns of one NATS system must not overlap (JetStream refuses
+	// overlapping work-queue consumers).
+	Agents string
+	// AckWait is how long the worker may go without a heartbeat before
+	// its task goes to another worker (default DefaultAckWait). Workers
+	// sharing a pattern should agree on it.
+	AckWait time.Duration
+	// Trust are folders whose skills this worker trusts: a task's command
+	// tools and stdio MCP servers run only when its skill's bundle is
+	// byte for byte one of these folders' skills.
+	Trust []string
+	// CacheDir keeps fetched skills and scripts (default: the user cache
+	// folder's fsd/worker).
+	CacheDir string
+	// Model builds the model named name; script is the path of the
+	// scripted model's script ("" when the run has none).
+	Model func(name, script string) (model.Model, error)
+	// Replicas of the JetStream resources when this worker creates them.
+	Replicas int
+	Logger   zerolog.Logger
+}
+
+// Worker takes task messages from the work queue and runs them.
+type Worker struct {
+	res     *resources
+	opts    WorkerOptions
+	cons    jetstream.Consumer
+	trusted map[string]bool // bundle digests of the --trust folders' skills
+
+	mu     sync.Mutex
+	models map[string]model.Model
+}
+
+// NewWorker connects to url, prepares the queue's consumer and reads the
+// trusted folders.
+func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, error) {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	if opts.AckWait <= 0 {
+		opts.AckWait = DefaultAckWait
+	}
+	if opts.Agents == "" {
+		opts.Agents = ">"
+	}
+	if opts.Name == "" {
+		host, _ := os.Hostname()
+		opts.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if opts.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("no cache folder (pass --cache DIR): %w", err)
+		}
+		opts.CacheDir = filepath.Join(dir, "fsd", "worker")
+	}
+	if opts.Model == nil {
+		return nil, errors.New("natsboard: a worker needs WorkerOptions.Model")
+	}
+	trusted, err := trustedBundles(opts.Trust)
+	if err != nil {
+		return nil, err
+	}
+	res, err := connect(ctx, url, "fsd worker "+opts.Name, opts.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	name := consumerName(opts.Agents)
+	cons, err := ensure(ctx, func() (jetstream.Consumer, error) { return res.tasks.Consumer(ctx, name) },
+		func() (jetstream.Consumer, error) {
+			return res.tasks.CreateConsumer(ctx, jetstream.ConsumerConfig{
+				Durable:       name,
+				Description:   "fsd workers taking " + opts.Agents,
+				FilterSubject: taskSubjects + "." + opts.Agents,
+				AckPolicy:     jetstream.AckExplicitPolicy,
+				AckWait:       opts.AckWait,
+				// Unbounded here: the worker that gets a delivery past the
+				// message's own bound fails the attempt softly (see handle).
+				MaxDeliver:    -1,
+				MaxAckPending: -1,
+			})
+		}, jetstream.ErrConsumerNotFound, jetstream.ErrConsumerExists)
+	if err == nil && cons.CachedInfo().Config.AckWait != opts.AckWait {
+		log := opts.Logger
+		log.Warn().Dur("queue", cons.CachedInfo().Config.AckWait).Dur("flag", opts.AckWait).
+			Msg("the queue's ack wait, set by the worker that created it, differs from --ack-wait; heartbeats follow the queue's")
+		opts.AckWait = cons.CachedInfo().Config.AckWait
+	}
+	if err != nil {
+		res.Close()
+		return nil, fmt.Errorf("consumer for agents %q: %w (work-queue consumers of one NATS system must not overlap: give every worker pool a disjoint --agents)", opts.Agents, err)
+	}
+	return &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}}, nil
+}
+
+// consumerName is the durable consumer of an agents pattern: workers with
+// the same pattern share it.
+func consumerName(pattern string) string {
+	if pattern == ">" {
+		return "fsd-workers"
+	}
+	s := sha256.Sum256([]byte(pattern))
+	return "fsd-workers-" + hex.EncodeToString(s[:6])
+}
+
+// trustedBundles digests the skill folders under the trusted roots.
+func trustedBundles(roots []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(roots) == 0 {
+		return out, nil
+	}
+	for _, r := range roots {
+		if _, err := os.Stat(r); err != nil {
+			return nil, fmt.Errorf("--trust %w", err)
+		}
+	}
+	skills, _ := spec.Discover(roots)
+	seen := map[string]bool{}
+	for _, s := range skills {
+		if s == nil || s.Dir == "" || seen[s.Dir] {
+			continue
+		}
+		seen[s.Dir] = true
+		d, err := BundleDigest(s.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("--trust: %w", err)
+		}
+		out[d] = true
+	}
+	return out, nil
+}
+
+// Close closes the worker's connection.
+func (w *Worker) Close() { w.res.Close() }
+
+// Run takes and runs tasks until ctx ends. Tasks running then are
+// cancelled and handed back to the queue.
+func (w *Worker) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for range w.opts.Concurrency {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				msg, err := w.cons.Next(jetstream.FetchMaxWait(2 * time.Second))
+				if err != nil {
+					if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+						w.opts.Logger.Warn().Err(err).Msg("fetching a task")
+						sleep(ctx, time.Second)
+					}
+					continue
+				}
+				w.handle(ctx, msg)
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// handle runs one delivery of a task message and commits its outcome.
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	log := w.opts.Logger
+	var m Message
+	if err := json.Unmarshal(msg.Data(), &m); err != nil || m.V != WireVersion || m.Task == "" {
+		// Not a task message this version can read: it never will be.
+		log.Error().Err(err).Int("v", m.V).Str("subject", msg.Subject()).Msg("unreadable task message dropped")
+		_ = msg.Term()
+		return
+	}
+	log = log.With().Str("run", m.Run).Str("task", m.Task).Int("attempt", m.Attempt).Logger()
+	key := m.Key()
+	if _, err := w.res.results.Get(ctx, key); err == nil {
+		log.Debug().Msg("already completed; delivery dropped")
+		_ = msg.Ack()
+		return
+	}
+	var res *engine.RemoteResult
+	md, _ := msg.Metadata()
+	if md != nil && m.MaxDeliveries > 0 && md.NumDelivered > uint64(m.MaxDeliveries) {
+		res = &engine.RemoteResult{Error: fmt.Sprintf("delivered %d times; every worker that took it stopped before it finished", md.NumDelivered-1)}
+	} else {
+		log.Debug().Msg("task started")
+		stop := w.heartbeat(msg)
+		res = w.run(ctx, &m, log)
+		stop()
+		if ctx.Err() != nil {
+			// This worker is stopping: another one runs the task.
+			_ = msg.Nak()
+			return
+		}
+	}
+	res.Worker = w.opts.Name
+	data, err := json.Marshal(Outcome{V: WireVersion, RemoteResult: *res})
+	if err != nil {
+		data, _ = json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Error: "outcome: " + err.Error(), Worker: w.opts.Name}})
+	}
+	if _, err := w.res.results.Create(ctx, key, data); err != nil {
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			log.Warn().Err(err).Msg("could not commit the outcome; the task will be delivered again")
+			_ = msg.NakWithDelay(time.Second)
+			return
+		}
+		log.Info().Msg("another worker committed this attempt first; this outcome is discarded")
+	}
+	if err := msg.DoubleAck(ctx); err != nil {
+		log.Debug().Err(err).Msg("ack not confirmed; a redelivery will find the outcome")
+	}
+}
+
+// heartbeat tells the server the task is in progress, a few times per
+// ack wait, until stop is called.
+func (w *Worker) heartbeat(msg jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(max(w.opts.AckWait/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// run loads what the task needs and runs it; a failure to load is the
+// task's error.
+func (w *Worker) run(ctx context.Context, m *Message, log zerolog.Logger) *engine.RemoteResult {
+	fail := func(format string, args ...any) *engine.RemoteResult {
+		return &engine.RemoteResult{Error: fmt.Sprintf(format, args...)}
+	}
+	var skill *spec.Skill
+	if m.Skill != "" {
+		dir, err := w.res.objs.fetchBundle(ctx, w.opts.CacheDir, m.Bundle)
+		if err != nil {
+			return fail("skill %s: %v", m.Skill, err)
+		}
+		path := filepath.Join(dir, filepath.FromSlash(m.Manifest))
+		if !filepath.IsLocal(filepath.FromSlash(m.Manifest)) {
+			return fail("skill %s: manifest path %q leaves its folder", m.Skill, m.Manifest)
+		}
+		s, diags := spec.LoadSkill(path)
+		if err := diags.Err(); err != nil || s == nil {
+			return fail("skill %s: %v", m.Skill, err)
+		}
+		skill = s
+	}
+	md, err := w.model(ctx, m)
+	if err != nil {
+		return fail("model %s: %v", m.Model, err)
+	}
+	sink := event.SinkFunc(func(e event.Event) {
+		data, err := json.Marshal(e)
+		if err == nil {
+			_ = w.res.nc.Publish(m.Events, data)
+		}
+	})
+	return engine.Work(ctx, &m.RemoteTask, engine.WorkOptions{
+		Model: md, Skill: skill, Sink: sink, Logger: log,
+		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
+		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
+			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
+	})
+}
+
+// model returns the task's model, built once per name and script.
+func (w *Worker) model(ctx context.Context, m *Message) (model.Model, error) {
+	script := ""
+	if m.Script != "" {
+		name := m.ScriptName
+		if name == "" || strings.ContainsAny(name, `/\`) {
+			name = "workflow.script.yaml"
+		}
+		var err error
+		if script, err = w.res.objs.fetchFile(ctx, w.opts.CacheDir, m.Script, name); err != nil {
+			return nil, err
+		}
+	}
+	key := m.Model + "\x00" + script
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if md, ok := w.models[key]; ok {
+		return md, nil
+	}
+	md, err := w.opts.Model(m.Model, script)
+	if err != nil {
+		return nil, err
+	}
+	w.models[key] = md
+	return md, nil
+}
