@@ -121,22 +121,41 @@ func BundleDigest(dir string) (string, error) {
 // objects reads and writes content-addressed objects.
 type objects struct{ store jetstream.ObjectStore }
 
-// put stores data under its digest unless it is there already. A request
-// nobody answered (a cluster electing a leader) is tried again, bounded.
+// put stores data under its digest unless it is there already.
 func (o objects) put(ctx context.Context, data []byte) (d string, err error) {
-	for i := range 20 {
-		if d, err = o.putOnce(ctx, data); err == nil || !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrTimeout) {
-			return d, err
+	err = retry(ctx, func() error {
+		d, err = o.putOnce(ctx, data)
+		return err
+	})
+	return d, err
+}
+
+// transient reports whether a request may succeed if made again: nobody
+// answered, or not in time (a cluster electing a leader after losing a
+// node, a reconnect).
+func transient(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) ||
+		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting)
+}
+
+// retry calls f until it succeeds, fails for good, or has failed
+// transiently 10 times (about 5 s of waiting in all).
+func retry(ctx context.Context, f func() error) error {
+	var err error
+	for i := range 10 {
+		if err = f(); err == nil || !transient(err) || ctx.Err() != nil {
+			return err
 		}
 		t := time.NewTimer(time.Duration(i+1) * 100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return "", ctx.Err()
+			return ctx.Err()
 		case <-t.C:
 		}
 	}
-	return d, err
+	return err
 }
 
 func (o objects) putOnce(ctx context.Context, data []byte) (string, error) {
@@ -155,7 +174,12 @@ func (o objects) putOnce(ctx context.Context, data []byte) (string, error) {
 // get fetches the object with digest d and checks that its content hashes
 // to d.
 func (o objects) get(ctx context.Context, d string) ([]byte, error) {
-	data, err := o.store.GetBytes(ctx, objectName(d))
+	var data []byte
+	err := retry(ctx, func() error {
+		var err error
+		data, err = o.store.GetBytes(ctx, objectName(d))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("object %s: %w", objectName(d), err)
 	}

@@ -222,13 +222,20 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	if md != nil && m.MaxDeliveries > 0 && md.NumDelivered > uint64(m.MaxDeliveries) {
 		res = &engine.RemoteResult{Error: fmt.Sprintf("delivered %d times; every worker that took it stopped before it finished", md.NumDelivered-1)}
 	} else {
-		log.Debug().Msg("task started")
 		stop := w.heartbeat(msg)
-		res = w.run(ctx, &m, log)
+		var err error
+		res, err = w.run(ctx, &m, log)
 		stop()
 		if ctx.Err() != nil {
 			// This worker is stopping: another one runs the task.
 			_ = msg.Nak()
+			return
+		}
+		if err != nil {
+			// The skill or script could not be fetched for now: deliver
+			// it again (bounded by MaxDeliveries) rather than fail it.
+			log.Warn().Err(err).Msg("task handed back: loading it failed for now")
+			_ = msg.NakWithDelay(time.Second)
 			return
 		}
 	}
@@ -270,15 +277,19 @@ func (w *Worker) heartbeat(msg jetstream.Msg) (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
-// run loads what the task needs and runs it; a failure to load is the
-// task's error.
-func (w *Worker) run(ctx context.Context, m *Message, log zerolog.Logger) *engine.RemoteResult {
-	fail := func(format string, args ...any) *engine.RemoteResult {
-		return &engine.RemoteResult{Error: fmt.Sprintf(format, args...)}
+// run loads what the task needs and runs it. A failure to load is the
+// task's error, unless it may pass (a transient NATS error): that is
+// returned as err.
+func (w *Worker) run(ctx context.Context, m *Message, log zerolog.Logger) (*engine.RemoteResult, error) {
+	fail := func(format string, args ...any) (*engine.RemoteResult, error) {
+		return &engine.RemoteResult{Error: fmt.Sprintf(format, args...)}, nil
 	}
 	var skill *spec.Skill
 	if m.Skill != "" {
 		dir, err := w.res.objs.fetchBundle(ctx, w.opts.CacheDir, m.Bundle)
+		if transient(err) {
+			return nil, err
+		}
 		if err != nil {
 			return fail("skill %s: %v", m.Skill, err)
 		}
@@ -293,6 +304,9 @@ func (w *Worker) run(ctx context.Context, m *Message, log zerolog.Logger) *engin
 		skill = s
 	}
 	md, err := w.model(ctx, m)
+	if transient(err) {
+		return nil, err
+	}
 	if err != nil {
 		return fail("model %s: %v", m.Model, err)
 	}
@@ -302,12 +316,13 @@ func (w *Worker) run(ctx context.Context, m *Message, log zerolog.Logger) *engin
 			_ = w.res.nc.Publish(m.Events, data)
 		}
 	})
+	log.Debug().Msg("task started")
 	return engine.Work(ctx, &m.RemoteTask, engine.WorkOptions{
 		Model: md, Skill: skill, Sink: sink, Logger: log,
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
 		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
 			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
-	})
+	}), nil
 }
 
 // model returns the task's model, built once per name and script.
