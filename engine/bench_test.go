@@ -13,7 +13,7 @@ import (
 // messages (turns of a user message, a call and its result, an answer).
 func benchHost(b *testing.B, n int) *generator {
 	b.Helper()
-	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelInline), skill("cc", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelInline), skill("cc", "1.0.0", spec.ChannelHandle))
 	r, err := New(p, Options{Model: model.Func(func(context.Context, *model.Request) (*model.Response, error) { return nil, nil })})
 	if err != nil {
 		b.Fatal(err)

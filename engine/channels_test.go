@@ -53,3 +53,37 @@ func TestHandleSavingOverInline(t *testing.T) {
 		t.Errorf("handle costs %.2f%% of inline, want at most 3%%", 100*ratio)
 	}
 }
+
+// A script's {{handle "id"}} of a skill loaded inline is an error that
+// says why and what to set: readers are not offered for an inline skill,
+// so a handle would only lead to "Unknown tool".
+func TestHandleOfInlineSkill(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		skill    spec.Channel
+		workflow spec.Channel
+		want     string // "" = a handle
+	}{
+		{"default auto, short body", "", "", `skill "aa" has no handle: channel auto puts instructions of at most 1000 tokens inline; set channel: handle in the skill to read it through a handle`},
+		{"inline", spec.ChannelInline, "", `skill "aa" has no handle: its channel is inline; set channel: handle in the skill to read it through a handle`},
+		{"workflow inline", "", spec.ChannelInline, `skill "aa" has no handle: its channel is inline; set channel: handle in the skill to read it through a handle`},
+		{"handle", spec.ChannelHandle, "", ""},
+		{"workflow handle", "", spec.ChannelHandle, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := project(skill("aa", "1.0.0", tt.skill))
+			p.Workflow.Channel = tt.workflow
+			r, err := New(p, Options{Model: &recModel{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := r.Handle("aa")
+			switch {
+			case tt.want == "" && (err != nil || !strings.HasPrefix(h, "h_")):
+				t.Errorf("Handle = %q, %v; want a handle", h, err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Errorf("Handle error = %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/fsdrun/fsd/model/chaos"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/transcript"
 )
 
@@ -55,7 +56,7 @@ func chaosProject() *spec.Project {
 	alpha := withCmd(skill("alpha", "1.0.0", spec.ChannelHandle))
 	beta := skill("beta", "2.0.0", spec.ChannelInline)
 	beta.Agents = []spec.Agent{{Name: "solo", Prompt: "SOLO", Tools: []string{"beta_echo", "beta_store"}}}
-	gamma := withCmd(skill("gamma", "0.1.0", "")) // default channel: handle; untrusted
+	gamma := withCmd(skill("gamma", "0.1.0", "")) // default channel: auto, inline for its short body; untrusted
 	team := skill("team", "1.0.0", spec.ChannelInline)
 	team.Agents = []spec.Agent{
 		{Name: "iso", Prompt: "ISO", Visibility: spec.VisibilitySub, Flow: spec.Flow{Policy: spec.FlowDeps}, Tools: []string{"team_echo", "team_setstore"}},
@@ -322,7 +323,14 @@ func (c *checker) checkHost(req *model.Request) {
 		marker := "BODY-OF-" + s.ID
 		ch := s.Channel
 		if ch == "" {
-			ch = spec.ChannelHandle
+			ch = c.p.Workflow.Channel
+		}
+		if ch == "" || ch == spec.ChannelAuto {
+			// The default: inline for a short body without resources.
+			ch = spec.ChannelInline
+			if len(s.Resources) > 0 || tokens.Count(s.Instructions) > spec.AutoInlineTokens {
+				ch = spec.ChannelHandle
+			}
 		}
 		if loaded {
 			agents = agents || len(s.Agents) > 0

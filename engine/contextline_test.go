@@ -51,10 +51,10 @@ func contextLines(req *model.Request) []string {
 	return out
 }
 
-// longSkill has instructions well past the preview, with multi-byte
-// characters across the cut.
+// longSkill is a handle skill with instructions well past the preview,
+// with multi-byte characters across the cut.
 func longSkill(id string) *spec.Skill {
-	s := skill(id, "1.0.0", "")
+	s := skill(id, "1.0.0", spec.ChannelHandle)
 	s.Instructions = "# " + id + " — guide\n\n" + strings.Repeat("Ünïcode steps for "+id+". ", 20)
 	return s
 }
@@ -65,7 +65,7 @@ func longSkill(id string) *spec.Skill {
 // the result of the read that made it. A re-read shows its own line.
 func TestContextLinesEviction(t *testing.T) {
 	aa := longSkill("aa")
-	p := project(aa, skill("bb", "1.0.0", ""), skill("cc", "1.0.0", spec.ChannelInline), skill("dd", "1.0.0", ""))
+	p := project(aa, skill("bb", "1.0.0", spec.ChannelHandle), skill("cc", "1.0.0", spec.ChannelInline), skill("dd", "1.0.0", spec.ChannelHandle))
 	_, m, _, err := runWith(t, p, Options{},
 		read("aa"), read("bb"), read("cc"), read("bb"), read("dd"), say("done"))
 	if err != nil {
@@ -184,7 +184,7 @@ func TestContextLinesVersionChangeAndDisable(t *testing.T) {
 // max-transcript-messages, and the window still starts at a user message
 // and never separates a call from its result.
 func TestContextLinesCountTowardCap(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""), skill("bb", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxTranscriptMessages = 4
 	_, m, _, err := runWith(t, p, Options{},
 		calls("read_skill", map[string]string{"id": "aa"}, "read_skill", map[string]string{"id": "bb"}),

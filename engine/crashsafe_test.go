@@ -103,7 +103,7 @@ func appendTo(t *testing.T, path, s string) {
 // transcripts and in events.jsonl, says so, and every line of the record
 // parses after it, even after a second resume.
 func TestResumeRepairsTornTails(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
 	appendTo(t, filepath.Join(dir, "journal.jsonl"), `{"seq":9,"kind":"mess`)
 	appendTo(t, filepath.Join(dir, "events.jsonl"), `{"type":"text","run":"x","text":"whole but no newline"}`)
@@ -137,7 +137,7 @@ func TestResumeRepairsTornTails(t *testing.T) {
 // One writer per run: while one resume holds the run, a second is
 // refused, and so is a resume while the run's recorded process lives.
 func TestOneWriterPerRun(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
 	j, err := LoadJournal(dir)
 	if err != nil {
@@ -190,7 +190,7 @@ func editSummary(t *testing.T, dir string, edit func(map[string]any)) {
 // The record is data: an id in run.json that would lead out of the runs
 // folder is not used; the folder's name is the id.
 func TestResumeIgnoresRecordedID(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
 	editSummary(t, dir, func(s map[string]any) { s["id"] = "../../../escape" })
 	res, _, err := resume(t, p, dir, answers, Options{})
@@ -223,7 +223,7 @@ func TestRecordWriteErrorFailsRun(t *testing.T) {
 	if err := os.Symlink("/dev/full", filepath.Join(dir, "events.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	_, _, _, err := runWith(t, p, Options{RunsDir: runs, RunID: "full"}, read("aa"), say("fine"))
 	if err == nil || !strings.Contains(err.Error(), "events.jsonl") {
 		t.Fatalf("err = %v, want a record error naming events.jsonl", err)

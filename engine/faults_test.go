@@ -70,7 +70,7 @@ func TestToolFaultsAreResults(t *testing.T) {
 // A model that returns 1,000 tool calls in one response gets 1,000 results,
 // in the order of the calls.
 func TestThousandCallsInOneResponse(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxTranscriptMessages = 5000
 	many := func(*model.Request) *model.Response {
 		r := &model.Response{}
@@ -103,7 +103,7 @@ func TestThousandCallsInOneResponse(t *testing.T) {
 // A model error (the scripted model's "script exhausted") fails the run
 // with the model's words, and the run record is complete.
 func TestModelErrorKeepsRecord(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	res, _, _, err := runWith(t, p, Options{RunsDir: t.TempDir()}, read("aa"))
 	if err == nil || !strings.Contains(err.Error(), "no step 2") {
 		t.Fatalf("err = %v", err)

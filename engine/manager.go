@@ -78,34 +78,50 @@ type managerDeps struct {
 	arts *artifact.Store
 	box  *toolbox
 	emit func(event.Event)
-	// channel is the default channel: the workflow's, else handle.
+	// channel is the default channel: the workflow's, else auto.
 	channel spec.Channel
 	max     int
 }
 
 func newManager(d managerDeps) *manager {
 	if d.channel == "" {
-		d.channel = spec.ChannelHandle
+		d.channel = spec.ChannelAuto
 	}
 	return &manager{managerDeps: d}
 }
 
-// channelOf resolves a skill's channel: its own, else the default; auto
-// becomes inline for a short body and handle for a long one.
+// channelOf resolves a skill's channel: its own, else the default.
 func (m *manager) channelOf(s *spec.Skill) spec.Channel {
-	ch := m.channel
+	return resolveChannel(s, m.channel)
+}
+
+// resolveChannel is s's channel: its own, else def (the workflow's), else
+// auto; auto resolved to inline or handle.
+func resolveChannel(s *spec.Skill, def spec.Channel) spec.Channel {
+	ch := def
 	if s.Channel != "" {
 		ch = s.Channel
 	}
-	if ch == spec.ChannelAuto {
-		// A body under the threshold has fewer bytes than tokens: no
-		// count needed.
-		if len(s.Instructions) <= spec.AutoInlineTokens || tokens.Count(s.Instructions) <= spec.AutoInlineTokens {
-			return spec.ChannelInline
-		}
-		return spec.ChannelHandle
+	if ch == "" || ch == spec.ChannelAuto {
+		return autoChannel(s)
 	}
 	return ch
+}
+
+// autoChannel is what channel auto picks for s: inline for instructions
+// of at most AutoInlineTokens when the skill has no resource files, handle
+// otherwise (resources are read by path under the skill's handle, and an
+// inline skill has none).
+func autoChannel(s *spec.Skill) spec.Channel {
+	if len(s.Resources) > 0 {
+		return spec.ChannelHandle
+	}
+	// A body under the threshold has fewer bytes than tokens: no count
+	// needed.
+	if len(s.Instructions) <= spec.AutoInlineTokens || tokens.Count(s.Instructions) <= spec.AutoInlineTokens {
+		return spec.ChannelInline
+	}
+	return spec.ChannelHandle
 }
 
 // emitSkill reports a load or an unload.

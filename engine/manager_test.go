@@ -39,7 +39,7 @@ func loadedIDs(m *manager) []string {
 // (L1, L4, L5, C2): the LRU order after each, what was evicted, the
 // events and the transcript's context entries.
 func TestManagerLRU(t *testing.T) {
-	m, rec := newTestManager(2, skill("aa", "1.0.0", ""), skill("bb", "1.0.0", spec.ChannelInline), skill("cc", "1.0.0", ""))
+	m, rec := newTestManager(2, skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelInline), skill("cc", "1.0.0", spec.ChannelHandle))
 	tr := transcript.New(nil)
 	steps := []struct {
 		read     string
@@ -96,11 +96,11 @@ func TestManagerLRU(t *testing.T) {
 // TestManagerSync: a catalog change unloads what it no longer carries
 // with the same revision (C4).
 func TestManagerSync(t *testing.T) {
-	m, rec := newTestManager(3, skill("aa", "1.0.0", ""), skill("bb", "1.0.0", ""))
+	m, rec := newTestManager(3, skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	tr := transcript.New(nil)
 	m.read(context.Background(), "aa", tr)
 	m.read(context.Background(), "bb", tr)
-	m.cat.set(project(skill("aa", "2.0.0", "")))
+	m.cat.set(project(skill("aa", "2.0.0", spec.ChannelHandle)))
 	m.sync(tr)
 	if got := loadedIDs(m); len(got) != 0 {
 		t.Errorf("loaded after the change = %v, want none", got)

@@ -35,7 +35,7 @@ func readTranscript(t *testing.T, dir, gen string) []transcript.Entry {
 // C2: the id's form is checked first, then that it is enabled now; an
 // explicitly empty selection stays empty.
 func TestC2ReadChecks(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""), skill("bb", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Enabled, p.Workflow.EnabledSet = []string{"aa"}, true
 	_, m, _, err := runWith(t, p, Options{}, read("Not_An_Id!"), read("bb"), read("zz"), say("done"))
 	if err != nil {
@@ -53,7 +53,7 @@ func TestC2ReadChecks(t *testing.T) {
 }
 
 func TestC2EmptySelectionStaysEmpty(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Enabled, p.Workflow.EnabledSet = []string{}, true
 	_, m, _, err := runWith(t, p, Options{}, read("aa"), say("done"))
 	if err != nil {
@@ -154,7 +154,7 @@ func TestC4ReloadOnChange(t *testing.T) {
 // H5: the tool list and context block are rebuilt from the current state
 // for every call; nothing of an earlier call's list carries over.
 func TestH5RebuiltEveryCall(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""), skill("bb", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxLoadedSkills = 1
 	_, m, _, err := runWith(t, p, Options{}, read("aa"), read("bb"), say("done"))
 	if err != nil {
@@ -184,7 +184,7 @@ func TestH5RebuiltEveryCall(t *testing.T) {
 // W1–W3 in the engine: each request holds at most max-transcript-messages,
 // starting at a user message, and the context block is always there.
 func TestWindowInRequests(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxTranscriptMessages = 5
 	p.Workflow.Limits.MaxSteps = 50
 	var steps []step
@@ -221,7 +221,7 @@ func TestWindowInRequests(t *testing.T) {
 
 // D8 for the host: max-steps is an error, not a hang.
 func TestMaxSteps(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxSteps = 3
 	var steps []step
 	for i := 0; i < 10; i++ {
@@ -238,11 +238,11 @@ func TestMaxSteps(t *testing.T) {
 // when_to_use after the description, disable-model-invocation left out
 // unless enabled: names the skill.
 func TestCatalogAgentSkills(t *testing.T) {
-	long := skill("long", "", "")
+	long := skill("long", "", spec.ChannelHandle)
 	long.Description = strings.Repeat("word ", 300) // 1,500 characters
-	when := skill("when", "2.0.0", "")
+	when := skill("when", "2.0.0", spec.ChannelHandle)
 	when.WhenToUse = "the user asks for WHEN-MARKER"
-	hidden := skill("hidden", "", "")
+	hidden := skill("hidden", "", spec.ChannelHandle)
 	hidden.DisableModelInvocation = true
 	for _, tc := range []struct {
 		name    string

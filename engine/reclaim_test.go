@@ -106,18 +106,47 @@ func TestInlineReclaimedOnUnload(t *testing.T) {
 	}
 }
 
-// The workflow's channel sets the default; a skill's own channel wins.
+// The workflow's channel sets the default, else auto; a skill's own
+// channel wins. Auto is inline for a short body without resource files and
+// handle for a long body or one with resources (they are read by path
+// under the handle).
 func TestChannelDefaults(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""), skill("bb", "1.0.0", spec.ChannelHandle))
-	p.Workflow.Channel = spec.ChannelInline
-	_, m, _, err := runWith(t, p, Options{}, read("aa"), read("bb"), say("done"))
-	if err != nil {
-		t.Fatal(err)
+	long := strings.Repeat("Check the gauge against the log before signing. ", 200) // ~2,000 tokens
+	tests := []struct {
+		name      string
+		workflow  spec.Channel
+		skill     spec.Channel
+		body      string
+		resources []string
+		want      string
+	}{
+		{"workflow default", spec.ChannelInline, "", "", nil, "inline"},
+		{"skill wins", spec.ChannelInline, spec.ChannelHandle, "", nil, "handle"},
+		{"workflow handle", spec.ChannelHandle, "", "", nil, "handle"},
+		{"auto by default: short body", "", "", "", nil, "inline"},
+		{"auto by default: long body", "", "", long, nil, "handle"},
+		{"auto by default: resources", "", "", "", []string{"references/api.md"}, "handle"},
+		{"skill auto over workflow inline: resources", spec.ChannelInline, spec.ChannelAuto, "", []string{"references/api.md"}, "handle"},
+		{"skill auto over workflow handle", spec.ChannelHandle, spec.ChannelAuto, "", nil, "inline"},
 	}
-	ctx := m.requests()[2].Context
-	if !strings.Contains(ctx, `<skill id="aa" version="1.0.0" channel="inline"`) ||
-		!strings.Contains(ctx, `<skill id="bb" version="1.0.0" channel="handle"`) {
-		t.Errorf("channels:\n%s", ctx)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := skill("aa", "1.0.0", tt.skill)
+			if tt.body != "" {
+				s.Instructions = tt.body
+			}
+			s.Resources = tt.resources
+			p := project(s)
+			p.Workflow.Channel = tt.workflow
+			_, m, _, err := runWith(t, p, Options{}, read("aa"), say("done"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := m.requests()[1].Context
+			if !strings.Contains(ctx, `<skill id="aa" version="1.0.0" channel="`+tt.want+`"`) {
+				t.Errorf("want channel %s:\n%s", tt.want, ctx)
+			}
+		})
 	}
 }
 

@@ -108,7 +108,7 @@ func TestResumeConversation(t *testing.T) {
 // A resume whose re-executed step answers differently from the journal
 // (the skill changed version on disk) stops with an error saying where.
 func TestResumeDivergence(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	fail := errors.New("crash")
 	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
 		if req.Caller.Step == 0 {
@@ -122,7 +122,7 @@ func TestResumeDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := project(skill("aa", "2.0.0", ""))
+	changed := project(skill("aa", "2.0.0", spec.ChannelHandle))
 	// Without --force the resume refuses before anything runs.
 	r2, _ := New(changed, Options{Model: m, Resume: j})
 	_, err = r2.Execute(context.Background(), "")
@@ -145,7 +145,7 @@ func TestResumeDivergence(t *testing.T) {
 // journal cuts it off, so the resumed run appends after a whole line and
 // the record reads back whole.
 func TestResumeCutsTornTail(t *testing.T) {
-	p := project(skill("aa", "1.0.0", ""))
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	crash := errors.New("crash")
 	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
 		if req.Caller.Step == 0 {

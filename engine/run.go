@@ -195,11 +195,20 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 
 // Handle returns the artifact handle of an enabled skill's instructions,
 // spooling them if they are not yet: the scripted model's `handle`
-// template function calls it.
+// template function calls it. A skill loaded inline has no handle the
+// readers would take (they are not offered for it): asking for one is an
+// error that says how to get one.
 func (r *Run) Handle(skillID string) (string, error) {
 	s, ok := r.cat.get(skillID)
 	if !ok {
 		return "", fmt.Errorf("skill %q is not enabled", skillID)
+	}
+	if resolveChannel(s, r.wf.Channel) == spec.ChannelInline {
+		why := "its channel is inline"
+		if s.Channel != spec.ChannelInline && r.wf.Channel != spec.ChannelInline {
+			why = fmt.Sprintf("channel auto puts instructions of at most %d tokens inline", spec.AutoInlineTokens)
+		}
+		return "", fmt.Errorf("skill %q has no handle: %s; set channel: handle in the skill to read it through a handle", skillID, why)
 	}
 	return r.arts.Spool(s.ID, s.Revision(), []byte(s.Instructions), s.Dir, s.Resources)
 }

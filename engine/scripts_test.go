@@ -21,7 +21,7 @@ func TestRunSkillScript(t *testing.T) {
 	}
 	withScripts := &spec.Skill{ID: "field", Name: "field", Description: "d", Instructions: "Run scripts/hi.sh NAME.",
 		Dir: dir, Resources: []string{"scripts/hi.sh"}}
-	plain := skill("plain", "1.0.0", "")
+	plain := skill("plain", "1.0.0", spec.ChannelHandle)
 	for _, tc := range []struct {
 		name    string
 		trusted bool

@@ -13,13 +13,14 @@ import (
 type Channel string
 
 // The channels. The empty Channel means "not set": the workflow's default
-// applies, else ChannelHandle.
+// applies, else ChannelAuto.
 const (
 	ChannelHandle Channel = "handle"
 	ChannelInline Channel = "inline"
-	// ChannelAuto is inline for a body of at most AutoInlineTokens, handle
-	// above: under it, the reader definitions and a section read cost
-	// more than the body itself.
+	// ChannelAuto is inline for a body of at most AutoInlineTokens and no
+	// resource files, handle otherwise: under the threshold the reader
+	// definitions and a section read cost about what the body costs, and
+	// resources are read by path under a handle. It is the default.
 	ChannelAuto Channel = "auto"
 )
 
