@@ -57,6 +57,7 @@ type Step struct {
 	Request *model.Request
 	Tokens  *event.Tokens
 	Usage   *model.Usage
+	Cost    float64 // Usage priced by the workflow's prices (0: none)
 	Error   string
 	// Response is the messages the step added: the model's message, then
 	// the results of its calls (and, for the host, worker items that
@@ -214,7 +215,7 @@ func (rec *Record) readRequests() error {
 			if g := rec.Gen(l.Gen); g != nil {
 				for i := len(g.Steps) - 1; i >= 0; i-- {
 					if st := g.Steps[i]; st.Step == l.Step {
-						st.Done, st.Usage, st.Error = l.Time, l.Usage, l.Error
+						st.Done, st.Usage, st.Cost, st.Error = l.Time, l.Usage, l.Cost, l.Error
 						if l.Tokens != nil {
 							st.Tokens = l.Tokens // an estimate's counts by part
 						}

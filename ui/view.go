@@ -48,6 +48,7 @@ type StepView struct {
 	Step     int             `json:"step"`
 	Tokens   *event.Tokens   `json:"tokens,omitempty"`
 	Usage    *model.Usage    `json:"usage,omitempty"`
+	Cost     float64         `json:"cost,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Context  string          `json:"context"`
 	Messages []model.Message `json:"messages"`
@@ -108,7 +109,7 @@ func View(rec *runrecord.Record, now time.Time) RunView {
 	for _, g := range rec.Gens {
 		gv := GenView{Name: g.Name, Task: g.Task, Agent: g.Agent}
 		for _, st := range g.Steps {
-			sv := StepView{Step: st.Step + 1, Tokens: st.Tokens, Usage: st.Usage, Error: st.Error,
+			sv := StepView{Step: st.Step + 1, Tokens: st.Tokens, Usage: st.Usage, Cost: st.Cost, Error: st.Error,
 				Context: st.Request.Context, Messages: st.Request.Messages, Tools: st.Request.Tools, Response: st.Response}
 			gv.Steps = append(gv.Steps, sv)
 			gv.Calls = append(gv.Calls, Span{Kind: "model", Name: "model call", Start: st.Sent, End: st.Done, Error: st.Error != ""})

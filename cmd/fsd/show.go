@@ -62,6 +62,7 @@ type showStep struct {
 	Done     time.Time       `json:"done,omitzero"`
 	Tokens   *event.Tokens   `json:"tokens,omitempty"`
 	Usage    *model.Usage    `json:"usage,omitempty"`
+	Cost     float64         `json:"cost,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Request  showRequest     `json:"request"`
 	Response []model.Message `json:"response"`
@@ -101,7 +102,7 @@ func show(w io.Writer, run string, f showFlags) error {
 			}
 			r := st.Request
 			sg.Steps = append(sg.Steps, showStep{Step: st.Step + 1, Sent: st.Sent, Done: st.Done, Tokens: st.Tokens,
-				Usage: st.Usage, Error: st.Error, Response: st.Response,
+				Usage: st.Usage, Cost: st.Cost, Error: st.Error, Response: st.Response,
 				Request: showRequest{Context: r.Context, Messages: r.Messages, Tools: r.Tools}})
 		}
 		if len(sg.Steps) > 0 || (f.step == 0 && f.task != "") {
@@ -198,6 +199,9 @@ func printStep(w io.Writer, st showStep) {
 		fmt.Fprintf(w, " · error: %s", st.Error)
 	case st.Usage != nil:
 		fmt.Fprintf(w, " · %s", view.Tokens(*st.Usage))
+		if st.Cost > 0 {
+			fmt.Fprintf(w, " · cost %s", view.Cost(st.Cost))
+		}
 	case st.Done.IsZero():
 		fmt.Fprintf(w, " · no answer on record (in flight, or the process stopped)")
 	}

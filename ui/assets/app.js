@@ -193,7 +193,7 @@ function step(s) {
   s.messages = s.messages || [];
   s.tools = s.tools || [];
   const tk = s.tokens ? ` · ${s.tokens.total.toLocaleString()} tokens sent` : "";
-  const us = s.usage ? ` · tokens ${tokens(s.usage)}` : "";
+  const us = s.usage ? ` · tokens ${tokens(s.usage, s.cost)}` : "";
   return el("details", { class: "step", "data-step": s.step },
     el("summary", {}, `step ${s.step}${tk}${us}${s.error ? " · error" : ""}`),
     el("details", { class: "request" },
