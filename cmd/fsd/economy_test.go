@@ -262,51 +262,69 @@ func windowMove(prev, cur []string) string {
 func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) prefixStats {
 	t.Helper()
 	st := prefixStats{label: label, requests: len(reqs)}
+	// Each request parsed and counted once: the run's bodies hold about a
+	// million tokens, and the count is most of this test's time.
+	type parsed struct {
+		order, tools, system string
+		blocks               []string
+		served               promptcache.Served
+		tokens, wholeTokens  int
+	}
 	var cache promptcache.Cache
-	served := make([]promptcache.Served, len(reqs))
+	ps := make([]parsed, len(reqs))
 	for i, r := range reqs {
+		p := &ps[i]
+		p.order = cacheOrder(t, r)
+		p.tools, p.system, p.blocks = requestParts(t, r)
 		var err error
-		if served[i], err = cache.Send([]byte(r)); err != nil {
+		if p.served, err = cache.Send([]byte(r)); err != nil {
 			t.Fatal(err)
 		}
+		p.tokens, p.wholeTokens = tokens.Count(p.order), tokens.Count(p.served.Whole())
 	}
 	for i := 1; i < len(reqs); i++ {
-		prev, cur := cacheOrder(t, reqs[i-1]), cacheOrder(t, reqs[i])
+		prev, cur := &ps[i-1], &ps[i]
 		n := 0
-		for n < len(prev) && n < len(cur) && prev[n] == cur[n] {
+		for n < len(prev.order) && n < len(cur.order) && prev.order[n] == cur.order[n] {
 			n++
 		}
-		pt, ps, pm := requestParts(t, reqs[i-1])
-		ct, cs, cm := requestParts(t, reqs[i])
-		if pt != ct {
+		same := prev.tools == cur.tools && prev.system == cur.system
+		if prev.tools != cur.tools {
 			st.toolChanges++
 		}
-		if ps != cs {
+		if prev.system != cur.system {
 			st.systemChanges++
 		}
-		if worker && (pt != ct || ps != cs) {
+		if worker && !same {
 			t.Errorf("%s: request %d changes the tools or system block of request %d", label, i+1, i)
 		}
-		switch windowMove(pm, cm) {
+		switch windowMove(prev.blocks, cur.blocks) {
 		case "":
 			t.Errorf("%s: request %d's window is not request %d's grown at its end or shed at its start", label, i+1, i)
 		case "shed":
 			st.sheds++
 		case "grew":
-			if pt == ct && ps == cs && n != len(prev) {
-				t.Errorf("%s: request %d reuses only %d of request %d's %d bytes", label, i+1, n, i, len(prev))
+			if same && n != len(prev.order) {
+				t.Errorf("%s: request %d reuses only %d of request %d's %d bytes", label, i+1, n, i, len(prev.order))
 			}
-			if pt == ct && ps == cs && served[i].Read < len(served[i-1].Blocks) {
+			if same && cur.served.Read < len(prev.served.Blocks) {
 				t.Errorf("%s: the cache serves %d blocks of request %d, want all %d of request %d",
-					label, served[i].Read, i+1, len(served[i-1].Blocks), i)
+					label, cur.served.Read, i+1, len(prev.served.Blocks), i)
 			}
 		}
-		st.read += tokens.Count(served[i].Prefix())
-		st.readOf += tokens.Count(served[i].Whole())
-		curTokens := tokens.Count(cur)
-		st.shared += tokens.Count(cur[:n])
-		st.ceiling += min(tokens.Count(prev), curTokens)
-		st.total += curTokens
+		if n == len(prev.order) {
+			st.shared += prev.tokens // cur begins with all of prev
+		} else {
+			st.shared += tokens.Count(cur.order[:n])
+		}
+		if cur.served.Read == len(prev.served.Blocks) && cur.served.Prefix() == prev.served.Whole() {
+			st.read += prev.wholeTokens
+		} else {
+			st.read += tokens.Count(cur.served.Prefix())
+		}
+		st.readOf += cur.wholeTokens
+		st.ceiling += min(prev.tokens, cur.tokens)
+		st.total += cur.tokens
 	}
 	return st
 }
