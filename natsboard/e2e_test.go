@@ -63,7 +63,7 @@ func (w syncWriter) Write(b []byte) (int, error) {
 
 // start runs fsd with args in dir. stdout, when not nil, gets stdout
 // instead of the merged buffer.
-func start(t *testing.T, dir string, stdout *os.File, args ...string) *proc {
+func start(t testing.TB, dir string, stdout *os.File, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(fsdBin, args...), done: make(chan struct{})}
 	p.cmd.Dir = dir
@@ -101,7 +101,7 @@ func (p *proc) kill() {
 
 // wait waits for the process to end (bounded) and fails on a non-zero
 // exit.
-func (p *proc) wait(t *testing.T) {
+func (p *proc) wait(t testing.TB) {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -126,7 +126,7 @@ func until(t *testing.T, what string, cond func() bool) {
 }
 
 // worker starts `fsd worker` against url.
-func worker(t *testing.T, url, name string, args ...string) *proc {
+func worker(t testing.TB, url, name string, args ...string) *proc {
 	t.Helper()
 	base := []string{"worker", "--nats", url, "--name", name, "--ack-wait", "1s", "--cache", t.TempDir(), "-v"}
 	return start(t, t.TempDir(), nil, append(base, args...)...)
@@ -150,7 +150,7 @@ func started(out string) map[string]int {
 
 // fanout writes a workflow of n tasks (each sleeping for sleep before it
 // answers) joined by one more, and returns its path.
-func fanout(t *testing.T, n int, sleep string) string {
+func fanout(t testing.TB, n int, sleep string) string {
 	t.Helper()
 	dir := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(dir, "skills", "fan"), 0o755))
@@ -173,7 +173,7 @@ agents:
 `), 0o644))
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: fanout\nmodel: scripted\nscript: fan.script.yaml\nskills: [./skills]\n")
-	fmt.Fprintf(&b, "limits: {concurrency: 8, max-pending-tasks: %d, max-total-tasks: %d}\ninput: fan out\ntasks:\n", n+1, n+1)
+	fmt.Fprintf(&b, "limits: {concurrency: 16, max-pending-tasks: %d, max-total-tasks: %d}\ninput: fan out\ntasks:\n", n+1, n+1)
 	var ids []string
 	for i := range n {
 		id := fmt.Sprintf("t%d", i)
@@ -186,7 +186,7 @@ agents:
 	return path
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

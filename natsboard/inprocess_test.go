@@ -41,7 +41,7 @@ func runWorkflow(t *testing.T, wf string, d engine.Dispatcher) (*engine.Result, 
 	return runWorkflowIn(t, wf, d, "")
 }
 
-func runWorkflowIn(t *testing.T, wf string, d engine.Dispatcher, runsDir string) (*engine.Result, error) {
+func runWorkflowIn(t testing.TB, wf string, d engine.Dispatcher, runsDir string) (*engine.Result, error) {
 	t.Helper()
 	p, diags := spec.LoadProject(wf)
 	if err := diags.Err(); err != nil {
@@ -124,4 +124,14 @@ func boardResults(t *testing.T, dir string) map[string]string {
 		out[tk.ID] = tk.Status + ": " + tk.Result + tk.Error
 	}
 	return out
+}
+
+// project loads a workflow's project.
+func project(t testing.TB, wf string) *spec.Project {
+	t.Helper()
+	p, diags := spec.LoadProject(wf)
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
