@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -43,15 +42,15 @@ func Enabled(getenv func(string) string) bool {
 }
 
 // Setup starts an OTLP/HTTP exporter configured by the standard OTel
-// environment variables (endpoint, headers, timeout, service name and
-// resource attributes) and returns an observer for engine.Options and a
+// environment variables (endpoint, headers, timeout, compression,
+// certificates, service name and resource attributes) and returns an observer for engine.Options and a
 // shutdown function that flushes the spans. When Enabled is false it
 // returns a nil observer and a no-op shutdown: tracing costs nothing.
 func Setup(ctx context.Context, getenv func(string) string, opts Options) (engine.Observer, func(context.Context) error, error) {
 	if !Enabled(getenv) {
 		return nil, func(context.Context) error { return nil }, nil
 	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := newExporter(getenv)
 	if err != nil {
 		return nil, nil, err
 	}

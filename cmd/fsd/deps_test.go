@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// heavyDeps are packages the binary must not link: each cost seconds of
+// every cold build (and megabytes of binary) for code fsd never runs.
+// bench/build.sh measures what is left; docs/design.md has the figures.
+var heavyDeps = map[string]string{
+	"google.golang.org/grpc":                 "gRPC (came with the OTLP collector package; fsd exports OTLP over HTTP)",
+	"github.com/grpc-ecosystem/grpc-gateway": "grpc-gateway (same)",
+	"go.opentelemetry.io/proto/otlp":         "the generated OTLP types (telemetry writes the wire format with protowire)",
+	"google.golang.org/protobuf/proto":       "the protobuf runtime (same)",
+	"golang.org/x/net/http2":                 "x/net's HTTP/2 (gRPC's transport; net/http has its own)",
+}
+
+// The binary's import graph stays free of the heavy packages it shed.
+func TestBinaryLeavesOutHeavyDependencies(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for pkg := range strings.FieldsSeq(string(out)) {
+		for heavy, why := range heavyDeps {
+			if pkg == heavy || strings.HasPrefix(pkg, heavy+"/") {
+				t.Errorf("fsd links %s: %s", pkg, why)
+			}
+		}
+	}
+}
