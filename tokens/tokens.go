@@ -3,51 +3,39 @@ package tokens
 import (
 	"sync"
 	"sync/atomic"
-
-	"github.com/tiktoken-go/tokenizer"
 )
 
-// The codec holds a 200k-entry vocabulary and a compiled split regexp: far
-// too costly to build per call, and immutable once built, so one instance
-// is shared. It is built on first use rather than at init so programs that
-// never count tokens (fsd validate) do not pay for it.
-var codec = sync.OnceValue(func() tokenizer.Codec {
+// The vocabulary is a table embedded in the binary and read in place
+// (vocab.go), so there is nothing to build per process but the split
+// pattern, compiled on first use.
+var o200k = sync.OnceValue(func() *vocab {
 	loaded.Store(true)
-	c, err := tokenizer.Get(tokenizer.O200kBase)
-	if err != nil {
-		// O200kBase is compiled into the library; Get fails only for
-		// encodings it does not know. Count falls back to an estimate.
-		return nil
-	}
-	// Invalid UTF-8 counts as U+FFFD, as tiktoken does by default, instead
-	// of failing the count.
-	c.SetErrorMode(tokenizer.ErrorModeReplace)
-	return c
+	v := newVocab(o200kBase)
+	return &v
 })
 
-// loaded records that the vocabulary was built in this process.
+// loaded records that this process has counted tokens.
 var loaded atomic.Bool
 
-// Loaded reports whether this process has built the vocabulary (about
-// 25 ms and several MiB): tests and benchmarks use it to show that a run
-// whose provider reports usage never counts tokens.
+// Loaded reports whether this process has counted tokens (and so touched
+// the vocabulary's pages and compiled the split pattern): tests and
+// benchmarks use it to show that a run whose provider reports usage
+// never counts tokens.
 func Loaded() bool { return loaded.Load() }
 
 // Encoding names the vocabulary Count uses.
 const Encoding = "o200k_base"
 
-// Count returns the number of o200k_base tokens in s. It is safe for
-// concurrent use.
+// Count returns the number of o200k_base tokens in s, as tiktoken's
+// encode_ordinary would make them (special tokens such as <|endoftext|>
+// count as the text they are). Invalid UTF-8 counts as U+FFFD, as
+// tiktoken does with errors="replace". It is safe for concurrent use.
 func Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	if c := codec(); c != nil {
-		if n, err := c.Count(s); err == nil {
-			return n
-		}
-	}
-	// Unreachable with the embedded vocabulary; a rough estimate beats
-	// reporting zero.
-	return (len(s) + 3) / 4
+	v := o200k()
+	n := 0
+	pieces(validUTF8(s), func(p string) { n += v.countPiece(p) })
+	return n
 }

@@ -48,3 +48,22 @@ func BenchmarkCount(b *testing.B) {
 		Count(doc)
 	}
 }
+
+// A long run of letters is one piece: the heap merge keeps it from being
+// quadratic.
+func BenchmarkCountLongPiece(b *testing.B) {
+	doc := strings.Repeat("ACGTTGCA", 16<<10)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		Count(doc)
+	}
+}
+
+// What a process pays before its first count: a view of the embedded
+// table (no parsing, no copy).
+func BenchmarkLoad(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = newVocab(o200kBase)
+	}
+}

@@ -15,6 +15,8 @@ var heavyDeps = map[string]string{
 	"go.opentelemetry.io/proto/otlp":         "the generated OTLP types (telemetry writes the wire format with protowire)",
 	"google.golang.org/protobuf/proto":       "the protobuf runtime (same)",
 	"golang.org/x/net/http2":                 "x/net's HTTP/2 (gRPC's transport; net/http has its own)",
+	"github.com/tiktoken-go/tokenizer":       "four vocabularies as Go literals (tokens embeds o200k_base as a table)",
+	"github.com/dlclark/regexp2":             "a backtracking regexp engine (tokens splits text by hand)",
 }
 
 // The binary's import graph stays free of the heavy packages it shed.
