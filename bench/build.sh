@@ -3,8 +3,9 @@
 # Prints the binary's size (unstripped, and stripped for reference), the
 # build's wall time, its CPU time (user + sys of every process it ran),
 # the peak RSS of its largest process (the biggest compile or the link),
-# and the packages that took the most compiler CPU, from the go command's
-# action graph.
+# the modules that took the most compiler CPU, from the go command's
+# action graph, and the graph's critical path, from which it estimates
+# the wall time of a quiet machine.
 #
 #   bench/build.sh              # 3 cold builds, each figure's median
 #   RUNS=1 TOP=40 bench/build.sh
@@ -56,21 +57,49 @@ printf 'cold build    wall %s s, cpu %s s, peak rss %d MB (medians of %d)\n' \
 	"$(printf '%s\n' "${walls[@]}" | median)" "$(printf '%s\n' "${cpus[@]}" | median)" \
 	$(($(printf '%s\n' "${rsss[@]}" | median | cut -d. -f1) / 1024)) "$runs"
 
-# CPU per package (compile + asm + cgo actions, user + sys of the commands
-# they ran), last build. Module paths are grouped at three elements so that
-# a library's internal packages count together; the standard library is one
-# line.
+# Compiler CPU (user + sys of the commands each action ran) by module,
+# from the last build's action graph: the standard library is one line,
+# the C compiler that cgo runs for net and os/user another, the linker a
+# third.
 echo
-echo "compile CPU by package group (last build; seconds):"
-jq -r '.[] | select(.Package != null and .Package != "" and (.CmdUser != null or .CmdSys != null))
-	| [.Package, ((.CmdUser // 0) + (.CmdSys // 0)) / 1e9] | @tsv' "$work/ag$runs.json" |
-	awk -F'\t' '{
-		p = $1; n = split(p, e, "/")
-		if (e[1] !~ /\./) g = "std (runtime, net/http, crypto, …)"
-		else g = e[1] "/" e[2] (n > 2 ? "/" e[3] : "")
-		cpu[g] += $2; tot += $2
+echo "compile CPU by module (last build; seconds):"
+go list -deps -f '{{.ImportPath}}	{{with .Module}}{{.Path}}{{else}}std{{end}}' "$pkg" >"$work/modules"
+jq -r '.[] | select(.CmdUser != null or .CmdSys != null)
+	| [.Mode, (.Package // ""), ((.CmdUser // 0) + (.CmdSys // 0)) / 1e9] | @tsv' "$work/ag$runs.json" |
+	awk -F'\t' 'NR == FNR { mod[$1] = $2; next }
+	{
+		if ($1 ~ /^link/) g = "(link)"
+		else if ($1 ~ /^cgo/) g = "(cgo: C compiler)"
+		else g = ($2 in mod) ? mod[$2] : $2
+		if (g == "std") g = "std (runtime, net/http, crypto, …)"
+		cpu[g] += $3; tot += $3
 	} END {
 		for (g in cpu) printf "%8.1f  %s\n", cpu[g], g
 		printf "%8.1f  total\n", tot > "/dev/stderr"
-	}' 2>"$work/total" | sort -rn | head -n "$top"
+	}' "$work/modules" - 2>"$work/total" | sort -rn | head -n "$top"
 cat "$work/total"
+
+# The longest chain of dependent actions, in CPU seconds: no number of idle
+# cores builds faster than this, and cpu/cores bounds the rest, so
+# max(critical path, cpu / cores) estimates the wall time of a quiet
+# machine from a run on a busy one.
+crit=$(jq -r '.[] | [.ID, (((.CmdUser // 0) + (.CmdSys // 0)) / 1e9), ((.Deps // []) | map(tostring) | join(","))] | @tsv' "$work/ag$runs.json" |
+	awk -F'\t' '{ id[NR] = $1; cpu[$1] = $2; deps[$1] = $3; n = NR }
+	END {
+		do {
+			changed = 0
+			for (i = 1; i <= n; i++) {
+				a = id[i]; best = 0
+				if (deps[a] != "") { k = split(deps[a], d, ","); for (j = 1; j <= k; j++) if (fin[d[j]] > best) best = fin[d[j]] }
+				if (best + cpu[a] != fin[a]) { fin[a] = best + cpu[a]; changed = 1 }
+			}
+		} while (changed)
+		for (a in fin) if (fin[a] > m) m = fin[a]
+		printf "%.1f", m
+	}')
+total=$(awk '{print $1}' "$work/total")
+echo
+awk -v c="$crit" -v t="$total" -v n="$(nproc)" 'BEGIN {
+	w = t / n; if (c > w) w = c
+	printf "critical path %.1f s of CPU; quiet-machine wall estimate max(%.1f, %.1f / %d cores) = %.1f s\n", c, c, t, n, w
+}'
