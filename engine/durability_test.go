@@ -17,8 +17,19 @@ import (
 // (Unwaited lines would reach the file 20 ms late; here an hour, so only
 // commits write.)
 func TestDurabilityModes(t *testing.T) {
-	for _, mode := range []Durability{DurabilityStep, DurabilityEffects} {
-		t.Run(string(mode), func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  Durability // Options.Durability
+		key  string     // the workflow's durability:
+		mode Durability // what the run must do
+	}{
+		{"default", "", "", DurabilityStep},
+		{"option", DurabilityEffects, "", DurabilityEffects},
+		{"workflow key", "", "commit-before-effects", DurabilityEffects},
+		{"option over key", DurabilityStep, "commit-before-effects", DurabilityStep},
+	} {
+		mode := tc.mode
+		t.Run(tc.name, func(t *testing.T) {
 			runs := t.TempDir()
 			path := filepath.Join(runs, "r1", "journal.jsonl")
 			s := skill("ops", "1.0.0", spec.ChannelHandle)
@@ -35,7 +46,9 @@ func TestDurabilityModes(t *testing.T) {
 				effect = lastResult(req).Text
 				return say("done")(req)
 			}
-			_, _, _, err := runWith(t, project(s), Options{RunsDir: runs, RunID: "r1", Durability: mode, flushDelay: time.Hour},
+			p := project(s)
+			p.Workflow.Durability = tc.key
+			_, _, _, err := runWith(t, p, Options{RunsDir: runs, RunID: "r1", Durability: tc.opt, flushDelay: time.Hour},
 				read("ops"), looks, done)
 			if err != nil {
 				t.Fatal(err)

@@ -71,7 +71,7 @@ type Options struct {
 	// changed since it started (see ErrChanged).
 	Force bool
 	// Durability says when generators wait for the journal to be on
-	// disk; "" is DurabilityStep.
+	// disk; "" is the workflow's `durability:`, else DurabilityStep.
 	Durability Durability
 	// flushDelay overrides journal.FlushDelay (tests make it long, so
 	// only commits write the journal).
@@ -137,6 +137,9 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Durability == "" {
+		opts.Durability = Durability(p.Workflow.Durability)
 	}
 	d, err := ParseDurability(string(opts.Durability))
 	if err != nil {

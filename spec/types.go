@@ -460,8 +460,12 @@ type Workflow struct {
 	Channel    Channel    `json:"channel,omitempty"`
 	// NoCache is `cache: off`: requests ask providers for no prompt-cache
 	// breakpoints or cache key (caching is on by default).
-	NoCache bool   `json:"-"`
-	Limits  Limits `json:"limits"`
+	NoCache bool `json:"-"`
+	// Durability is when generators wait for the run journal to be on
+	// disk: step (default) or commit-before-effects; --durability
+	// overrides it.
+	Durability string `json:"durability,omitempty"`
+	Limits     Limits `json:"limits"`
 	// Prices are per model string ("openai/gpt-5.4-mini", "scripted"):
 	// with them, run records and views show what the run cost.
 	Prices map[string]Price `json:"prices,omitempty"`

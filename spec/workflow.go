@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "cache", "limits", "prices", "board", "host", "tasks", "input"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "cache", "durability", "limits", "prices", "board", "host", "tasks", "input"}
 	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens", "max-input-tokens", "max-output-tokens", "agents"}
 	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
 	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
@@ -85,6 +85,9 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			} else if b, ok := boolean(f.v); ok {
 				w.NoCache = !b
 			}
+		case "durability":
+			// step or commit-before-effects (the schema checks which).
+			w.Durability, _ = str(f.v)
 		case "limits":
 			decodeLimits(d, f.v, &w.Limits)
 		case "prices":

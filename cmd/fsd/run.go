@@ -228,9 +228,14 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 	if f.timeout < 0 {
 		return fail(exitUsage, "--timeout: %s is negative", f.timeout)
 	}
-	durability, err := engine.ParseDurability(f.durability)
-	if err != nil {
-		return usage("--durability: %v", err)
+	// Unset, the workflow's durability: key decides.
+	var durability engine.Durability
+	if f.durability != "" {
+		d, err := engine.ParseDurability(f.durability)
+		if err != nil {
+			return usage("--durability: %v", err)
+		}
+		durability = d
 	}
 	if ctx == nil {
 		ctx = context.Background()

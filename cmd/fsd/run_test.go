@@ -80,6 +80,8 @@ func TestRunFailures(t *testing.T) {
 	wf := filepath.Join(dir, "short.workflow.yaml")
 	write(t, wf, "name: short\nmodel: scripted\nscript: short.script.yaml\nhost: {prompt: hi}\ninput: go\n")
 	write(t, filepath.Join(dir, "short.script.yaml"), "host:\n  - call: read_skill\n    args: {id: nothing}\n")
+	badKey := filepath.Join(dir, "bad.workflow.yaml")
+	write(t, badKey, "name: bad\ndurability: sometimes\nmodel: scripted\nscript: short.script.yaml\nhost: {prompt: hi}\ninput: go\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -92,6 +94,8 @@ func TestRunFailures(t *testing.T) {
 		{"bad events format", []string{"run", wf, "--events", "xml"}, exitUsage, "--events"},
 		{"no workflow", []string{"run"}, exitUsage, "fsd: run takes WORKFLOW; got none (see fsd run --help)"},
 		{"unknown flag", []string{"run", wf, "--bogus"}, exitUsage, "bogus"},
+		{"bad durability", []string{"run", wf, "--durability", "sometimes"}, exitUsage, `--durability: durability must be step or commit-before-effects, not "sometimes"`},
+		{"bad durability key", []string{"run", badKey}, exitProblems, "bad.workflow.yaml:2:13"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := fsd(t, tc.args...)
