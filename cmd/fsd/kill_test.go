@@ -246,7 +246,8 @@ type killCounts struct {
 }
 
 // TestKillAnywhere kills fsd — a pipeline of slow command tools, or a host
-// conversation that delegates — at seeded random moments, with SIGKILL or
+// conversation that delegates, under either --durability — at seeded
+// random moments, with SIGKILL or
 // SIGTERM, resumes it (killing some resumes too) until it answers, and
 // checks: the answer equals an uninterrupted run's; every record line
 // parses; the tool that dedupes on FSD_CALL_ID did each call's effect
@@ -301,12 +302,15 @@ func TestKillAnywhere(t *testing.T) {
 		want := cleans[trial%2]
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			killTrial(t, seed, conv, want.answer, want.took, want.effects, &counts)
+			// Trials alternate pipeline and conversation, and in pairs the
+			// durability mode: effects keep their guarantees in both.
+			durability := []string{"step", "commit-before-effects"}[trial/2%2]
+			killTrial(t, seed, conv, durability, want.answer, want.took, want.effects, &counts)
 		})
 	}
 }
 
-func killTrial(t *testing.T, seed uint64, conv bool, want string, took time.Duration, clean effects, counts *killCounts) {
+func killTrial(t *testing.T, seed uint64, conv bool, durability, want string, took time.Duration, clean effects, counts *killCounts) {
 	rng := rand.New(rand.NewPCG(seed, 0x6b696c6c))
 	dir := t.TempDir()
 	wf := killWorkflow(t, dir, conv)
@@ -346,7 +350,7 @@ func killTrial(t *testing.T, seed uint64, conv bool, want string, took time.Dura
 		return ids[0].Name()
 	}
 
-	code, answer, stderr, sig := runUntil("run", wf, "--runs-dir", runs)
+	code, answer, stderr, sig := runUntil("run", wf, "--runs-dir", runs, "--durability", durability)
 	id := runID()
 	if id != "" {
 		noToolOutlives(t, id, "after the kill of fsd run")
@@ -362,7 +366,7 @@ func killTrial(t *testing.T, seed uint64, conv bool, want string, took time.Dura
 	if code != 0 && (id == "" || !exists(filepath.Join(runs, id, "run.json"))) {
 		// Killed before the record began: nothing ran, start over.
 		os.RemoveAll(runs)
-		cmd, out, errb := fsdProc("run", wf, "--runs-dir", runs)
+		cmd, out, errb := fsdProc("run", wf, "--runs-dir", runs, "--durability", durability)
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("run again: %v: %s", err, errb)
 		}
@@ -380,7 +384,7 @@ func killTrial(t *testing.T, seed uint64, conv bool, want string, took time.Dura
 			t.Fatalf("no answer after %d resumes", attempt)
 		}
 		counts.resumes.Add(1)
-		args := []string{"resume", id, "--runs-dir", runs}
+		args := []string{"resume", id, "--runs-dir", runs, "--durability", durability}
 		if attempt == 0 && rng.IntN(3) == 0 {
 			// Kill the resume too.
 			code, answer, stderr, _ = runUntil(args...)
