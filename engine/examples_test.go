@@ -31,6 +31,38 @@ func (r *recorder) Generate(ctx context.Context, req *model.Request) (*model.Res
 	return r.inner.Generate(ctx, req)
 }
 
+// unknownTools lists the "Unknown tool: …" results the scripted model
+// was sent back: a tool call the run did not offer. In an example that is
+// a broken script (a renamed reader, a tool the skill no longer brings),
+// not a demonstration, and the run still ends with an answer, so only
+// this check notices.
+func (r *recorder) unknownTools() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, reqs := range r.reqs {
+		for _, req := range reqs {
+			for _, m := range req.Messages {
+				if m.Role == model.Tool && strings.HasPrefix(m.Text, "Unknown tool") && !seen[m.Text] {
+					seen[m.Text] = true
+					out = append(out, m.Text)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// unknownToolShown names, per example workflow, the unknown-tool results
+// it provokes on purpose to show the error the model reads. Add one only
+// when it is deliberate, with a comment saying why.
+var unknownToolShown = map[string]map[string]bool{
+	// lifecycle evicts weather (fourth read with room for three) and then
+	// calls get_weather to show that an evicted skill's tool is gone.
+	"lifecycle.workflow.yaml": {"Unknown tool: get_weather": true},
+}
+
 // loadExample loads an example workflow with its scripted model.
 func loadExample(t *testing.T, path string) (*spec.Project, *recorder, *engine.Run) {
 	t.Helper()
@@ -94,13 +126,18 @@ func TestExamplesRun(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			_, _, run := loadExample(t, path)
+			_, rec, run := loadExample(t, path)
 			res, err := run.Execute(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if strings.TrimSpace(res.Answer) == "" {
 				t.Error("empty answer")
+			}
+			for _, u := range rec.unknownTools() {
+				if !unknownToolShown[filepath.Base(path)][u] {
+					t.Errorf("a scripted call met %q: the example calls a tool the run does not offer", u)
+				}
 			}
 		})
 	}
