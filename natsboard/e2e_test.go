@@ -270,3 +270,37 @@ func lastLine(s string) string {
 }
 
 var _ = context.Background
+
+// TestAgentsPartitionWorkers: workers started with disjoint --agents take
+// only their agents' tasks; a worker whose pattern overlaps theirs is
+// refused at start with a message saying why.
+func TestAgentsPartitionWorkers(t *testing.T) {
+	srv := runServer(t)
+	wf := fanout(t, 4, "")
+	dir := filepath.Dir(wf)
+	workers := worker(t, srv.ClientURL(), "workers", "--agents", "fan.worker")
+	joiners := worker(t, srv.ClientURL(), "joiners", "--agents", "fan.joiner")
+	until(t, "both workers ready", func() bool {
+		return strings.Contains(workers.output(), "worker ready") && strings.Contains(joiners.output(), "worker ready")
+	})
+	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "runs"))
+	run.wait(t)
+	if got := lastLine(run.output()); got != "joined join" {
+		t.Errorf("answer %q", got)
+	}
+	if got := started(joiners.output()); len(got) != 1 || got["join"] != 1 {
+		t.Errorf("the joiners' worker started %v, want only join", got)
+	}
+	if got := started(workers.output()); len(got) != 4 || got["join"] != 0 {
+		t.Errorf("the workers' worker started %v, want t0…t3", got)
+	}
+	all := start(t, dir, nil, "worker", "--nats", srv.ClientURL(), "--cache", t.TempDir())
+	select {
+	case <-all.done:
+	case <-time.After(time.Minute):
+		t.Fatal("a worker with an overlapping --agents was not refused")
+	}
+	if out := all.output(); all.err == nil || !strings.Contains(out, "must not overlap") {
+		t.Errorf("overlapping worker: %v\n%s", all.err, out)
+	}
+}
