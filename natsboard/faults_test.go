@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -180,4 +181,39 @@ func countEvents(path, typ string) int {
 		}
 	}
 	return n
+}
+
+// TestRedeliveryBoundFailsSoftly: a task whose worker dies more often
+// than the message's delivery bound allows fails (softly: the run goes
+// on to report it) instead of being delivered forever.
+func TestRedeliveryBoundFailsSoftly(t *testing.T) {
+	srv := runServer(t)
+	wf := fanout(t, 1, "1m")
+	ctx := context.Background()
+	c, err := Connect(ctx, srv.ClientURL(), Options{MaxDeliveries: 1})
+	must(t, err)
+	defer c.Close()
+	must(t, c.Publish(ctx, project(t, wf)))
+	a := worker(t, srv.ClientURL(), "wa", "--concurrency", "1")
+	type result struct{ err error }
+	done := make(chan result, 1)
+	go func() {
+		_, err := runWorkflow(t, wf, c)
+		done <- result{err}
+	}()
+	until(t, "worker wa to start t0", func() bool { return started(a.output())["t0"] == 1 })
+	a.kill()
+	b := worker(t, srv.ClientURL(), "wb", "--concurrency", "1")
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run did not end")
+	}
+	if r.err == nil || !strings.Contains(r.err.Error(), "task t0 failed: delivered once to workers that stopped before it finished") {
+		t.Errorf("run: %v; want t0 failed after one delivery", r.err)
+	}
+	if n := started(b.output())["t0"]; n != 0 {
+		t.Errorf("worker wb ran t0 %d times past the bound", n)
+	}
 }

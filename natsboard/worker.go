@@ -220,7 +220,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	var res *engine.RemoteResult
 	md, _ := msg.Metadata()
 	if md != nil && m.MaxDeliveries > 0 && md.NumDelivered > uint64(m.MaxDeliveries) {
-		res = &engine.RemoteResult{Error: fmt.Sprintf("delivered %d times; every worker that took it stopped before it finished", md.NumDelivered-1)}
+		times := fmt.Sprintf("%d times", md.NumDelivered-1)
+		if md.NumDelivered == 2 {
+			times = "once"
+		}
+		res = &engine.RemoteResult{Error: "delivered " + times + " to workers that stopped before it finished (a worker crashed, or lost its connection); not delivered again"}
 	} else {
 		stop := w.heartbeat(msg)
 		var err error
