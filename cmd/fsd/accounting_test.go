@@ -74,7 +74,8 @@ func TestAccountingAcrossViews(t *testing.T) {
 		t.Errorf("fsd runs:\n%s\nwant 5640 in, 5400 cached, 180 written, 30 out, cost %s", list, cost)
 	}
 	_, detail, _ := fsd(t, "runs", "show", dirs[0].Name(), "--runs-dir", runs)
-	if !strings.Contains(detail, "5640 in (5400 cached, 180 written), 30 out") || !strings.Contains(detail, cost) {
+	if !strings.Contains(detail, "5640 in (5400 cached, 180 written), 30 out") || !strings.Contains(detail, cost) ||
+		!strings.Contains(detail, "940 in (900 cached, 30 written), 5 out · "+view.Cost(perCall)) {
 		t.Errorf("fsd runs show:\n%s", detail)
 	}
 	_, shown, _ := fsd(t, "show", dirs[0].Name(), "--runs-dir", runs)

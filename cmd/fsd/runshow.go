@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/view"
 )
 
@@ -51,10 +55,43 @@ the path of a run record folder.`,
 	return cmd
 }
 
-// runDetail is one run with its board's tasks.
+// runDetail is one run with its board's tasks and what each task's model
+// calls used (from its end event: the same figures the run's add up).
 type runDetail struct {
 	runRow
-	Tasks []board.Task `json:"tasks"`
+	Tasks     []board.Task         `json:"tasks"`
+	TaskUsage map[string]taskUsage `json:"task_usage,omitempty"`
+}
+
+type taskUsage struct {
+	model.Usage
+	Cost float64 `json:"cost,omitempty"`
+}
+
+// taskUsages reads each task's figures from its last end event.
+func taskUsages(dir string) map[string]taskUsage {
+	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	out := map[string]taskUsage{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		if !bytes.Contains(sc.Bytes(), []byte(`"type":"task.`)) {
+			continue
+		}
+		var e event.Event
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Usage == nil {
+			continue
+		}
+		switch e.Type {
+		case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+			out[e.Task] = taskUsage{Usage: *e.Usage, Cost: e.Cost}
+		}
+	}
+	return out
 }
 
 func loadRunDetail(dir string, now time.Time) (runDetail, error) {
@@ -62,7 +99,7 @@ func loadRunDetail(dir string, now time.Time) (runDetail, error) {
 	if err != nil {
 		return runDetail{}, err
 	}
-	d := runDetail{runRow: row, Tasks: []board.Task{}}
+	d := runDetail{runRow: row, Tasks: []board.Task{}, TaskUsage: taskUsages(dir)}
 	b, err := os.ReadFile(filepath.Join(dir, "board.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return d, nil // a run that never started a board
@@ -111,6 +148,12 @@ func printRunDetail(w io.Writer, d runDetail) {
 				dur = t.Finished.Sub(t.Started).Round(time.Millisecond).String()
 			}
 			line := fmt.Sprintf("  %s\t%s\t%s\t%s", t.ID, t.Status, t.Agent(), dur)
+			if u, ok := d.TaskUsage[t.ID]; ok {
+				line += "\t" + strings.TrimPrefix(view.Tokens(u.Usage), "tokens ")
+				if u.Cost > 0 {
+					line += " · " + view.Cost(u.Cost)
+				}
+			}
 			if t.Error != "" {
 				line += "\t" + firstLine(t.Error)
 			}
