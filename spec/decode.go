@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -119,13 +121,45 @@ func scalarText(n *yaml.Node) (string, bool) {
 	return n.Value, true
 }
 
+// integer returns an integer scalar's value. It reads what the schema
+// check accepts as an integer, so a limit the check let through is never
+// dropped as 0 ("no limit"): YAML's int forms
+// (0x1F, 0o17, 1_000) and a float with no fractional part (1e3, 10.0), as
+// JSON Schema's "integer" allows. A value past int's range is clamped to
+// it (a bound that large bounds nothing either way).
 func integer(n *yaml.Node) (int, bool) {
 	n = deref(n)
-	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+	if n == nil || n.Kind != yaml.ScalarNode {
 		return 0, false
 	}
-	i, err := strconv.Atoi(strings.ReplaceAll(n.Value, "_", ""))
-	return i, err == nil
+	switch n.ShortTag() {
+	case "!!int":
+		v := strings.ReplaceAll(n.Value, "_", "")
+		i, err := strconv.ParseInt(strings.Replace(v, "0o", "0", 1), 0, strconv.IntSize)
+		if err == nil {
+			return int(i), true
+		}
+		if errors.Is(err, strconv.ErrRange) {
+			if strings.HasPrefix(v, "-") {
+				return math.MinInt, true
+			}
+			return math.MaxInt, true
+		}
+		return 0, false
+	case "!!float":
+		f, ok := number(n)
+		if !ok || math.IsNaN(f) || f != math.Trunc(f) {
+			return 0, false
+		}
+		switch {
+		case f >= math.MaxInt:
+			return math.MaxInt, true
+		case f <= math.MinInt:
+			return math.MinInt, true
+		}
+		return int(f), true
+	}
+	return 0, false
 }
 
 // number returns an int or float scalar's value.

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,3 +88,32 @@ func loadString(t *testing.T, yaml, want string) *Workflow {
 }
 
 func near(a, b float64) bool { d := a - b; return d < 1e-12 && d > -1e-12 }
+
+// A limit the schema check accepts as an integer is the limit, whatever
+// YAML form it is written in: a float with no fraction (1e3, 10.0) or a
+// hex int used to load as 0, "no limit", silently; a number past int's
+// range is the largest int.
+func TestLimitsIntegerForms(t *testing.T) {
+	w := loadString(t, `name: w
+host: {}
+limits:
+  max-input-tokens: 1e3
+  max-output-tokens: 10.0
+  max-steps: 0x10
+  concurrency: 1_000
+  max-total-tasks: 99999999999999999999999
+  agents:
+    worker: {max-input-tokens: 2e2, max-output-tokens: 0o17}
+`, "")
+	l := w.Limits
+	if l.MaxInputTokens != 1000 || l.MaxOutputTokens != 10 || l.MaxSteps != 16 || l.Concurrency != 1000 || l.MaxTotalTasks != math.MaxInt {
+		t.Errorf("limits %+v", l)
+	}
+	if b := l.Agents["worker"]; b.MaxInputTokens != 200 || b.MaxOutputTokens != 15 {
+		t.Errorf("worker budget %+v", b)
+	}
+	_, diags := loadWorkflowString(t, "name: w\nhost: {}\nlimits: {max-input-tokens: 1.5}\n")
+	if !strings.Contains(diags.Error(), "max-input-tokens") {
+		t.Errorf("max-input-tokens: 1.5 loaded without its error: %v", diags)
+	}
+}
