@@ -403,6 +403,13 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 				}
 			}
 		}
+		if _, repairs := a.Keys["output-repairs"]; repairs {
+			if _, out := a.Keys["output"]; !out {
+				d.diags = append(d.diags, diag.Diagnostic{Pos: a.At("output-repairs"), Severity: diag.Warning, Kind: "output",
+					Message: fmt.Sprintf("agent %q sets output-repairs without output: there is nothing to repair", a.Name),
+					Hint:    "declare the answer's JSON Schema under output:, or remove output-repairs"})
+			}
+		}
 		if a.Pos.Line == 0 {
 			a.Pos = d.pos(p.k)
 		}
