@@ -50,6 +50,9 @@ func TestExitCodeTable(t *testing.T) {
 		{"invalid", []string{"validate", "../../spec/testdata/bad/bad-run.skill.yaml"}, exitProblems},
 		{"bad seed", []string{"resume", "bad", "--runs-dir", runs}, exitProblems},
 		{"no such run", []string{"resume", "nope", "--runs-dir", runs}, exitUsage},
+		{"show no such run", []string{"show", "nope", "--runs-dir", runs}, exitUsage},
+		{"report no such run", []string{"report", "nope", "-o", "-", "--runs-dir", runs}, exitUsage},
+		{"runs show no such run", []string{"runs", "show", "nope", "--runs-dir", runs}, exitUsage},
 		{"unknown flag", []string{"run", "--bogus"}, exitUsage},
 		{"unknown command", []string{"frobnicate"}, exitUsage},
 	} {

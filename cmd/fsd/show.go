@@ -82,9 +82,11 @@ func show(w io.Writer, run string, f showFlags) error {
 	if f.step < 0 {
 		return fail(exitUsage, "--step counts from 1")
 	}
-	dir, err := runrecord.Find(f.runsDir, run)
+	// findRun, as resume and runs show do: a run named that is not there is
+	// a usage error (exit 2), and an id's random tail is enough.
+	dir, err := findRun(f.runsDir, run)
 	if err != nil {
-		return fail(exitProblems, "show: %v", err)
+		return err
 	}
 	rec, err := runrecord.Open(dir)
 	if err != nil {

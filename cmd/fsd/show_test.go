@@ -94,7 +94,7 @@ func TestShowErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"unknown run", []string{"show", "nope", "--runs-dir", runs}, exitProblems, `"nope" is neither a record folder nor a run under`},
+		{"unknown run", []string{"show", "nope", "--runs-dir", runs}, exitUsage, "no run nope in " + runs + "; fsd runs --runs-dir " + runs + " lists them"},
 		{"unknown task", []string{"show", "hello", "--runs-dir", runs, "--task", "zzz"}, exitProblems, `no generator for task "zzz" (tasks: host, note)`},
 		{"no such step", []string{"show", "hello", "--runs-dir", runs, "--step", "99"}, exitProblems, "has a step 99"},
 		{"bad format", []string{"show", "hello", "--runs-dir", runs, "--format", "xml"}, exitUsage, "--format must be text or json"},

@@ -73,9 +73,9 @@ func newReportCmd() *cobra.Command {
 			if out == "" {
 				return fail(exitUsage, "report: -o FILE is required (- for stdout)")
 			}
-			dir, err := runrecord.Find(runsDir, args[0])
+			dir, err := findRun(runsDir, args[0]) // not there: exit 2, as for show and resume
 			if err != nil {
-				return fail(exitProblems, "report: %v", err)
+				return err
 			}
 			rec, err := runrecord.Open(dir)
 			if err != nil {
