@@ -155,7 +155,16 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		return nil, fmt.Errorf("subscribe %s: %w", m.Events, err)
 	}
 	defer drain(sub)
-	if _, err := c.res.js.Publish(ctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key)); err != nil {
+	// Publishing again after a timeout is safe: the message id makes a
+	// second copy a duplicate the stream drops.
+	err = retry(ctx, func() error {
+		_, err := c.res.js.Publish(ctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key))
+		return err
+	})
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return nil, fmt.Errorf("task %s: its message is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration", t.Task, len(data), c.res.nc.MaxPayload())
+	}
+	if err != nil {
 		return nil, fmt.Errorf("publish task %s: %w", t.Task, err)
 	}
 	select {
