@@ -117,8 +117,14 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, runrecord.JournalFile)); err != nil {
-		if _, terr := os.Stat(filepath.Join(dir, runrecord.HostFile)); terr == nil {
-			return nil, fmt.Errorf("%w: run %s was recorded by an older fsd (transcript files, no %s)", ErrNotResumable, j.Summary.ID, runrecord.JournalFile)
+		// A record from before the journal: the host's transcript file, or
+		// (a pipeline has no host) only the tasks' files. Resuming it with an
+		// empty journal would run every completed task again, commands too.
+		_, herr := os.Stat(filepath.Join(dir, runrecord.HostFile))
+		_, terr := os.Stat(filepath.Join(dir, runrecord.TasksDir))
+		if herr == nil || terr == nil {
+			return nil, fmt.Errorf("%w: run %s was recorded by an older fsd (transcript files, no %s); fsd show and fsd runs read it, but only the fsd that recorded it can resume it",
+				ErrNotResumable, j.Summary.ID, runrecord.JournalFile)
 		}
 	}
 	gens, err := runrecord.ReadJournal(filepath.Join(dir, runrecord.JournalFile))

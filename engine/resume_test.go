@@ -184,3 +184,35 @@ func TestResumeCutsTornTail(t *testing.T) {
 		t.Errorf("the resumed answer is not the record's last entry: %+v", last)
 	}
 }
+
+// A record from before journal.jsonl holds per-generator transcript files;
+// a pipeline's has no host file, only tasks/. Loading it as an empty
+// journal would run every completed task again: it is refused instead.
+func TestResumeRefusesPreJournalRecord(t *testing.T) {
+	for _, tc := range []struct{ name, file string }{
+		{"conversation", "transcript.jsonl"},
+		{"pipeline", "tasks/t1.jsonl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"id":"old","status":"running","seed":"`+strings.Repeat("ab", 32)+`","workflow":"w.workflow.yaml"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.MkdirAll(filepath.Join(dir, "tasks"), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(`{"time":"2026-01-01T00:00:00Z","message":{"role":"user","text":"hi"}}`+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "conversation" {
+				os.Remove(filepath.Join(dir, "tasks"))
+			}
+			j, err := LoadJournal(dir)
+			if err == nil {
+				j.Close()
+				t.Fatal("a pre-journal record loaded as an empty journal")
+			}
+			if !errors.Is(err, ErrNotResumable) || !strings.Contains(err.Error(), "recorded by an older fsd") {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
