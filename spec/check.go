@@ -55,6 +55,7 @@ func Check(w *Workflow, skills []*Skill) diag.List {
 	if w != nil {
 		out = append(out, checkTasks(w, byID, enabled, ids)...)
 		out = append(out, checkBudgets(w, byID)...)
+		out = append(out, checkPrices(w, byID)...)
 	}
 	out.Sort()
 	return out
@@ -350,6 +351,52 @@ func checkBudgets(w *Workflow, byID map[string]*Skill) diag.List {
 		out = append(out, diag.Diagnostic{Pos: w.Limits.Agents[name].Pos, Kind: "ref",
 			Message: fmt.Sprintf("limits.agents names unknown agent %q: its budget would bound nothing", name),
 			Hint:    didYouMean(name, append(known, DefaultWorkerName))})
+	}
+	return out
+}
+
+// checkPrices warns about a price for a model string no manifest names: a
+// typo there ("openai/gpt-5.4-mni") prices nothing and every cost reads 0.
+// A warning, not an error: such a price still applies to a run whose
+// --model names it. A workflow with no model: of its own takes its model
+// from --model, so nothing is checked.
+func checkPrices(w *Workflow, byID map[string]*Skill) diag.List {
+	if w.Model == "" || len(w.Prices) == 0 {
+		return nil
+	}
+	used := map[string]bool{w.Model: true}
+	if w.Host != nil && w.Host.Model != "" {
+		used[w.Host.Model] = true
+	}
+	for _, s := range byID {
+		for _, a := range s.Agents {
+			if a.Model != "" {
+				used[a.Model] = true
+			}
+		}
+	}
+	known := make([]string, 0, len(used))
+	for m := range used {
+		known = append(known, m)
+	}
+	sort.Strings(known)
+	names := make([]string, 0, len(w.Prices))
+	for m := range w.Prices {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	var out diag.List
+	for _, m := range names {
+		if used[m] {
+			continue
+		}
+		hint := didYouMean(m, known)
+		if hint == "" {
+			hint = "models this workflow uses: " + strings.Join(known, ", ")
+		}
+		out = append(out, diag.Diagnostic{Pos: w.Prices[m].Pos, Kind: "ref", Severity: diag.Warning,
+			Message: fmt.Sprintf("prices names model %q, which no workflow, host or agent uses: it prices only a run with --model %s", m, m),
+			Hint:    hint})
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsdrun/fsd/diag"
 )
 
 // prices: and limits.agents load with their values; mistakes are errors
@@ -115,5 +117,34 @@ limits:
 	_, diags := loadWorkflowString(t, "name: w\nhost: {}\nlimits: {max-input-tokens: 1.5}\n")
 	if !strings.Contains(diags.Error(), "max-input-tokens") {
 		t.Errorf("max-input-tokens: 1.5 loaded without its error: %v", diags)
+	}
+}
+
+// A price for a model string no manifest names is a warning (a typo would
+// price nothing and every cost read 0), with the names in use; a price
+// for a model the workflow uses is not.
+func TestPriceForUnusedModelWarns(t *testing.T) {
+	s := &Skill{ID: "team", Agents: []Agent{{Name: "iso", Model: "anthropic/claude-sonnet-4-5"}}}
+	w := loadString(t, `name: w
+model: openai/gpt-5.4-mini
+host: {}
+prices:
+  openai/gpt-5.4-mini: {input: 1, output: 2}
+  anthropic/claude-sonnet-4-5: {input: 3, output: 15}
+  openai/gpt-5.4-mni: {input: 1, output: 2}
+`, "")
+	diags := Check(w, []*Skill{s})
+	if len(diags) != 1 {
+		t.Fatalf("check: %v, want one warning", diags)
+	}
+	if diags[0].Severity != diag.Warning ||
+		!strings.Contains(diags.Error(), `w.workflow.yaml:7:23: warning: prices names model "openai/gpt-5.4-mni", which no workflow, host or agent uses`) ||
+		!strings.Contains(diags[0].Hint, `did you mean "openai/gpt-5.4-mini"?`) {
+		t.Errorf("check: %v (hint %q)", diags, diags[0].Hint)
+	}
+	// No model: of its own: the model comes from --model, nothing to check.
+	w = loadString(t, "name: w\nhost: {}\nprices:\n  openai/x: {input: 1, output: 2}\n", "")
+	if diags := Check(w, nil); len(diags) != 0 {
+		t.Errorf("check without model: %v", diags)
 	}
 }
