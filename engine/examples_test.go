@@ -76,7 +76,9 @@ func loadExample(t *testing.T, path string) (*spec.Project, *recorder, *engine.R
 	}
 	var run *engine.Run
 	rec := &recorder{inner: scripted.New(s, func(id string) (string, error) { return run.Handle(id) }), reqs: map[string][]model.Request{}}
-	run, err = engine.New(p, engine.Options{Model: rec, RunsDir: t.TempDir()})
+	// Calls that ask for approval are approved (as with fsd run --approve
+	// auto): nobody is there to answer.
+	run, err = engine.New(p, engine.Options{Model: rec, RunsDir: t.TempDir(), Approve: engine.ApprovalAuto})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -36,6 +37,9 @@ type env interface {
 	// journaled result is used instead of running it again) and whether
 	// it declares on-interrupt: fail (see journal.Plan).
 	command(name string) (isCommand, failsInDoubt bool)
+	// approval says what a call's tool declares about approval (skill
+	// tools and scripts; fsd's own tools never ask).
+	approval(c model.ToolCall) toolApproval
 }
 
 // genDeps are what a generator needs from whoever runs it.
@@ -62,6 +66,9 @@ type genDeps struct {
 	obs Observer
 	// durability says which commits the generator waits for.
 	durability Durability
+	// appr stands before calls that need a person's approval; nil asks
+	// for none.
+	appr *approvals
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -228,7 +235,7 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 		for _, t := range req.Tools {
 			offered[t.Name] = true
 		}
-		if !replayed && g.runsCommand(calls, offered) {
+		if !replayed && (g.runsCommand(calls, offered) || g.mayAsk(calls, offered)) {
 			// A call is in doubt on resume only if it is in the journal:
 			// make it durable before its program may start.
 			if err := g.commit(ctx, true, false); err != nil {
@@ -301,10 +308,27 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	}
 	id := g.callID(step, i)
 	var res model.ToolResult
-	switch act {
-	case journal.UseJournal:
+	if act == journal.UseJournal {
 		// A program that already ran is not run again.
 		return model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact}, nil
+	}
+	// A call that needs approval waits here, before anything runs; its
+	// step is durable (runsCommand or needsApproval synced it), so a run
+	// stopped while it waits finds it pending on resume.
+	gate, err := g.appr.gate(ctx, PendingCall{Call: id, Tool: c.Name, Args: c.Args, Task: g.caller.TaskID, Agent: g.caller.Agent}, g.env.approval(c))
+	if err != nil {
+		return res, g.errorf("%w", err)
+	}
+	if gate.reject != nil {
+		return *gate.reject, nil
+	}
+	if gate.fresh {
+		// Approved only now: it cannot have run before, so the in-doubt
+		// rule does not apply — it runs (once).
+		act = journal.Execute
+	}
+	c.Args = gate.args
+	switch act {
 	case journal.FailInDoubt:
 		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("in-doubt call not run again (on-interrupt: fail)")
 		return model.ToolResult{Text: journal.OutcomeUnknown, IsError: true}, nil
@@ -312,6 +336,9 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("running an in-doubt call again with the same FSD_CALL_ID")
 	}
 	res = g.env.call(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), c)
+	if gate.note != "" {
+		res.Text = gate.note + res.Text
+	}
 	if ctx.Err() != nil {
 		// The run was stopped while the call ran: its result (a
 		// "cancelled" error) is not the tool's answer. Left out of the
@@ -333,6 +360,21 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 func (g *generator) runsCommand(calls []model.ToolCall, offered map[string]bool) bool {
 	for _, c := range calls {
 		if isCmd, _ := g.env.command(c.Name); isCmd && offered[c.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// mayAsk reports whether a response calls a tool that may wait for
+// approval: the step is made durable first, so a run stopped while the
+// call waits finds it on resume.
+func (g *generator) mayAsk(calls []model.ToolCall, offered map[string]bool) bool {
+	if g.appr == nil {
+		return false
+	}
+	for _, c := range calls {
+		if offered[c.Name] && g.appr.policy(g.env.approval(c)) != spec.ApproveNever {
 			return true
 		}
 	}

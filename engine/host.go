@@ -165,6 +165,21 @@ func (h *hostEnv) command(name string) (bool, bool) {
 	return true, t.failsInDoubt()
 }
 
+func (h *hostEnv) approval(c model.ToolCall) toolApproval {
+	if c.Name == runScriptDef.Name {
+		// A script is its skill's: the skill's policy (and the
+		// workflow's default) applies.
+		if _, l, bad := h.mgr.scriptCall(c.Args); bad == nil {
+			return toolApproval{skill: l.skill.Approve, external: true}
+		}
+		return toolApproval{} // a bad call runs nothing: no approval
+	}
+	if l, t, ok := h.mgr.skillTool(c.Name); ok {
+		return t.approval(l.skill)
+	}
+	return toolApproval{}
+}
+
 func (h *hostEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult {
 	switch {
 	case c.Name == readSkillDef.Name:

@@ -70,7 +70,7 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 func (r *Run) genDeps() genDeps {
 	return genDeps{runID: r.ID, emit: r.ev.emit, acct: r.acct, tokens: r.tokens, log: r.log, rec: r.rec, now: r.now,
 		arts: r.arts, maxResult: r.limits.MaxResultTokens, noCache: r.wf.NoCache, obs: r.opts.Observer,
-		durability: r.opts.Durability}
+		durability: r.opts.Durability, appr: r.appr}
 }
 
 // FirstRequest assembles the host's first request without calling the

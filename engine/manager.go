@@ -223,7 +223,7 @@ func (m *manager) load(ctx context.Context, s *spec.Skill) (*loadedSkill, error)
 		mt, notes := m.box.mcp.Acquire(ctx, s)
 		l.tools = slices.Clip(l.tools) // the compiled list is shared: never append to it
 		for _, t := range mt {
-			l.tools = append(l.tools, skillTool{callable: t, kind: kindMCP})
+			l.tools = append(l.tools, mcpTool(s, t))
 		}
 		l.notes = notes
 	}

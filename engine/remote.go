@@ -286,7 +286,7 @@ func Work(ctx context.Context, t *RemoteTask, o WorkOptions) (res *RemoteResult)
 	acct := &account{tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	g := &generator{
 		genDeps: genDeps{runID: t.Run, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
-			arts: arts, maxResult: t.Limits.MaxResultTokens},
+			arts: arts, maxResult: t.Limits.MaxResultTokens, appr: remoteApprovals(ev.emit, o.Now)},
 		model: o.Model, tr: tr, env: w, name: name, recName: transcriptName(t.Task, max(t.Attempt, 1)),
 		caller:      model.Caller{Agent: agentName, TaskID: t.Task, TaskGoal: t.Goal, Input: t.Input, Model: t.Model},
 		maxMessages: max(t.Limits.MaxTranscriptMessages, 1), maxSteps: max(t.Limits.MaxSteps, 1),

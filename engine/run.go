@@ -76,6 +76,15 @@ type Options struct {
 	// flushDelay overrides journal.FlushDelay (tests make it long, so
 	// only commits write the journal).
 	flushDelay time.Duration
+	// Approve says who answers calls that need approval: ApprovalAsk (the
+	// default) waits for Run.Answer or an answer written into the run
+	// record (fsd approve); ApprovalAuto approves them all, ApprovalDeny
+	// rejects them all.
+	Approve ApprovalMode
+	// ApprovalTimeout fails a call that waited this long for approval
+	// softly: the model reads that no answer came. 0 waits as long as it
+	// takes.
+	ApprovalTimeout time.Duration
 	// MCPIdle is how long the MCP servers of an unloaded skill stay up in
 	// case it is read again: 0 is mcptool.DefaultIdle, negative closes
 	// them at once. All close when the run ends.
@@ -108,6 +117,8 @@ type Run struct {
 	ev   emitter
 	acct *account
 	box  *toolbox
+	// appr holds the calls waiting for approval and their answers.
+	appr *approvals
 }
 
 // Result is what a finished run produced.
@@ -193,6 +204,13 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		r.ID = opts.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 	}
 	r.ev = emitter{runID: r.ID, now: r.now}
+	switch opts.Approve {
+	case "", ApprovalAsk, ApprovalAuto, ApprovalDeny:
+	default:
+		return nil, fmt.Errorf("engine: unknown approval mode %q (want ask, auto or deny)", opts.Approve)
+	}
+	r.appr = newApprovals(opts.Approve, opts.ApprovalTimeout, p.Workflow.Approve, r.now)
+	r.appr.emit = r.ev.emit
 	return r, nil
 }
 
@@ -281,9 +299,17 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		r.acct.restore(j.Summary, j.Dir)
 		r.acct.summarize(&sum)
 	}
+	if j := r.opts.Resume; j != nil {
+		// Still pending until the replay reaches them and asks again.
+		sum.Pending = j.Summary.Pending
+	}
 	if err := r.rec.writeJSON("run.json", sum); err != nil {
 		return res, err
 	}
+	if err := r.watchApprovals(runCtx, &sum); err != nil {
+		return res, err
+	}
+	defer r.appr.close()
 	started := event.Event{Type: event.RunStarted, Text: r.wf.Name}
 	if r.opts.Resume != nil {
 		// What the run used before: a view adds this run's calls to it.
@@ -320,6 +346,10 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		u, cost := r.acct.total()
 		fin.Usage, fin.Cost = &u, cost
 		r.ev.emit(fin)
+		sum.Pending = nil
+		if err != nil {
+			sum.Pending = r.appr.list() // calls a stopped run leaves waiting
+		}
 		if werr := r.rec.writeJSON("run.json", sum); err == nil && werr != nil {
 			err = werr
 		}

@@ -50,13 +50,30 @@ func (m *manager) scriptsLoaded() bool {
 // the most recent with scripts) and runs the script under the command
 // tools' rules (tool.RunScript), trust included.
 func (m *manager) runScript(ctx context.Context, args json.RawMessage) model.ToolResult {
-	var a struct {
-		Skill  string   `json:"skill"`
-		Script string   `json:"script"`
-		Args   []string `json:"args"`
+	a, l, bad := m.scriptCall(args)
+	if bad != nil {
+		return *bad
 	}
+	s := l.skill
+	trusted := m.box.isTrusted(s)
+	res := tool.RunScript(ctx, s.Dir, a.Script, a.Args, tool.WithTrust(trusted), tool.WithSkill(s.ID))
+	return model.ToolResult{Text: res.Text, IsError: res.IsError}
+}
+
+// scriptArgs are run_skill_script's arguments.
+type scriptArgs struct {
+	Skill  string   `json:"skill"`
+	Script string   `json:"script"`
+	Args   []string `json:"args"`
+}
+
+// scriptCall reads a run_skill_script call: its arguments and the loaded
+// skill whose script it runs, or the error result the model reads.
+func (m *manager) scriptCall(args json.RawMessage) (scriptArgs, *loadedSkill, *model.ToolResult) {
+	var a scriptArgs
+	bad := func(r model.ToolResult) (scriptArgs, *loadedSkill, *model.ToolResult) { return a, nil, &r }
 	if err := json.Unmarshal(args, &a); err != nil {
-		return toolError("ARGUMENTS_INVALID", `arguments must be {"skill": "id", "script": "scripts/x.py", "args": ["…"]}: `+err.Error())
+		return bad(toolError("ARGUMENTS_INVALID", `arguments must be {"skill": "id", "script": "scripts/x.py", "args": ["…"]}: `+err.Error()))
 	}
 	var l *loadedSkill
 	if a.Skill == "" {
@@ -67,18 +84,15 @@ func (m *manager) runScript(ctx context.Context, args json.RawMessage) model.Too
 		}
 	} else {
 		if !spec.ValidID(a.Skill) {
-			return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id", a.Skill))
+			return bad(toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id", a.Skill)))
 		}
 		_, l = m.find(spec.NormalizeID(a.Skill))
 		if l == nil {
-			return toolError("SKILL_NOT_LOADED", fmt.Sprintf("skill %q is not loaded; read_skill it first", a.Skill))
+			return bad(toolError("SKILL_NOT_LOADED", fmt.Sprintf("skill %q is not loaded; read_skill it first", a.Skill)))
 		}
 	}
 	if l == nil || !hasScripts(l.skill) {
-		return toolError("NO_SCRIPTS", "no loaded skill has a scripts/ folder")
+		return bad(toolError("NO_SCRIPTS", "no loaded skill has a scripts/ folder"))
 	}
-	s := l.skill
-	trusted := m.box.isTrusted(s)
-	res := tool.RunScript(ctx, s.Dir, a.Script, a.Args, tool.WithTrust(trusted), tool.WithSkill(s.ID))
-	return model.ToolResult{Text: res.Text, IsError: res.IsError}
+	return a, l, nil
 }

@@ -115,6 +115,9 @@ func (f *funcEnv) tools() []model.ToolDef      { return f.defs }
 func (f *funcEnv) loaded(string) bool          { return true }
 func (f *funcEnv) settle()                     {}
 func (f *funcEnv) command(string) (bool, bool) { return false, false }
+
+// approval: Go functions given to Generate ask for no approval.
+func (f *funcEnv) approval(model.ToolCall) toolApproval { return toolApproval{} }
 func (f *funcEnv) call(ctx context.Context, c model.ToolCall) (res model.ToolResult) {
 	t, ok := f.byName[c.Name]
 	if !ok {

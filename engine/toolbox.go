@@ -52,6 +52,9 @@ const kindMCP spec.RunKind = "mcp"
 type skillTool struct {
 	callable
 	kind spec.RunKind
+	// approve is the tool's own approval policy (its MCP server's for an
+	// MCP tool); "" defers to its skill's and the workflow's.
+	approve spec.Approve
 }
 
 // external reports whether a call acts outside fsd (a program, an MCP
@@ -64,6 +67,20 @@ func (t skillTool) external() bool { return t.kind == spec.RunCommand || t.kind 
 func (t skillTool) failsInDoubt() bool {
 	f, ok := t.callable.(interface{ FailsInDoubt() bool })
 	return ok && f.FailsInDoubt()
+}
+
+// mcpTool is a skill's MCP tool, with its server's approval policy.
+func mcpTool(s *spec.Skill, t *mcptool.Tool) skillTool {
+	st := skillTool{callable: t, kind: kindMCP}
+	if srv, ok := s.MCPServer(t.Server()); ok {
+		st.approve = srv.Approve
+	}
+	return st
+}
+
+// approval is what a call of t declares about approval, s its skill.
+func (t skillTool) approval(s *spec.Skill) toolApproval {
+	return toolApproval{own: t.approve, skill: s.Approve, external: t.external()}
 }
 
 // kv picks the store a call of t works on: the load's state, or the
@@ -109,7 +126,7 @@ func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
 			// tool.Compile names the tool ("tool greet: reply: …").
 			return nil, fmt.Errorf("skill %s: %w", s.ID, err)
 		}
-		ts = append(ts, skillTool{callable: ct, kind: t.Run.Kind})
+		ts = append(ts, skillTool{callable: ct, kind: t.Run.Kind, approve: t.Approve})
 	}
 	tb.tools[s] = ts
 	return ts, nil

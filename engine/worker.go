@@ -50,6 +50,14 @@ func (w *workerEnv) command(name string) (bool, bool) {
 	return true, t.failsInDoubt()
 }
 
+func (w *workerEnv) approval(c model.ToolCall) toolApproval {
+	t, ok := w.byName[c.Name]
+	if !ok {
+		return toolApproval{}
+	}
+	return t.approval(w.skill)
+}
+
 func (w *workerEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult {
 	t, ok := w.byName[c.Name]
 	if !ok && artifact.IsReader(c.Name) && w.arts != nil {
@@ -266,7 +274,7 @@ func (w *workerEnv) allow(ctx context.Context, s *spec.Skill, names []string) (r
 		}
 		for _, t := range mt {
 			if want[t.Server()+"/*"] || want[t.Server()+"/"+t.Remote()] {
-				add(skillTool{callable: t, kind: kindMCP})
+				add(mcpTool(s, t))
 			}
 		}
 	}

@@ -28,7 +28,13 @@ const (
 	TaskFailed    = "task.failed"
 	TaskCancelled = "task.cancelled"
 	BoardFinished = "board.finished"
-	RunFinished   = "run.finished"
+	// ApprovalRequested: a call waits for a person's approval (Approval
+	// names it, Tool and Args say what it would do).
+	ApprovalRequested = "approval.requested"
+	// ApprovalAnswered: the run acts on an answer (Status approved,
+	// edited or rejected; Args the edited arguments; Reason; By).
+	ApprovalAnswered = "approval.answered"
+	RunFinished      = "run.finished"
 )
 
 // Tokens is the o200k_base count of one request, by part. Request events
@@ -79,6 +85,10 @@ type Event struct {
 	Answer  string   `json:"answer,omitempty"`
 	Err     string   `json:"err,omitempty"`
 	Elapsed float64  `json:"elapsed_ms,omitempty"`
+	// Approval is the id of a call waiting for approval (its
+	// FSD_CALL_ID, what fsd approve takes); By says who answered it.
+	Approval string `json:"approval,omitempty"`
+	By       string `json:"by,omitempty"`
 	// Replayed marks an event a resumed run emits again for work its
 	// journal already holds (a replayed step, a task restated).
 	Replayed bool `json:"replayed,omitempty"`

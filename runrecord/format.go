@@ -30,9 +30,10 @@ const (
 type Summary struct {
 	ID       string `json:"id"`
 	Workflow string `json:"workflow"`
-	// Status is running, finished, failed or interrupted (a signal or a
-	// timeout stopped it). A run that is "running" in its record but whose
-	// PID is gone was interrupted too (killed).
+	// Status is running, waiting (a call waits for approval: Pending),
+	// finished, failed or interrupted (a signal or a timeout stopped it).
+	// A run that is "running" or "waiting" in its record but whose PID is
+	// gone was interrupted too (killed).
 	Status      string    `json:"status"`
 	PID         int       `json:"pid"`
 	Started     time.Time `json:"started"`
@@ -64,6 +65,10 @@ type Summary struct {
 	// Digests of what the run is made from; a resume refuses to run
 	// from files that differ (engine.ErrChanged).
 	Digests journal.Digests `json:"digests,omitempty"`
+	// Pending are the calls waiting for approval, oldest first; they stay
+	// listed when the run is stopped while they wait (answer them with
+	// fsd approve, then fsd resume).
+	Pending []PendingCall `json:"pending,omitempty"`
 }
 
 // AgentUsage is what one agent's model calls used, all its tasks together.

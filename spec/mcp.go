@@ -39,6 +39,9 @@ type MCPServer struct {
 	Tools []string `json:"tools,omitempty"`
 	// Timeout bounds one call; zero means the runtime default.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// Approve is the approval policy of the server's tools; "" defers to
+	// the skill's and the workflow's.
+	Approve Approve `json:"approve,omitempty"`
 }
 
 // Stdio reports whether the server is a local program (else HTTP).
@@ -60,7 +63,7 @@ func (s *Skill) MCPServer(name string) (*MCPServer, bool) {
 }
 
 var (
-	mcpKeys = []string{"command", "env", "cwd", "url", "headers", "tools", "timeout"}
+	mcpKeys = []string{"command", "env", "cwd", "url", "headers", "tools", "timeout", "approve"}
 	// mcpToolName is the MCP spec's tool name alphabet.
 	mcpToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 	envName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -114,6 +117,8 @@ func decodeMCP(d *decoder, n *yaml.Node, s *Skill) {
 				decodeAllowlist(d, f.v, &m)
 			case "timeout":
 				m.Timeout = d.duration(f.v)
+			case "approve":
+				m.Approve = decodeApprove(d, f.v)
 			}
 		}
 		if m.Pos.Line == 0 {

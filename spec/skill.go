@@ -19,9 +19,9 @@ import (
 
 // Keys of each manifest mapping, in the order the docs list them.
 var (
-	skillKeys   = []string{"id", "name", "description", "version", "channel", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "mcp", "agents"}
-	skillMDKeys = append([]string{"name", "description", "version", "channel", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "tools", "mcp", "agents"}, ClaudeCodeKeys...)
-	toolKeys    = []string{"name", "description", "input", "run"}
+	skillKeys   = []string{"id", "name", "description", "version", "channel", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "tools", "mcp", "agents"}
+	skillMDKeys = append([]string{"name", "description", "version", "channel", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "tools", "mcp", "agents"}, ClaudeCodeKeys...)
+	toolKeys    = []string{"name", "description", "input", "approve", "run"}
 	runKeys     = []string{"command", "timeout", "env", "on-interrupt", "reply", "state", "store"}
 	runKinds    = []string{"command", "reply", "state", "store"}
 	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries", "output", "output-repairs"}
@@ -210,6 +210,8 @@ func decodeSkill(d *decoder, root *yaml.Node, s *Skill, known []string) {
 			} else {
 				s.AllowedTools, _ = d.strList(f.v)
 			}
+		case "approve":
+			s.Approve = decodeApprove(d, f.v)
 		case "tools":
 			decodeTools(d, f.v, s)
 		case "mcp":
@@ -248,6 +250,8 @@ func decodeTools(d *decoder, n *yaml.Node, s *Skill) {
 				t.Description, _ = str(f.v)
 			case "input":
 				decodeInput(d, f.v, &t)
+			case "approve":
+				t.Approve = decodeApprove(d, f.v)
 			case "run":
 				decodeRun(d, f.v, &t.Run)
 			}

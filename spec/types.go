@@ -95,6 +95,10 @@ type Skill struct {
 	// schemaFiles are the output schema files' bytes, for Digest.
 	schemaFiles [][]byte
 
+	// Approve is the approval policy of the skill's tools that act outside
+	// fsd (commands, MCP tools, scripts) and set none of their own.
+	Approve Approve `json:"approve,omitempty"`
+
 	Tools []Tool `json:"tools,omitempty"`
 	// MCP are the skill's MCP servers, in file order.
 	MCP    []MCPServer `json:"mcp,omitempty"`
@@ -177,7 +181,10 @@ type Tool struct {
 	// Input is the JSON Schema of the arguments, as decoded from YAML
 	// (map[string]any and friends). Nil means any object.
 	Input map[string]any `json:"input,omitempty"`
-	Run   ToolRun        `json:"run"`
+	// Approve is the tool's own approval policy; "" defers to its skill's
+	// and the workflow's (for a command tool).
+	Approve Approve `json:"approve,omitempty"`
+	Run     ToolRun `json:"run"`
 }
 
 // ToolRun is a tool's `run:` block. Exactly one kind is set.
@@ -458,6 +465,10 @@ type Workflow struct {
 	// EnabledPos holds the position of each element of Enabled.
 	EnabledPos []diag.Pos `json:"-"`
 	Channel    Channel    `json:"channel,omitempty"`
+	// Approve is the default approval policy of tools that act outside
+	// fsd (commands, MCP tools, scripts) when neither the tool nor its
+	// skill sets one.
+	Approve Approve `json:"approve,omitempty"`
 	// NoCache is `cache: off`: requests ask providers for no prompt-cache
 	// breakpoints or cache key (caching is on by default).
 	NoCache bool `json:"-"`

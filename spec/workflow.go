@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "cache", "durability", "limits", "prices", "board", "host", "tasks", "input"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "approve", "cache", "durability", "limits", "prices", "board", "host", "tasks", "input"}
 	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens", "max-input-tokens", "max-output-tokens", "agents"}
 	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
 	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
@@ -78,6 +78,8 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 		case "channel":
 			c, _ := str(f.v)
 			w.Channel = Channel(c)
+		case "approve":
+			w.Approve = decodeApprove(d, f.v)
 		case "cache":
 			// on (default) or off; YAML booleans are taken too.
 			if s, ok := str(f.v); ok {

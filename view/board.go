@@ -39,10 +39,14 @@ type Board struct {
 	priced bool // some cost was reported: show the cost column
 	skills []string
 	status string
-	lines  int // lines drawn last time, to move back over
-	dirty  bool
-	stop   chan struct{}
-	done   chan struct{}
+	// waiting counts calls waiting for approval.
+	waiting int
+	lines   int // lines drawn last time, to move back over
+	dirty   bool
+	// held counts prompts on screen: no redraw while any is.
+	held int
+	stop chan struct{}
+	done chan struct{}
 }
 
 // NewBoard returns a board drawing to w. Start begins redrawing.
@@ -105,6 +109,20 @@ func (b *Board) Emit(e event.Event) {
 			r.started, r.finished = e.Time, time.Time{}
 		default:
 			r.finished = e.Time
+		}
+	case event.ApprovalRequested, event.ApprovalAnswered:
+		// A task waiting for a person shows it; the host's calls show in
+		// the summary line.
+		if r := b.rows[e.Task]; r != nil && e.Task != "" {
+			r.status = "running"
+			if e.Type == event.ApprovalRequested {
+				r.status = "waiting"
+			}
+		}
+		if e.Type == event.ApprovalRequested {
+			b.waiting++
+		} else if b.waiting > 0 {
+			b.waiting--
 		}
 	case event.BoardFinished:
 		b.status = "board " + e.Status
@@ -186,6 +204,9 @@ func (b *Board) frame() string {
 	}
 	fmt.Fprintf(&s, "tasks %d: %d pending, %d running, %d completed, %d failed, %d cancelled · %s",
 		len(b.rows), counts["pending"], counts["running"], counts["completed"], counts["failed"], counts["cancelled"], Tokens(b.usage))
+	if b.waiting > 0 {
+		fmt.Fprintf(&s, " · %d waiting for approval", b.waiting)
+	}
 	if b.priced {
 		s.WriteString(" · cost " + Cost(b.cost))
 	}
@@ -255,12 +276,30 @@ func (b *Board) Stop() {
 	b.stop = nil
 }
 
+// Hold stops redrawing while a prompt is on screen; release starts again,
+// drawing the next frame below whatever was written meanwhile.
+func (b *Board) Hold() (release func()) {
+	b.draw(true) // the state the question is about
+	b.mu.Lock()
+	b.held++
+	b.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			b.held--
+			b.lines, b.dirty = 0, true
+			b.mu.Unlock()
+		})
+	}
+}
+
 // draw moves the cursor back over the previous frame and writes the new
 // one, clearing each line (ANSI: cursor up, erase line).
 func (b *Board) draw(force bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.dirty && !force && b.runningLocked() == 0 {
+	if b.held > 0 || (!b.dirty && !force && b.runningLocked() == 0) {
 		return
 	}
 	b.dirty = false

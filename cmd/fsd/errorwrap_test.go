@@ -231,12 +231,13 @@ func TestErrorPathsSayEachThingOnce(t *testing.T) {
 		}
 		for _, variant := range brokenScripts(t, orig) {
 			write(t, script, variant)
-			ms.fsd("run", wf, "--runs-dir", runs, "--events", "json")
-			ms.fsd("run", wf, "--runs-dir", runs) // progress lines
+			// --approve auto: nobody is there to answer a call that asks.
+			ms.fsd("run", wf, "--runs-dir", runs, "--events", "json", "--approve", "auto")
+			ms.fsd("run", wf, "--runs-dir", runs, "--approve", "auto") // progress lines
 		}
 		write(t, script, string(orig))
-		ms.fsd("run", wf, "--runs-dir", runs, "--model", "openai/none", "--events", "json")
-		ms.fsd("run", wf, "--runs-dir", runs, "--replay", filepath.Join(probe, "no-such.jsonl"))
+		ms.fsd("run", wf, "--runs-dir", runs, "--model", "openai/none", "--events", "json", "--approve", "auto")
+		ms.fsd("run", wf, "--runs-dir", runs, "--replay", filepath.Join(probe, "no-such.jsonl"), "--approve", "auto")
 	}
 	// Usage errors of every command.
 	for _, args := range [][]string{

@@ -30,6 +30,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newValidateCmd(),
 		newSchemaCmd(),
 		newRunCmd(),
+		newApproveCmd(),
 		newContextCmd(),
 		newGraphCmd(),
 		newRunsCmd(),

@@ -17,7 +17,8 @@ func newResumeCmd() *cobra.Command {
 		Short: "Continue an interrupted run from its journal: completed model calls, tool calls and tasks are not repeated",
 		Long: "RUN is a run id under --runs-dir (see fsd runs) or the path of a run record folder.\n" +
 			"The run keeps its id and folder; it replays what its journal holds and goes on live.\n" +
-			"It keeps the --model it started with unless given again; --trust is not taken from the record.\n" +
+			"It keeps the --model it started with unless given again; --trust and --approve are not taken from the record.\n" +
+			"Calls that were waiting for approval wait again (answered ones, e.g. by fsd approve while the run was stopped, go on).\n" +
 			"It refuses if the workflow, its script or a skill manifest changed since the run started (--force runs them as they are now),\n" +
 			"or while another fsd holds the run.",
 		Example: `  fsd runs                     # find the interrupted run
@@ -66,5 +67,6 @@ func newResumeCmd() *cobra.Command {
 	addTrustFlag(cmd, &f)
 	addDurabilityFlag(cmd, &f)
 	cmd.Flags().StringVar(&f.nats, "nats", "", "NATS server the run's tasks go to (default: the one it started with, or the workflow's board.nats)")
+	addApprovalFlags(cmd, &f)
 	return cmd
 }

@@ -40,6 +40,10 @@ type runFlags struct {
 	durability string
 	// nats sends the board's tasks to workers through this NATS server.
 	nats string
+	// approve is who answers calls that need approval: ask, auto, deny.
+	approve string
+	// approvalTimeout fails a call that waited this long for approval.
+	approvalTimeout time.Duration
 }
 
 // defaultRunsDir is where run records go unless --runs-dir says otherwise.
@@ -101,6 +105,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans (traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the run after this long, e.g. 5m (default: no limit)")
 	addDurabilityFlag(cmd, &f)
+	addApprovalFlags(cmd, &f)
 	return cmd
 }
 
@@ -237,6 +242,10 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 		}
 		durability = d
 	}
+	mode, err := approvalMode(f)
+	if err != nil {
+		return err
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -252,6 +261,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 		logger = logger.Level(zerolog.DebugLevel)
 	}
 	var sink event.Sink
+	var ask *prompter
 	stopView := func() {}
 	switch {
 	case f.events == "json":
@@ -263,6 +273,11 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 		stopView = live.Stop
 		defer live.Stop()
 		sink = live
+		if mode == engine.ApprovalAsk && stdinIsTerminal() {
+			// …and can answer approvals right there.
+			ask = newPrompter(os.Stdin, stderr, live.Hold)
+			sink = event.Multi{live, ask}
+		}
 	default:
 		progress := newProgressSink(stderr)
 		defer progress.flush()
@@ -274,9 +289,14 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 	if f.nats != "" && !strings.Contains(f.nats, "@") {
 		meta["nats"] = f.nats // never a URL that carries credentials
 	}
-	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force, Durability: durability}, stderr)
+	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force,
+		Durability: durability, Approve: mode, ApprovalTimeout: f.approvalTimeout}, stderr)
 	if err != nil {
 		return err
+	}
+	if ask != nil {
+		ask.start(pr.run)
+		defer ask.stop()
 	}
 	res, err := pr.run.Execute(ctx, f.input)
 	err = pr.finish(err)

@@ -30,6 +30,8 @@ func newRunsCmd() *cobra.Command {
 		Short: "List runs with status, start, duration and tokens, newest first",
 		Long: `List the run records under --runs-dir, newest first. A run whose record says
 running but whose process is gone shows as interrupted: fsd resume continues it.
+A run with calls waiting for approval shows as waiting (or, stopped, with the
+number of calls waiting): fsd approve answers them.
 "fsd runs show RUN" prints one run; "fsd runs prune" removes old ones.`,
 		Example: `  fsd runs
   fsd runs --limit 5
@@ -92,7 +94,7 @@ func loadRun(dir string, now time.Time) (runRow, error) {
 	s.ID = filepath.Base(dir)
 	row := runRow{RunSummary: s, Status: s.Status, Dir: dir}
 	end := s.Finished
-	if s.Status == "running" {
+	if s.Status == "running" || s.Status == "waiting" {
 		end = now
 		if !alive(s.PID) {
 			row.Status = "interrupted" // fsd resume picks it up
@@ -145,7 +147,12 @@ func listRuns(w, stderr io.Writer, dir string, limit int, asJSON bool, now time.
 		if r.TokensEstimated {
 			est = "~"
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s%d\t%d\t%d\t%s%d\t", r.ID, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"),
+		status := r.Status
+		if n := len(r.Pending); n > 0 && status != "waiting" {
+			// Stopped while calls waited: fsd approve, then fsd resume.
+			status += fmt.Sprintf(" (%d waiting)", n)
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s%d\t%d\t%d\t%s%d\t", r.ID, status, r.Started.Local().Format("2006-01-02 15:04:05"),
 			r.durationText(), est, r.InputTokens, r.CachedInputTokens, r.CacheWriteTokens, est, r.OutputTokens)
 		if priced {
 			line += view.Cost(r.Cost) + "\t"

@@ -90,6 +90,18 @@ func progressLine(e event.Event) string {
 		return fmt.Sprintf("task %s cancelled", who)
 	case event.BoardFinished:
 		return fmt.Sprintf("board %s", e.Status)
+	case event.ApprovalRequested:
+		if who == "" {
+			who = "host"
+		}
+		return fmt.Sprintf("approval needed: %s calls %s %s; answer with: fsd approve %s %s [--edit JSON | --reject REASON]",
+			who, e.Tool, clipText(string(e.Args), 200), e.Run, e.Approval)
+	case event.ApprovalAnswered:
+		line := fmt.Sprintf("call %s %s %s", e.Approval, e.Tool, e.Status)
+		if e.Reason != "" {
+			line += ": " + e.Reason
+		}
+		return line + " (by " + e.By + ")"
 	case event.ToolResult:
 		if e.Error && e.Task == "" {
 			return fmt.Sprintf("tool %s refused: %s", e.Tool, firstLine(e.Result))

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/runrecord"
+)
+
+// addApprovalFlags adds --approve and --approval-timeout to run and resume.
+func addApprovalFlags(cmd *cobra.Command, f *runFlags) {
+	cmd.Flags().StringVar(&f.approve, "approve", "ask",
+		"who answers calls that need approval: ask (a person: the live board's prompt or fsd approve), auto (approve all, for CI), deny (reject all)")
+	_ = cmd.RegisterFlagCompletionFunc("approve", cobra.FixedCompletions([]string{"ask", "auto", "deny"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().DurationVar(&f.approvalTimeout, "approval-timeout", 0,
+		"reject a call that waited this long for approval, e.g. 10m; the model reads that no answer came (default: wait)")
+}
+
+// approvalMode checks --approve and --approval-timeout.
+func approvalMode(f runFlags) (engine.ApprovalMode, error) {
+	if f.approvalTimeout < 0 {
+		return "", usage("--approval-timeout: %s is negative", f.approvalTimeout)
+	}
+	switch m := engine.ApprovalMode(f.approve); m {
+	case "":
+		return engine.ApprovalAsk, nil
+	case engine.ApprovalAsk, engine.ApprovalAuto, engine.ApprovalDeny:
+		return m, nil
+	}
+	return "", usage("unknown --approve %q; want ask, auto or deny", f.approve)
+}
+
+func newApproveCmd() *cobra.Command {
+	var (
+		runsDir string
+		edit    string
+		reject  string
+	)
+	cmd := &cobra.Command{
+		Use:   "approve RUN [CALL]",
+		Short: "Answer a tool call waiting for approval: approve it, run it with edited arguments, or reject it",
+		Long: `Answer a call that waits for approval in RUN (a run id, its end, or a record folder).
+CALL is the call's id as fsd runs show and the approval.requested event name it
+(host/s2/c1, task:deploy/s1/c1); it may be left out when only one call waits.
+
+The answer is written into the run record; the waiting run picks it up within a
+moment and goes on. A run that was stopped while it waited takes the answer when
+it is resumed (fsd resume RUN). The first answer to a call stands.`,
+		Example: `  fsd approve 8d7f19f8                               # the one waiting call
+  fsd approve 8d7f19f8 task:deploy/s1/c1 --edit '{"env": "staging"}'
+  fsd approve 8d7f19f8 host/s2/c1 --reject "not during the freeze"`,
+		Args:              usageArgs(cobra.RangeArgs(1, 2)),
+		ValidArgsFunction: completeRunIDs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a := engine.Answer{Decision: runrecord.Approved, By: "fsd approve", Time: time.Now()}
+			if len(args) == 2 {
+				a.Call = args[1]
+			}
+			switch {
+			case cmd.Flags().Changed("edit") && cmd.Flags().Changed("reject"):
+				return usage("--edit and --reject exclude each other: edit the arguments and approve, or reject")
+			case cmd.Flags().Changed("edit"):
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, []byte(edit)); err != nil || !strings.HasPrefix(buf.String(), "{") {
+					return usage("--edit wants the call's arguments as a JSON object, e.g. '{\"env\": \"staging\"}'")
+				}
+				a.Decision, a.Args = runrecord.Edited, buf.Bytes()
+			case cmd.Flags().Changed("reject"):
+				a.Decision, a.Reason = runrecord.Rejected, reject
+			}
+			return approve(cmd.OutOrStdout(), runsDir, args[0], a)
+		},
+	}
+	cmd.Flags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().StringVar(&edit, "edit", "", "approve with these arguments instead (a JSON object)")
+	cmd.Flags().StringVar(&reject, "reject", "", "reject the call; the model reads the reason")
+	return cmd
+}
+
+// approve writes an answer into the run record for its waiting run.
+func approve(w io.Writer, runsDir, runArg string, a engine.Answer) error {
+	dir, err := findRun(runsDir, runArg)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, runrecord.RunFile))
+	if err != nil {
+		return fail(exitProblems, "%v", err)
+	}
+	var sum runrecord.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return fail(exitProblems, "%s: %v", filepath.Join(dir, runrecord.RunFile), err)
+	}
+	id := filepath.Base(dir)
+	if len(sum.Pending) == 0 {
+		return fail(exitProblems, "run %s has no call waiting for approval (status %s)", id, sum.Status)
+	}
+	var p *runrecord.PendingCall
+	for i := range sum.Pending {
+		if sum.Pending[i].Call == a.Call || (a.Call == "" && len(sum.Pending) == 1) {
+			p = &sum.Pending[i]
+		}
+	}
+	if p == nil {
+		list := make([]string, len(sum.Pending))
+		for i, x := range sum.Pending {
+			list[i] = describePending(x)
+		}
+		if a.Call == "" {
+			return usage("run %s has %d calls waiting; name one: %s", id, len(sum.Pending), strings.Join(list, "; "))
+		}
+		return usage("call %q is not waiting in run %s; waiting: %s", a.Call, id, strings.Join(list, "; "))
+	}
+	a.Call = p.Call
+	if err := runrecord.WriteAnswer(dir, a); err != nil {
+		if errors.Is(err, runrecord.ErrAnswered) {
+			return fail(exitProblems, "call %s of run %s was already answered", a.Call, id)
+		}
+		return fail(exitProblems, "approve: %v", err)
+	}
+	fmt.Fprintf(w, "%s %s (%s) in run %s\n", a.Decision, p.Call, p.Tool, id)
+	if sum.Status != "waiting" || !alive(sum.PID) {
+		fmt.Fprintf(w, "the run is not running: fsd resume %s takes the answer\n", id)
+	}
+	return nil
+}
+
+// describePending names a pending call for a person: id, tool, arguments
+// and task.
+func describePending(p runrecord.PendingCall) string {
+	s := p.Call + " " + p.Tool
+	if len(p.Args) > 0 {
+		var buf bytes.Buffer
+		if json.Compact(&buf, p.Args) == nil {
+			s += " " + clipText(buf.String(), 200)
+		}
+	}
+	if p.Task != "" {
+		s += " (task " + p.Task + ")"
+	}
+	return s
+}
+
+// clipText cuts s to n characters.
+func clipText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
