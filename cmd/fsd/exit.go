@@ -71,10 +71,36 @@ func printError(stderr io.Writer, err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintf(stderr, "fsd: %s\n", ee.msg)
+			fmt.Fprintf(stderr, "fsd: %s\n", oneLine(ee.msg))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "fsd: %v\n", err)
+	fmt.Fprintf(stderr, "fsd: %v\n", oneLine(err.Error()))
 	return exitUsage
+}
+
+// oneLine folds a message that spans lines (a task's schema violations, a
+// model's multi-line error text) into the one line the CLI promises, so a
+// script reading stderr's last line gets all of it: lines join with "; ",
+// or with a space after a line ending in ":" (a list's lead-in).
+func oneLine(msg string) string {
+	if !strings.ContainsAny(msg, "\r\n") {
+		return msg
+	}
+	var b strings.Builder
+	for _, l := range strings.FieldsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }

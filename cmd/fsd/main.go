@@ -56,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "fsd: internal error: %v\n", r)
+			fmt.Fprintf(stderr, "fsd: internal error: %s\n", oneLine(fmt.Sprint(r)))
 			code = exitInternal
 		}
 	}()

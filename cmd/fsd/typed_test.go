@@ -100,3 +100,34 @@ func TestValidateBadOutputSchema(t *testing.T) {
 		t.Errorf("exit %d, want %d and %q:\n%s%s", code, exitProblems, want, out, errs)
 	}
 }
+
+// A task whose repairs run out fails the run with the violations, which
+// span lines in the task's error: the CLI still prints them as its one
+// `fsd:` line on stderr, all of them, not a first line and loose "- at …"
+// lines after it.
+func TestTypedFailureIsOneErrorLine(t *testing.T) {
+	dir := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "typed"), dir)
+	write(t, filepath.Join(dir, "typed.script.yaml"), `agents:
+  collector:
+    - say: '{"total": "three", "items": ["a", "b", "c"]}'
+    - say: '{"total": "three", "items": [1]}'
+    - say: '{"total": "three", "items": [1]}'
+  reporter:
+    - say: never
+`)
+	code, _, errs := fsd(t, "run", filepath.Join(dir, "typed.workflow.yaml"), "--runs-dir", t.TempDir())
+	if code != exitProblems {
+		t.Fatalf("exit %d, want %d\n%s", code, exitProblems, errs)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+		if strings.HasPrefix(l, "fsd: ") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.HasSuffix(strings.TrimSpace(errs), lines[0]) || !strings.Contains(lines[0], "(after 2 repair turns): - at /total: got string, want integer; - at /items/0: got number, want string; task report stranded") ||
+		!strings.Contains(lines[0], "(record: ") {
+		t.Errorf("the error is not one whole line:\n%s", strings.Join(lines, "\n"))
+	}
+}
