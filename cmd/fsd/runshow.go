@@ -167,6 +167,14 @@ func printRunDetail(w io.Writer, d runDetail) {
 			}
 		}
 	}
+	if len(d.Pending) > 0 {
+		// Calls waiting for approval (or left waiting by a stop).
+		fmt.Fprintf(w, "\nwaiting for approval (%d)\n", len(d.Pending))
+		for _, p := range d.Pending {
+			fmt.Fprintf(w, "  %s\n", describePending(p))
+		}
+		fmt.Fprintf(w, "answer with: fsd approve %s CALL [--edit JSON | --reject REASON]\n", d.ID)
+	}
 	switch {
 	case d.Answer != "":
 		fmt.Fprintf(w, "\nanswer\n%s\n", indent(d.Answer))
