@@ -70,7 +70,7 @@ func parseAge(s string) (time.Duration, error) {
 }
 
 func pruneRuns(w io.Writer, dir string, age time.Duration, dryRun bool, now time.Time) error {
-	rows, err := loadRuns(dir, now)
+	rows, _, err := loadRuns(dir, now) // a damaged record is never pruned
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(w, "no runs in %s\n", dir)
 		return nil

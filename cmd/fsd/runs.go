@@ -61,24 +61,28 @@ type runRow struct {
 }
 
 // loadRuns reads every run record under dir, newest first. Folders without
-// a readable run.json are skipped: they are not runs fsd can act on.
-func loadRuns(dir string, now time.Time) ([]runRow, error) {
+// a run.json are skipped: they are not runs. A run.json that cannot be
+// read or decoded is returned in unreadable, so a listing can say so
+// instead of hiding a damaged record.
+func loadRuns(dir string, now time.Time) (rows []runRow, unreadable []error, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var rows []runRow
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
 		row, err := loadRun(filepath.Join(dir, e.Name()), now)
-		if err == nil {
+		switch {
+		case err == nil:
 			rows = append(rows, row)
+		case !errors.Is(err, os.ErrNotExist):
+			unreadable = append(unreadable, err)
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Started.After(rows[j].Started) })
-	return rows, nil
+	return rows, unreadable, nil
 }
 
 func loadRun(dir string, now time.Time) (runRow, error) {
@@ -108,12 +112,15 @@ func loadRun(dir string, now time.Time) (runRow, error) {
 }
 
 func listRuns(w, stderr io.Writer, dir string, limit int, asJSON bool, now time.Time) error {
-	rows, err := loadRuns(dir, now)
+	rows, unreadable, err := loadRuns(dir, now)
 	if errors.Is(err, os.ErrNotExist) {
 		rows, err = nil, nil
 	}
 	if err != nil {
 		return fail(exitProblems, "%v", err)
+	}
+	for _, err := range unreadable {
+		fmt.Fprintf(stderr, "fsd: runs: skipped a damaged record: %v\n", err)
 	}
 	more := 0
 	if limit > 0 && len(rows) > limit {
@@ -235,7 +242,7 @@ func completeRunIDs(cmd *cobra.Command, args []string, _ string) ([]cobra.Comple
 	if f := cmd.Flags().Lookup("runs-dir"); f != nil {
 		dir = f.Value.String()
 	}
-	rows, _ := loadRuns(dir, time.Now())
+	rows, _, _ := loadRuns(dir, time.Now())
 	out := make([]cobra.Completion, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, cobra.CompletionWithDesc(r.ID, r.Status+" "+r.Workflow))

@@ -256,3 +256,28 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 	}
 	walk(root)
 }
+
+// A damaged run.json is not hidden: fsd runs lists the other runs and says,
+// on stderr, which record it skipped and why.
+func TestRunsSaysWhichRecordIsDamaged(t *testing.T) {
+	runs := t.TempDir()
+	fakeRun(t, runs, "20261120-100000-bbbb2222", "finished", 0, time.Hour, "fine")
+	bad := filepath.Join(runs, "20261130-100000-cccc3333")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "run.json"), []byte(`{"id": "20261130-100000-cccc3333", "status": "runn`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := fsd(t, "runs", "--runs-dir", runs)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "20261120-100000-bbbb2222") || strings.Contains(out, "cccc3333") {
+		t.Errorf("listing:\n%s", out)
+	}
+	want := "fsd: runs: skipped a damaged record: " + filepath.Join(bad, "run.json") + ": "
+	if !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("stderr %q, want one line starting %q", errs, want)
+	}
+}
