@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsdrun/fsd/internal/tmpl"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/output"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -262,34 +263,14 @@ func jsonKind(v any) string {
 }
 
 // violations lists a validation error's leaves, one a line, each with
-// where in the arguments it is.
+// where in the arguments it is (output.Violations, as typed answers get
+// them).
 func violations(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return "invalid arguments: " + err.Error()
 	}
-	var lines []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		where := "/" + strings.Join(e.InstanceLocation, "/")
-		msg := e.Error()
-		if out := e.BasicOutput(); out.Error != nil {
-			msg = out.Error.String()
-		}
-		lines = append(lines, fmt.Sprintf("- at %s: %s", where, msg))
-	}
-	walk(ve)
-	const most = 20
-	if len(lines) > most {
-		lines = append(lines[:most], fmt.Sprintf("- and %d more", len(lines)-most))
-	}
-	return "invalid arguments:\n" + strings.Join(lines, "\n")
+	return "invalid arguments:\n- " + strings.Join(output.Violations(err), "\n- ")
 }
 
 // templateError strips the template's position prefix down to the cause,
