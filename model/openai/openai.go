@@ -104,15 +104,10 @@ func (m *Model) post(ctx context.Context, body *chatRequest) (*http.Response, er
 	if body.Stream {
 		h.Set("Accept", "text/event-stream")
 	}
-	resp, err := wire.Post(ctx, m.client, wire.Request{
+	return wire.Post(ctx, m.client, wire.Request{
 		Provider: Name, URL: m.url, Header: h, Body: body,
-		ErrorMessage: func(b []byte) string { _, msg := wire.ErrorEnvelope(b); return msg },
+		Secrets: m.secrets,
 	})
-	var se *retry.StatusError
-	if errors.As(err, &se) {
-		se.Message = m.secrets.String(se.Message)
-	}
-	return resp, err
 }
 
 func (m *Model) complete(ctx context.Context, body *chatRequest) (*model.Response, error) {

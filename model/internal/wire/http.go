@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/internal/redact"
 	"github.com/fsdrun/fsd/model/retry"
 )
 
@@ -25,9 +26,9 @@ type Request struct {
 	URL      string
 	Header   http.Header
 	Body     any
-	// ErrorMessage extracts the provider's explanation from an error body;
-	// it returns "" when the body has another shape.
-	ErrorMessage func(body []byte) string
+	// Secrets are masked in the message of an error status (a server may
+	// echo the key it was sent).
+	Secrets redact.Secrets
 }
 
 // Post sends r and returns the response when its status is a success. An
@@ -56,17 +57,14 @@ func Post(ctx context.Context, client *http.Client, r Request) (*http.Response, 
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	msg := ""
-	if r.ErrorMessage != nil {
-		msg = r.ErrorMessage(raw)
-	}
+	_, msg := ErrorEnvelope(raw)
 	if msg == "" {
 		msg = string(raw)
 	}
 	return nil, &retry.StatusError{
 		Provider:   r.Provider,
 		Status:     resp.StatusCode,
-		Message:    Clip(msg),
+		Message:    r.Secrets.String(Clip(msg)),
 		RetryAfter: retry.ParseRetryAfter(resp.Header, time.Now()),
 	}
 }
