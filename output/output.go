@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -71,7 +74,7 @@ func Compile(name string, doc any) (*Schema, error) {
 	}
 	s, err := c.Compile(loc)
 	if err != nil {
-		return nil, compileError(err)
+		return nil, compileError(err, v)
 	}
 	var compact bytes.Buffer
 	_ = json.Compact(&compact, raw)
@@ -79,8 +82,8 @@ func Compile(name string, doc any) (*Schema, error) {
 }
 
 // compileError turns the compiler's error into a CompileError with the
-// place in the schema where it can be found.
-func compileError(err error) *CompileError {
+// place in the schema doc where it can be found.
+func compileError(err error, doc any) *CompileError {
 	var sve *jsonschema.SchemaValidationError
 	if errors.As(err, &sve) {
 		var ve *jsonschema.ValidationError
@@ -95,7 +98,13 @@ func compileError(err error) *CompileError {
 	}
 	var le *jsonschema.LoadURLError
 	if errors.As(err, &le) {
-		return &CompileError{Msg: le.Err.Error()}
+		// The loader was asked for the URL a $ref resolved to: point at
+		// that $ref.
+		target := strings.TrimPrefix(le.URL, "mem:///output/")
+		return &CompileError{Path: refPath(doc, nil, func(ref string) bool {
+			r, _, _ := strings.Cut(ref, "#")
+			return r != "" && (r == target || strings.HasSuffix(le.URL, "/"+strings.TrimPrefix(r, "./")))
+		}), Msg: le.Err.Error()}
 	}
 	var pe *jsonschema.JSONPointerNotFoundError
 	if errors.As(err, &pe) {
@@ -103,7 +112,8 @@ func compileError(err error) *CompileError {
 		if i := strings.Index(ref, "#"); i >= 0 {
 			ref = ref[i:]
 		}
-		return &CompileError{Msg: fmt.Sprintf("$ref %q points at nothing in the schema", ref)}
+		return &CompileError{Path: refPath(doc, nil, func(r string) bool { return r == ref }),
+			Msg: fmt.Sprintf("$ref %q points at nothing in the schema", ref)}
 	}
 	msg := err.Error()
 	// The compiler names the schema by its in-memory URL; the user knows
@@ -114,6 +124,29 @@ func compileError(err error) *CompileError {
 		}
 	}
 	return &CompileError{Msg: msg}
+}
+
+// refPath is the path to the first "$ref" in doc (keys in sorted order)
+// whose value match accepts, ending in "$ref" itself; nil when none does.
+func refPath(doc any, at []string, match func(string) bool) []string {
+	switch v := doc.(type) {
+	case map[string]any:
+		if r, ok := v["$ref"].(string); ok && match(r) {
+			return append(slices.Clip(at), "$ref")
+		}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if p := refPath(v[k], append(slices.Clip(at), k), match); p != nil {
+				return p
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p := refPath(e, append(slices.Clip(at), strconv.Itoa(i)), match); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 func firstLeaf(e *jsonschema.ValidationError) *jsonschema.ValidationError {

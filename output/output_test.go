@@ -15,9 +15,16 @@ func TestCompileErrors(t *testing.T) {
 	}{
 		{"bad type", map[string]any{"type": "strin"}, []string{"type"}, "value must be one of"},
 		{"bad regex", map[string]any{"properties": map[string]any{"a": map[string]any{"pattern": "(["}}}, []string{"properties", "a", "pattern"}, "not valid regex"},
-		{"remote ref", map[string]any{"$ref": "https://example.com/s.json"}, nil, "cannot refer to https://example.com/s.json"},
-		{"file ref", map[string]any{"$ref": "other.json"}, nil, "cannot refer to other.json"},
-		{"dangling ref", map[string]any{"$ref": "#/$defs/x"}, nil, `$ref "#/$defs/x" points at nothing`},
+		{"remote ref", map[string]any{"$ref": "https://example.com/s.json"}, []string{"$ref"}, "cannot refer to https://example.com/s.json"},
+		{"file ref", map[string]any{"$ref": "other.json"}, []string{"$ref"}, "cannot refer to other.json"},
+		{"dangling ref", map[string]any{"$ref": "#/$defs/x"}, []string{"$ref"}, `$ref "#/$defs/x" points at nothing`},
+		{"nested file ref", map[string]any{"type": "object", "properties": map[string]any{
+			"a": map[string]any{"type": "string"},
+			"b": map[string]any{"prefixItems": []any{map[string]any{"$ref": "./defs.json#/x"}}}}},
+			[]string{"properties", "b", "prefixItems", "0", "$ref"}, "cannot refer to"},
+		{"nested dangling ref", map[string]any{"$defs": map[string]any{"y": true}, "properties": map[string]any{
+			"a": map[string]any{"$ref": "#/$defs/y"}, "b": map[string]any{"$ref": "#/$defs/x"}}},
+			[]string{"properties", "b", "$ref"}, `$ref "#/$defs/x" points at nothing`},
 		{"wrong keyword type", map[string]any{"properties": map[string]any{"a": map[string]any{"minimum": "x"}}}, []string{"properties", "a", "minimum"}, "want number"},
 		{"not a schema", "str", nil, "is an object"},
 	} {

@@ -99,6 +99,17 @@ func TestValidateBadOutputSchema(t *testing.T) {
 	if code != exitProblems || !strings.Contains(out+errs, want) {
 		t.Errorf("exit %d, want %d and %q:\n%s%s", code, exitProblems, want, out, errs)
 	}
+
+	// In a schema file, a $ref that leaves the schema is reported at the
+	// $ref's own line and column, not at the file's first line.
+	manifest = "id: stats\nname: Stats\ndescription: Counts.\nversion: 1.0.0\nagents:\n  collector:\n    output: out.schema.yaml\n"
+	write(t, filepath.Join(skill, "stats.skill.yaml"), manifest)
+	write(t, filepath.Join(skill, "out.schema.yaml"), "type: object\nproperties:\n  total:\n    type: integer\n  items:\n    $ref: defs.json#/items\n")
+	code, out, errs = fsd(t, "validate", dir)
+	want = filepath.Join(skill, "out.schema.yaml") + `:6:11: agent "collector": output schema: an output schema cannot refer to defs.json`
+	if code != exitProblems || !strings.Contains(out+errs, want) {
+		t.Errorf("exit %d, want %d and %q:\n%s%s", code, exitProblems, want, out, errs)
+	}
 }
 
 // A task whose repairs run out fails the run with the violations, which
