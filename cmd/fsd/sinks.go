@@ -85,7 +85,7 @@ func progressLine(e event.Event) string {
 	case event.TaskCompleted:
 		return fmt.Sprintf("task %s completed", who)
 	case event.TaskFailed:
-		return fmt.Sprintf("task %s failed: %s", who, e.Err)
+		return fmt.Sprintf("task %s failed: %s", who, oneLine(e.Err))
 	case event.TaskCancelled:
 		return fmt.Sprintf("task %s cancelled", who)
 	case event.BoardFinished:

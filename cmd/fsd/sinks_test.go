@@ -53,3 +53,14 @@ func TestProgressSinkBuffers(t *testing.T) {
 		t.Fatal("a buffered progress line was never written")
 	}
 }
+
+// A failed task is one progress line, whatever its error spans (a typed
+// task's violations are a list): a reader of stderr sees one line a task.
+func TestProgressLineOfMultiLineFailure(t *testing.T) {
+	got := progressLine(event.Event{Type: event.TaskFailed, Task: "t1", Agent: "stats/collector",
+		Err: "answer does not match the output schema (after 2 repair turns):\n- at /total: got string, want integer\n- at /items/0: got number, want string"})
+	want := "task t1 (stats/collector) failed: answer does not match the output schema (after 2 repair turns): - at /total: got string, want integer; - at /items/0: got number, want string"
+	if got != want {
+		t.Errorf("progress line\n%q\nwant\n%q", got, want)
+	}
+}
