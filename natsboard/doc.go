@@ -16,7 +16,9 @@
 // times, after which the task fails softly); completion is exactly once:
 // a result is committed with a create-only compare-and-set on the key
 // run/task/attempt, and later results for the same key are discarded.
-// Worker events are best effort (at most once).
+// Worker events are best effort (at most once). A task's transcript is
+// journaled to the stream JournalStream, one message per entry, fenced by
+// delivery (JournalLog, ReadJournal; see journal.go).
 //
 // It does not schedule (package board does, in the coordinator), run
 // generators (package engine) nor parse flags (cmd/fsd). It never sends

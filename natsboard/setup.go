@@ -16,7 +16,11 @@ type resources struct {
 	js      jetstream.JetStream
 	tasks   jetstream.Stream
 	results jetstream.KeyValue
-	objs    objects
+	journal jetstream.Stream
+	// jsj publishes journal entries: its async publishes time out, so a
+	// lost ack fails a Wait instead of hanging it.
+	jsj  jetstream.JetStream
+	objs objects
 }
 
 // connect dials url and makes sure the stream, bucket and object store
@@ -119,8 +123,30 @@ func (r *resources) setup(ctx context.Context, replicas int) error {
 		return fmt.Errorf("object store %s: %w", SkillsBucket, err)
 	}
 	r.objs = objects{store: store}
+	r.journal, err = ensure(ctx, func() (jetstream.Stream, error) { return js.Stream(ctx, JournalStream) },
+		func() (jetstream.Stream, error) {
+			return js.CreateStream(ctx, jetstream.StreamConfig{
+				Name:        JournalStream,
+				Description: "fsd task transcripts, one message per entry, on fsd.journal.RUN.TASK.ATTEMPT",
+				Subjects:    []string{journalSubjects + ".>"},
+				Retention:   jetstream.LimitsPolicy,
+				MaxAge:      retention,
+				Storage:     jetstream.FileStorage,
+				Replicas:    replicas,
+			})
+		}, jetstream.ErrStreamNotFound, jetstream.ErrStreamNameAlreadyInUse)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", JournalStream, err)
+	}
+	if r.jsj, err = jetstream.New(r.nc, jetstream.WithPublishAsyncTimeout(journalAckWait)); err != nil {
+		return err
+	}
 	return nil
 }
+
+// journalAckWait bounds the wait for a journal entry's ack: past it the
+// entry counts as lost and the step waiting for it fails.
+const journalAckWait = 30 * time.Second
 
 // ensure looks a resource up and creates it when it is missing; when
 // another client created it in between, it looks it up again (bounded).

@@ -21,9 +21,14 @@ const (
 	// SkillsBucket is the object store of skill files and scripts, each
 	// named by its SHA-256.
 	SkillsBucket = "fsd-skills"
+	// JournalStream is the stream of task transcripts, one message per
+	// entry on subjects fsd.journal.RUN.TASK.ATTEMPT: what a worker
+	// resumes a redelivered task from (see ReadJournal).
+	JournalStream = "FSD_JOURNAL"
 
-	taskSubjects = "fsd.tasks"
-	eventSubject = "fsd.events"
+	taskSubjects    = "fsd.tasks"
+	eventSubject    = "fsd.events"
+	journalSubjects = "fsd.journal"
 )
 
 // WireVersion is the version of Message and Outcome. A worker refuses a
@@ -38,7 +43,7 @@ const DefaultMaxDeliveries = 5
 // its task is delivered to another worker.
 const DefaultAckWait = 30 * time.Second
 
-// retention is how long results and skill objects are kept: long enough
+// retention is how long results, journals and skill objects are kept: long enough
 // to resume a run a day later, short enough not to grow without bound.
 const retention = 7 * 24 * time.Hour
 

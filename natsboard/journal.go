@@ -1,0 +1,304 @@
+package natsboard
+
+// A task attempt's transcript journal on JetStream: what lets another
+// worker resume a task's generator after the worker running it died,
+// exactly as a local resume does (engine.Journal). One message per
+// transcript entry on the subject fsd.journal.RUN.TASK.ATTEMPT of the
+// stream JournalStream, in the order the transcript wrote them.
+//
+// Fencing. Locally, a run folder's lock keeps a second process from
+// writing a journal someone resumes. Here a worker that lost its lease
+// (its heartbeats stopped reaching the server, the task went to another
+// worker) may still be running and appending. Every entry says which
+// delivery of the task message wrote it (Fsd-Delivery); the first entry a
+// delivery writes also says how much of the journal it read (Fsd-Base:
+// the stream sequence of the last entry of its view). ReadJournal applies
+// the rule below, so a later delivery's view is never changed by an
+// earlier one's late writes.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fsdrun/fsd/journal"
+)
+
+// The headers of a journal entry.
+const (
+	// DeliveryHeader is the delivery (the task message's NumDelivered)
+	// that wrote the entry.
+	DeliveryHeader = "Fsd-Delivery"
+	// BaseHeader, on the first entry a delivery writes, is the stream
+	// sequence of the last entry that delivery read (0: none).
+	BaseHeader = "Fsd-Base"
+)
+
+// journalSubject is where an attempt's transcript entries go.
+func journalSubject(run, task string, attempt int) string {
+	return journalSubjects + "." + ResultKey(run, task, attempt)
+}
+
+// ReadJournal returns the transcript entries of one task attempt, as the
+// latest delivery that journaled them sees them (see journalView), each
+// the JSON object a local journal line holds after its generator's
+// fields. No entries and no error: nothing was journaled.
+func ReadJournal(ctx context.Context, js jetstream.JetStream, run, task string, attempt int) ([]json.RawMessage, error) {
+	s, err := js.Stream(ctx, JournalStream)
+	if err != nil {
+		return nil, fmt.Errorf("journal of %s: stream %s: %w", ResultKey(run, task, attempt), JournalStream, err)
+	}
+	v, err := readJournal(ctx, s, run, task, attempt)
+	if err != nil {
+		return nil, err
+	}
+	return v.entries, nil
+}
+
+// journalEntry is one stored entry as the reader sees it.
+type journalEntry struct {
+	seq      uint64 // stream sequence
+	delivery uint64
+	base     uint64
+	based    bool
+	data     json.RawMessage
+}
+
+// view is what a reader accepts of an attempt's journal.
+type view struct {
+	entries []json.RawMessage
+	seqs    []uint64 // stream sequence of each entry
+}
+
+// last is the stream sequence of the view's last entry (0: empty): the
+// Fsd-Base of the next delivery's first entry.
+func (v *view) last() uint64 {
+	if len(v.seqs) == 0 {
+		return 0
+	}
+	return v.seqs[len(v.seqs)-1]
+}
+
+// journalView applies the fencing rule to an attempt's entries in stream
+// order. An entry carrying Fsd-Base S from delivery d, newer than the
+// delivery accepted so far, starts d's view: accepted entries after S
+// are dropped, and from then on only d's entries are accepted (until a
+// newer delivery's based entry). Entries of older deliveries are dropped.
+// So is an entry out of place (its transcript seq is not the view's
+// length: an earlier entry of its delivery was lost), and everything its
+// delivery writes after it, since a view must be a transcript's prefix.
+func journalView(in []journalEntry) *view {
+	v := &view{}
+	var cur uint64
+	broken := false
+	for _, e := range in {
+		if e.delivery < cur || (e.delivery > cur && !e.based) {
+			continue // stale, or a newer delivery that lost its first entry
+		}
+		if e.based && e.delivery > cur {
+			cur, broken = e.delivery, false
+			n := len(v.seqs)
+			for n > 0 && v.seqs[n-1] > e.base {
+				n--
+			}
+			v.entries, v.seqs = v.entries[:n], v.seqs[:n]
+		}
+		if broken {
+			continue
+		}
+		var head struct {
+			Seq *int `json:"seq"`
+		}
+		if json.Unmarshal(e.data, &head) != nil || head.Seq == nil || *head.Seq != len(v.entries) {
+			broken = true
+			continue
+		}
+		v.entries = append(v.entries, e.data)
+		v.seqs = append(v.seqs, e.seq)
+	}
+	return v
+}
+
+// readJournal reads an attempt's subject up to its last entry as of now
+// and applies the fencing rule.
+func readJournal(ctx context.Context, s jetstream.Stream, run, task string, attempt int) (*view, error) {
+	subject := journalSubject(run, task, attempt)
+	key := ResultKey(run, task, attempt)
+	last, err := s.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return &view{}, nil // the common case: a first delivery, one request
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal of %s: %w", key, err)
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject},
+		InactiveThreshold: 10 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("journal of %s: %w", key, err)
+	}
+	var in []journalEntry
+	for seq, idle := uint64(0), 0; seq < last.Sequence; {
+		// No wait: the entries are stored; a batch brings what is there.
+		batch, err := cons.FetchNoWait(256)
+		if err != nil {
+			return nil, fmt.Errorf("journal of %s: %w", key, err)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			md, err := msg.Metadata()
+			if err != nil {
+				return nil, fmt.Errorf("journal of %s: %w", key, err)
+			}
+			if md.Sequence.Stream > last.Sequence {
+				continue
+			}
+			seq = md.Sequence.Stream
+			in = append(in, entryOf(seq, msg.Headers(), msg.Data()))
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+			return nil, fmt.Errorf("journal of %s: %w", key, err)
+		}
+		if n > 0 {
+			idle = 0
+			continue
+		}
+		if idle++; idle > 20 || ctx.Err() != nil {
+			// Entries up to last existed a moment ago; none came.
+			return nil, fmt.Errorf("journal of %s: %w reading up to entry %d", key, nats.ErrTimeout, last.Sequence)
+		}
+		sleep(ctx, 50*time.Millisecond)
+	}
+	return journalView(in), nil
+}
+
+// entryOf reads a stored entry's headers.
+func entryOf(seq uint64, h nats.Header, data []byte) journalEntry {
+	e := journalEntry{seq: seq, data: json.RawMessage(data)}
+	e.delivery, _ = strconv.ParseUint(h.Get(DeliveryHeader), 10, 64)
+	if b := h.Get(BaseHeader); b != "" {
+		e.base, _ = strconv.ParseUint(b, 10, 64)
+		e.based = true
+	}
+	return e
+}
+
+// JournalLog is the journal.Log of one delivery of one task attempt on
+// JetStream. Append publishes asynchronously, in order, and returns at
+// once; Wait returns when every entry up to a Mark is stored (acked by
+// the stream), or with the first error: a failed publish is never taken
+// for a stored one.
+type JournalLog struct {
+	js       jetstream.JetStream
+	gen      journal.Gen
+	subject  string
+	delivery string
+	base     string // "" once the first entry is out
+	max      int64  // the server's max payload
+
+	mu      sync.Mutex
+	n       journal.Mark // entries appended
+	acked   journal.Mark // entries stored, in order
+	pending []jetstream.PubAckFuture
+	err     error
+
+	waitMu sync.Mutex // one waiter reads the futures at a time
+}
+
+// NewJournalLog starts the journal of delivery (the task message's
+// NumDelivered) of an attempt, whose view of the journal ended at stream
+// sequence base (0: empty). js should time async publishes out
+// (jetstream.WithPublishAsyncTimeout), or a lost ack makes Wait wait
+// until the connection closes.
+func NewJournalLog(js jetstream.JetStream, run, task string, attempt int, delivery, base uint64) *JournalLog {
+	return &JournalLog{js: js, gen: journal.Gen{Task: task, Attempt: max(attempt, 1)},
+		subject: journalSubject(run, task, attempt), delivery: strconv.FormatUint(delivery, 10),
+		base: strconv.FormatUint(base, 10), max: js.Conn().MaxPayload()}
+}
+
+// Append publishes one entry of the attempt's generator.
+func (l *JournalLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
+	if g.Task != l.gen.Task || max(g.Attempt, 1) != l.gen.Attempt {
+		return 0, fmt.Errorf("journal of %s: an entry of another generator (%s #%d)", l.subject, g.Task, g.Attempt)
+	}
+	entry = bytes.TrimSuffix(entry, []byte("\n"))
+	if len(entry) < 2 || entry[0] != '{' {
+		return 0, errors.New("journal: an entry must be a JSON object")
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return l.n, l.err
+	}
+	if l.max > 0 && int64(len(entry)) > l.max-1024 {
+		l.err = fmt.Errorf("journal of %s: entry %d is %d bytes, over what the NATS server takes in one message (max_payload %d)",
+			l.subject, l.n, len(entry), l.max)
+		return l.n, l.err
+	}
+	msg := &nats.Msg{Subject: l.subject, Data: bytes.Clone(entry), Header: nats.Header{DeliveryHeader: []string{l.delivery}}}
+	if l.base != "" {
+		msg.Header.Set(BaseHeader, l.base)
+	}
+	// No retries: a retried publish could be stored after the next one.
+	f, err := l.js.PublishMsgAsync(msg, jetstream.WithExpectStream(JournalStream), jetstream.WithRetryAttempts(0))
+	if err != nil {
+		l.err = fmt.Errorf("journal of %s: %w", l.subject, err)
+		return l.n, l.err
+	}
+	l.base = ""
+	l.n++
+	l.pending = append(l.pending, f)
+	return l.n, nil
+}
+
+// Wait returns once the entries up to m are stored, or the first error.
+func (l *JournalLog) Wait(m journal.Mark) error {
+	l.waitMu.Lock()
+	defer l.waitMu.Unlock()
+	for {
+		l.mu.Lock()
+		if l.err != nil || l.acked >= m || len(l.pending) == 0 {
+			err := l.err
+			l.mu.Unlock()
+			return err
+		}
+		f := l.pending[0]
+		l.mu.Unlock()
+		var err error
+		select {
+		case <-f.Ok():
+		case err = <-f.Err():
+		}
+		l.mu.Lock()
+		if err != nil && l.err == nil {
+			l.err = fmt.Errorf("journal of %s: entry %d: %w", l.subject, l.acked, err)
+		}
+		if err == nil {
+			l.acked++
+			l.pending = l.pending[1:]
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Last is the Mark of every entry appended so far.
+func (l *JournalLog) Last() journal.Mark {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+// Err is the error that stopped the journal, if any.
+func (l *JournalLog) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
