@@ -156,8 +156,8 @@ type node struct {
 	waiting    int
 	deps       []*node
 	dependents []*node
-	cancel     context.CancelFunc // set while running
-	pos        int                // index in Board.order
+	cancel     context.CancelCauseFunc // set while running
+	pos        int                     // index in Board.order
 }
 
 // Board is a private task board. It is safe for concurrent use.
@@ -432,7 +432,8 @@ func rotate(cycle []string, nodes []*node) []string {
 }
 
 // Cancel cancels a task: a pending one never runs, a running one has its
-// context cancelled and ends as cancelled. Its dependents stay pending.
+// context cancelled, with cause ErrTaskCancelled, and ends as cancelled.
+// Its dependents stay pending.
 func (b *Board) Cancel(id string) (*Task, error) {
 	b.mu.Lock()
 	n := b.byID[id]
@@ -451,7 +452,7 @@ func (b *Board) Cancel(id string) (*Task, error) {
 		b.emit(event.Event{Type: event.TaskCancelled, Task: cp.ID, Agent: cp.Agent(), Err: cp.Error})
 		return &cp, nil
 	case Running:
-		n.cancel()
+		n.cancel(ErrTaskCancelled)
 		cp := n.t
 		b.mu.Unlock()
 		return &cp, nil

@@ -340,6 +340,7 @@ func TestCancelRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var blocked atomic.Int64
+	var wrongCause atomic.Bool
 	rep, err := b.Run(ctx, func(ctx context.Context, t *Task, deps []DepResult) (string, error) {
 		if t.ID == "quick" {
 			return "fast", nil
@@ -348,6 +349,9 @@ func TestCancelRun(t *testing.T) {
 			cancel() // Ctrl-C with two workers mid-task
 		}
 		<-ctx.Done()
+		if errors.Is(context.Cause(ctx), ErrTaskCancelled) {
+			wrongCause.Store(true)
+		}
 		return "", ctx.Err()
 	})
 	if !errors.Is(err, context.Canceled) || rep.Status != StatusCancelled {
@@ -363,6 +367,9 @@ func TestCancelRun(t *testing.T) {
 	}
 	if rep.Tasks[0].Result != "fast" {
 		t.Errorf("finished work lost: %+v", rep.Tasks[0])
+	}
+	if wrongCause.Load() {
+		t.Error("an interrupted run's task has cause ErrTaskCancelled: a remote runner would stop work a resume should pick up")
 	}
 	evs := rec.Events()
 	if last := evs[len(evs)-1]; last.Type != event.BoardFinished || last.Status != StatusCancelled {
@@ -384,16 +391,22 @@ func TestCancelTask(t *testing.T) {
 	if _, err := b.Cancel("nope"); !errors.Is(err, ErrTaskNotFound) {
 		t.Errorf("Cancel(nope) = %v, want task_not_found", err)
 	}
+	var cause error
 	rep, err := b.Run(context.Background(), func(ctx context.Context, t *Task, deps []DepResult) (string, error) {
 		// Cancelling a running task reaches the worker through ctx.
 		if _, err := b.Cancel(t.ID); err != nil {
 			return "", err
 		}
 		<-ctx.Done()
+		cause = context.Cause(ctx)
 		return "", ctx.Err()
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The cause tells a cancelled task from an interrupted run.
+	if cause != ErrTaskCancelled {
+		t.Errorf("cause of a cancelled task's context: %v, want ErrTaskCancelled", cause)
 	}
 	got := map[string]Status{}
 	for _, tk := range rep.Tasks {

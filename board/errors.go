@@ -1,6 +1,7 @@
 package board
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -69,6 +70,14 @@ var (
 	ErrTaskFinished      = &Error{Code: CodeTaskFinished, Message: "task already finished"}
 	ErrBoardRunning      = &Error{Code: CodeBoardRunning, Message: "board already running"}
 )
+
+// ErrTaskCancelled is the cause (context.Cause) of a running task's
+// context when Cancel (cancelTask) stopped it. A task's context can also
+// end because the run's did (an interrupt, the run's timeout); a runner
+// that hands tasks to other processes tells the two apart by the cause:
+// a cancelled task is stopped where it runs, an interrupted run leaves
+// remote work running for a resume to pick up.
+var ErrTaskCancelled = errors.New("cancelled by cancelTask")
 
 func errf(code Code, task string, format string, args ...any) *Error {
 	return &Error{Code: code, Task: task, Message: fmt.Sprintf(format, args...)}

@@ -149,8 +149,8 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 		b.mu.Unlock()
 		return
 	}
-	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	n.cancel = cancel
 	n.t.Status = Running
 	n.t.Started = b.opts.Now()

@@ -68,8 +68,8 @@ type RemoteTask struct {
 	// worker's default).
 	Model  string       `json:"model,omitempty"`
 	Limits RemoteLimits `json:"limits"`
-	// Deadline is when the attempt times out (the agent's timeout);
-	// zero: none.
+	// Deadline is when the attempt times out (the agent's timeout, not
+	// the run's); zero: none.
 	Deadline time.Time `json:"deadline,omitzero"`
 }
 
@@ -146,8 +146,11 @@ func (hb *hostBoard) runRemote(ctx context.Context, t *board.Task, deps []board.
 			rt.Turns = reclaim(rt.Turns, hb.host.mgr.isLoaded)
 		}
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		rt.Deadline = dl
+	// The agent's timeout goes with the task; the run's own deadline
+	// (--timeout) does not: a coordinator that stops leaves tasks running
+	// on workers for a resume to pick up, as when it is interrupted.
+	if a.Timeout > 0 {
+		rt.Deadline = time.Now().Add(a.Timeout)
 	}
 	res, err := hb.dispatch.Dispatch(ctx, rt, event.SinkFunc(hb.ev.stamped))
 	if err != nil {

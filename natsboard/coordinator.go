@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/spec"
@@ -29,7 +31,10 @@ type Options struct {
 	// one the worker should use (fsd run --model overrides it); nil keeps
 	// it.
 	ModelName func(string) string
-	Logger    zerolog.Logger
+	// CancelGrace bounds the wait for a cancelled task's worker to report
+	// (0: DefaultCancelGrace).
+	CancelGrace time.Duration
+	Logger      zerolog.Logger
 }
 
 // Coordinator publishes a run's task attempts to the work queue and waits
@@ -54,6 +59,9 @@ type skillRef struct{ bundle, manifest string }
 func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error) {
 	if opts.MaxDeliveries <= 0 {
 		opts.MaxDeliveries = DefaultMaxDeliveries
+	}
+	if opts.CancelGrace <= 0 {
+		opts.CancelGrace = DefaultCancelGrace
 	}
 	res, err := connect(ctx, url, "fsd run", opts.Replicas)
 	if err != nil {
@@ -114,6 +122,12 @@ func (c *Coordinator) Publish(ctx context.Context, p *spec.Project) error {
 // outcome already committed (the attempt finished while a previous
 // coordinator of the run was down) is returned without publishing; a
 // message already on the queue for it is not published twice.
+//
+// When ctx ends because the board cancelled the task (its cause is
+// board.ErrTaskCancelled), the worker running it is told to stop and the
+// outcome says it was cancelled. When ctx ends for any other reason (the
+// run was interrupted or timed out), Dispatch returns and the task goes
+// on running on its worker: its outcome is committed for a resume.
 func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events event.Sink) (*engine.RemoteResult, error) {
 	w, err := c.watch(ctx, t.Run)
 	if err != nil {
@@ -161,6 +175,10 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		_, err := c.res.js.Publish(ctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key))
 		return err
 	})
+	if err != nil && errors.Is(context.Cause(ctx), board.ErrTaskCancelled) {
+		// The message may have reached the queue all the same.
+		return c.stop(key, ready, w), nil
+	}
 	if errors.Is(err, nats.ErrMaxPayload) {
 		return nil, fmt.Errorf("task %s: its message is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration", t.Task, len(data), c.res.nc.MaxPayload())
 	}
@@ -171,6 +189,9 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 	case out := <-ready:
 		return &out.RemoteResult, nil
 	case <-ctx.Done():
+		if errors.Is(context.Cause(ctx), board.ErrTaskCancelled) {
+			return c.stop(key, ready, w), nil
+		}
 		return nil, ctx.Err()
 	case <-w.done:
 		return nil, fmt.Errorf("task %s: watching results: %w", t.Task, w.err)

@@ -64,6 +64,8 @@ type Worker struct {
 
 	mu     sync.Mutex
 	models map[string]model.Model
+	// running are the tasks in progress, for cancels from coordinators.
+	running running
 }
 
 // NewWorker connects to url, prepares the queue's consumer and reads the
@@ -125,7 +127,12 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		res.Close()
 		return nil, fmt.Errorf("consumer for agents %q: %w (work-queue consumers of one NATS system must not overlap: give every worker pool a disjoint --agents)", opts.Agents, err)
 	}
-	return &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}}, nil
+	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}}
+	if _, err := w.listen(); err != nil {
+		res.Close()
+		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
+	}
+	return w, nil
 }
 
 // consumerName is the durable consumer of an agents pattern: workers with
@@ -212,6 +219,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	log = log.With().Str("run", m.Run).Str("task", m.Task).Int("attempt", m.Attempt).Logger()
 	key := m.Key()
+	// Registered before the check below: a cancel that comes after the
+	// check finds the task; one that came before committed an outcome the
+	// check finds.
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer w.running.add(key, cancel)()
 	if _, err := w.res.results.Get(ctx, key); err == nil {
 		log.Debug().Msg("already completed; delivery dropped")
 		_ = msg.Ack()
@@ -226,14 +239,23 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		res = &engine.RemoteResult{Error: "delivered " + times + " to workers that stopped before it finished (a worker crashed, or lost its connection); not delivered again"}
 	} else {
-		stop := w.heartbeat(msg)
+		stop := w.heartbeat(ctx, msg, key, cancel)
 		var err error
-		res, err = w.run(ctx, &m, log)
+		res, err = w.run(tctx, &m, log)
 		stop()
 		if ctx.Err() != nil {
 			// This worker is stopping: another one runs the task.
 			_ = msg.Nak()
 			return
+		}
+		if errors.Is(context.Cause(tctx), errCancelled) && (err != nil || res.Error != "") {
+			// Stopped by its coordinator's cancelTask: what it did so far
+			// (usage, items) goes back with an error saying so.
+			log.Info().Msg("task cancelled by its coordinator")
+			if res == nil {
+				res = &engine.RemoteResult{}
+			}
+			res.Error, err = errCancelled.Error(), nil
 		}
 		if err != nil {
 			// The skill or script could not be fetched for now: deliver
@@ -262,8 +284,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 }
 
 // heartbeat tells the server the task is in progress, a few times per
-// ack wait, until stop is called.
-func (w *Worker) heartbeat(msg jetstream.Msg) (stop func()) {
+// ack wait, until stop is called. It also looks for the attempt's
+// outcome: one committed meanwhile (a cancel that came as this worker
+// took the message, another worker's after a redelivery) makes this run
+// moot, and it is cancelled.
+func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, cancel context.CancelCauseFunc) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -275,6 +300,9 @@ func (w *Worker) heartbeat(msg jetstream.Msg) (stop func()) {
 				return
 			case <-t.C:
 				_ = msg.InProgress()
+				if _, err := w.res.results.Get(ctx, key); err == nil {
+					cancel(errSuperseded)
+				}
 			}
 		}
 	})
