@@ -43,6 +43,35 @@ type genJournal struct {
 	msgs    []model.Message
 }
 
+// newGenJournal is a generator's journal from its entries: the messages
+// as the transcript held them, context lines in their places, so replay
+// positions match the live transcript's.
+func newGenJournal(entries []transcript.Entry) (*genJournal, error) {
+	msgs, err := transcript.Rebuild(entries)
+	if err != nil {
+		return nil, err
+	}
+	return &genJournal{entries: len(entries), msgs: msgs}, nil
+}
+
+// rawGenJournal is newGenJournal of entries as a journal stores them
+// (a worker's, read from JetStream); none is nil: nothing to resume.
+func rawGenJournal(raw []json.RawMessage) (*genJournal, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	entries := make([]transcript.Entry, len(raw))
+	for i, r := range raw {
+		if err := json.Unmarshal(r, &entries[i]); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		if entries[i].Seq != i {
+			return nil, fmt.Errorf("entry %d says it is entry %d", i, entries[i].Seq)
+		}
+	}
+	return newGenJournal(entries)
+}
+
 // ErrNotResumable is returned for a run record that cannot be resumed.
 var ErrNotResumable = errors.New("run cannot be resumed")
 
@@ -132,13 +161,11 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 	}
 	for _, ge := range gens {
-		// The messages as the transcript held them, context lines in
-		// their places, so replay positions match the live transcript's.
-		msgs, err := transcript.Rebuild(ge.Entries)
+		g, err := newGenJournal(ge.Entries)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %s: %v", ErrNotResumable, runrecord.JournalFile, ge.Name, err)
 		}
-		j.gens[ge.Name] = &genJournal{entries: len(ge.Entries), msgs: msgs}
+		j.gens[ge.Name] = g
 	}
 	return j, nil
 }

@@ -313,13 +313,25 @@ type AgentUsage = runrecord.AgentUsage
 // keeps a record. A resumed run appends after what the journal holds, and
 // returns that generator's journal.
 func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *genJournal, error) {
-	opts := []transcript.Option{transcript.WithStepSync()}
 	j := r.opts.Resume.gen(transcriptName(task, attempt))
+	var log journal.Log
+	if r.rec != nil {
+		log = r.rec.log
+	}
+	return journaledTranscript(log, journal.Gen{Task: task, Attempt: attempt}, j), j, nil
+}
+
+// journaledTranscript opens generator gen's transcript on log (nil: kept
+// in memory only), whose steps wait for their commits (WithStepSync);
+// after j's entries, which log already holds and are not written again.
+// A worker process (Work) opens its task's the same way on its own log.
+func journaledTranscript(log journal.Log, gen journal.Gen, j *genJournal) *transcript.Transcript {
+	opts := []transcript.Option{transcript.WithStepSync()}
 	if j != nil {
 		opts = append(opts, transcript.WithJournal(j.entries))
 	}
-	if r.rec == nil {
-		return transcript.New(nil, opts...), j, nil
+	if log == nil {
+		return transcript.New(nil, opts...)
 	}
-	return transcript.New(&genLog{log: r.rec.log, gen: journal.Gen{Task: task, Attempt: attempt}}, opts...), j, nil
+	return transcript.New(&genLog{log: log, gen: gen}, opts...)
 }

@@ -187,11 +187,7 @@ func (hb *hostBoard) workerGenerator(t *board.Task, w *workerEnv, a spec.Agent, 
 			hb.ev.emit(event.Event{Type: event.TextReset, Task: t.ID, Agent: agentName})
 		}
 	}
-	restate := event.SinkFunc(func(e event.Event) {
-		e.Replayed = e.Replayed || g.replaying
-		hb.ev.stamped(e)
-	})
-	router := visibility.New(a.Visibility, restate, visibility.Tags{Run: hb.ev.runID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
+	router := visibility.New(a.Visibility, g.restating(hb.ev.stamped), visibility.Tags{Run: hb.ev.runID, Task: t.ID, Agent: agentName}, hb.keepHistory(t.ID))
 	g.item = func(msg model.Message) {
 		router.Item(msg)
 		if msg.Role == model.Tool {
@@ -199,6 +195,15 @@ func (hb *hostBoard) workerGenerator(t *board.Task, w *workerEnv, a spec.Agent, 
 		}
 	}
 	return g, journal, nil
+}
+
+// restating marks the events sent to sink while the generator restates
+// journaled work (a resume) as replayed.
+func (g *generator) restating(sink func(event.Event)) event.Sink {
+	return event.SinkFunc(func(e event.Event) {
+		e.Replayed = e.Replayed || g.replaying
+		sink(e)
+	})
 }
 
 // inherit gives a conversation-supply worker the parent's last N whole

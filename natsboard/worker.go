@@ -241,7 +241,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	} else {
 		stop := w.heartbeat(ctx, msg, key, cancel)
 		var err error
-		res, err = w.run(tctx, &m, log)
+		delivery := uint64(1)
+		if md != nil {
+			delivery = max(md.NumDelivered, 1)
+		}
+		res, err = w.run(tctx, &m, delivery, log)
 		stop()
 		if ctx.Err() != nil {
 			// This worker is stopping: another one runs the task.
@@ -258,9 +262,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			res.Error, err = errCancelled.Error(), nil
 		}
 		if err != nil {
-			// The skill or script could not be fetched for now: deliver
-			// it again (bounded by MaxDeliveries) rather than fail it.
-			log.Warn().Err(err).Msg("task handed back: loading it failed for now")
+			// The skill, script or journal could not be read or written
+			// for now: deliver it again (bounded by MaxDeliveries; the
+			// next delivery resumes from the journal) rather than fail it.
+			log.Warn().Err(err).Msg("task handed back: NATS failed for now")
 			_ = msg.NakWithDelay(time.Second)
 			return
 		}
@@ -309,10 +314,11 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, c
 	return func() { close(done); wg.Wait() }
 }
 
-// run loads what the task needs and runs it. A failure to load is the
-// task's error, unless it may pass (a transient NATS error): that is
-// returned as err.
-func (w *Worker) run(ctx context.Context, m *Message, log zerolog.Logger) (*engine.RemoteResult, error) {
+// run loads what the task needs, reads its journal and runs it (resumed
+// after what earlier deliveries journaled), journaling as delivery. A
+// failure to load or to journal is the task's error, unless it may pass
+// (a transient NATS error): that is returned as err.
+func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, log zerolog.Logger) (*engine.RemoteResult, error) {
 	fail := func(format string, args ...any) (*engine.RemoteResult, error) {
 		return &engine.RemoteResult{Error: fmt.Sprintf(format, args...)}, nil
 	}
@@ -348,13 +354,44 @@ func (w *Worker) run(ctx context.Context, m *Message, log zerolog.Logger) (*engi
 			_ = w.res.nc.Publish(m.Events, data)
 		}
 	})
+	view, err := readJournal(ctx, w.res.journal, m.Run, m.Task, m.Attempt)
+	if transient(err) {
+		return nil, err
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	jl := NewJournalLog(w.res.jsj, m.Run, m.Task, m.Attempt, delivery, view.last())
+	if len(view.entries) > 0 {
+		log.Info().Int("entries", len(view.entries)).Uint64("delivery", delivery).Msg("resuming the task from its journal")
+	}
 	log.Debug().Msg("task started")
-	return engine.Work(ctx, &m.RemoteTask, engine.WorkOptions{
+	res := engine.Work(ctx, &m.RemoteTask, engine.WorkOptions{
 		Model: md, Skill: skill, Sink: sink, Logger: log,
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
 		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
 			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
-	}), nil
+		Journal: jl, Journaled: view.entries,
+	})
+	// The whole transcript is stored before the outcome is committed
+	// (a step's durability may have left the last entries unwaited).
+	if err := jl.Wait(jl.Last()); err != nil {
+		if res.Error != "" && journalTransient(err) {
+			// The step failed because the journal did: the next delivery
+			// resumes from what was stored.
+			return nil, err
+		}
+		if res.Error == "" {
+			log.Warn().Err(err).Msg("the task completed but its journal misses its last entries")
+		}
+	}
+	return res, nil
+}
+
+// journalTransient reports whether a journal publish may succeed if made
+// again: transient, or the stream did not answer (in time).
+func journalTransient(err error) bool {
+	return transient(err) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
 }
 
 // model returns the task's model, built once per name and script.
