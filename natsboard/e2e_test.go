@@ -24,6 +24,9 @@ import (
 // fsdBin is the fsd binary under test, built once by TestMain.
 var fsdBin string
 
+// dockerBuildEnv is the environment examples/nats/Dockerfile builds fsd in.
+var dockerBuildEnv = []string{"CGO_ENABLED=0"}
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "fsd-natsboard-")
@@ -33,6 +36,9 @@ func TestMain(m *testing.M) {
 	}
 	fsdBin = filepath.Join(dir, "fsd")
 	build := exec.Command("go", "build", "-o", fsdBin, "../cmd/fsd")
+	// Built as examples/nats/Dockerfile builds the workers' fsd
+	// (TestComposeDockerfile holds the two together).
+	build.Env = append(os.Environ(), dockerBuildEnv...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building fsd: %v\n%s", err, out)
 		os.RemoveAll(dir)

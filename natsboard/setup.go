@@ -36,13 +36,24 @@ func connect(ctx context.Context, url, name string, replicas int) (*resources, e
 	}
 	r := &resources{nc: nc}
 	// A cluster that has just started (or lost a node) answers JetStream
-	// requests only once it has leaders: try again until ctx ends.
+	// requests only once it has leaders: try again until ctx ends. A
+	// server that never answers them (no responders) has no JetStream:
+	// after a short grace, say so rather than wait out ctx.
+	var silent time.Time
 	for {
 		err = r.setup(ctx, replicas)
 		if err == nil {
 			return r, nil
 		}
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || ctx.Err() != nil {
+			break
+		}
+		if !errors.Is(err, nats.ErrNoResponders) {
+			silent = time.Time{}
+		} else if silent.IsZero() {
+			silent = time.Now()
+		} else if time.Since(silent) > 3*time.Second {
+			err = jetstream.ErrJetStreamNotEnabled
 			break
 		}
 		t := time.NewTimer(250 * time.Millisecond)
@@ -53,7 +64,13 @@ func connect(ctx context.Context, url, name string, replicas int) (*resources, e
 		t.Stop()
 	}
 	nc.Close()
-	return nil, fmt.Errorf("nats %s: %w (is JetStream on? start the server with nats-server -js)", url, err)
+	switch {
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled):
+		return nil, fmt.Errorf("nats %s: the server does not have JetStream enabled: start it with nats-server -js (or jetstream {} in its config)", url)
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return nil, fmt.Errorf("nats %s: JetStream is not enabled for this user's account (the server's accounts config)", url)
+	}
+	return nil, fmt.Errorf("nats %s: %w (is JetStream on, with a quorum of the cluster's nodes up? start a server with nats-server -js)", url, err)
 }
 
 // defaultReplicas is 1 on a single server and 3 (or the cluster's size,

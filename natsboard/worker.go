@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -66,6 +67,8 @@ type Worker struct {
 	models map[string]model.Model
 	// running are the tasks in progress, for cancels from coordinators.
 	running running
+
+	handedBack atomic.Int64 // tasks given back to the queue on stopping
 }
 
 // NewWorker connects to url, prepares the queue's consumer and reads the
@@ -172,6 +175,10 @@ func trustedBundles(roots []string) (map[string]bool, error) {
 	return out, nil
 }
 
+// HandedBack is how many tasks the worker gave back to the queue because
+// it was stopping (Run's ctx ended while they ran).
+func (w *Worker) HandedBack() int { return int(w.handedBack.Load()) }
+
 // Close closes the worker's connection.
 func (w *Worker) Close() { w.res.Close() }
 
@@ -250,6 +257,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		if ctx.Err() != nil {
 			// This worker is stopping: another one runs the task.
 			_ = msg.Nak()
+			w.handedBack.Add(1)
 			return
 		}
 		if errors.Is(context.Cause(tctx), errCancelled) && (err != nil || res.Error != "") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/fsdrun/fsd/model/provider"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/natsboard"
+	"github.com/fsdrun/fsd/trust"
 )
 
 type workerFlags struct {
@@ -68,6 +70,13 @@ func runWorker(ctx context.Context, f workerFlags, stderr interface{ Write([]byt
 	if f.agents == "" || strings.ContainsAny(f.agents, " \t") {
 		return usage("--agents %q: want a subject pattern such as 'weekly-report.*' or '>'", f.agents)
 	}
+	// Checked before connecting: a folder named on the command line that
+	// is not there is a usage error (exit 2), as for fsd run --trust.
+	for _, p := range f.trust {
+		if _, err := trust.New([]string{p}); err != nil {
+			return usage("--trust %v", err)
+		}
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -103,7 +112,18 @@ func runWorker(ctx context.Context, f workerFlags, stderr interface{ Write([]byt
 	}
 	defer w.Close()
 	log.Info().Str("nats", redactURL(f.nats)).Str("agents", f.agents).Int("concurrency", f.concurrency).Msg("worker ready")
-	return w.Run(ctx)
+	err = w.Run(ctx)
+	// Stopping on a signal is how a worker ends: exit 0, saying what
+	// went back to the queue for other workers.
+	if sig, ok := caughtSignal(ctx); ok {
+		n := w.HandedBack()
+		tasks := fmt.Sprintf("%d tasks", n)
+		if n == 1 {
+			tasks = "1 task"
+		}
+		log.Info().Msgf("worker stopped (%s): %s handed back to the queue", signalName(sig), tasks)
+	}
+	return err
 }
 
 // redactURL drops the user and password from a NATS URL for logs.

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/natsboard"
+)
+
+// natsServer starts an embedded NATS server on loopback, with or without
+// JetStream.
+func natsServer(t *testing.T, jetStream bool) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: jetStream,
+		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		t.Fatal("embedded NATS server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// What a new user meets starting fsd worker against the wrong thing: one
+// line on stderr and a documented exit code, never a hang or a stack.
+func TestWorkerStartProblems(t *testing.T) {
+	plain := natsServer(t, false)
+	js := natsServer(t, true)
+	// Another pool already takes weekly-report's agents.
+	w, err := natsboard.NewWorker(context.Background(), js.ClientURL(), natsboard.WorkerOptions{
+		Agents: "weekly-report.*", CacheDir: t.TempDir(), Logger: zerolog.Nop(),
+		Model: func(string, string) (model.Model, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	missing := filepath.Join(t.TempDir(), "nope")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no jetstream", []string{"worker", "--nats", plain.ClientURL()}, exitProblems, "the server does not have JetStream enabled: start it with nats-server -js"},
+		{"overlapping agents", []string{"worker", "--nats", js.ClientURL(), "--agents", ">"}, exitProblems, "must not overlap"},
+		{"trust missing", []string{"worker", "--nats", js.ClientURL(), "--trust", missing}, exitUsage, "--trust " + missing},
+		{"trust a file", []string{"worker", "--nats", js.ClientURL(), "--trust", "worker_nats_test.go"}, exitUsage, "--trust"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := fsd(t, append(tc.args, "--cache", t.TempDir())...)
+			if code != tc.code || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.want)
+			}
+			if strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+				t.Errorf("stderr is not one line: %q", errs)
+			}
+		})
+	}
+}
+
+// SIGTERM (or Ctrl-C) stops a worker in the middle of a task: the task
+// goes back to the queue at once (not one ack wait later: the wait here is
+// ten minutes), another worker finishes it, and the stopped worker exits
+// 0 saying what it handed back.
+func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
+	srv := natsServer(t, true)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "skills", "slow"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "skills", "slow", "slow.skill.yaml"), `id: slow
+name: Slow
+description: Answers slowly.
+version: 1.0.0
+instructions: Answer.
+agents:
+  sleeper: {description: Sleeps then answers., prompt: Answer.}
+`)
+	write(t, filepath.Join(dir, "slow.script.yaml"), "agents:\n  sleeper: [{sleep: 2s, say: 'slept {{.Task.ID}}'}]\n")
+	wf := filepath.Join(dir, "slow.workflow.yaml")
+	write(t, wf, "name: slow\nmodel: scripted\nscript: slow.script.yaml\nskills: [./skills]\ninput: go\ntasks:\n  - {id: s, assignee: slow/sleeper, goal: sleep}\n")
+
+	worker := func(name string) (*procOut, func() int) {
+		cmd, _, errb := fsdProc("worker", "--nats", srv.ClientURL(), "--name", name, "--concurrency", "1",
+			"--ack-wait", "10m", "--cache", t.TempDir(), "-v")
+		cmd.Env = append(cmd.Env, "NO_COLOR=1")
+		_ = errb
+		p := &procOut{}
+		cmd.Stderr = p
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan int, 1)
+		go func() { done <- exitCode(cmd.Wait()) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		return p, func() int {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case c := <-done:
+				return c
+			case <-time.After(time.Minute):
+				t.Fatalf("worker %s did not stop on SIGTERM:\n%s", name, p.String())
+				return -1
+			}
+		}
+	}
+	a, stopA := worker("wa")
+	run, out, runErr := fsdProc("run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "runs"))
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer run.Process.Kill()
+	for i := 0; !strings.Contains(a.String(), "task started"); i++ {
+		if i == 1200 {
+			t.Fatalf("worker wa never started the task:\n%s", a.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code := stopA(); code != exitOK {
+		t.Errorf("worker stopped by SIGTERM: exit %d, want 0:\n%s", code, a.String())
+	}
+	if got, want := lastLine(a.String()), "handed back"; !strings.Contains(got, want) {
+		t.Errorf("stopped worker's last line %q, want it to say the task was %s", got, want)
+	}
+	b, stopB := worker("wb")
+	defer stopB()
+	runDone := make(chan error, 1)
+	go func() { runDone <- run.Wait() }()
+	select {
+	case err := <-runDone:
+		if err != nil || strings.TrimSpace(out.String()) != "slept s" {
+			t.Errorf("run: %v, answer %q\n%s\nworker wb:\n%s", err, out.String(), runErr.String(), b.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the task handed back was not run by worker wb within two minutes (ack wait 10m):\n%s", b.String())
+	}
+}
+
+// procOut collects a subprocess's output for reading while it runs.
+type procOut struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (p *procOut) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.b.Write(b)
+}
+
+func (p *procOut) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.b.String()
+}
