@@ -324,7 +324,7 @@ func TestComposeExample(t *testing.T) {
 		t.Errorf("%d fetch_sales results in the run's events, want 2 (gather, gather-previous)", fetched)
 	}
 
-	// Created by the compose's own clients, the stream, bucket and object
+	// Created by the compose's own clients, the streams, bucket and object
 	// store have a replica on every node: losing the one that leads the
 	// task stream does not stop the next run.
 	nc, err := nats.Connect(urls(nodes...))
@@ -335,7 +335,7 @@ func TestComposeExample(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	leader := ""
-	for _, name := range []string{TaskStream, "KV_" + ResultsBucket, "OBJ_" + SkillsBucket} {
+	for _, name := range []string{TaskStream, JournalStream, "KV_" + ResultsBucket, "OBJ_" + SkillsBucket} {
 		st, err := js.Stream(ctx, name)
 		must(t, err)
 		info := st.CachedInfo()
