@@ -191,6 +191,10 @@ func entryOf(seq uint64, h nats.Header, data []byte) journalEntry {
 	return e
 }
 
+// journalStallWait is how long an append waits for a free slot when the
+// connection has as many unacked publishes as it allows (4,000).
+const journalStallWait = 10 * time.Second
+
 // JournalLog is the journal.Log of one delivery of one task attempt on
 // JetStream. Append publishes asynchronously, in order, and returns at
 // once; Wait returns when every entry up to a Mark is stored (acked by
@@ -248,7 +252,10 @@ func (l *JournalLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
 		msg.Header.Set(BaseHeader, l.base)
 	}
 	// No retries: a retried publish could be stored after the next one.
-	f, err := l.js.PublishMsgAsync(msg, jetstream.WithExpectStream(JournalStream), jetstream.WithRetryAttempts(0))
+	// Past the connection's bound on unacked publishes an append waits
+	// (a while, not the client's default 200 ms) for acks to come.
+	f, err := l.js.PublishMsgAsync(msg, jetstream.WithExpectStream(JournalStream), jetstream.WithRetryAttempts(0),
+		jetstream.WithStallWait(journalStallWait))
 	if err != nil {
 		l.err = fmt.Errorf("journal of %s: %w", l.subject, err)
 		return l.n, l.err

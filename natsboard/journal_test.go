@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fsdrun/fsd/journal"
@@ -181,5 +182,25 @@ func TestJournalLogPublishFailure(t *testing.T) {
 	big := `{"seq":0,"text":"` + strings.Repeat("x", int(r.nc.MaxPayload())) + `"}`
 	if _, err := l3.Append(l3.gen, []byte(big)); err == nil || !strings.Contains(err.Error(), "max_payload") {
 		t.Errorf("oversized entry: %v", err)
+	}
+}
+
+// A journal error that may pass hands the task back (the next delivery
+// resumes from what was stored); one that will not fails the task.
+func TestJournalTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("journal of k: entry 3: %w", jetstream.ErrNoStreamResponse), true},
+		{fmt.Errorf("journal of k: %w", jetstream.ErrAsyncPublishTimeout), true},
+		{fmt.Errorf("journal of k: %w", jetstream.ErrTooManyStalledMsgs), true},
+		{fmt.Errorf("journal of k: %w", nats.ErrConnectionClosed), true},
+		{fmt.Errorf("journal of k: %w", nats.ErrMaxPayload), false},
+		{fmt.Errorf("journal of k: %w", jetstream.ErrStreamNotFound), false},
+	} {
+		if got := journalTransient(tc.err); got != tc.want {
+			t.Errorf("journalTransient(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

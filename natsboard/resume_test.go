@@ -57,7 +57,7 @@ tasks:
 // the task completes once with the same answer.
 func TestWorkerKilledResumesFromJournal(t *testing.T) {
 	srv := runServer(t)
-	wf, skills, marks := markWorkflow(t, "4s")
+	wf, skills, marks := markWorkflow(t, "6s")
 	dir := filepath.Dir(wf)
 	a := worker(t, srv.ClientURL(), "wa", "--concurrency", "1", "--trust", skills)
 	runs := filepath.Join(dir, "runs")

@@ -403,9 +403,11 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, log zerol
 }
 
 // journalTransient reports whether a journal publish may succeed if made
-// again: transient, or the stream did not answer (in time).
+// again: transient, the stream did not answer (in time), or too many
+// publishes awaited their acks.
 func journalTransient(err error) bool {
-	return transient(err) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
+	return transient(err) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrTooManyStalledMsgs)
 }
 
 // model returns the task's model, built once per name and script.
