@@ -85,6 +85,15 @@ type RemoteResult struct {
 	Usage        model.Usage          `json:"usage"`
 	// Worker names the worker that ran it.
 	Worker string `json:"worker,omitempty"`
+	// Journaled is how many transcript entries the attempt's journal
+	// holds (0: none, or a worker that does not say): the coordinator
+	// copies those its record lacks into it.
+	Journaled int `json:"journaled,omitempty"`
+	// Journal is the attempt's transcript when the outcome carries it
+	// inline (a small one), each entry the JSON object a journal line
+	// holds after its generator's fields; else the coordinator reads it
+	// from the dispatcher (RemoteJournal).
+	Journal []json.RawMessage `json:"journal,omitempty"`
 }
 
 // runner is what runs the board's tasks: the run's dispatcher when it
@@ -148,6 +157,7 @@ func (hb *hostBoard) runRemote(ctx context.Context, t *board.Task, deps []board.
 	if err != nil {
 		return "", err
 	}
+	hb.recordRemote(ctx, rt, res)
 	wd.gen.acct.add(caller, rt.Model, res.Usage)
 	for _, o := range res.Observations {
 		wd.ledger.Record(o)

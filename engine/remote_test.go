@@ -2,12 +2,19 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
 )
 
 // fakeDispatcher answers every task attempt with answer(t) and keeps the
@@ -57,5 +64,128 @@ func TestRemoteDeadlineIsTheAgentsTimeout(t *testing.T) {
 	}
 	if dl := d.tasks["timed"].Deadline; dl.Before(before.Add(time.Hour)) {
 		t.Errorf("a task whose agent times out after 1h got the deadline %v, want at least %v", dl, before.Add(time.Hour))
+	}
+}
+
+// journalingDispatcher is a dispatcher whose worker journals: each
+// attempt's transcript is a task message and the answer "done TASK", and
+// Journal serves it (as natsboard's Coordinator serves the worker's
+// journal from JetStream). block holds a task's Dispatch until ctx ends.
+type journalingDispatcher struct {
+	fakeDispatcher
+	block   string
+	reads   map[string]int
+	mu      sync.Mutex
+	blocked chan struct{}
+}
+
+// remoteEntries is the transcript a worker journals for an attempt.
+func remoteEntries(task string) []json.RawMessage {
+	var out []json.RawMessage
+	tr := transcript.New(writerFunc(func(b []byte) (int, error) {
+		out = append(out, json.RawMessage(strings.TrimSuffix(string(b), "\n")))
+		return len(b), nil
+	}), transcript.WithClock(func() time.Time { return time.Unix(0, 0).UTC() }))
+	_ = tr.AppendMessage(model.Message{Role: model.User, Text: "task " + task})
+	_ = tr.AppendMessage(model.Message{Role: model.Assistant, Text: "done " + task})
+	return out
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+func (d *journalingDispatcher) Dispatch(ctx context.Context, t *RemoteTask, s event.Sink) (*RemoteResult, error) {
+	if t.Task == d.block {
+		close(d.blocked)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	res, err := d.fakeDispatcher.Dispatch(ctx, t, s)
+	res.Journaled = len(remoteEntries(t.Task))
+	return res, err
+}
+
+func (d *journalingDispatcher) Journal(_ context.Context, run, task string, attempt int) ([]json.RawMessage, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.reads == nil {
+		d.reads = map[string]int{}
+	}
+	d.reads[task]++
+	return remoteEntries(task), nil
+}
+
+// recordedTranscripts reads a run record's journal: task -> its
+// attempt-1 messages' texts.
+func recordedTranscripts(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	gens, err := runrecord.ReadJournal(filepath.Join(dir, runrecord.JournalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, g := range gens {
+		if g.Gen.Task == "" || g.Gen.Attempt != 1 {
+			continue
+		}
+		msgs, err := transcript.Rebuild(g.Entries)
+		if err != nil {
+			t.Fatalf("%s: %v", g.Name, err)
+		}
+		for _, m := range msgs {
+			out[g.Gen.Task] = append(out[g.Gen.Task], m.Text)
+		}
+	}
+	return out
+}
+
+// TestRemoteTranscriptsInRecord: the transcript a worker journaled for a
+// remote task attempt is copied into the coordinator's journal.jsonl
+// under the attempt's generator, so fsd show, ui and report read it like
+// a local one; a resumed coordinator does not copy it twice, and its
+// task.completed says replayed for an outcome its predecessor recorded,
+// not for one that arrived while it was down.
+func TestRemoteTranscriptsInRecord(t *testing.T) {
+	p := project(team())
+	p.Workflow.Host = nil
+	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one", Assignee: "team/iso"}, {ID: "b", Goal: "two", Assignee: "team/iso", Deps: []string{"a"}}}
+	d := &journalingDispatcher{block: "b", blocked: make(chan struct{})}
+	r, err := New(p, Options{Model: &recModel{}, Dispatcher: d, RunsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-d.blocked; cancel() }() // the coordinator stops while b runs
+	res, err := r.Execute(ctx, "")
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("first run: %v, want interrupted", err)
+	}
+	want := []string{"task a", "done a"}
+	if got := recordedTranscripts(t, res.Dir); len(got) != 1 || strings.Join(got["a"], "|") != strings.Join(want, "|") {
+		t.Fatalf("journal after the first run: %v; want a's remote transcript %v", got, want)
+	}
+
+	// b's outcome was committed while the coordinator was down.
+	d2 := &journalingDispatcher{}
+	_, evs, err := resume(t, p, res.Dir, &recModel{}, Options{Dispatcher: d2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := recordedTranscripts(t, res.Dir)
+	if strings.Join(got["a"], "|") != "task a|done a" || strings.Join(got["b"], "|") != "task b|done b" {
+		t.Errorf("journal after the resume: %v; want a's and b's transcripts once each", got)
+	}
+	if d2.reads["a"] != 0 || d2.reads["b"] != 1 {
+		t.Errorf("journal reads on resume: %v; want none for a (recorded), one for b", d2.reads)
+	}
+	replayed := map[string]bool{}
+	for _, e := range evs {
+		if e.Type == event.TaskCompleted {
+			replayed[e.Task] = e.Replayed
+		}
+	}
+	if !replayed["a"] || replayed["b"] {
+		t.Errorf("task.completed replayed: %v; want a (its outcome was recorded) and not b (new)", replayed)
 	}
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // BenchmarkFanout runs a fan-out of N tasks (default 10,000; FSD_BENCH_TASKS
-// sets it) joined by one more, scripted model, no run record: on the
-// in-process board, and through an embedded NATS server to 4 `fsd worker`
-// processes (concurrency 4 each). It reports the time per task and the
+// sets it) joined by one more, scripted model, without and with a run
+// record: on the in-process board, and through an embedded NATS server to
+// 4 `fsd worker` processes (concurrency 4 each). It reports the time per task and the
 // tasks per second; the difference per task is what NATS costs.
 //
 //	go test ./natsboard -run '^$' -bench Fanout -benchtime 1x
@@ -30,41 +30,55 @@ func BenchmarkFanout(b *testing.B) {
 		b.ReportMetric(float64(per.Microseconds()), "µs/task")
 		b.ReportMetric(float64(runs*(n+1))/elapsed.Seconds(), "tasks/s")
 	}
-	b.Run(fmt.Sprintf("in-process/%d", n), func(b *testing.B) {
-		runs := 0
-		start := time.Now()
-		for b.Loop() {
-			if _, err := runWorkflowIn(b, wf, nil, ""); err != nil {
+	// With a run record (as fsd run keeps one) the coordinator also copies
+	// each remote task's transcript from the journal stream into it.
+	for _, record := range []bool{false, true} {
+		suffix := ""
+		if record {
+			suffix = "-record"
+		}
+		runsDir := func() string {
+			if record {
+				return b.TempDir()
+			}
+			return ""
+		}
+		b.Run(fmt.Sprintf("in-process%s/%d", suffix, n), func(b *testing.B) {
+			runs := 0
+			start := time.Now()
+			for b.Loop() {
+				if _, err := runWorkflowIn(b, wf, nil, runsDir()); err != nil {
+					b.Fatal(err)
+				}
+				runs++
+			}
+			report(b, time.Since(start), runs)
+		})
+		b.Run(fmt.Sprintf("nats-4-workers%s/%d", suffix, n), func(b *testing.B) {
+			srv := runServer(b)
+			for i := range 4 {
+				// Quiet workers: -v logs a line per task.
+				w := worker(b, srv.ClientURL(), fmt.Sprintf("w%d", i+1), "--concurrency", "4")
+				_ = w
+			}
+			c, err := Connect(context.Background(), srv.ClientURL(), Options{})
+			if err != nil {
 				b.Fatal(err)
 			}
-			runs++
-		}
-		report(b, time.Since(start), runs)
-	})
-	b.Run(fmt.Sprintf("nats-4-workers/%d", n), func(b *testing.B) {
-		srv := runServer(b)
-		for i := range 4 {
-			w := worker(b, srv.ClientURL(), fmt.Sprintf("w%d", i+1), "--concurrency", "4")
-			_ = w
-		}
-		// Quiet workers: -v logs a line per task.
-		c, err := Connect(context.Background(), srv.ClientURL(), Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		p := project(b, wf)
-		if err := c.Publish(context.Background(), p); err != nil {
-			b.Fatal(err)
-		}
-		runs := 0
-		start := time.Now()
-		for b.Loop() {
-			if _, err := runWorkflowIn(b, wf, c, ""); err != nil {
+			defer c.Close()
+			p := project(b, wf)
+			if err := c.Publish(context.Background(), p); err != nil {
 				b.Fatal(err)
 			}
-			runs++
-		}
-		report(b, time.Since(start), runs)
-	})
+			runs := 0
+			start := time.Now()
+			for b.Loop() {
+				if _, err := runWorkflowIn(b, wf, c, runsDir()); err != nil {
+					b.Fatal(err)
+				}
+				runs++
+			}
+			report(b, time.Since(start), runs)
+		})
+	}
 }

@@ -300,3 +300,14 @@ func (w *runWatch) wait(key string) <-chan *Outcome {
 }
 
 func (w *runWatch) stop() { _ = w.w.Stop() }
+
+// Journal reads one attempt's transcript from the journal stream, as the
+// latest delivery that ran it journaled it: the engine copies it into the
+// coordinator's run record (engine.RemoteJournal).
+func (c *Coordinator) Journal(ctx context.Context, run, task string, attempt int) ([]json.RawMessage, error) {
+	v, err := readJournal(ctx, c.res.journal, run, task, attempt)
+	if err != nil {
+		return nil, err
+	}
+	return v.entries, nil
+}

@@ -268,6 +268,12 @@ func TestFanoutSameAnswerAsInProcess(t *testing.T) {
 	if texts == 0 {
 		t.Error("no worker text events in the coordinator's events.jsonl")
 	}
+	// A remote task's transcript is in the record, as a local one's is.
+	show := start(t, dir, nil, "show", runID(onlyRun(t, runs)), "--runs-dir", runs, "--task", "t3")
+	show.wait(t)
+	if out := show.output(); !strings.Contains(out, "task 3") || !strings.Contains(out, "done t3") {
+		t.Errorf("fsd show --task t3 does not show the worker's transcript:\n%s", out)
+	}
 }
 
 func lastLine(s string) string {

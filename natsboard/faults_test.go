@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/fsdrun/fsd/runrecord"
 )
 
 // outcome reads the committed outcome of an attempt and how many values
@@ -118,26 +120,36 @@ func TestClusterNodeKilled(t *testing.T) {
 // TestCoordinatorKilledResume: the coordinator (fsd run) is killed in the
 // middle of a run; fsd resume finishes it: tasks that completed on the
 // workers meanwhile are picked up, running ones are not published again,
-// and no task runs twice.
+// and no task runs twice. The workers' transcripts are in the record
+// once each, and the resumed run's task.completed says replayed exactly
+// for the outcomes the killed coordinator had recorded.
 func TestCoordinatorKilledResume(t *testing.T) {
 	srv := runServer(t)
 	wf := fanout(t, 8, "1s")
 	dir := filepath.Dir(wf)
 	w1 := worker(t, srv.ClientURL(), "w1", "--concurrency", "2")
 	w2 := worker(t, srv.ClientURL(), "w2", "--concurrency", "2")
+	runs := filepath.Join(dir, "runs")
+	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs)
+	var rec string
+	until(t, "two remote transcripts in the record", func() bool {
+		ents, _ := os.ReadDir(runs)
+		if len(ents) != 1 {
+			return false
+		}
+		rec = filepath.Join(runs, ents[0].Name())
+		return len(transcripts(t, rec)) >= 2
+	})
+	run.kill()
+	before := transcripts(t, rec)
 	out, err := os.Create(filepath.Join(dir, "events.out"))
 	must(t, err)
 	defer out.Close()
-	runs := filepath.Join(dir, "runs")
-	run := start(t, dir, out, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs, "--events", "json")
-	until(t, "two tasks to complete", func() bool { return countEvents(out.Name(), "task.completed") >= 2 })
-	run.kill()
-	rec := onlyRun(t, runs)
 	// --nats comes from the record.
-	res := start(t, dir, nil, "resume", runID(rec), "--runs-dir", runs)
+	res := start(t, dir, out, "resume", runID(rec), "--runs-dir", runs, "--events", "json")
 	res.wait(t)
-	if got := lastLine(res.output()); got != "joined join" {
-		t.Errorf("resumed answer %q", got)
+	if got := lastLine(readFile(t, out.Name())); !strings.Contains(got, `"answer":"joined join"`) {
+		t.Errorf("resumed run's end: %s", got)
 	}
 	counts := started(w1.output())
 	for id, n := range started(w2.output()) {
@@ -151,6 +163,61 @@ func TestCoordinatorKilledResume(t *testing.T) {
 			t.Errorf("task %s ran %d times", id, n)
 		}
 	}
+	after := transcripts(t, rec)
+	if len(after) != 9 {
+		t.Errorf("remote transcripts in the record: %v; want t0…t7 and join", after)
+	}
+	for id, msgs := range after {
+		want := "done " + id
+		if id == "join" {
+			want = "joined join"
+		}
+		if n := strings.Count(strings.Join(msgs, "\n"), want); n != 1 {
+			t.Errorf("task %s: its answer is %d times in its recorded transcript %q", id, n, msgs)
+		}
+	}
+	completed := 0
+	sc := bufio.NewScanner(strings.NewReader(readFile(t, out.Name())))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e struct {
+			Type, Task string
+			Replayed   bool
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "task.completed" {
+			continue
+		}
+		completed++
+		recorded := len(before[e.Task]) > 0 && len(before[e.Task]) == len(after[e.Task])
+		if e.Replayed != recorded {
+			t.Errorf("task.completed %s replayed=%v; its outcome was recorded before the kill: %v", e.Task, e.Replayed, recorded)
+		}
+	}
+	if completed != 9 {
+		t.Errorf("%d task.completed events in the resumed run, want 9", completed)
+	}
+}
+
+// transcripts reads the task transcripts a run record's journal holds:
+// task -> its first attempt's message texts.
+func transcripts(t *testing.T, rec string) map[string][]string {
+	t.Helper()
+	gens, err := runrecord.ReadJournal(filepath.Join(rec, runrecord.JournalFile))
+	if err != nil {
+		return nil // being written: a torn last line
+	}
+	out := map[string][]string{}
+	for _, g := range gens {
+		if g.Gen.Task == "" {
+			continue
+		}
+		for _, e := range g.Entries {
+			if e.Message != nil {
+				out[g.Gen.Task] = append(out[g.Gen.Task], e.Message.Text)
+			}
+		}
+	}
+	return out
 }
 
 func readFile(t *testing.T, path string) string {

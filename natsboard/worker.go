@@ -280,6 +280,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	res.Worker = w.opts.Name
 	data, err := json.Marshal(Outcome{V: WireVersion, RemoteResult: *res})
+	if err == nil && res.Journal != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
+		// Too big with the transcript inline: the coordinator reads it
+		// from the journal stream instead.
+		res.Journal = nil
+		data, err = json.Marshal(Outcome{V: WireVersion, RemoteResult: *res})
+	}
 	if err != nil {
 		data, _ = json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Error: "outcome: " + err.Error(), Worker: w.opts.Name}})
 	}
@@ -380,12 +386,13 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, log zerol
 		log.Info().Int("entries", len(view.entries)).Uint64("delivery", delivery).Msg("resuming the task from its journal")
 	}
 	log.Debug().Msg("task started")
+	tee := &teeLog{Log: jl}
 	res := engine.Work(ctx, &m.RemoteTask, engine.WorkOptions{
 		Model: md, Skill: skill, Sink: sink, Logger: log,
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
 		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
 			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
-		Journal: jl, Journaled: view.entries,
+		Journal: tee, Journaled: view.entries,
 	})
 	// The whole transcript is stored before the outcome is committed
 	// (a step's durability may have left the last entries unwaited).
@@ -399,6 +406,11 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, log zerol
 			log.Warn().Err(err).Msg("the task completed but its journal misses its last entries")
 		}
 	}
+	// What the coordinator copies into its run record: the view this
+	// delivery resumed from and what it journaled after it, inline when
+	// it is small.
+	res.Journaled = len(view.entries) + int(jl.Last())
+	res.Journal = tee.inline(view.entries, w.res.nc.MaxPayload())
 	return res, nil
 }
 

@@ -65,6 +65,10 @@ type Step struct {
 	Response []model.Message
 	// At is the transcript position of Response's first message.
 	At int
+	// Reconstructed: the request is not on record (the task ran on a
+	// remote worker); Request holds the transcript's messages before the
+	// step, no context block and no tools.
+	Reconstructed bool
 }
 
 // ErrNoRecord is wrapped when a folder holds no run record.
@@ -109,6 +113,7 @@ func Open(dir string) (*Record, error) {
 	if err := rec.readRequests(); err != nil {
 		return nil, err
 	}
+	rec.transcriptSteps()
 	return rec, nil
 }
 

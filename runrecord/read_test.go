@@ -170,3 +170,59 @@ func TestTaskOfFile(t *testing.T) {
 		}
 	}
 }
+
+// A task that ran on a remote worker has its transcript in the record
+// (copied into the journal) but not its requests: its steps are read
+// from the transcript, one per model response, each marked reconstructed,
+// with the responses and the messages before them a local task's steps
+// would have.
+func TestRemoteTaskStepsFromTranscript(t *testing.T) {
+	rec, _ := runExample(t, "../examples/fanout/fanout.workflow.yaml", 0)
+	local := map[string][]*runrecord.Step{}
+	for _, g := range rec.Gens {
+		local[g.Task] = g.Steps
+	}
+	// Drop the request and response lines of task north: as if a worker
+	// had run it.
+	path := filepath.Join(rec.Dir, runrecord.RequestsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if !strings.Contains(line, `"gen":"tasks/north.jsonl"`) {
+			kept = append(kept, line)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	remote, err := runrecord.Open(rec.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range remote.Gens {
+		want := local[g.Task]
+		if len(g.Steps) != len(want) || len(want) == 0 {
+			t.Fatalf("%s: %d steps, want %d", g.Name, len(g.Steps), len(want))
+		}
+		for i, st := range g.Steps {
+			if st.Reconstructed != (g.Task == "north") {
+				t.Errorf("%s step %d: reconstructed=%v", g.Name, i, st.Reconstructed)
+			}
+			if diff := cmp.Diff(want[i].Response, st.Response); diff != "" {
+				t.Errorf("%s step %d response (-local +from transcript):\n%s", g.Name, i, diff)
+			}
+			if diff := cmp.Diff(want[i].Request.Messages, st.Request.Messages); diff != "" {
+				t.Errorf("%s step %d messages (-local +from transcript):\n%s", g.Name, i, diff)
+			}
+			if st.Done.Before(st.Sent) || st.Sent.IsZero() {
+				t.Errorf("%s step %d: sent %v, done %v", g.Name, i, st.Sent, st.Done)
+			}
+		}
+		if g.Task == "north" && g.Agent != "market-research/collector" {
+			t.Errorf("north's agent: %q", g.Agent)
+		}
+	}
+}

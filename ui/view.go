@@ -54,6 +54,9 @@ type StepView struct {
 	Messages []model.Message `json:"messages"`
 	Tools    []model.ToolDef `json:"tools"`
 	Response []model.Message `json:"response"`
+	// Reconstructed: the task ran on a remote worker; only its transcript
+	// is on record (no context block, no tools).
+	Reconstructed bool `json:"reconstructed,omitempty"`
 }
 
 // Span is a bar on the timeline.
@@ -110,7 +113,8 @@ func View(rec *runrecord.Record, now time.Time) RunView {
 		gv := GenView{Name: g.Name, Task: g.Task, Agent: g.Agent}
 		for _, st := range g.Steps {
 			sv := StepView{Step: st.Step + 1, Tokens: st.Tokens, Usage: st.Usage, Cost: st.Cost, Error: st.Error,
-				Context: st.Request.Context, Messages: st.Request.Messages, Tools: st.Request.Tools, Response: st.Response}
+				Context: st.Request.Context, Messages: st.Request.Messages, Tools: st.Request.Tools, Response: st.Response,
+				Reconstructed: st.Reconstructed}
 			gv.Steps = append(gv.Steps, sv)
 			gv.Calls = append(gv.Calls, Span{Kind: "model", Name: "model call", Start: st.Sent, End: st.Done, Error: st.Error != ""})
 			if st.Usage != nil {

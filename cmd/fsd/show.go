@@ -66,6 +66,9 @@ type showStep struct {
 	Error    string          `json:"error,omitempty"`
 	Request  showRequest     `json:"request"`
 	Response []model.Message `json:"response"`
+	// Reconstructed: the task ran on a remote worker; the request is the
+	// transcript's messages before the step (no context, no tools).
+	Reconstructed bool `json:"reconstructed,omitempty"`
 }
 
 // showRequest is a request as sent: no caller, no callback.
@@ -104,7 +107,7 @@ func show(w io.Writer, run string, f showFlags) error {
 			}
 			r := st.Request
 			sg.Steps = append(sg.Steps, showStep{Step: st.Step + 1, Sent: st.Sent, Done: st.Done, Tokens: st.Tokens,
-				Usage: st.Usage, Cost: st.Cost, Error: st.Error, Response: st.Response,
+				Usage: st.Usage, Cost: st.Cost, Error: st.Error, Response: st.Response, Reconstructed: st.Reconstructed,
 				Request: showRequest{Context: r.Context, Messages: r.Messages, Tools: r.Tools}})
 		}
 		if len(sg.Steps) > 0 || (f.step == 0 && f.task != "") {
@@ -184,6 +187,18 @@ func printStep(w io.Writer, st showStep) {
 	fmt.Fprintf(w, "\n=== step %d · request", st.Step)
 	if t := st.Tokens; t != nil {
 		fmt.Fprintf(w, " · context %d + messages %d + tools %d = %d tokens", t.Context, t.Window, t.Tools, t.Total)
+	}
+	if st.Reconstructed {
+		// Assembled on a remote worker: only its transcript is on record.
+		fmt.Fprintf(w, " · ran on a worker: the request is not on record; the transcript before it\n--- messages: %d\n", len(r.Messages))
+		for _, m := range r.Messages {
+			printMessage(w, m)
+		}
+		fmt.Fprintf(w, "=== step %d · response\n", st.Step)
+		for _, m := range st.Response {
+			printMessage(w, m)
+		}
+		return
 	}
 	fmt.Fprintf(w, "\n--- context (%d tokens)\n%s\n", ctxN, strings.TrimRight(r.Context, "\n"))
 	fmt.Fprintf(w, "--- messages: %d\n", len(r.Messages))

@@ -196,12 +196,17 @@ function step(s) {
   const us = s.usage ? ` · tokens ${tokens(s.usage, s.cost)}` : "";
   return el("details", { class: "step", "data-step": s.step },
     el("summary", {}, `step ${s.step}${tk}${us}${s.error ? " · error" : ""}`),
-    el("details", { class: "request" },
-      el("summary", {}, `request as sent: context, ${plural(s.messages.length, "message")}, ${plural(s.tools.length, "tool")}`),
-      el("div", { class: "role" }, "context"), el("pre", { class: "context" }, s.context),
-      el("div", { class: "role" }, "messages"), s.messages.map(message),
-      el("div", { class: "role" }, "tools"),
-      s.tools.map((t) => el("details", {}, el("summary", {}, t.name), el("pre", {}, t.description + "\n" + JSON.stringify(t.parameters, null, 2))))),
+    s.reconstructed
+      // Ran on a remote worker: only its transcript is on record.
+      ? el("details", { class: "request" },
+        el("summary", {}, `ran on a worker: request not on record; the transcript before it, ${plural(s.messages.length, "message")}`),
+        s.messages.map(message))
+      : el("details", { class: "request" },
+        el("summary", {}, `request as sent: context, ${plural(s.messages.length, "message")}, ${plural(s.tools.length, "tool")}`),
+        el("div", { class: "role" }, "context"), el("pre", { class: "context" }, s.context),
+        el("div", { class: "role" }, "messages"), s.messages.map(message),
+        el("div", { class: "role" }, "tools"),
+        s.tools.map((t) => el("details", {}, el("summary", {}, t.name), el("pre", {}, t.description + "\n" + JSON.stringify(t.parameters, null, 2))))),
     s.error ? el("div", { class: "error" }, s.error) : null,
     el("div", { class: "role" }, "response"), (s.response || []).map(message));
 }

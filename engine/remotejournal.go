@@ -1,0 +1,81 @@
+package engine
+
+// Remote transcripts in the run record (issue 17): a task attempt that
+// ran on a worker journals its transcript where the worker runs (package
+// natsboard: a JetStream stream); when its outcome arrives the
+// coordinator copies the entries into its own journal.jsonl under the
+// attempt's generator, so fsd show, fsd ui and fsd report read a remote
+// task's transcript as they read a local one, and a resumed coordinator
+// knows which outcomes its predecessor had already recorded.
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/fsdrun/fsd/journal"
+)
+
+// RemoteJournal is implemented by a Dispatcher whose workers journal the
+// transcripts of the attempts they run. Journal returns one attempt's
+// entries in order, each the JSON object a journal line holds after its
+// generator's fields (journal.Head). The engine calls it only when it
+// keeps a run record, the record lacks entries the outcome counts
+// (RemoteResult.Journaled) and the outcome does not carry them inline
+// (RemoteResult.Journal).
+type RemoteJournal interface {
+	Journal(ctx context.Context, run, task string, attempt int) ([]json.RawMessage, error)
+}
+
+// journalCopyTimeout bounds reading a remote attempt's journal; the
+// outcome counts without it.
+const journalCopyTimeout = 30 * time.Second
+
+// recordRemote copies a remote attempt's transcript into the run record,
+// after the entries the record already holds (a resumed run's
+// predecessor may have copied some or all). When the record held them
+// all before, the attempt's end is the journal's: its task.completed or
+// task.failed says replayed, as a local worker's does.
+func (hb *hostBoard) recordRemote(ctx context.Context, rt *RemoteTask, res *RemoteResult) {
+	n := res.Journaled
+	if n == 0 {
+		return // nothing journaled (a failure before the generator ran)
+	}
+	have := 0
+	if j := hb.resume.gen(transcriptName(rt.Task, rt.Attempt)); j != nil {
+		have = j.entries
+	}
+	if have >= n {
+		hb.restated(rt.Task)
+		return
+	}
+	rec := hb.workers.gen.rec
+	if rec == nil {
+		return
+	}
+	log := hb.log.With().Str("task", rt.Task).Int("attempt", rt.Attempt).Logger()
+	entries := res.Journal
+	if len(entries) < n {
+		jr, ok := hb.dispatch.(RemoteJournal)
+		if !ok {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalCopyTimeout)
+		defer cancel()
+		var err error
+		if entries, err = jr.Journal(ctx, rt.Run, rt.Task, rt.Attempt); err != nil {
+			log.Warn().Err(err).Msg("the worker's transcript could not be read; the run record lacks it")
+			return
+		}
+	}
+	if len(entries) < n {
+		log.Warn().Int("entries", len(entries)).Int("outcome", n).Msg("the worker's transcript is shorter than its outcome says; the record holds what was read")
+	}
+	gen := journal.Gen{Task: rt.Task, Attempt: rt.Attempt}
+	for _, e := range entries[min(have, len(entries)):] {
+		// A failed append fails the record, and with it the run.
+		if _, err := rec.log.Append(gen, e); err != nil {
+			return
+		}
+	}
+}

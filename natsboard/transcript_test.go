@@ -1,0 +1,51 @@
+package natsboard
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// TestRemoteTranscriptInRecord: a remote task's transcript reaches the
+// coordinator's journal.jsonl both ways: inline in the outcome when it is
+// small, read from the journal stream when it is over a quarter of the
+// server's max_payload (here 64 KiB: a 20 KiB answer).
+func TestRemoteTranscriptInRecord(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, MaxPayload: 64 << 10,
+		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	must(t, err)
+	go s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		t.Fatal("embedded NATS server did not start")
+	}
+	defer s.Shutdown()
+	long := strings.Repeat("long answer ", 20<<10/12)
+	wf := fanout(t, 2, "")
+	dir := filepath.Dir(wf)
+	script := filepath.Join(dir, "fan.script.yaml")
+	must(t, os.WriteFile(script, []byte(`agents:
+  worker: [{say: 'done {{.Task.ID}}'}]
+  joiner: [{say: '`+long+`'}]
+`), 0o644))
+	worker(t, s.ClientURL(), "w1")
+	runs := filepath.Join(dir, "runs")
+	start(t, dir, nil, "run", wf, "--nats", s.ClientURL(), "--runs-dir", runs).wait(t)
+	rec := onlyRun(t, runs)
+	got := transcripts(t, rec)
+	if msgs := got["t0"]; len(msgs) != 2 || msgs[1] != "done t0" {
+		t.Errorf("t0's transcript in the record: %q", got["t0"])
+	}
+	if msgs := got["join"]; len(msgs) != 2 || msgs[1] != long {
+		t.Errorf("join's transcript in the record: %d messages", len(msgs))
+	}
+	for task, inline := range map[string]bool{"t0": true, "join": false} {
+		out, _ := outcome(t, s.ClientURL(), runID(rec), task, 1)
+		if out.Journaled != 2 || (out.Journal != nil) != inline {
+			t.Errorf("outcome of %s: %d entries journaled, %d inline; want 2, inline %v", task, out.Journaled, len(out.Journal), inline)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package runrecord
+
+import (
+	"github.com/fsdrun/fsd/model"
+)
+
+// transcriptSteps gives every generator whose requests are not in the
+// record one step per model response, read from its transcript: a task
+// that ran on a remote worker (fsd run --nats) has its transcript copied
+// into the coordinator's journal, but its requests were assembled on the
+// worker. Such a step's request holds the transcript's messages before
+// the response, without the context block and tools (not on record), and
+// says so (Step.Reconstructed).
+func (rec *Record) transcriptSteps() {
+	agents := map[string]string{}
+	for i := range rec.Tasks {
+		agents[rec.Tasks[i].ID] = rec.Tasks[i].Agent()
+	}
+	for _, g := range rec.Gens {
+		if len(g.Steps) > 0 || g.Task == "" {
+			continue
+		}
+		if g.Agent == "" {
+			g.Agent = agents[g.Task]
+		}
+		// The k-th assistant message is the k-th assistant entry: context
+		// lines never are one. An entry's time is when it was written, so
+		// a step ran from the entry before its response to the response.
+		var times [][2]int // entry indices: before, response
+		for i, e := range g.Entries {
+			if e.Message != nil && e.Message.Role == model.Assistant {
+				times = append(times, [2]int{max(i-1, 0), i})
+			}
+		}
+		k := 0
+		for at, m := range g.Messages {
+			if m.Role != model.Assistant || k >= len(times) {
+				continue
+			}
+			st := &Step{Step: k, At: at, Reconstructed: true,
+				Sent: g.Entries[times[k][0]].Time, Done: g.Entries[times[k][1]].Time,
+				Request: &model.Request{Messages: g.Messages[:at:at], Caller: model.Caller{Agent: g.Agent, TaskID: g.Task, Step: k}}}
+			g.Steps = append(g.Steps, st)
+			k++
+		}
+		for i, st := range g.Steps {
+			end := len(g.Messages)
+			if i+1 < len(g.Steps) {
+				end = g.Steps[i+1].At
+			}
+			st.Response = g.Messages[st.At:end]
+		}
+	}
+}
