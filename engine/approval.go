@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
@@ -83,6 +85,11 @@ type approvals struct {
 	first   map[string]bool   // tools approved once in this run (approve: first)
 	file    *os.File          // approvals.jsonl
 	wake    chan struct{}     // closed when an answer arrives in this process
+
+	// ask, on a remote worker (fsd worker), sends the calls that need
+	// approval to the run's coordinator, whose approvals answer them.
+	ask Approver
+	log zerolog.Logger
 }
 
 func newApprovals(mode ApprovalMode, timeout time.Duration, def spec.Approve, now func() time.Time) *approvals {
@@ -92,16 +99,6 @@ func newApprovals(mode ApprovalMode, timeout time.Duration, def spec.Approve, no
 	return &approvals{mode: mode, timeout: timeout, def: def, now: now,
 		denyReason: "calls that need approval are denied in this run (--approve deny)",
 		memory:     map[string]Answer{}, taken: map[string]Answer{}, first: map[string]bool{}, wake: make(chan struct{})}
-}
-
-// remoteApprovals serves a task run by a NATS worker (fsd worker): no
-// person can be asked there, so a call that needs approval is rejected —
-// never run unapproved — and the model reads why.
-func remoteApprovals(emit func(event.Event), now func() time.Time) *approvals {
-	a := newApprovals(ApprovalDeny, 0, "", now)
-	a.emit = emit
-	a.denyReason = "this call needs a person's approval, which a remote worker (fsd worker) cannot ask for; run the task without --nats, or set approve: never on the tool"
-	return a
 }
 
 // open attaches the run record: it reads the answers an earlier process
@@ -175,27 +172,13 @@ func (a *approvals) gate(ctx context.Context, p PendingCall, t toolApproval) (ga
 		return res, nil
 	}
 	a.mu.Lock()
-	ans, taken := a.taken[p.Call]
 	policy := a.policy(t)
 	a.mu.Unlock()
-	if !taken {
-		switch policy {
-		case spec.ApproveNever:
-			return res, nil
-		case spec.ApproveFirst:
-			a.mu.Lock()
-			ok := a.first[p.Tool]
-			a.mu.Unlock()
-			if ok {
-				return res, nil
-			}
-		}
-		var err error
-		if ans, err = a.await(ctx, p); err != nil {
-			return res, err
-		}
-		res.fresh = true
+	ans, needed, fresh, err := a.decide(ctx, p, policy)
+	if err != nil || !needed {
+		return res, err
 	}
+	res.fresh = fresh
 	switch ans.Decision {
 	case runrecord.Rejected:
 		reason := ans.Reason
@@ -209,6 +192,30 @@ func (a *approvals) gate(ctx context.Context, p PendingCall, t toolApproval) (ga
 		res.note = fmt.Sprintf("[the approver edited the arguments to %s]\n", ans.Args)
 	}
 	return res, nil
+}
+
+// decide answers a call of the given policy: needed is false when it
+// runs without an answer (approve: never, or a first tool approved
+// already); fresh when the answer was given for this asking (not taken
+// from the record). A remote worker's approvals ask the coordinator.
+func (a *approvals) decide(ctx context.Context, p PendingCall, policy spec.Approve) (ans Answer, needed, fresh bool, err error) {
+	if a.ask != nil {
+		return a.askRemote(ctx, p, policy)
+	}
+	a.mu.Lock()
+	ans, taken := a.taken[p.Call]
+	approvedOnce := a.first[p.Tool]
+	a.mu.Unlock()
+	if taken {
+		return ans, true, false, nil
+	}
+	if policy == spec.ApproveNever || (policy == spec.ApproveFirst && approvedOnce) {
+		return Answer{}, false, false, nil
+	}
+	if ans, err = a.await(ctx, p); err != nil {
+		return Answer{}, false, false, err
+	}
+	return ans, true, true, nil
 }
 
 // await lists the call as pending and waits for its answer, then journals

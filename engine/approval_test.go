@@ -532,9 +532,9 @@ func TestApprovalOtherTasksContinue(t *testing.T) {
 	}
 }
 
-// A task run by a remote worker (fsd worker, through NATS) cannot ask a
-// person: a call that needs approval is rejected there, never run, and
-// the model reads why.
+// A task run by Work without an Approver (no coordinator to ask): a call
+// that needs approval is rejected there, never run, and the model reads
+// why.
 func TestApprovalRemoteWorkerRejects(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls.log")
 	s := approvalSkill(log, spec.ApproveAlways)
@@ -556,7 +556,7 @@ func TestApprovalRemoteWorkerRejects(t *testing.T) {
 	if got := ranLines(t, log); got != nil {
 		t.Errorf("a call that needs approval ran on a remote worker: %q", got)
 	}
-	if !strings.Contains(read, "a remote worker (fsd worker) cannot ask") {
+	if !strings.Contains(read, "this worker has no coordinator to ask") {
 		t.Errorf("the model read %q", read)
 	}
 	if ans := ofType(rec.Events(), event.ApprovalAnswered); len(ans) != 1 || ans[0].Status != runrecord.Rejected {

@@ -24,9 +24,11 @@ import (
 // returns when the attempt has an outcome: a result (RemoteResult.Error
 // set when the task failed), or an error when the attempt could not be
 // run at all (the transport failed, ctx ended). Events the worker reports
-// go to events, already stamped with their run and time.
+// go to events, already stamped with their run and time; the worker's
+// calls that need approval go to approvals, the run's (nil: no one
+// answers them).
 type Dispatcher interface {
-	Dispatch(ctx context.Context, t *RemoteTask, events event.Sink) (*RemoteResult, error)
+	Dispatch(ctx context.Context, t *RemoteTask, events event.Sink, approvals Approver) (*RemoteResult, error)
 }
 
 // RemoteTask is everything a worker needs to run one task attempt: the
@@ -63,6 +65,12 @@ type RemoteTask struct {
 	// Durability is the run's: when the worker's steps wait for their
 	// journal entries to be stored ("": DurabilityStep).
 	Durability Durability `json:"durability,omitempty"`
+	// Approve is the workflow's default approval policy (for tools acting
+	// outside fsd that set none); ApprovalTimeout is the run's
+	// --approval-timeout (0: wait), which a worker applies itself while
+	// the coordinator cannot be reached.
+	Approve         spec.Approve  `json:"approve,omitempty"`
+	ApprovalTimeout time.Duration `json:"approval-timeout,omitempty"`
 }
 
 // RemoteLimits are the limits a worker's generator runs under.
@@ -153,7 +161,16 @@ func (hb *hostBoard) runRemote(ctx context.Context, t *board.Task, deps []board.
 	if a.Timeout > 0 {
 		rt.Deadline = time.Now().Add(a.Timeout)
 	}
-	res, err := hb.dispatch.Dispatch(ctx, rt, event.SinkFunc(hb.ev.stamped))
+	var approver Approver
+	if appr := wd.gen.appr; appr != nil {
+		rt.Approve, rt.ApprovalTimeout = appr.def, appr.timeout
+		// The attempt's calls wait for approval under its own ctx: they
+		// end with it.
+		actx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		approver = appr.remoteApprover(actx, t, rt.Attempt)
+	}
+	res, err := hb.dispatch.Dispatch(ctx, rt, event.SinkFunc(hb.ev.stamped), approver)
 	if err != nil {
 		return "", err
 	}

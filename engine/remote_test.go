@@ -25,7 +25,7 @@ type fakeDispatcher struct {
 	answer func(t *RemoteTask) *RemoteResult
 }
 
-func (d *fakeDispatcher) Dispatch(_ context.Context, t *RemoteTask, _ event.Sink) (*RemoteResult, error) {
+func (d *fakeDispatcher) Dispatch(_ context.Context, t *RemoteTask, _ event.Sink, _ Approver) (*RemoteResult, error) {
 	d.mu.Lock()
 	if d.tasks == nil {
 		d.tasks = map[string]RemoteTask{}

@@ -37,8 +37,12 @@ type WorkOptions struct {
 	// the advice to run fsd with --trust).
 	Refusal string
 	// Sink receives the task's events, stamped with the task's run.
-	Sink   event.Sink
-	Logger zerolog.Logger
+	Sink event.Sink
+	// Approver takes the task's calls that need approval to the run's
+	// coordinator, which answers them as it answers its own; nil rejects
+	// them (never run unapproved) and the model reads why.
+	Approver Approver
+	Logger   zerolog.Logger
 	// Rand is the source of artifact handles; nil is crypto/rand.
 	Rand io.Reader
 	// Now is the clock; nil is time.Now.
@@ -150,7 +154,7 @@ func Work(ctx context.Context, t *RemoteTask, o WorkOptions) (res *RemoteResult)
 	acct := &account{tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	g := &generator{
 		genDeps: genDeps{runID: t.Run, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
-			arts: arts, maxResult: t.Limits.MaxResultTokens, appr: remoteApprovals(ev.emit, o.Now), durability: durability},
+			arts: arts, maxResult: t.Limits.MaxResultTokens, appr: workApprovals(t, o.Approver, ev.emit, o), durability: durability},
 		model: o.Model, tr: tr, env: w, name: name, recName: transcriptName(t.Task, max(t.Attempt, 1)),
 		caller:      model.Caller{Agent: agentName, TaskID: t.Task, TaskGoal: t.Goal, Input: t.Input, Model: t.Model},
 		maxMessages: max(t.Limits.MaxTranscriptMessages, 1), maxSteps: max(t.Limits.MaxSteps, 1),

@@ -107,7 +107,7 @@ func TestCancelTaskStopsRemoteTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	runner := func(ctx context.Context, tk *board.Task, _ []board.DepResult) (string, error) {
-		res, err := c.Dispatch(ctx, napTask("r-cancel", tk.ID), nil)
+		res, err := c.Dispatch(ctx, napTask("r-cancel", tk.ID), nil, nil)
 		if err != nil {
 			return "", err
 		}
@@ -171,7 +171,7 @@ func TestInterruptedCoordinatorLeavesTaskRunning(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		errc := make(chan error, 1)
 		go func() {
-			_, err := c.Dispatch(ctx, napTask("r-stop", id), nil)
+			_, err := c.Dispatch(ctx, napTask("r-stop", id), nil, nil)
 			errc <- err
 		}()
 		select {
@@ -232,7 +232,7 @@ func TestCancelQueuedRemoteTask(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := c.Dispatch(ctx, napTask("r-queued", "nap"), nil)
+		res, err := c.Dispatch(ctx, napTask("r-queued", "nap"), nil, nil)
 		done <- result{res, err}
 	}()
 	until(t, "the task message to be queued", func() bool {

@@ -128,7 +128,7 @@ func (c *Coordinator) Publish(ctx context.Context, p *spec.Project) error {
 // outcome says it was cancelled. When ctx ends for any other reason (the
 // run was interrupted or timed out), Dispatch returns and the task goes
 // on running on its worker: its outcome is committed for a resume.
-func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events event.Sink) (*engine.RemoteResult, error) {
+func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events event.Sink, approvals engine.Approver) (*engine.RemoteResult, error) {
 	w, err := c.watch(ctx, t.Run)
 	if err != nil {
 		return nil, err
@@ -142,6 +142,9 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 	}
 	m := Message{V: WireVersion, RemoteTask: *t, Script: c.script, ScriptName: c.scriptName,
 		Events: eventsSubject(t.Run, t.Task, t.Attempt), MaxDeliveries: c.opts.MaxDeliveries}
+	if approvals != nil {
+		m.Approvals = approvalsSubject(t.Run, t.Task, t.Attempt)
+	}
 	if c.opts.ModelName != nil {
 		m.Model = c.opts.ModelName(m.Model)
 	}
@@ -169,6 +172,13 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		return nil, fmt.Errorf("subscribe %s: %w", m.Events, err)
 	}
 	defer drain(sub)
+	if approvals != nil {
+		asub, err := c.answerApprovals(ctx, m.Approvals, approvals)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = asub.Unsubscribe() }()
+	}
 	// Publishing again after a timeout is safe: the message id makes a
 	// second copy a duplicate the stream drops.
 	err = retry(ctx, func() error {

@@ -29,6 +29,7 @@ const (
 	taskSubjects    = "fsd.tasks"
 	eventSubject    = "fsd.events"
 	journalSubjects = "fsd.journal"
+	approvalSubject = "fsd.approvals"
 )
 
 // WireVersion is the version of Message and Outcome. A worker refuses a
@@ -61,6 +62,10 @@ type Message struct {
 	ScriptName string `json:"script-name,omitempty"`
 	// Events is the subject the worker reports the task's events on.
 	Events string `json:"events"`
+	// Approvals is the subject the worker asks the coordinator on about
+	// calls that need approval (request/reply); "" when the coordinator
+	// answers none (the worker rejects such calls).
+	Approvals string `json:"approvals,omitempty"`
 	// MaxDeliveries: a delivery beyond it fails the attempt instead of
 	// running it again.
 	MaxDeliveries int `json:"max-deliveries"`
@@ -94,6 +99,11 @@ func taskSubject(skill, agent string) string {
 // eventsSubject is where an attempt's events go.
 func eventsSubject(run, task string, attempt int) string {
 	return eventSubject + "." + ResultKey(run, task, attempt)
+}
+
+// approvalsSubject is where an attempt's calls ask for approval.
+func approvalsSubject(run, task string, attempt int) string {
+	return approvalSubject + "." + ResultKey(run, task, attempt)
 }
 
 // token makes s one subject token and key segment: kept as it is when it

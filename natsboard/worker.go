@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
@@ -185,19 +186,31 @@ func (w *Worker) Close() { w.res.Close() }
 // Run takes and runs tasks until ctx ends. Tasks running then are
 // cancelled and handed back to the queue.
 func (w *Worker) Run(ctx context.Context) error {
+	// A task waiting for approval gives its slot back (board.Park): the
+	// worker takes other tasks meanwhile, and the waiting one takes a
+	// slot again when its answer comes.
+	slots := board.NewSlots(w.opts.Concurrency)
 	var wg sync.WaitGroup
 	for range w.opts.Concurrency {
 		wg.Go(func() {
 			for ctx.Err() == nil {
+				tctx, release, ok := slots.Take(ctx)
+				if !ok {
+					return
+				}
 				msg, err := w.cons.Next(jetstream.FetchMaxWait(2 * time.Second))
 				if err != nil {
+					release()
 					if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
 						w.opts.Logger.Warn().Err(err).Msg("fetching a task")
 						sleep(ctx, time.Second)
 					}
 					continue
 				}
-				w.handle(ctx, msg)
+				wg.Go(func() {
+					defer release()
+					w.handle(tctx, msg)
+				})
 			}
 		})
 	}
@@ -385,10 +398,14 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, log zerol
 	if len(view.entries) > 0 {
 		log.Info().Int("entries", len(view.entries)).Uint64("delivery", delivery).Msg("resuming the task from its journal")
 	}
+	var approver engine.Approver
+	if m.Approvals != "" {
+		approver = approvalAsker{nc: w.res.nc, subject: m.Approvals}
+	}
 	log.Debug().Msg("task started")
 	tee := &teeLog{Log: jl}
 	res := engine.Work(ctx, &m.RemoteTask, engine.WorkOptions{
-		Model: md, Skill: skill, Sink: sink, Logger: log,
+		Model: md, Skill: skill, Sink: sink, Logger: log, Approver: approver,
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
 		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
 			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),

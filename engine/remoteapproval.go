@@ -1,0 +1,290 @@
+package engine
+
+// Approvals of calls made on remote workers (fsd run --nats): the worker
+// asks, the coordinator's approvals answer — the same prompt, fsd
+// approve, --approve and --approval-timeout, approvals.jsonl, run.json
+// and events as for a call made in the coordinator's process. The
+// transport is the Dispatcher's (package natsboard: request/reply on a
+// subject of the task attempt).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// Approver answers the approval requests of one remote task attempt's
+// calls. On the coordinator it is the run's approvals (Dispatch receives
+// one per attempt); on a worker it is the transport to them
+// (WorkOptions.Approver). Approve answers at most after q.Hold: a call
+// still waiting then gets ApprovalPending, and the worker asks again. An
+// error means no approver could be reached.
+type Approver interface {
+	Approve(ctx context.Context, q ApprovalRequest) (ApprovalReply, error)
+}
+
+// ApprovalRequest is a worker's call that needs approval, as it asks the
+// coordinator.
+type ApprovalRequest struct {
+	// PendingCall is the call: its id (FSD_CALL_ID, the same on every
+	// delivery of the attempt), tool, arguments, task and agent.
+	PendingCall
+	// Policy is the call's approval policy as the worker resolved it from
+	// the skill and the workflow's default: always or first.
+	Policy spec.Approve `json:"policy"`
+	// Hold is how long the coordinator may hold the request before
+	// answering ApprovalPending.
+	Hold time.Duration `json:"hold"`
+}
+
+// The statuses of an ApprovalReply.
+const (
+	// ApprovalAnswered: Answer holds the answer (approved, edited or
+	// rejected).
+	ApprovalAnswered = "answered"
+	// ApprovalFree: the call needs no answer (an approve: first tool
+	// approved before in this run).
+	ApprovalFree = "free"
+	// ApprovalPending: no answer yet; ask again.
+	ApprovalPending = "pending"
+	// ApprovalRefused: the coordinator refused the request (Reason);
+	// the call is not run.
+	ApprovalRefused = "refused"
+)
+
+// ApprovalReply is the coordinator's reply to an ApprovalRequest.
+type ApprovalReply struct {
+	Status string  `json:"status"`
+	Answer *Answer `json:"answer,omitempty"`
+	// Fresh: the answer was given for this asking, and no worker was told
+	// it before — so the call cannot have run (the in-doubt rule of a
+	// replayed step does not apply).
+	Fresh  bool   `json:"fresh,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+const (
+	// approvalHold is how long a worker lets the coordinator hold one
+	// request (a long poll); the first request of a call holds
+	// approvalFirstHold, so a call answered at once (auto, a first tool
+	// approved before, an answer on record) never parks its task.
+	approvalHold      = 10 * time.Second
+	approvalFirstHold = time.Second
+	// approvalRetry is the pause before asking again a coordinator that
+	// did not answer (down, restarting).
+	approvalRetry = time.Second
+)
+
+// workApprovals are the approvals of a task run by Work: ask sends its
+// calls to the coordinator; without one (nil), a call that needs approval
+// is rejected — never run unapproved — and the model reads why.
+func workApprovals(t *RemoteTask, ask Approver, emit func(event.Event), o WorkOptions) *approvals {
+	a := newApprovals(ApprovalDeny, t.ApprovalTimeout, t.Approve, o.Now)
+	a.log = o.Logger
+	a.emit = emit
+	if ask == nil {
+		a.denyReason = "this call needs a person's approval, and this worker has no coordinator to ask; run the task with fsd run --nats, or set approve: never on the tool"
+		return a
+	}
+	a.ask = ask
+	a.emit = func(event.Event) {} // the coordinator reports the approvals it answers
+	return a
+}
+
+// askRemote is decide on a worker: the coordinator answers. While no
+// answer has come the task gives its worker slot back (its message keeps
+// its heartbeats). A coordinator that cannot be reached is asked again
+// until the approval timeout, then the call is rejected.
+func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Approve) (ans Answer, needed, fresh bool, err error) {
+	a.mu.Lock()
+	approvedOnce := a.first[p.Tool]
+	a.mu.Unlock()
+	if policy == spec.ApproveNever || (policy == spec.ApproveFirst && approvedOnce) {
+		return Answer{}, false, false, nil
+	}
+	q := ApprovalRequest{PendingCall: p, Policy: policy, Hold: approvalFirstHold}
+	var (
+		unpark      func() error
+		unreachable time.Time // since when no coordinator answered
+		lastErr     error
+	)
+	defer func() {
+		if unpark != nil {
+			if uerr := unpark(); err == nil && uerr != nil {
+				err = uerr
+			}
+		}
+	}()
+	for {
+		rep, rerr := a.ask.Approve(ctx, q)
+		if ctx.Err() != nil {
+			return Answer{}, false, false, context.Cause(ctx)
+		}
+		if rerr == nil && rep.Status != ApprovalPending {
+			return a.settle(p, rep)
+		}
+		if unpark == nil {
+			// A task waiting for a person is not work: its slot goes to
+			// others.
+			a.log.Info().Str("call", p.Call).Str("tool", p.Tool).Msg("waiting for approval from the coordinator")
+			unpark = board.Park(ctx)
+		}
+		q.Hold = approvalHold
+		if rerr == nil {
+			unreachable, lastErr = time.Time{}, nil
+			continue // the coordinator held the request: ask again at once
+		}
+		if unreachable.IsZero() {
+			unreachable = a.now()
+			a.log.Warn().Err(rerr).Str("call", p.Call).Msg("the coordinator does not answer; asking again until it does")
+		}
+		lastErr = rerr
+		wait := approvalRetry
+		if a.timeout > 0 {
+			left := a.timeout - a.now().Sub(unreachable)
+			if left <= 0 {
+				return Answer{Call: p.Call, Decision: runrecord.Rejected, By: "timeout", Time: a.now(),
+					Reason: fmt.Sprintf("no answer within %s: the run's coordinator (fsd run --nats) could not be reached (%v)", a.timeout, lastErr)}, true, true, nil
+			}
+			wait = min(wait, left)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Answer{}, false, false, context.Cause(ctx)
+		case <-t.C:
+		}
+	}
+}
+
+// settle checks the coordinator's reply: anything but a well-formed
+// answer to this call rejects it.
+func (a *approvals) settle(p PendingCall, rep ApprovalReply) (Answer, bool, bool, error) {
+	reject := func(reason string) (Answer, bool, bool, error) {
+		return Answer{Call: p.Call, Decision: runrecord.Rejected, By: "coordinator", Time: a.now(), Reason: reason}, true, false, nil
+	}
+	switch rep.Status {
+	case ApprovalFree:
+		a.mu.Lock()
+		a.first[p.Tool] = true
+		a.mu.Unlock()
+		return Answer{}, false, false, nil
+	case ApprovalRefused:
+		return reject("the run's coordinator refused the request: " + rep.Reason)
+	case ApprovalAnswered:
+	default:
+		return reject(fmt.Sprintf("the run's coordinator replied %q, which this worker does not know", rep.Status))
+	}
+	ans := rep.Answer
+	switch {
+	case ans == nil || ans.Call != p.Call:
+		return reject("the run's coordinator answered another call")
+	case ans.Decision == runrecord.Edited && !json.Valid(ans.Args):
+		return reject("the approver's edited arguments are not JSON")
+	case ans.Decision != runrecord.Approved && ans.Decision != runrecord.Edited && ans.Decision != runrecord.Rejected:
+		return reject(fmt.Sprintf("the approver's decision %q is not approved, edited or rejected", ans.Decision))
+	}
+	if ans.Decision != runrecord.Rejected {
+		a.mu.Lock()
+		a.first[p.Tool] = true
+		a.mu.Unlock()
+	}
+	return *ans, true, rep.Fresh, nil
+}
+
+// remoteApprover answers the approval requests of one remote task
+// attempt on the coordinator. Each call is decided once, in the
+// background of the attempt's ctx (the board task: its slot is parked
+// while the call waits, and the wait ends with the task), however often
+// and from however many workers it is asked.
+type remoteApprover struct {
+	a      *approvals
+	ctx    context.Context
+	prefix string // the attempt's call ids start with it
+	task   string
+	agent  string
+
+	mu    sync.Mutex
+	calls map[string]*remoteCall
+}
+
+type remoteCall struct {
+	done      chan struct{}
+	reply     ApprovalReply
+	delivered bool // a worker was told the answer
+}
+
+// remoteApprover returns the approver of one attempt of t, run by the
+// dispatch whose ctx is ctx.
+func (a *approvals) remoteApprover(ctx context.Context, t *board.Task, attempt int) *remoteApprover {
+	name := "task:" + t.ID
+	if attempt > 1 {
+		name += "#" + strconv.Itoa(attempt)
+	}
+	return &remoteApprover{a: a, ctx: ctx, prefix: name + "/", task: t.ID, agent: t.Agent(), calls: map[string]*remoteCall{}}
+}
+
+// Approve implements Approver on the coordinator. It never fails: a
+// request it cannot take is ApprovalRefused, a wait that ctx (the hold)
+// or the attempt ended is ApprovalPending.
+func (r *remoteApprover) Approve(ctx context.Context, q ApprovalRequest) (ApprovalReply, error) {
+	if !strings.HasPrefix(q.Call, r.prefix) || len(q.Call) == len(r.prefix) {
+		return ApprovalReply{Status: ApprovalRefused, Reason: fmt.Sprintf("call %q is not a call of task %s (want %s…)", q.Call, r.task, r.prefix)}, nil
+	}
+	if q.Policy != spec.ApproveFirst {
+		q.Policy = spec.ApproveAlways // whatever else a worker says, ask
+	}
+	// The coordinator names the task and agent, not the worker.
+	p := q.PendingCall
+	p.Task, p.Agent, p.Since = r.task, r.agent, time.Time{}
+	r.mu.Lock()
+	c, ok := r.calls[p.Call]
+	if !ok {
+		c = &remoteCall{done: make(chan struct{})}
+		r.calls[p.Call] = c
+		go r.decide(c, p, q.Policy)
+	}
+	r.mu.Unlock()
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return ApprovalReply{Status: ApprovalPending}, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep := c.reply
+	if rep.Status == ApprovalPending {
+		delete(r.calls, p.Call) // the attempt's ctx ended the wait: a later ask waits anew
+	}
+	rep.Fresh = rep.Fresh && !c.delivered
+	c.delivered = c.delivered || rep.Status == ApprovalAnswered
+	return rep, nil
+}
+
+func (r *remoteApprover) decide(c *remoteCall, p PendingCall, policy spec.Approve) {
+	ans, needed, fresh, err := r.a.decide(r.ctx, p, policy)
+	rep := ApprovalReply{Status: ApprovalAnswered, Answer: &ans, Fresh: fresh}
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || r.ctx.Err() != nil:
+		rep = ApprovalReply{Status: ApprovalPending}
+	case err != nil:
+		rep = ApprovalReply{Status: ApprovalRefused, Reason: err.Error()}
+	case !needed:
+		rep = ApprovalReply{Status: ApprovalFree}
+	}
+	r.mu.Lock()
+	c.reply = rep
+	r.mu.Unlock()
+	close(c.done)
+}
