@@ -486,3 +486,22 @@ func versionAtLeast(tag, want string) bool {
 	}
 	return true
 }
+
+// TestFewerReplicasWarned: resources created with one replica on a
+// 3-node cluster (by a client that knew one server, say) stay so; a
+// worker that connects later says which, and how to raise them.
+func TestFewerReplicasWarned(t *testing.T) {
+	nodes := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := connect(ctx, urls(nodes...), "test setup", 1)
+	must(t, err)
+	r.Close()
+	w := worker(t, urls(nodes...), "w1")
+	until(t, "the worker ready", func() bool { return strings.Contains(w.output(), "worker ready") })
+	for _, name := range []string{TaskStream, JournalStream, "KV_" + ResultsBucket, "OBJ_" + SkillsBucket} {
+		if want := "nats stream edit " + name + " --replicas 3"; !strings.Contains(w.output(), want) {
+			t.Errorf("the worker does not warn %q:\n%s", want, w.output())
+		}
+	}
+}

@@ -67,6 +67,9 @@ func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range res.warnings {
+		opts.Logger.Warn().Msg(w)
+	}
 	return &Coordinator{res: res, opts: opts, skills: map[string]skillRef{}, watches: map[string]*runWatch{}}, nil
 }
 

@@ -28,9 +28,26 @@ func runServer(t testing.TB) *server.Server {
 }
 
 // runCluster starts a 3-node JetStream cluster in this process, all on
-// loopback: the second and third nodes route to the first and learn of
-// each other from it.
+// loopback, with fsd's resources created with 3 replicas.
 func runCluster(t testing.TB) []*server.Server {
+	t.Helper()
+	nodes := startCluster(t)
+	// Create the resources with 3 replicas now, as an operator would: the
+	// tests are about losing a node, not about racing clients on a cluster
+	// that has just formed.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := connect(ctx, urls(nodes...), "test setup", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	return nodes
+}
+
+// startCluster starts a 3-node JetStream cluster in this process, all on
+// loopback, and waits until its meta group has a leader and 3 peers.
+func startCluster(t testing.TB) []*server.Server {
 	t.Helper()
 	// Route ports are picked by the kernel first, so each node can list
 	// all three routes (a port taken in between makes NewServer fail
@@ -75,16 +92,6 @@ func runCluster(t testing.TB) []*server.Server {
 			current = current && s.JetStreamIsCurrent()
 		}
 		if peers == 3 && current {
-			// Create the resources with 3 replicas now, as an operator
-			// would: the test is about losing a node, not about racing
-			// clients on a cluster that has just formed.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			r, err := connect(ctx, urls(nodes...), "test setup", 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Close()
 			return nodes
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -21,11 +21,13 @@ type resources struct {
 	// lost ack fails a Wait instead of hanging it.
 	jsj  jetstream.JetStream
 	objs objects
+	// warnings are said by the client that connected (replicaWarnings).
+	warnings []string
 }
 
-// connect dials url and makes sure the stream, bucket and object store
-// exist (creating them, or updating them to this version's settings).
-// replicas is their replica count (0: 1); a 3-node cluster wants 3.
+// connect dials url and makes sure the streams, bucket and object store
+// exist (creating the missing ones; existing ones keep their settings).
+// replicas is the replica count of those it creates (0: defaultReplicas).
 func connect(ctx context.Context, url, name string, replicas int) (*resources, error) {
 	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 	if err != nil {
@@ -43,6 +45,7 @@ func connect(ctx context.Context, url, name string, replicas int) (*resources, e
 	for {
 		err = r.setup(ctx, replicas)
 		if err == nil {
+			r.warnings = r.replicaWarnings(ctx, replicas)
 			return r, nil
 		}
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || ctx.Err() != nil {
@@ -71,6 +74,26 @@ func connect(ctx context.Context, url, name string, replicas int) (*resources, e
 		return nil, fmt.Errorf("nats %s: JetStream is not enabled for this user's account (the server's accounts config)", url)
 	}
 	return nil, fmt.Errorf("nats %s: %w (is JetStream on, with a quorum of the cluster's nodes up? start a server with nats-server -js)", url, err)
+}
+
+// replicaWarnings names the resources, created earlier by another client,
+// that have fewer replicas than this client would have given them: on a
+// cluster, losing the node that holds such a resource stops every run.
+// Settings apply when a resource is created, so they are not changed here
+// (an operator raises them).
+func (r *resources) replicaWarnings(ctx context.Context, want int) []string {
+	var out []string
+	for _, name := range []string{TaskStream, JournalStream, "KV_" + ResultsBucket, "OBJ_" + SkillsBucket} {
+		s, err := r.js.Stream(ctx, name)
+		if err != nil {
+			continue
+		}
+		if n := s.CachedInfo().Config.Replicas; n < want {
+			out = append(out, fmt.Sprintf("JetStream stream %s has %d replica(s), fewer than the %d this cluster allows: losing the node that holds it stops runs; raise it with: nats stream edit %s --replicas %d",
+				name, n, want, name, want))
+		}
+	}
+	return out
 }
 
 // defaultReplicas is 1 on a single server and 3 (or the cluster's size,

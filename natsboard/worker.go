@@ -106,6 +106,9 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range res.warnings {
+		opts.Logger.Warn().Msg(w)
+	}
 	name := consumerName(opts.Agents)
 	cons, err := ensure(ctx, func() (jetstream.Consumer, error) { return res.tasks.Consumer(ctx, name) },
 		func() (jetstream.Consumer, error) {
@@ -302,7 +305,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	if err != nil {
 		data, _ = json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Error: "outcome: " + err.Error(), Worker: w.opts.Name}})
 	}
-	if _, err := w.res.results.Create(ctx, key, data); err != nil {
+	_, err = w.res.results.Create(ctx, key, data)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		// It would never fit: running it again would not help. The task
+		// fails with what to change (its usage still counts).
+		data, _ = json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Usage: res.Usage, Worker: w.opts.Name,
+			Error: fmt.Sprintf("its outcome (result, observations, history items) is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration, or have the task return less",
+				len(data), w.res.nc.MaxPayload())}})
+		_, err = w.res.results.Create(ctx, key, data)
+	}
+	if err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			log.Warn().Err(err).Msg("could not commit the outcome; the task will be delivered again")
 			_ = msg.NakWithDelay(time.Second)
