@@ -160,90 +160,36 @@ func TestComposeExample(t *testing.T) {
 	}
 
 	// Docker's part: one client and one route port per service, published
-	// ports on localhost.
-	a := addrs{}
-	for _, name := range natsNames {
-		s := services[name]
-		client := freePort(t)
-		a[fmt.Sprintf("%s:%d", name, server.DEFAULT_PORT)] = fmt.Sprintf("127.0.0.1:%d", client)
-		for _, p := range s.Ports {
-			host, cont, ok := strings.Cut(p, ":")
-			if !ok || cont != fmt.Sprint(server.DEFAULT_PORT) {
-				t.Fatalf("compose: %s publishes %q; want HOST:%d", name, p, server.DEFAULT_PORT)
-			}
-			a["localhost:"+host] = a[fmt.Sprintf("%s:%d", name, server.DEFAULT_PORT)]
-		}
-		i := slices.Index(s.Command, "--cluster")
-		if i < 0 || i+1 == len(s.Command) {
-			t.Fatalf("compose: %s has no --cluster", name)
-		}
-		u, err := url.Parse(s.Command[i+1])
-		must(t, err)
-		a[name+":"+u.Port()] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	}
-
-	var nodes []*server.Server
-	for _, name := range natsNames {
-		s := services[name]
-		vols := mounts(t, s.Volumes)
-		args := []string{"-a", "127.0.0.1", "-p", strings.TrimPrefix(a[fmt.Sprintf("%s:%d", name, server.DEFAULT_PORT)], "127.0.0.1:")}
-		for i := 0; i < len(s.Command); i++ {
-			arg := s.Command[i]
-			args = append(args, arg)
-			if i+1 == len(s.Command) {
-				break
-			}
-			switch arg {
-			case "--cluster", "--routes":
-				i++
-				args = append(args, a.rewrite(t, s.Command[i], name))
-			case "-sd":
-				i++
-				dir, ok := vols[s.Command[i]]
-				if !ok {
-					t.Fatalf("compose: %s stores JetStream in %s, which is no volume: its data dies with the container", name, s.Command[i])
+	// ports on localhost (new ones if startNodes has to try again).
+	var a addrs
+	nodes := startNodes(t, func() []*server.Options {
+		a = addrs{}
+		for _, name := range natsNames {
+			s := services[name]
+			client := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			a[fmt.Sprintf("%s:%d", name, server.DEFAULT_PORT)] = client
+			for _, p := range s.Ports {
+				host, cont, ok := strings.Cut(p, ":")
+				if !ok || cont != fmt.Sprint(server.DEFAULT_PORT) {
+					t.Fatalf("compose: %s publishes %q; want HOST:%d", name, p, server.DEFAULT_PORT)
 				}
-				args = append(args, dir)
+				a["localhost:"+host] = client
 			}
-		}
-		fs := flag.NewFlagSet("nats-server", flag.ContinueOnError)
-		opts, err := server.ConfigureOptions(fs, args, func() {}, func() {}, func() {})
-		if err != nil {
-			t.Fatalf("compose: nats-server %s: %v", strings.Join(s.Command, " "), err)
-		}
-		if !opts.JetStream {
-			t.Fatalf("compose: %s runs without JetStream (-js)", name)
-		}
-		opts.NoLog, opts.NoSigs = true, true
-		srv, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatalf("compose: nats-server %s: %v", strings.Join(s.Command, " "), err)
-		}
-		go srv.Start()
-		t.Cleanup(srv.Shutdown)
-		nodes = append(nodes, srv)
-	}
-	for _, s := range nodes {
-		if !s.ReadyForConnections(30 * time.Second) {
-			t.Fatal("a compose nats service did not start")
-		}
-	}
-	formed := false
-	for range 600 { // bounded: the meta group elects a leader in seconds
-		peers := 0
-		for _, s := range nodes {
-			if s.JetStreamIsLeader() {
-				peers = len(s.JetStreamClusterPeers())
+			i := slices.Index(s.Command, "--cluster")
+			if i < 0 || i+1 == len(s.Command) {
+				t.Fatalf("compose: %s has no --cluster", name)
 			}
+			u, err := url.Parse(s.Command[i+1])
+			must(t, err)
+			a[name+":"+u.Port()] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		}
-		if formed = peers == 3; formed {
-			break
+		var opts []*server.Options
+		for _, name := range natsNames {
+			opts = append(opts, natsOptions(t, name, services[name], a))
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !formed {
-		t.Fatal("compose: the three nats services did not form one JetStream cluster")
-	}
+		return opts
+	})
+	waitCluster(t, nodes)
 
 	// The workers, from their compose command lines.
 	var workers []*proc
@@ -504,4 +450,42 @@ func TestFewerReplicasWarned(t *testing.T) {
 			t.Errorf("the worker does not warn %q:\n%s", want, w.output())
 		}
 	}
+}
+
+// natsOptions are the options nats-server's own flag parser makes of a
+// compose nats service's command, with what docker provides mapped: the
+// client address, the cluster and route addresses, the -sd volume.
+func natsOptions(t *testing.T, name string, s composeService, a addrs) *server.Options {
+	t.Helper()
+	vols := mounts(t, s.Volumes)
+	args := []string{"-a", "127.0.0.1", "-p", strings.TrimPrefix(a[fmt.Sprintf("%s:%d", name, server.DEFAULT_PORT)], "127.0.0.1:")}
+	for i := 0; i < len(s.Command); i++ {
+		arg := s.Command[i]
+		args = append(args, arg)
+		if i+1 == len(s.Command) {
+			break
+		}
+		switch arg {
+		case "--cluster", "--routes":
+			i++
+			args = append(args, a.rewrite(t, s.Command[i], name))
+		case "-sd":
+			i++
+			dir, ok := vols[s.Command[i]]
+			if !ok {
+				t.Fatalf("compose: %s stores JetStream in %s, which is no volume: its data dies with the container", name, s.Command[i])
+			}
+			args = append(args, dir)
+		}
+	}
+	fs := flag.NewFlagSet("nats-server", flag.ContinueOnError)
+	opts, err := server.ConfigureOptions(fs, args, func() {}, func() {}, func() {})
+	if err != nil {
+		t.Fatalf("compose: nats-server %s: %v", strings.Join(s.Command, " "), err)
+	}
+	if !opts.JetStream {
+		t.Fatalf("compose: %s runs without JetStream (-js)", name)
+	}
+	opts.NoLog, opts.NoSigs = true, true
+	return opts
 }

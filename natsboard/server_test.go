@@ -49,39 +49,79 @@ func runCluster(t testing.TB) []*server.Server {
 // loopback, and waits until its meta group has a leader and 3 peers.
 func startCluster(t testing.TB) []*server.Server {
 	t.Helper()
-	// Route ports are picked by the kernel first, so each node can list
-	// all three routes (a port taken in between makes NewServer fail
-	// loudly, not the test flaky in a silent way).
-	ports := make([]int, 3)
-	var routes []string
-	for i := range ports {
+	nodes := startNodes(t, func() []*server.Options {
+		// Route ports are picked by the kernel first, so each node can
+		// list all three routes.
+		var opts []*server.Options
+		var routes []string
+		ports := freePorts(t, 3)
+		for _, p := range ports {
+			routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+		}
+		for i, p := range ports {
+			opts = append(opts, &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: -1, JetStream: true,
+				StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+				Cluster: server.ClusterOpts{Name: "fsd-test", Host: "127.0.0.1", Port: p},
+				Routes:  server.RoutesFromStr(strings.Join(routes, ","))})
+		}
+		return opts
+	})
+	waitCluster(t, nodes)
+	return nodes
+}
+
+// freePorts are n loopback ports nobody listened on a moment ago.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 		l.Close()
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
 	}
-	var nodes []*server.Server
-	for i := range 3 {
-		o := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: -1, JetStream: true,
-			StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-			Cluster: server.ClusterOpts{Name: "fsd-test", Host: "127.0.0.1", Port: ports[i]},
-			Routes:  server.RoutesFromStr(strings.Join(routes, ","))}
-		s, err := server.NewServer(o)
-		if err != nil {
-			t.Fatal(err)
+	return ports
+}
+
+// startNodes starts the servers options gives and waits until each takes
+// connections. A port picked free but taken by another process before a
+// node listens keeps that node from starting (silently: its listener
+// fails in Start): then every node is stopped and options gives new
+// ones, at most three times.
+func startNodes(t testing.TB, options func() []*server.Options) []*server.Server {
+	t.Helper()
+	for range 3 {
+		var nodes []*server.Server
+		for _, o := range options() {
+			s, err := server.NewServer(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			go s.Start()
+			t.Cleanup(s.Shutdown)
+			nodes = append(nodes, s)
 		}
-		go s.Start()
-		t.Cleanup(s.Shutdown)
-		nodes = append(nodes, s)
-	}
-	for _, s := range nodes {
-		if !s.ReadyForConnections(30 * time.Second) {
-			t.Fatal("embedded NATS node did not start")
+		ready := true
+		for _, s := range nodes {
+			ready = ready && s.ReadyForConnections(30*time.Second)
+		}
+		if ready {
+			return nodes
+		}
+		for _, s := range nodes {
+			s.Shutdown()
 		}
 	}
+	t.Fatal("embedded NATS nodes did not start, three times")
+	return nil
+}
+
+// waitCluster waits until nodes' JetStream meta group has a leader with
+// every node a current peer.
+func waitCluster(t testing.TB, nodes []*server.Server) {
+	t.Helper()
 	// Bounded: the meta group elects a leader within a few seconds.
 	for range 600 {
 		peers, current := 0, true
@@ -91,13 +131,12 @@ func startCluster(t testing.TB) []*server.Server {
 			}
 			current = current && s.JetStreamIsCurrent()
 		}
-		if peers == 3 && current {
-			return nodes
+		if peers == len(nodes) && current {
+			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("the 3-node JetStream cluster did not form")
-	return nil
+	t.Fatalf("the %d-node JetStream cluster did not form", len(nodes))
 }
 
 // urls is the client URL list of nodes, as --nats takes it.
