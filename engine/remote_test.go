@@ -74,6 +74,7 @@ func TestRemoteDeadlineIsTheAgentsTimeout(t *testing.T) {
 type journalingDispatcher struct {
 	fakeDispatcher
 	block   string
+	short   string // a task whose journal reads cut after one entry
 	reads   map[string]int
 	mu      sync.Mutex
 	blocked chan struct{}
@@ -113,6 +114,9 @@ func (d *journalingDispatcher) Journal(_ context.Context, run, task string, atte
 		d.reads = map[string]int{}
 	}
 	d.reads[task]++
+	if task == d.short {
+		return remoteEntries(task)[:1], nil
+	}
 	return remoteEntries(task), nil
 }
 
@@ -187,5 +191,61 @@ func TestRemoteTranscriptsInRecord(t *testing.T) {
 	}
 	if !replayed["a"] || replayed["b"] {
 		t.Errorf("task.completed replayed: %v; want a (its outcome was recorded) and not b (new)", replayed)
+	}
+}
+
+// A record holding part of a remote attempt's transcript (a copy cut
+// short) gets the rest on resume, once; a record holding another
+// transcript of the attempt (it ran in process before the run was resumed
+// with a dispatcher) is not mixed with the worker's.
+func TestRemoteTranscriptCompletedOrKept(t *testing.T) {
+	p := project(team())
+	p.Workflow.Host = nil
+	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one", Assignee: "team/iso"}, {ID: "b", Goal: "two", Assignee: "team/iso", Deps: []string{"a"}}}
+	d := &journalingDispatcher{block: "b", short: "a", blocked: make(chan struct{})}
+	r, err := New(p, Options{Model: &recModel{}, Dispatcher: d, RunsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-d.blocked; cancel() }()
+	res, _ := r.Execute(ctx, "")
+	if got := recordedTranscripts(t, res.Dir)["a"]; len(got) != 1 {
+		t.Fatalf("a's transcript after a short read: %q", got)
+	}
+	_, evs, err := resume(t, p, res.Dir, &recModel{}, Options{Dispatcher: &journalingDispatcher{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(recordedTranscripts(t, res.Dir)["a"], "|"); got != "task a|done a" {
+		t.Errorf("a's transcript after the resume: %q, want it whole, once", got)
+	}
+	for _, e := range evs {
+		if e.Type == event.TaskCompleted && e.Task == "a" && e.Replayed {
+			t.Error("a's completion says replayed, but the record did not hold its whole transcript")
+		}
+	}
+
+	// b ran here first, and crashed after its first step.
+	local := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		if req.Caller.TaskID == "b" {
+			return nil, errCrash
+		}
+		return &model.Response{Text: "a done"}, nil
+	})
+	r, _ = New(p, Options{Model: local, RunsDir: t.TempDir()})
+	res, err = r.Execute(context.Background(), "")
+	if err == nil || !strings.Contains(err.Error(), "crash") {
+		t.Fatalf("local run: %v, want b crashed", err)
+	}
+	before := recordedTranscripts(t, res.Dir)["b"]
+	if len(before) == 0 {
+		t.Fatal("b's local transcript is not in the record")
+	}
+	if _, _, err := resume(t, p, res.Dir, &recModel{}, Options{Dispatcher: &journalingDispatcher{}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recordedTranscripts(t, res.Dir)["b"]; strings.Join(got, "|") != strings.Join(before, "|") {
+		t.Errorf("b's transcript after the resume on a worker: %q; want the local one kept, not mixed: %q", got, before)
 	}
 }

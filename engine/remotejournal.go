@@ -9,11 +9,13 @@ package engine
 // knows which outcomes its predecessor had already recorded.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
 
 	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/transcript"
 )
 
 // RemoteJournal is implemented by a Dispatcher whose workers journal the
@@ -42,7 +44,8 @@ func (hb *hostBoard) recordRemote(ctx context.Context, rt *RemoteTask, res *Remo
 		return // nothing journaled (a failure before the generator ran)
 	}
 	have := 0
-	if j := hb.resume.gen(transcriptName(rt.Task, rt.Attempt)); j != nil {
+	j := hb.resume.gen(transcriptName(rt.Task, rt.Attempt))
+	if j != nil {
 		have = j.entries
 	}
 	if have >= n {
@@ -71,6 +74,13 @@ func (hb *hostBoard) recordRemote(ctx context.Context, rt *RemoteTask, res *Remo
 	if len(entries) < n {
 		log.Warn().Int("entries", len(entries)).Int("outcome", n).Msg("the worker's transcript is shorter than its outcome says; the record holds what was read")
 	}
+	if have > 0 && !sameTranscript(j, entries[:min(have, len(entries))]) {
+		// The attempt ran in this process before the run was resumed with
+		// a dispatcher: the worker started it over, and its tail would not
+		// follow what the record holds.
+		log.Warn().Msg("the record holds another transcript of this attempt (it ran here before); the worker's is not added")
+		return
+	}
 	gen := journal.Gen{Task: rt.Task, Attempt: rt.Attempt}
 	for _, e := range entries[min(have, len(entries)):] {
 		// A failed append fails the record, and with it the run.
@@ -78,4 +88,22 @@ func (hb *hostBoard) recordRemote(ctx context.Context, rt *RemoteTask, res *Remo
 			return
 		}
 	}
+}
+
+// sameTranscript reports whether entries hold the messages of the
+// journal j: the record's part of the attempt is the worker's prefix.
+func sameTranscript(j *genJournal, entries []json.RawMessage) bool {
+	es := make([]transcript.Entry, len(entries))
+	for i, e := range entries {
+		if json.Unmarshal(e, &es[i]) != nil {
+			return false
+		}
+	}
+	msgs, err := transcript.Rebuild(es)
+	if err != nil || len(msgs) != len(j.msgs) {
+		return false
+	}
+	a, err1 := json.Marshal(msgs)
+	b, err2 := json.Marshal(j.msgs)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }
