@@ -96,13 +96,13 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
-func (d *journalingDispatcher) Dispatch(ctx context.Context, t *RemoteTask, s event.Sink) (*RemoteResult, error) {
+func (d *journalingDispatcher) Dispatch(ctx context.Context, t *RemoteTask, s event.Sink, a Approver) (*RemoteResult, error) {
 	if t.Task == d.block {
 		close(d.blocked)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	res, err := d.fakeDispatcher.Dispatch(ctx, t, s)
+	res, err := d.fakeDispatcher.Dispatch(ctx, t, s, a)
 	res.Journaled = len(remoteEntries(t.Task))
 	return res, err
 }
