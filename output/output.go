@@ -244,6 +244,9 @@ func Violations(err error) []string {
 		lines = append(lines, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), message(e)))
 	}
 	walk(ve)
+	// The validator reports sibling properties in no fixed order: sorted,
+	// the same answer gives the same message (and repair turn) each time.
+	slices.Sort(lines)
 	if len(lines) > MaxViolations {
 		lines = append(lines[:MaxViolations], fmt.Sprintf("and %d more", len(lines)-MaxViolations))
 	}

@@ -137,7 +137,7 @@ func TestTypedFailureIsOneErrorLine(t *testing.T) {
 			lines = append(lines, l)
 		}
 	}
-	if len(lines) != 1 || !strings.HasSuffix(strings.TrimSpace(errs), lines[0]) || !strings.Contains(lines[0], "(after 2 repair turns): - at /total: got string, want integer; - at /items/0: got number, want string; task report stranded") ||
+	if len(lines) != 1 || !strings.HasSuffix(strings.TrimSpace(errs), lines[0]) || !strings.Contains(lines[0], "(after 2 repair turns): - at /items/0: got number, want string; - at /total: got string, want integer; task report stranded") ||
 		!strings.Contains(lines[0], "(record: ") {
 		t.Errorf("the error is not one whole line:\n%s", strings.Join(lines, "\n"))
 	}
