@@ -18,7 +18,10 @@
 // run/task/attempt, and later results for the same key are discarded.
 // Worker events are best effort (at most once). A task's transcript is
 // journaled to the stream JournalStream, one message per entry, fenced by
-// delivery (JournalLog, ReadJournal; see journal.go).
+// delivery (JournalLog, ReadJournal; see journal.go). A call that needs
+// approval is asked of the coordinator by request/reply on the attempt's
+// approvals subject and answered by the run's own approvals (see
+// approvals.go); a worker never runs it unapproved.
 //
 // It does not schedule (package board does, in the coordinator), run
 // generators (package engine) nor parse flags (cmd/fsd). It never sends
