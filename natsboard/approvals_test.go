@@ -443,3 +443,42 @@ func lastToolResult(req *model.Request) (model.Message, bool) {
 	}
 	return model.Message{}, false
 }
+
+// TestRemoteApprovalCoordinatorRestart: the coordinator (fsd run) is
+// killed while a worker's call waits for approval; fsd approve answers
+// the stopped run; fsd resume serves the worker, which was asking all
+// along, and the call runs once, with the answer's arguments.
+func TestRemoteApprovalCoordinatorRestart(t *testing.T) {
+	srv := runServer(t)
+	wf, skills, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
+	dir := filepath.Dir(wf)
+	worker(t, srv.ClientURL(), "w1", "--trust", skills)
+	runs := filepath.Join(dir, "runs")
+	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs)
+	var rec string
+	until(t, "the worker's call to wait for approval", func() bool {
+		ents, _ := os.ReadDir(runs)
+		if len(ents) != 1 {
+			return false
+		}
+		rec = filepath.Join(runs, ents[0].Name())
+		b, err := os.ReadFile(filepath.Join(rec, runrecord.RunFile))
+		var s runrecord.Summary
+		return err == nil && json.Unmarshal(b, &s) == nil && s.Status == "waiting"
+	})
+	run.kill()
+	if out, err := exec.Command(fsdBin, "approve", runID(rec), "task:deploy/s1/c1", "--edit", `{"n": 3}`, "--runs-dir", runs).CombinedOutput(); err != nil {
+		t.Fatalf("fsd approve: %v\n%s", err, out)
+	}
+	if got := logLines(t, log); got != nil {
+		t.Fatalf("ran while no coordinator was up: %q", got)
+	}
+	start(t, dir, nil, "resume", runID(rec), "--runs-dir", runs).wait(t)
+	if got := strings.Join(logLines(t, log), "|"); got != "task:deploy/s1/c1 3" {
+		t.Errorf("the command ran %q, want once with the edited arguments", got)
+	}
+	kinds, answers := approvalLines(t, rec)
+	if strings.Join(kinds, ",") != "requested task:deploy/s1/c1,answered task:deploy/s1/c1" || answers[0].By != "fsd approve" {
+		t.Errorf("approvals.jsonl: %q %+v", kinds, answers)
+	}
+}
