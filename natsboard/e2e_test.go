@@ -271,7 +271,7 @@ func TestFanoutSameAnswerAsInProcess(t *testing.T) {
 	// A remote task's transcript is in the record, as a local one's is.
 	show := start(t, dir, nil, "show", runID(onlyRun(t, runs)), "--runs-dir", runs, "--task", "t3")
 	show.wait(t)
-	if out := show.output(); !strings.Contains(out, "task 3") || !strings.Contains(out, "done t3") {
+	if out := show.output(); !strings.Contains(out, "task 3") || !strings.Contains(out, "done t3") || !strings.Contains(out, "ran on a worker") {
 		t.Errorf("fsd show --task t3 does not show the worker's transcript:\n%s", out)
 	}
 }

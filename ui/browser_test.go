@@ -199,6 +199,21 @@ func TestUIInBrowser(t *testing.T) {
 	}
 	shot(t, ctx, dir, "request.png")
 
+	// A task that ran on a remote worker (fsd run --nats): its transcript
+	// is in the record, its requests are not; its steps say so.
+	dropRequests(t, filepath.Join(runs, "fanout-finished"), "tasks/north.jsonl")
+	do(t, ctx, chromedp.Navigate(srv.URL+"/run/fanout-finished"), chromedp.WaitVisible(`#board`),
+		chromedp.Click(`details.gen[data-gen="north"] > summary`),
+		chromedp.Click(`details.gen[data-gen="north"] details.step > summary`),
+		chromedp.WaitVisible(`details.gen[data-gen="north"] details.request > summary`))
+	remote, err := chromedp.Run(ctx, chromedp.Text(`details.gen[data-gen="north"] details.request > summary`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(remote, "ran on a worker") || count(t, ctx, `details.gen[data-gen="north"] details.step`) != 2 {
+		t.Errorf("a remote task's step: %q", remote)
+	}
+
 	// A live run: the page follows it as tasks complete.
 	gate := make(chan struct{})
 	_, done := startExample(t, runs, "fanout-live", "analysis", gate)
@@ -258,4 +273,24 @@ func TestUIInBrowser(t *testing.T) {
 		t.Errorf("report: %d nodes", nodes)
 	}
 	shot(t, ctx, dir, "report.png")
+}
+
+// dropRequests removes a generator's request and response lines from a
+// run record, as if a remote worker had run it.
+func dropRequests(t *testing.T, dir, gen string) {
+	t.Helper()
+	path := filepath.Join(dir, runrecord.RequestsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if !strings.Contains(line, `"gen":"`+gen+`"`) {
+			kept = append(kept, line)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
