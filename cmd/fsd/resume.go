@@ -45,6 +45,11 @@ func newResumeCmd() *cobra.Command {
 			}
 			if f.nats == "" {
 				f.nats = j.Summary.Meta["nats"]
+				if strings.Contains(f.nats, redacted) {
+					// Resuming in process would run again what workers
+					// may still be running: ask for the URL instead.
+					return usage("resume %s: its tasks went to NATS at %s, and the record keeps no credentials; give --nats URL again", args[0], f.nats)
+				}
 			}
 			// The record is data, not authority: trust comes from this
 			// command line and the workflow's folder only.

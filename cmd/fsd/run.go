@@ -286,8 +286,9 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 	}
 	// Meta keeps the flags a resume needs to rebuild the same run.
 	meta := map[string]string{"model": f.model, "trust": strings.Join(f.trust, string(os.PathListSeparator))}
-	if f.nats != "" && !strings.Contains(f.nats, "@") {
-		meta["nats"] = f.nats // never a URL that carries credentials
+	if f.nats != "" {
+		// Never a URL's user, password or token: a resume asks for them.
+		meta["nats"] = redactURL(f.nats)
 	}
 	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force,
 		Durability: durability, Approve: mode, ApprovalTimeout: f.approvalTimeout}, stderr)

@@ -126,7 +126,11 @@ func runWorker(ctx context.Context, f workerFlags, stderr interface{ Write([]byt
 	return err
 }
 
-// redactURL drops the user and password from a NATS URL for logs.
+// redacted stands for a NATS URL's user, password or token.
+const redacted = "REDACTED@"
+
+// redactURL drops the user, password or token from a NATS URL, for logs
+// and the run record.
 func redactURL(u string) string {
 	var parts []string
 	for _, p := range strings.Split(u, ",") {
@@ -135,7 +139,7 @@ func redactURL(u string) string {
 			if i := strings.Index(p, "://"); i >= 0 && i < at {
 				scheme = p[:i+3]
 			}
-			p = scheme + "REDACTED@" + p[at+1:]
+			p = scheme + redacted + p[at+1:]
 		}
 		parts = append(parts, p)
 	}

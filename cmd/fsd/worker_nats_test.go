@@ -79,20 +79,7 @@ func TestWorkerStartProblems(t *testing.T) {
 func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
 	srv := natsServer(t, true)
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "skills", "slow"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write(t, filepath.Join(dir, "skills", "slow", "slow.skill.yaml"), `id: slow
-name: Slow
-description: Answers slowly.
-version: 1.0.0
-instructions: Answer.
-agents:
-  sleeper: {description: Sleeps then answers., prompt: Answer.}
-`)
-	write(t, filepath.Join(dir, "slow.script.yaml"), "agents:\n  sleeper: [{sleep: 2s, say: 'slept {{.Task.ID}}'}]\n")
-	wf := filepath.Join(dir, "slow.workflow.yaml")
-	write(t, wf, "name: slow\nmodel: scripted\nscript: slow.script.yaml\nskills: [./skills]\ninput: go\ntasks:\n  - {id: s, assignee: slow/sleeper, goal: sleep}\n")
+	wf := sleeperWorkflow(t, dir)
 
 	worker := func(name string) (*procOut, func() int) {
 		cmd, _, errb := fsdProc("worker", "--nats", srv.ClientURL(), "--name", name, "--concurrency", "1",
@@ -166,4 +153,76 @@ func (p *procOut) String() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.b.String()
+}
+
+// sleeperWorkflow writes a pipeline of one task that sleeps 2s, then
+// answers "slept s".
+func sleeperWorkflow(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "skills", "slow"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "skills", "slow", "slow.skill.yaml"), `id: slow
+name: Slow
+description: Answers slowly.
+version: 1.0.0
+instructions: Answer.
+agents:
+  sleeper: {description: Sleeps then answers., prompt: Answer.}
+`)
+	write(t, filepath.Join(dir, "slow.script.yaml"), "agents:\n  sleeper: [{sleep: 2s, say: 'slept {{.Task.ID}}'}]\n")
+	wf := filepath.Join(dir, "slow.workflow.yaml")
+	write(t, wf, "name: slow\nmodel: scripted\nscript: slow.script.yaml\nskills: [./skills]\ninput: go\ntasks:\n  - {id: s, assignee: slow/sleeper, goal: sleep}\n")
+
+	return wf
+}
+
+// A run whose --nats URL carries a user and password keeps the URL
+// without them; fsd resume then asks for --nats again (exit 2) instead of
+// running in process the tasks workers may still be running.
+func TestResumeAsksForNATSCredentials(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, Username: "fsd", Password: "s3cret",
+		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		t.Fatal("embedded NATS server did not start")
+	}
+	defer s.Shutdown()
+	url := strings.Replace(s.ClientURL(), "nats://", "nats://fsd:s3cret@", 1)
+	dir := t.TempDir()
+	wf := sleeperWorkflow(t, dir)
+	runs := filepath.Join(dir, "runs")
+	// No worker: the task waits in the queue until the run is stopped.
+	run, _, errb := fsdProc("run", wf, "--nats", url, "--runs-dir", runs)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for i := 0; id == ""; i++ {
+		if i == 1200 {
+			run.Process.Kill()
+			t.Fatal("no run record")
+		}
+		time.Sleep(50 * time.Millisecond)
+		if ents, _ := os.ReadDir(runs); len(ents) == 1 {
+			if _, err := os.Stat(filepath.Join(runs, ents[0].Name(), "run.json")); err == nil {
+				id = ents[0].Name()
+			}
+		}
+	}
+	_ = run.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(run.Wait()); code != 143 {
+		t.Fatalf("run stopped by SIGTERM: exit %d\n%s", code, errb.String())
+	}
+	record := string(readAll(t, filepath.Join(runs, id, "run.json")))
+	if strings.Contains(record, "s3cret") || !strings.Contains(record, "nats://REDACTED@127.0.0.1") {
+		t.Errorf("run.json keeps the NATS URL as %s", record)
+	}
+	code, _, errs := fsd(t, "resume", id, "--runs-dir", runs)
+	if code != exitUsage || !strings.Contains(errs, "give --nats URL again") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("resume without --nats: exit %d, stderr %q; want exit 2 asking for --nats", code, errs)
+	}
 }
