@@ -18,7 +18,11 @@
 // run/task/attempt, and later results for the same key are discarded.
 // Worker events are best effort (at most once). A task's transcript is
 // journaled to the stream JournalStream, one message per entry, fenced by
-// delivery (JournalLog, ReadJournal; see journal.go). A call that needs
+// delivery (JournalLog, ReadJournal; see journal.go); the outcome
+// carries it inline when it is small, for the coordinator's run record
+// (transcript.go). cancelTask reaches the worker running the task by
+// request/reply on the attempt's cancel subject; nothing else the
+// coordinator does stops a remote task (see cancel.go). A call that needs
 // approval is asked of the coordinator by request/reply on the attempt's
 // approvals subject and answered by the run's own approvals (see
 // approvals.go); a worker never runs it unapproved.
