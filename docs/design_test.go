@@ -20,7 +20,7 @@ var invariantID = regexp.MustCompile(`\b[LCHWD][1-9]\b`)
 
 // testRef is a test named in design.md: `TestX` (package engine) or
 // `pkg.TestX`.
-var testRef = regexp.MustCompile("`(?:([a-z]+)\\.)?((?:Test|Fuzz|Benchmark)[A-Za-z0-9_]+)`")
+var testRef = regexp.MustCompile("`(?:([a-z]+(?:/[a-z]+)*)\\.)?((?:Test|Fuzz|Benchmark)[A-Za-z0-9_]+)`")
 
 // code is what the test reads of the module's Go files.
 type code struct {
