@@ -31,7 +31,7 @@ type resources struct {
 func connect(ctx context.Context, url, name string, replicas int) (*resources, error) {
 	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 	if err != nil {
-		return nil, fmt.Errorf("nats %s: %w", url, err)
+		return nil, fmt.Errorf("nats %s: %w", RedactURL(url), err)
 	}
 	if replicas <= 0 {
 		replicas = defaultReplicas(nc)
@@ -69,11 +69,11 @@ func connect(ctx context.Context, url, name string, replicas int) (*resources, e
 	nc.Close()
 	switch {
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabled):
-		return nil, fmt.Errorf("nats %s: the server does not have JetStream enabled: start it with nats-server -js (or jetstream {} in its config)", url)
+		return nil, fmt.Errorf("nats %s: the server does not have JetStream enabled: start it with nats-server -js (or jetstream {} in its config)", RedactURL(url))
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
-		return nil, fmt.Errorf("nats %s: JetStream is not enabled for this user's account (the server's accounts config)", url)
+		return nil, fmt.Errorf("nats %s: JetStream is not enabled for this user's account (the server's accounts config)", RedactURL(url))
 	}
-	return nil, fmt.Errorf("nats %s: %w (is JetStream on, with a quorum of the cluster's nodes up? start a server with nats-server -js)", url, err)
+	return nil, fmt.Errorf("nats %s: %w (is JetStream on, with a quorum of the cluster's nodes up? start a server with nats-server -js)", RedactURL(url), err)
 }
 
 // replicaWarnings names the resources, created earlier by another client,

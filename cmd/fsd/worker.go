@@ -127,24 +127,11 @@ func runWorker(ctx context.Context, f workerFlags, stderr interface{ Write([]byt
 }
 
 // redacted stands for a NATS URL's user, password or token.
-const redacted = "REDACTED@"
+const redacted = natsboard.Redacted + "@"
 
 // redactURL drops the user, password or token from a NATS URL, for logs
 // and the run record.
-func redactURL(u string) string {
-	var parts []string
-	for _, p := range strings.Split(u, ",") {
-		if at := strings.LastIndex(p, "@"); at >= 0 {
-			scheme := ""
-			if i := strings.Index(p, "://"); i >= 0 && i < at {
-				scheme = p[:i+3]
-			}
-			p = scheme + redacted + p[at+1:]
-		}
-		parts = append(parts, p)
-	}
-	return strings.Join(parts, ",")
-}
+func redactURL(u string) string { return natsboard.RedactURL(u) }
 
 var errNoScript = errorString("the model is scripted but the run's workflow names no script")
 
