@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,8 +31,15 @@ type resources struct {
 // replicas is the replica count of those it creates (0: defaultReplicas).
 func connect(ctx context.Context, url, name string, replicas int) (*resources, error) {
 	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
-	if err != nil {
-		return nil, fmt.Errorf("nats %s: %w", RedactURL(url), err)
+	// Errors name the URL without its credentials.
+	url = RedactURL(url)
+	switch {
+	case errors.Is(err, nats.ErrNoServers):
+		return nil, fmt.Errorf("nats %s: %w (is a NATS server running there? start one with nats-server -js)", url, err)
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
+		return nil, fmt.Errorf("nats %s: no NATS greeting from the server there (%w): is it a NATS client port (4222 by default)?", url, err)
+	case err != nil:
+		return nil, fmt.Errorf("nats %s: %w", url, err)
 	}
 	if replicas <= 0 {
 		replicas = defaultReplicas(nc)
@@ -69,11 +77,11 @@ func connect(ctx context.Context, url, name string, replicas int) (*resources, e
 	nc.Close()
 	switch {
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabled):
-		return nil, fmt.Errorf("nats %s: the server does not have JetStream enabled: start it with nats-server -js (or jetstream {} in its config)", RedactURL(url))
+		return nil, fmt.Errorf("nats %s: the server does not have JetStream enabled: start it with nats-server -js (or jetstream {} in its config)", url)
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
-		return nil, fmt.Errorf("nats %s: JetStream is not enabled for this user's account (the server's accounts config)", RedactURL(url))
+		return nil, fmt.Errorf("nats %s: JetStream is not enabled for this user's account (the server's accounts config)", url)
 	}
-	return nil, fmt.Errorf("nats %s: %w (is JetStream on, with a quorum of the cluster's nodes up? start a server with nats-server -js)", RedactURL(url), err)
+	return nil, fmt.Errorf("nats %s: %w (is JetStream on, with a quorum of the cluster's nodes up? start a server with nats-server -js)", url, err)
 }
 
 // replicaWarnings names the resources, created earlier by another client,

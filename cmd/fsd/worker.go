@@ -70,6 +70,9 @@ func runWorker(ctx context.Context, f workerFlags, stderr interface{ Write([]byt
 	if f.agents == "" || strings.ContainsAny(f.agents, " \t") {
 		return usage("--agents %q: want a subject pattern such as 'weekly-report.*' or '>'", f.agents)
 	}
+	if err := checkNATSURL(f.nats); err != nil {
+		return usage("--nats %v", err)
+	}
 	// Checked before connecting: a folder named on the command line that
 	// is not there is a usage error (exit 2), as for fsd run --trust.
 	for _, p := range f.trust {

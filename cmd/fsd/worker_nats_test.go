@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,24 +51,39 @@ func TestWorkerStartProblems(t *testing.T) {
 	}
 	defer w.Close()
 	missing := filepath.Join(t.TempDir(), "nope")
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
+	notNATS := strings.Replace(web.URL, "http://", "nats://", 1)
 	for _, tc := range []struct {
 		name string
 		args []string
 		code int
 		want string
 	}{
+		{"http url", []string{"worker", "--nats", web.URL}, exitUsage, "want nats://HOST:PORT (or tls://, ws://, wss://), not http://"},
+		{"bad port", []string{"worker", "--nats", "nats://127.0.0.1:bad"}, exitUsage, `invalid port ":bad"`},
+		{"run http url", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", web.URL, "--runs-dir", t.TempDir()}, exitUsage, "--nats " + web.URL},
+		{"not a nats server", []string{"worker", "--nats", notNATS}, exitProblems, "no NATS greeting from the server there"},
+		{"no server, credentials hidden", []string{"worker", "--nats", "nats://fsd:s3cret@127.0.0.1:1"}, exitProblems, "nats nats://REDACTED@127.0.0.1:1: nats: no servers available for connection (is a NATS server running there?"},
 		{"no jetstream", []string{"worker", "--nats", plain.ClientURL()}, exitProblems, "the server does not have JetStream enabled: start it with nats-server -js"},
 		{"overlapping agents", []string{"worker", "--nats", js.ClientURL(), "--agents", ">"}, exitProblems, "must not overlap"},
 		{"trust missing", []string{"worker", "--nats", js.ClientURL(), "--trust", missing}, exitUsage, "--trust " + missing},
 		{"trust a file", []string{"worker", "--nats", js.ClientURL(), "--trust", "worker_nats_test.go"}, exitUsage, "--trust"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, errs := fsd(t, append(tc.args, "--cache", t.TempDir())...)
+			args := tc.args
+			if args[0] == "worker" {
+				args = append(args, "--cache", t.TempDir())
+			}
+			code, _, errs := fsd(t, args...)
 			if code != tc.code || !strings.Contains(errs, tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.want)
 			}
 			if strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 				t.Errorf("stderr is not one line: %q", errs)
+			}
+			if strings.Contains(errs, "s3cret") {
+				t.Errorf("stderr shows the URL's password: %q", errs)
 			}
 		})
 	}
