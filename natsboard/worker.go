@@ -61,6 +61,7 @@ type WorkerOptions struct {
 type Worker struct {
 	res     *resources
 	opts    WorkerOptions
+	qmu     sync.Mutex // guards cons, which reopenQueue replaces
 	cons    jetstream.Consumer
 	trusted map[string]bool // bundle digests of the --trust folders' skills
 
@@ -109,21 +110,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 	for _, w := range res.warnings {
 		opts.Logger.Warn().Msg(w)
 	}
-	name := consumerName(opts.Agents)
-	cons, err := ensure(ctx, func() (jetstream.Consumer, error) { return res.tasks.Consumer(ctx, name) },
-		func() (jetstream.Consumer, error) {
-			return res.tasks.CreateConsumer(ctx, jetstream.ConsumerConfig{
-				Durable:       name,
-				Description:   "fsd workers taking " + opts.Agents,
-				FilterSubject: taskSubjects + "." + opts.Agents,
-				AckPolicy:     jetstream.AckExplicitPolicy,
-				AckWait:       opts.AckWait,
-				// Unbounded here: the worker that gets a delivery past the
-				// message's own bound fails the attempt softly (see handle).
-				MaxDeliver:    -1,
-				MaxAckPending: -1,
-			})
-		}, jetstream.ErrConsumerNotFound, jetstream.ErrConsumerExists)
+	cons, err := openQueue(ctx, res, opts)
 	if err == nil && cons.CachedInfo().Config.AckWait != opts.AckWait {
 		log := opts.Logger
 		log.Warn().Dur("queue", cons.CachedInfo().Config.AckWait).Dur("flag", opts.AckWait).
@@ -132,7 +119,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 	}
 	if err != nil {
 		res.Close()
-		return nil, fmt.Errorf("consumer for agents %q: %w (work-queue consumers of one NATS system must not overlap: give every worker pool a disjoint --agents)", opts.Agents, err)
+		return nil, err
 	}
 	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}}
 	if _, err := w.listen(); err != nil {
@@ -201,11 +188,12 @@ func (w *Worker) Run(ctx context.Context) error {
 				if !ok {
 					return
 				}
-				msg, err := w.cons.Next(jetstream.FetchMaxWait(2 * time.Second))
+				msg, err := w.queue().Next(jetstream.FetchMaxWait(2 * time.Second))
 				if err != nil {
 					release()
 					if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
 						w.opts.Logger.Warn().Err(err).Msg("fetching a task")
+						w.reopenQueue(ctx)
 						sleep(ctx, time.Second)
 					}
 					continue
