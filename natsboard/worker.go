@@ -373,7 +373,13 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, log zerol
 		return nil, err
 	}
 	if err != nil {
-		return fail("model %s: %v", m.Model, err)
+		// Said from the worker: its environment lacks the key, not the
+		// coordinator's. The provider's errors already name the model.
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "model "+m.Model+":") {
+			msg = "model " + m.Model + ": " + msg
+		}
+		return fail("on worker %s: %s", w.opts.Name, msg)
 	}
 	sink := event.SinkFunc(func(e event.Event) {
 		data, err := json.Marshal(e)
