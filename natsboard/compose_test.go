@@ -489,3 +489,32 @@ func natsOptions(t *testing.T, name string, s composeService, a addrs) *server.O
 	opts.NoLog, opts.NoSigs = true, true
 	return opts
 }
+
+// TestFetchTroubleSaidOnce: a worker that cannot fetch tasks for a while
+// (here its server turned JetStream off; a cluster that lost its quorum
+// answers alike) warns once per distinct error, not once a second per
+// fetching slot.
+func TestFetchTroubleSaidOnce(t *testing.T) {
+	srv := runServer(t)
+	w := worker(t, srv.ClientURL(), "w1", "--concurrency", "4")
+	until(t, "the worker ready", func() bool { return strings.Contains(w.output(), "worker ready") })
+	must(t, srv.DisableJetStream())
+	failed := func() int {
+		return strings.Count(w.output(), "cannot fetch tasks") + strings.Count(w.output(), "fetching a task")
+	}
+	until(t, "eight failed fetches", func() bool { return failed() >= 8 })
+	warned := 0
+	distinct := map[string]bool{}
+	for _, l := range strings.Split(w.output(), "\n") {
+		if strings.Contains(l, "cannot fetch tasks") || strings.Contains(l, "fetching a task") {
+			if strings.Contains(l, " WRN ") {
+				warned++
+			}
+			_, e, _ := strings.Cut(l, "error=")
+			distinct[e] = true
+		}
+	}
+	if warned == 0 || warned > len(distinct) {
+		t.Errorf("%d warnings for %d distinct fetch errors, want one each:\n%s", warned, len(distinct), w.output())
+	}
+}

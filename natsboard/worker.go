@@ -180,6 +180,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// worker takes other tasks meanwhile, and the waiting one takes a
 	// slot again when its answer comes.
 	slots := board.NewSlots(w.opts.Concurrency)
+	var trouble fetchTrouble
 	var wg sync.WaitGroup
 	for range w.opts.Concurrency {
 		wg.Go(func() {
@@ -192,12 +193,13 @@ func (w *Worker) Run(ctx context.Context) error {
 				if err != nil {
 					release()
 					if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
-						w.opts.Logger.Warn().Err(err).Msg("fetching a task")
+						trouble.failed(w.opts.Logger, err)
 						w.reopenQueue(ctx)
 						sleep(ctx, time.Second)
 					}
 					continue
 				}
+				trouble.over(w.opts.Logger)
 				wg.Go(func() {
 					defer release()
 					w.handle(tctx, msg)
@@ -207,6 +209,34 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// fetchTrouble says a failure to fetch tasks once while it lasts (every
+// fetching goroutine meets it every second: a lost quorum or server would
+// fill the log), and says when fetching works again.
+type fetchTrouble struct {
+	mu   sync.Mutex
+	last string
+}
+
+func (t *fetchTrouble) failed(log zerolog.Logger, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := err.Error(); s != t.last {
+		t.last = s
+		log.Warn().Err(err).Msg("cannot fetch tasks; trying again every second")
+		return
+	}
+	log.Debug().Err(err).Msg("cannot fetch tasks")
+}
+
+func (t *fetchTrouble) over(log zerolog.Logger) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.last != "" {
+		t.last = ""
+		log.Info().Msg("fetching tasks again")
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {

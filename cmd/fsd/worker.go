@@ -115,7 +115,9 @@ func runWorker(ctx context.Context, f workerFlags, stderr interface{ Write([]byt
 	}
 	defer w.Close()
 	log.Info().Str("nats", redactURL(f.nats)).Str("agents", f.agents).Int("concurrency", f.concurrency).Msg("worker ready")
-	err = w.Run(ctx)
+	if err = w.Run(ctx); err != nil {
+		err = fail(exitProblems, "%v", err)
+	}
 	// Stopping on a signal is how a worker ends: exit 0, saying what
 	// went back to the queue for other workers.
 	if sig, ok := caughtSignal(ctx); ok {
