@@ -14,6 +14,7 @@ import (
 	"github.com/fsdrun/fsd/model/provider"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/natsboard"
+	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/trust"
 )
 
@@ -88,6 +89,13 @@ func runWorker(ctx context.Context, f workerFlags, stderr interface{ Write([]byt
 	log := consoleLogger(stderr, color).Level(zerolog.InfoLevel)
 	if f.verbose {
 		log = log.Level(zerolog.DebugLevel)
+	}
+	for _, p := range f.trust {
+		// Likely a typo'd or parent folder: say so now, not at the
+		// first refused command tool.
+		if skills, _ := spec.Discover([]string{p}); len(skills) == 0 {
+			log.Warn().Msgf("--trust %s holds no skill (no SKILL.md or *.skill.yaml in it or its subfolders): it lets no command tool run", p)
+		}
 	}
 	build := func(name, script string) (model.Model, error) {
 		if name == "" {

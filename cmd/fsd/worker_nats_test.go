@@ -243,3 +243,27 @@ func TestResumeAsksForNATSCredentials(t *testing.T) {
 		t.Errorf("resume without --nats: exit %d, stderr %q; want exit 2 asking for --nats", code, errs)
 	}
 }
+
+// A --trust folder that holds no skill (a typo, the wrong level) is said
+// at start: the worker runs, but would refuse every command tool.
+func TestWorkerTrustWithoutSkillsWarned(t *testing.T) {
+	srv := natsServer(t, true)
+	empty := t.TempDir()
+	cmd, _, _ := fsdProc("worker", "--nats", srv.ClientURL(), "--trust", empty, "--trust", "../../examples/skills", "--cache", t.TempDir())
+	cmd.Env = append(cmd.Env, "NO_COLOR=1")
+	out := &procOut{}
+	cmd.Stderr = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	for i := 0; !strings.Contains(out.String(), "worker ready"); i++ {
+		if i == 1200 {
+			t.Fatalf("the worker did not start:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if want := "--trust " + empty + " holds no skill"; !strings.Contains(out.String(), want) || strings.Count(out.String(), "holds no skill") != 1 {
+		t.Errorf("want one warning %q:\n%s", want, out.String())
+	}
+}
