@@ -10,12 +10,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// PoolIdle is how long a worker pool's queue (its durable consumer on
-// FSD_TASKS) outlives the pool's last worker. The server then removes it,
-// so a pool whose --agents overlap it may start: without it a pool
-// stopped yesterday would refuse every overlapping pool for good. A
-// consumer with tasks in progress is kept while their heartbeats go on.
-const PoolIdle = time.Minute // poolError says "a minute"
+// staleCheck is how long a pool's consumer must show no worker (no pull
+// request waiting, no task delivered and unacked) before a worker whose
+// --agents overlap it removes it. Idle workers renew a pull request every
+// two seconds (FetchMaxWait), so a pool with a live worker shows one.
+const staleCheck = 3 * time.Second
 
 // openQueue looks up the worker pool's consumer, creating it when missing.
 func openQueue(ctx context.Context, res *resources, opts WorkerOptions) (jetstream.Consumer, error) {
@@ -30,15 +29,81 @@ func openQueue(ctx context.Context, res *resources, opts WorkerOptions) (jetstre
 				AckWait:       opts.AckWait,
 				// Unbounded here: the worker that gets a delivery past the
 				// message's own bound fails the attempt softly (see handle).
-				MaxDeliver:        -1,
-				MaxAckPending:     -1,
-				InactiveThreshold: PoolIdle,
+				MaxDeliver:    -1,
+				MaxAckPending: -1,
 			})
 		}, jetstream.ErrConsumerNotFound, jetstream.ErrConsumerExists)
+	if err != nil && notUnique(err) && removeStalePools(ctx, res, opts) > 0 {
+		return openQueue(ctx, res, opts)
+	}
 	if err != nil {
 		return nil, poolError(ctx, res, opts.Agents, err)
 	}
 	return cons, nil
+}
+
+func notUnique(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errConsumerNotUnique
+}
+
+// removeStalePools removes the consumers of fsd worker pools whose
+// --agents overlap opts.Agents and that no worker serves: no pull request
+// waiting and no task delivered and unacked, twice staleCheck apart. A
+// pool stopped for good would otherwise refuse every overlapping pool
+// until an operator removed its consumer by hand. A consumer with a task
+// in flight is kept: its redelivery numbers fence the task's journal.
+// It returns how many it removed.
+func removeStalePools(ctx context.Context, res *resources, opts WorkerOptions) int {
+	idle := func() map[string]string {
+		out := map[string]string{}
+		lister := res.tasks.ListConsumers(ctx)
+		for ci := range lister.Info() {
+			pattern := strings.TrimPrefix(ci.Config.FilterSubject, taskSubjects+".")
+			if strings.HasPrefix(ci.Name, "fsd-workers") && ci.Name != consumerName(opts.Agents) &&
+				subjectsCollide(pattern, opts.Agents) && ci.NumWaiting == 0 && ci.NumAckPending == 0 {
+				out[ci.Name] = pattern
+			}
+		}
+		if lister.Err() != nil {
+			return nil
+		}
+		return out
+	}
+	first := idle()
+	if len(first) == 0 {
+		return 0
+	}
+	sleep(ctx, staleCheck)
+	n := 0
+	for name, pattern := range idle() {
+		if first[name] == "" {
+			continue
+		}
+		if err := res.js.DeleteConsumer(ctx, TaskStream, name); err == nil {
+			n++
+			opts.Logger.Warn().Str("agents", pattern).Str("consumer", name).
+				Msg("removed the queue of a stopped worker pool whose --agents overlap this one's (no worker served it)")
+		}
+	}
+	return n
+}
+
+// subjectsCollide tells whether two NATS subject patterns match a common
+// subject ("*" one token, ">" one or more trailing tokens).
+func subjectsCollide(a, b string) bool {
+	x, y := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; ; i++ {
+		if i == len(x) || i == len(y) {
+			return len(x) == len(y)
+		}
+		if x[i] == ">" || y[i] == ">" {
+			return true
+		}
+		if x[i] != "*" && y[i] != "*" && x[i] != y[i] {
+			return false
+		}
+	}
 }
 
 // errConsumerNotUnique is JetStream's refusal of a work-queue consumer
@@ -48,8 +113,7 @@ const errConsumerNotUnique jetstream.ErrorCode = 10100
 // poolError explains a refused consumer: for an overlap, which pools it
 // overlaps and how one that has stopped goes away.
 func poolError(ctx context.Context, res *resources, agents string, err error) error {
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) || apiErr.ErrorCode != errConsumerNotUnique {
+	if !notUnique(err) {
 		return fmt.Errorf("consumer for agents %q: %w", agents, err)
 	}
 	var pools []string
@@ -63,18 +127,24 @@ func poolError(ctx context.Context, res *resources, agents string, err error) er
 	if len(pools) > 0 {
 		others = "the pools taking " + strings.Join(pools, ", ")
 	}
-	return fmt.Errorf("--agents %q overlaps %s: work-queue consumers of one NATS system must not overlap; give every worker pool a disjoint --agents. A pool's queue goes away a minute after its last worker stops (at once: nats consumer rm %s CONSUMER)",
+	return fmt.Errorf("--agents %q overlaps %s: work-queue consumers of one NATS system must not overlap; give every worker pool a disjoint --agents (a stopped pool's queue is removed by the next overlapping worker once nothing is in flight on it; by hand: nats consumer rm %s CONSUMER)",
 		agents, others, TaskStream)
 }
 
 // reopenQueue is called after taking a task failed. When the pool's
 // consumer, or fsd's streams and buckets, are gone (the server restarted
-// without its store, an operator removed them, the pool's workers were
-// all cut off longer than PoolIdle) it creates them again, so the worker
+// without its store, an operator or an overlapping pool removed them) it
+// creates them again, so the worker
 // takes the next run's tasks instead of failing every fetch for good.
 func (w *Worker) reopenQueue(ctx context.Context) {
 	w.qmu.Lock()
 	defer w.qmu.Unlock()
+	// Every fetching slot fails alike: one look every few seconds will do
+	// (a server that is down would make each of them wait).
+	if time.Since(w.reopened) < 5*time.Second {
+		return
+	}
+	w.reopened = time.Now()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err := w.res.tasks.Consumer(ctx, consumerName(w.opts.Agents))

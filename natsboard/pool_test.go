@@ -14,7 +14,7 @@ import (
 // TestWorkerRecreatesLostQueue: fsd's JetStream resources vanish under a
 // running worker (the server restarted without its store, as
 // `nats-server -js` in a container without a volume does; an operator's
-// `nats stream rm`; the pool's queue removed after PoolIdle): the worker
+// `nats stream rm`; the pool's queue removed by hand): the worker
 // creates them again and takes the next run's tasks, instead of failing
 // every fetch until it is restarted while runs wait forever.
 func TestWorkerRecreatesLostQueue(t *testing.T) {
@@ -71,28 +71,57 @@ func TestWorkerRecreatesLostQueue(t *testing.T) {
 	}
 }
 
-// TestOverlappingPoolExplained: a worker whose --agents overlap another
-// pool's is refused with the other pool's pattern and how a stopped
-// pool's queue goes away (PoolIdle), and that queue carries the
-// threshold, so a pool stopped for good does not refuse the next one.
-func TestOverlappingPoolExplained(t *testing.T) {
+// TestOverlappingPools: a worker whose --agents overlap a live pool's is
+// refused, naming that pool; once that pool's workers have stopped (and
+// nothing is in flight on its queue) the same worker starts, removing the
+// stopped pool's queue, instead of being refused until an operator
+// removes it by hand.
+func TestOverlappingPools(t *testing.T) {
 	srv := runServer(t)
 	ctx := context.Background()
 	opts := WorkerOptions{Agents: "weekly-report.*", CacheDir: t.TempDir(), Model: scriptedModel, Logger: zerolog.Nop()}
 	w, err := NewWorker(ctx, srv.ClientURL(), opts)
 	must(t, err)
-	defer w.Close()
-	if got := w.queue().CachedInfo().Config.InactiveThreshold; got != PoolIdle {
-		t.Errorf("the pool's queue is removed after %v idle, want PoolIdle (%v)", got, PoolIdle)
-	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(done) }()
+
 	opts.Agents = ">"
 	_, err = NewWorker(ctx, srv.ClientURL(), opts)
 	if err == nil {
-		t.Fatal("an overlapping pool was accepted")
+		t.Fatal("a pool overlapping a live one was accepted")
 	}
-	for _, want := range []string{`--agents ">" overlaps the pools taking weekly-report.*`, "must not overlap", "goes away a minute after its last worker stops", "nats consumer rm FSD_TASKS"} {
+	for _, want := range []string{`--agents ">" overlaps the pools taking weekly-report.*`, "must not overlap", "nats consumer rm FSD_TASKS"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+
+	stop()
+	<-done
+	w.Close()
+	w2, err := NewWorker(ctx, srv.ClientURL(), opts)
+	if err != nil {
+		t.Fatalf("a pool overlapping a stopped one: %v", err)
+	}
+	w2.Close()
+}
+
+func TestSubjectsCollide(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{">", "weekly-report.*", true},
+		{"weekly-report.*", "weekly-report.extractor", true},
+		{"weekly-report.*", "brand-voice.*", false},
+		{"*.extractor", "weekly-report.*", true},
+		{"_.worker", "weekly-report.>", false},
+		{"a.>", "a", false},
+		{"a.*", "a.b.c", false},
+	} {
+		if got := subjectsCollide(tc.a, tc.b); got != tc.want || subjectsCollide(tc.b, tc.a) != tc.want {
+			t.Errorf("subjectsCollide(%q, %q) = %v, want %v both ways", tc.a, tc.b, got, tc.want)
 		}
 	}
 }

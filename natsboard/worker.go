@@ -59,11 +59,12 @@ type WorkerOptions struct {
 
 // Worker takes task messages from the work queue and runs them.
 type Worker struct {
-	res     *resources
-	opts    WorkerOptions
-	qmu     sync.Mutex // guards cons, which reopenQueue replaces
-	cons    jetstream.Consumer
-	trusted map[string]bool // bundle digests of the --trust folders' skills
+	res      *resources
+	opts     WorkerOptions
+	qmu      sync.Mutex // guards cons, which reopenQueue replaces, and reopened
+	cons     jetstream.Consumer
+	reopened time.Time       // reopenQueue's last look
+	trusted  map[string]bool // bundle digests of the --trust folders' skills
 
 	mu     sync.Mutex
 	models map[string]model.Model
