@@ -42,14 +42,18 @@ func natsServer(t *testing.T, jetStream bool) *server.Server {
 func TestWorkerStartProblems(t *testing.T) {
 	plain := natsServer(t, false)
 	js := natsServer(t, true)
-	// Another pool already takes weekly-report's agents.
+	// Another pool already takes weekly-report's agents, and serves them
+	// (a stopped pool's queue would be removed, natsboard.TestOverlappingPools).
 	w, err := natsboard.NewWorker(context.Background(), js.ClientURL(), natsboard.WorkerOptions{
 		Agents: "weekly-report.*", CacheDir: t.TempDir(), Logger: zerolog.Nop(),
 		Model: func(string, string) (model.Model, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	wctx, stop := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(served) }()
+	defer func() { stop(); <-served; w.Close() }()
 	missing := filepath.Join(t.TempDir(), "nope")
 	web := httptest.NewServer(http.NotFoundHandler())
 	defer web.Close()
