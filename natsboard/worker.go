@@ -283,11 +283,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	} else {
 		stop := w.heartbeat(ctx, msg, key, cancel)
 		var err error
-		delivery := uint64(1)
+		delivery, resume := uint64(1), false
 		if md != nil {
 			delivery = max(md.NumDelivered, 1)
+			// A message stored before this pool's queue was created may
+			// have been delivered by an earlier one (it expires PoolIdle
+			// after its last worker): its count restarted, its journal
+			// did not.
+			resume = delivery > 1 || md.Timestamp.Before(w.queue().CachedInfo().Created.Add(time.Second))
 		}
-		res, err = w.run(tctx, &m, delivery, log)
+		res, err = w.run(tctx, &m, delivery, resume, log)
 		stop()
 		if ctx.Err() != nil {
 			// This worker is stopping: another one runs the task.
@@ -376,7 +381,7 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, c
 // after what earlier deliveries journaled), journaling as delivery. A
 // failure to load or to journal is the task's error, unless it may pass
 // (a transient NATS error): that is returned as err.
-func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, log zerolog.Logger) (*engine.RemoteResult, error) {
+func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bool, log zerolog.Logger) (*engine.RemoteResult, error) {
 	fail := func(format string, args ...any) (*engine.RemoteResult, error) {
 		return &engine.RemoteResult{Error: fmt.Sprintf(format, args...)}, nil
 	}
@@ -422,7 +427,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, log zerol
 	// first delivery has nothing to resume and skips the read (a request
 	// per task, a third of what journaling costs a one-step task).
 	view := &view{}
-	if delivery > 1 {
+	if resume {
 		view, err = readJournal(ctx, w.res.journal, m.Run, m.Task, m.Attempt)
 		if transient(err) {
 			return nil, err
