@@ -30,6 +30,9 @@ type models struct {
 	override string
 	// offline skips credential checks: nothing will be called (fsd context).
 	offline bool
+	// remote: the board's tasks run on fsd workers (--nats), which call
+	// their models with their own keys; this process calls the host's only.
+	remote  bool
 	project *spec.Project
 	handle  scripted.HandleFunc
 	log     *zerolog.Logger
@@ -127,13 +130,26 @@ func (m *models) Generate(ctx context.Context, req *model.Request) (*model.Respo
 	return resp, err
 }
 
+// hostCalls tells whether the workflow's host calls the model n.
+func (m *models) hostCalls(n string) bool {
+	h := m.project.Workflow.Host
+	if h == nil {
+		return false
+	}
+	if m.override == "" && h.Model != "" {
+		return n == h.Model
+	}
+	return n == m.def()
+}
+
 // check fails before the run starts on a malformed model string, an
 // unknown provider or a missing API key, and builds the scripted model so
 // a missing script is reported now too.
 func (m *models) check() error {
 	for _, n := range m.names() {
-		if m.offline && n != provider.Scripted {
-			// fsd context calls no model: the form is all that matters.
+		if (m.offline || m.remote && !m.hostCalls(n)) && n != provider.Scripted {
+			// fsd context calls no model, and with --nats the workers call
+			// the agents' models: the form is all that matters here.
 			if _, err := provider.Parse(n); err != nil {
 				return err
 			}

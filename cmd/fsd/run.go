@@ -155,7 +155,8 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	}
 	pr := &prepared{project: p}
 	log := opts.Logger
-	ms := &models{override: f.model, offline: f.offline, project: p, log: &log, handle: func(id string) (string, error) {
+	remote := f.nats != "" || p.Workflow.Board != nil && p.Workflow.Board.NATS != ""
+	ms := &models{override: f.model, offline: f.offline, remote: remote, project: p, log: &log, handle: func(id string) (string, error) {
 		if pr.run == nil {
 			return "", errors.New("the run has not started")
 		}
