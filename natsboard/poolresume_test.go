@@ -9,8 +9,8 @@ import (
 )
 
 // TestResumeAfterPoolQueueExpired: the only worker of a pool dies mid-task
-// and its pool's queue expires before another starts (PoolIdle; here the
-// consumer is deleted, as the server does then). The new worker's queue
+// and its pool's queue is removed (by hand, `nats consumer rm`) before
+// another starts, which creates it again. The new worker's queue
 // delivers the message as a first delivery, yet it resumes the task from
 // its journal: the journaled command does not run again.
 func TestResumeAfterPoolQueueExpired(t *testing.T) {

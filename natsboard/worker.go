@@ -287,9 +287,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		if md != nil {
 			delivery = max(md.NumDelivered, 1)
 			// A message stored before this pool's queue was created may
-			// have been delivered by an earlier one (it expires PoolIdle
-			// after its last worker): its count restarted, its journal
-			// did not.
+			// have been delivered by an earlier one (removed by hand, made
+			// again by reopenQueue): its count restarted, its journal did
+			// not.
 			resume = delivery > 1 || md.Timestamp.Before(w.queue().CachedInfo().Created.Add(time.Second))
 		}
 		res, err = w.run(tctx, &m, delivery, resume, log)
