@@ -280,7 +280,9 @@ func (w *runWatch) follow(initial chan struct{}, log zerolog.Logger) {
 		}
 		w.deliver(e.Key(), &out)
 	}
-	w.err = errors.New("the watch stopped")
+	// The watch ends when the bucket's stream is gone: the tasks queued
+	// and the outcomes committed went with it.
+	w.err = fmt.Errorf("the watch of bucket %s stopped: was it removed, or the NATS server restarted without its store? This run's queued tasks and outcomes are then lost: run it again", ResultsBucket)
 }
 
 func (w *runWatch) deliver(key string, out *Outcome) {

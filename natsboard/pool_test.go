@@ -125,3 +125,43 @@ func TestSubjectsCollide(t *testing.T) {
 		}
 	}
 }
+
+// TestCoordinatorSaysStoreLost: fsd's streams vanish under a running
+// coordinator (the server restarted without its store): its waiting
+// tasks fail saying what was lost and what to do, not "the watch stopped".
+func TestCoordinatorSaysStoreLost(t *testing.T) {
+	srv := runServer(t)
+	wf := fanout(t, 1, "")
+	ctx := context.Background()
+	c, err := Connect(ctx, srv.ClientURL(), Options{})
+	must(t, err)
+	defer c.Close()
+	must(t, c.Publish(ctx, project(t, wf)))
+	nc, err := nats.Connect(srv.ClientURL())
+	must(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	must(t, err)
+	done := make(chan error, 1)
+	go func() { _, err := runWorkflow(t, wf, c); done <- err }()
+	// No worker: the task waits on the queue.
+	until(t, "the task on the queue", func() bool {
+		s, err := js.Stream(ctx, TaskStream)
+		if err != nil {
+			return false
+		}
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs == 1
+	})
+	for _, s := range []string{TaskStream, JournalStream, "KV_" + ResultsBucket, "OBJ_" + SkillsBucket} {
+		must(t, js.DeleteStream(ctx, s))
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "restarted without its store? This run's queued tasks and outcomes are then lost: run it again") {
+			t.Errorf("run error %v; want it to say the store was lost", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run did not end after its streams were removed")
+	}
+}
