@@ -279,7 +279,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		if md.NumDelivered == 2 {
 			times = "once"
 		}
-		res = &engine.RemoteResult{Error: "delivered " + times + " to workers that stopped before it finished (a worker crashed, or lost its connection); not delivered again"}
+		res = &engine.RemoteResult{Error: "delivered " + times + " to workers that stopped before it finished (a worker crashed, lost its connection or was stopped, or NATS failed for now); not delivered again"}
 	} else {
 		stop := w.heartbeat(ctx, msg, key, cancel)
 		var err error
