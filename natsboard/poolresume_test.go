@@ -2,8 +2,6 @@ package natsboard
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,24 +12,10 @@ import (
 // delivers the message as a first delivery, yet it resumes the task from
 // its journal: the journaled command does not run again.
 func TestResumeAfterPoolQueueExpired(t *testing.T) {
-	srv := runServer(t)
-	wf, skills, marks := markWorkflow(t, "6s")
-	dir := filepath.Dir(wf)
-	a := worker(t, srv.ClientURL(), "wa", "--concurrency", "1", "--trust", skills)
-	runs := filepath.Join(dir, "runs")
-	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs)
-	r := testJS(t, srv.ClientURL())
-	until(t, "t0's command result to be journaled", func() bool {
-		ents, _ := os.ReadDir(runs)
-		if len(ents) != 1 {
-			return false
-		}
-		got, err := ReadJournal(context.Background(), r.js, ents[0].Name(), "t0", 1)
-		return err == nil && len(got) >= 3
-	})
-	a.kill()
-	must(t, r.js.DeleteConsumer(context.Background(), TaskStream, consumerName(">")))
-	b := worker(t, srv.ClientURL(), "wb", "--concurrency", "1", "--trust", skills)
+	k := killMidTask(t)
+	run, marks := k.run, k.marks
+	must(t, k.r.js.DeleteConsumer(context.Background(), TaskStream, consumerName(">")))
+	b := worker(t, k.srv.ClientURL(), "wb", "--concurrency", "1", "--trust", k.skills)
 	run.wait(t)
 	if got := lastLine(run.output()); got != "joined join" {
 		t.Errorf("answer %q", got)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // markWorkflow writes a workflow of one task t0 whose agent calls the
@@ -56,27 +58,12 @@ tasks:
 // step is not asked again), the events it restates say "replayed", and
 // the task completes once with the same answer.
 func TestWorkerKilledResumesFromJournal(t *testing.T) {
-	srv := runServer(t)
-	wf, skills, marks := markWorkflow(t, "6s")
-	dir := filepath.Dir(wf)
-	a := worker(t, srv.ClientURL(), "wa", "--concurrency", "1", "--trust", skills)
-	runs := filepath.Join(dir, "runs")
-	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs)
-	r := testJS(t, srv.ClientURL())
-	until(t, "t0's command result to be journaled", func() bool {
-		ents, _ := os.ReadDir(runs)
-		if len(ents) != 1 {
-			return false
-		}
-		// The task message, the call, its result.
-		got, err := ReadJournal(context.Background(), r.js, ents[0].Name(), "t0", 1)
-		return err == nil && len(got) >= 3
-	})
-	a.kill()
+	k := killMidTask(t)
+	srv, run, runs, marks := k.srv, k.run, k.runs, k.marks
 	if n := countLines(t, marks); n != 1 {
 		t.Fatalf("mark ran %d times before the kill, want 1", n)
 	}
-	b := worker(t, srv.ClientURL(), "wb", "--concurrency", "1", "--trust", skills)
+	b := worker(t, srv.ClientURL(), "wb", "--concurrency", "1", "--trust", k.skills)
 	run.wait(t)
 	if got := lastLine(run.output()); got != "joined join" {
 		t.Errorf("answer %q", got)
@@ -121,6 +108,40 @@ func TestWorkerKilledResumesFromJournal(t *testing.T) {
 	if replayed["tool.result mark"] != 1 {
 		t.Errorf("replayed events of t0: %v; want the journaled mark result restated once, marked replayed", replayed)
 	}
+}
+
+// killedTask is a --nats run whose only worker (wa) was killed once its
+// task t0 had journaled its command's result (markWorkflow).
+type killedTask struct {
+	srv                 *server.Server
+	r                   *resources
+	run                 *proc
+	skills, marks, runs string
+}
+
+// killMidTask starts a run of markWorkflow on one worker and kills the
+// worker once t0's journal holds the task message, the call and its
+// result.
+func killMidTask(t *testing.T) *killedTask {
+	t.Helper()
+	k := &killedTask{srv: runServer(t)}
+	var wf string
+	wf, k.skills, k.marks = markWorkflow(t, "6s")
+	dir := filepath.Dir(wf)
+	a := worker(t, k.srv.ClientURL(), "wa", "--concurrency", "1", "--trust", k.skills)
+	k.runs = filepath.Join(dir, "runs")
+	k.run = start(t, dir, nil, "run", wf, "--nats", k.srv.ClientURL(), "--runs-dir", k.runs)
+	k.r = testJS(t, k.srv.ClientURL())
+	until(t, "t0's command result to be journaled", func() bool {
+		ents, _ := os.ReadDir(k.runs)
+		if len(ents) != 1 {
+			return false
+		}
+		got, err := ReadJournal(context.Background(), k.r.js, ents[0].Name(), "t0", 1)
+		return err == nil && len(got) >= 3
+	})
+	a.kill()
+	return k
 }
 
 func countLines(t *testing.T, path string) int {

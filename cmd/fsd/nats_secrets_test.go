@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
@@ -21,16 +20,7 @@ import (
 // side: TestResumeAsksForNATSCredentials).
 func TestNATSPasswordNotPrinted(t *testing.T) {
 	const pw = "pw-9f3c-never-shown"
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true, Username: "fsd", Password: pw})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		t.Fatal("embedded NATS server did not start")
-	}
-	t.Cleanup(s.Shutdown)
+	s := natsServerWith(t, server.Options{JetStream: true, Username: "fsd", Password: pw})
 	port := s.Addr().(*net.TCPAddr).Port
 	wrong := fmt.Sprintf("nats://fsd:%s-wrong@127.0.0.1:%d", pw, port)
 

@@ -24,8 +24,15 @@ import (
 // JetStream.
 func natsServer(t *testing.T, jetStream bool) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: jetStream,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	return natsServerWith(t, server.Options{JetStream: jetStream})
+}
+
+// natsServerWith starts an embedded NATS server on loopback with o
+// (credentials, JetStream), on a free port and its own store folder.
+func natsServerWith(t *testing.T, o server.Options) *server.Server {
+	t.Helper()
+	o.Host, o.Port, o.StoreDir, o.NoLog, o.NoSigs = "127.0.0.1", -1, t.TempDir(), true, true
+	s, err := server.NewServer(&o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,16 +209,7 @@ agents:
 // without them; fsd resume then asks for --nats again (exit 2) instead of
 // running in process the tasks workers may still be running.
 func TestResumeAsksForNATSCredentials(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, Username: "fsd", Password: "s3cret",
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		t.Fatal("embedded NATS server did not start")
-	}
-	defer s.Shutdown()
+	s := natsServerWith(t, server.Options{JetStream: true, Username: "fsd", Password: "s3cret"})
 	url := strings.Replace(s.ClientURL(), "nats://", "nats://fsd:s3cret@", 1)
 	dir := t.TempDir()
 	wf := sleeperWorkflow(t, dir)
