@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -16,14 +15,7 @@ import (
 // TestTaskOverMaxPayload: a task message larger than the server accepts
 // fails its dispatch with an error that says which setting to raise.
 func TestTaskOverMaxPayload(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, MaxPayload: 8 << 10,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	must(t, err)
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		t.Fatal("embedded NATS server did not start")
-	}
-	defer s.Shutdown()
+	s := runServerWith(t, server.Options{MaxPayload: 8 << 10})
 	ctx := context.Background()
 	c, err := Connect(ctx, s.ClientURL(), Options{})
 	must(t, err)
@@ -39,14 +31,7 @@ func TestTaskOverMaxPayload(t *testing.T) {
 // with an error that says so and which setting to raise, once, instead of
 // being delivered again until the redelivery bound.
 func TestOutcomeOverMaxPayload(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, MaxPayload: 24 << 10,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	must(t, err)
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		t.Fatal("embedded NATS server did not start")
-	}
-	defer s.Shutdown()
+	s := runServerWith(t, server.Options{MaxPayload: 24 << 10})
 	wf := fanout(t, 1, "")
 	dir := filepath.Dir(wf)
 	// t0 calls a tool four times, 8 KiB each: every journal entry and

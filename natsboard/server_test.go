@@ -14,8 +14,15 @@ import (
 // runServer starts an embedded NATS server with JetStream on loopback.
 func runServer(t testing.TB) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	return runServerWith(t, server.Options{})
+}
+
+// runServerWith starts an embedded NATS server with JetStream on
+// loopback, with o's other settings (max_payload, credentials).
+func runServerWith(t testing.TB, o server.Options) *server.Server {
+	t.Helper()
+	o.Host, o.Port, o.JetStream, o.StoreDir, o.NoLog, o.NoSigs = "127.0.0.1", -1, true, t.TempDir(), true, true
+	s, err := server.NewServer(&o)
 	if err != nil {
 		t.Fatal(err)
 	}

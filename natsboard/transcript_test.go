@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -15,14 +14,7 @@ import (
 // small, read from the journal stream when it is over a quarter of the
 // server's max_payload (here 64 KiB: a 20 KiB answer).
 func TestRemoteTranscriptInRecord(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, MaxPayload: 64 << 10,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	must(t, err)
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		t.Fatal("embedded NATS server did not start")
-	}
-	defer s.Shutdown()
+	s := runServerWith(t, server.Options{MaxPayload: 64 << 10})
 	long := strings.Repeat("long answer ", 20<<10/12)
 	wf := fanout(t, 2, "")
 	dir := filepath.Dir(wf)
