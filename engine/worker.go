@@ -287,7 +287,8 @@ func (w *workerEnv) allow(ctx context.Context, s *spec.Skill, names []string) (r
 }
 
 // taskMessage is the worker's first user message: its goal, its input and
-// its dependencies' results.
+// its dependencies' results. It starts "Task ID: ": the run record finds
+// it so (runrecord, for a remote task's steps), after inherited turns.
 func taskMessage(t *board.Task, deps []board.DepResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task %s: %s\n", t.ID, t.Goal)

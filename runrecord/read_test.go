@@ -175,14 +175,26 @@ func TestTaskOfFile(t *testing.T) {
 // (copied into the journal) but not its requests: its steps are read
 // from the transcript, one per model response, each marked reconstructed,
 // with the responses and the messages before them a local task's steps
-// would have.
+// would have. The parent's turns a conversation-supply task inherits
+// (conversation's brief) come before its task message: their assistant
+// messages are not its steps.
 func TestRemoteTaskStepsFromTranscript(t *testing.T) {
-	rec, _ := runExample(t, "../examples/fanout/fanout.workflow.yaml", 0)
-	local := map[string][]*runrecord.Step{}
-	for _, g := range rec.Gens {
-		local[g.Task] = g.Steps
+	for _, tc := range []struct{ example, task string }{
+		{"../examples/fanout/fanout.workflow.yaml", "north"},
+		{"../examples/conversation.workflow.yaml", "brief"},
+	} {
+		t.Run(tc.task, func(t *testing.T) { remoteStepsFromTranscript(t, tc.example, tc.task) })
 	}
-	// Drop the request and response lines of task north: as if a worker
+}
+
+func remoteStepsFromTranscript(t *testing.T, example, task string) {
+	rec, _ := runExample(t, example, 0)
+	local := map[string][]*runrecord.Step{}
+	agents := map[string]string{}
+	for _, g := range rec.Gens {
+		local[g.Task], agents[g.Task] = g.Steps, g.Agent
+	}
+	// Drop the request and response lines of the task: as if a worker
 	// had run it.
 	path := filepath.Join(rec.Dir, runrecord.RequestsFile)
 	b, err := os.ReadFile(path)
@@ -191,7 +203,7 @@ func TestRemoteTaskStepsFromTranscript(t *testing.T) {
 	}
 	var kept []string
 	for _, line := range strings.SplitAfter(string(b), "\n") {
-		if !strings.Contains(line, `"gen":"tasks/north.jsonl"`) {
+		if !strings.Contains(line, `"gen":"tasks/`+task+`.jsonl"`) {
 			kept = append(kept, line)
 		}
 	}
@@ -208,7 +220,7 @@ func TestRemoteTaskStepsFromTranscript(t *testing.T) {
 			t.Fatalf("%s: %d steps, want %d", g.Name, len(g.Steps), len(want))
 		}
 		for i, st := range g.Steps {
-			if st.Reconstructed != (g.Task == "north") {
+			if st.Reconstructed != (g.Task == task) {
 				t.Errorf("%s step %d: reconstructed=%v", g.Name, i, st.Reconstructed)
 			}
 			if diff := cmp.Diff(want[i].Response, st.Response); diff != "" {
@@ -221,8 +233,8 @@ func TestRemoteTaskStepsFromTranscript(t *testing.T) {
 				t.Errorf("%s step %d: sent %v, done %v", g.Name, i, st.Sent, st.Done)
 			}
 		}
-		if g.Task == "north" && g.Agent != "market-research/collector" {
-			t.Errorf("north's agent: %q", g.Agent)
+		if g.Agent != agents[g.Task] {
+			t.Errorf("%s's agent: %q, want %q", g.Name, g.Agent, agents[g.Task])
 		}
 	}
 }
