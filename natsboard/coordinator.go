@@ -137,11 +137,13 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		return nil, err
 	}
 	key := ResultKey(t.Run, t.Task, t.Attempt)
-	ready := w.wait(key)
-	select {
-	case out := <-ready:
-		return &out.RemoteResult, nil
-	default:
+	ready, seen := w.wait(key)
+	defer w.forget(key)
+	if seen {
+		out, err := c.outcome(ctx, key)
+		if err != nil || out != nil {
+			return out, err
+		}
 	}
 	m := Message{V: WireVersion, RemoteTask: *t, Script: c.script, ScriptName: c.scriptName,
 		Events: eventsSubject(t.Run, t.Task, t.Attempt), MaxDeliveries: c.opts.MaxDeliveries}
@@ -228,8 +230,13 @@ type runWatch struct {
 	err  error
 
 	mu      sync.Mutex
-	got     map[string]*Outcome
 	waiters map[string]chan *Outcome
+	// seen are the keys whose outcome came while no Dispatch waited for
+	// it: those a resumed coordinator's watch reads, most of them tasks
+	// its record holds already. Only the key is kept (a run's results and
+	// transcripts would stay in memory for its life); a Dispatch that
+	// asks for one reads it from the bucket.
+	seen map[string]bool
 }
 
 // watch returns the run's watch, starting it (and reading every outcome
@@ -244,9 +251,9 @@ func (c *Coordinator) watch(ctx context.Context, run string) (*runWatch, error) 
 	if err != nil {
 		return nil, fmt.Errorf("watch results of run %s: %w", run, err)
 	}
-	w := &runWatch{w: kw, done: make(chan struct{}), got: map[string]*Outcome{}, waiters: map[string]chan *Outcome{}}
+	w := &runWatch{w: kw, done: make(chan struct{}), seen: map[string]bool{}, waiters: map[string]chan *Outcome{}}
 	initial := make(chan struct{})
-	go w.follow(initial, c.opts.Logger)
+	go w.follow(initial)
 	select {
 	case <-initial:
 	case <-w.done:
@@ -259,7 +266,7 @@ func (c *Coordinator) watch(ctx context.Context, run string) (*runWatch, error) 
 	return w, nil
 }
 
-func (w *runWatch) follow(initial chan struct{}, log zerolog.Logger) {
+func (w *runWatch) follow(initial chan struct{}) {
 	defer close(w.done)
 	first := true
 	for e := range w.w.Updates() {
@@ -270,48 +277,73 @@ func (w *runWatch) follow(initial chan struct{}, log zerolog.Logger) {
 			}
 			continue
 		}
-		if e.Operation() != jetstream.KeyValuePut {
-			continue
+		if e.Operation() == jetstream.KeyValuePut {
+			w.deliver(e.Key(), e.Value())
 		}
-		var out Outcome
-		if err := json.Unmarshal(e.Value(), &out); err != nil {
-			log.Warn().Str("key", e.Key()).Err(err).Msg("unreadable task outcome ignored")
-			continue
-		}
-		w.deliver(e.Key(), &out)
 	}
 	// The watch ends when the bucket's stream is gone: the tasks queued
 	// and the outcomes committed went with it.
 	w.err = fmt.Errorf("the watch of bucket %s stopped: was it removed, or the NATS server restarted without its store? This run's queued tasks and outcomes are then lost: run it again", ResultsBucket)
 }
 
-func (w *runWatch) deliver(key string, out *Outcome) {
+// deliver hands an outcome to the Dispatch waiting for it, or notes that
+// it came.
+func (w *runWatch) deliver(key string, value []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, dup := w.got[key]; dup {
-		return // the first commit is the outcome
+	ch, ok := w.waiters[key]
+	if !ok {
+		w.seen[key] = true
+		return
 	}
-	w.got[key] = out
-	if ch, ok := w.waiters[key]; ok {
-		ch <- out
-		delete(w.waiters, key)
-		delete(w.got, key)
-	}
+	ch <- decodeOutcome(key, value)
+	delete(w.waiters, key)
 }
 
-// wait returns a channel that receives the outcome of key: at once when
-// it has arrived already.
-func (w *runWatch) wait(key string) <-chan *Outcome {
+// decodeOutcome reads a committed outcome; one that cannot be read fails
+// its task saying so (it is committed: nothing else will come).
+func decodeOutcome(key string, value []byte) *Outcome {
+	var out Outcome
+	if err := json.Unmarshal(value, &out); err != nil {
+		out = Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Error: fmt.Sprintf("its outcome %s in bucket %s is not readable: %v", key, ResultsBucket, err)}}
+	}
+	return &out
+}
+
+// wait returns a channel that receives the outcome of key. seen: it came
+// already, and the bucket holds it.
+func (w *runWatch) wait(key string) (ready <-chan *Outcome, seen bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	seen = w.seen[key]
+	delete(w.seen, key)
 	ch := make(chan *Outcome, 1)
-	if out, ok := w.got[key]; ok {
-		ch <- out
-		delete(w.got, key)
-		return ch
-	}
 	w.waiters[key] = ch
-	return ch
+	return ch, seen
+}
+
+// forget drops the wait for key: the Dispatch that waited returned.
+func (w *runWatch) forget(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.waiters, key)
+}
+
+// outcome reads a committed outcome from the bucket; nil when it is gone
+// (expired, or purged by hand): the attempt is then run again.
+func (c *Coordinator) outcome(ctx context.Context, key string) (*engine.RemoteResult, error) {
+	var e jetstream.KeyValueEntry
+	err := retry(ctx, func() (err error) {
+		e, err = c.res.results.Get(ctx, key)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read outcome %s: %w", key, err)
+	}
+	return &decodeOutcome(key, e.Value()).RemoteResult, nil
 }
 
 func (w *runWatch) stop() { _ = w.w.Stop() }

@@ -1,0 +1,128 @@
+package natsboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/engine"
+)
+
+// TestResumedWatchHoldsNoOutcomes: a resumed coordinator's watch reads
+// every outcome its run committed so far, most of them tasks its record
+// already holds and that it never dispatches again. It keeps their keys,
+// not their results and transcripts: a large run's outcomes would all
+// stay in memory for the run's life. An outcome asked for later is still
+// returned without publishing the task again.
+func TestResumedWatchHoldsNoOutcomes(t *testing.T) {
+	// Every allocation sampled: what the watch keeps is counted exactly,
+	// apart from the embedded server's own memory.
+	rate := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = rate }()
+
+	srv := runServer(t)
+	ctx := context.Background()
+	r := testJS(t, srv.ClientURL())
+	const n, size = 16, 64 << 10
+	entry, _ := json.Marshal(map[string]any{"seq": 0, "text": strings.Repeat("x", size)})
+	for i := range n {
+		out := Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Result: fmt.Sprintf("result %d", i),
+			Journaled: 1, Journal: []json.RawMessage{entry}}}
+		data, err := json.Marshal(out)
+		must(t, err)
+		_, err = r.results.Create(ctx, ResultKey("big", fmt.Sprintf("t%d", i), 1), data)
+		must(t, err)
+	}
+	c, err := Connect(ctx, srv.ClientURL(), Options{})
+	must(t, err)
+	defer c.Close()
+	if _, err := c.watch(ctx, "big"); err != nil {
+		t.Fatal(err)
+	}
+	if held := heldBy("natsboard.(*runWatch)"); held > size {
+		t.Errorf("the watch of a run with %d outcomes of %d KiB holds %d KiB", n, size>>10, held>>10)
+	}
+
+	// t7's message was never published: a publish would wait for a worker.
+	res, err := c.Dispatch(ctx, &engine.RemoteTask{Run: "big", Task: "t7", Attempt: 1, Goal: "g"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Result != "result 7" || len(res.Journal) != 1 || len(res.Journal[0]) != len(entry) {
+		t.Errorf("t7's outcome: result %q, %d journal entries", res.Result, len(res.Journal))
+	}
+}
+
+// TestUnreadableOutcomeFailsTask: an outcome that cannot be read (not
+// one fsd wrote) is committed all the same, so nothing else will come for
+// its attempt: the task fails saying so instead of waiting for good,
+// whether it was there before the coordinator asked or came after.
+func TestUnreadableOutcomeFailsTask(t *testing.T) {
+	srv := runServer(t)
+	r := testJS(t, srv.ClientURL())
+	c, err := Connect(context.Background(), srv.ClientURL(), Options{})
+	must(t, err)
+	defer c.Close()
+	for _, before := range []bool{true, false} {
+		task := fmt.Sprintf("before-%v", before)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		commit := func() {
+			_, err := r.results.Create(ctx, ResultKey("garbled", task, 1), []byte("not json"))
+			must(t, err)
+		}
+		if before {
+			commit()
+		} else {
+			// Once the task message is on the queue, its Dispatch waits.
+			go func() {
+				for ctx.Err() == nil {
+					if info, err := r.tasks.Info(ctx); err == nil && info.State.Msgs > 0 {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				commit()
+			}()
+		}
+		res, err := c.Dispatch(ctx, &engine.RemoteTask{Run: "garbled", Task: task, Attempt: 1, Goal: "g"}, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", task, err)
+		}
+		if !strings.Contains(res.Error, "is not readable") {
+			t.Errorf("%s: error %q", task, res.Error)
+		}
+	}
+}
+
+// heldBy is how many bytes allocated under functions whose name contains
+// fn are still in use, as the memory profile counts them.
+func heldBy(fn string) int64 {
+	// The profile is as of the last collections.
+	for range 3 {
+		runtime.GC()
+	}
+	n, _ := runtime.MemProfile(nil, false)
+	recs := make([]runtime.MemProfileRecord, n+64)
+	n, _ = runtime.MemProfile(recs, false)
+	var held int64
+	for _, r := range recs[:n] {
+		frames := runtime.CallersFrames(r.Stack())
+		for {
+			f, more := frames.Next()
+			if strings.Contains(f.Function, fn) {
+				held += r.InUseBytes()
+				break
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	return held
+}
