@@ -18,38 +18,57 @@ import (
 const inlineJournalMax = 4 // at most 1/4 of max_payload
 
 // teeLog is the journal of a task attempt that also keeps what it
-// journaled, for the outcome.
+// journaled, for the outcome, while it is small enough to go inline: past
+// max bytes (with the resumed entries) it keeps nothing more.
 type teeLog struct {
 	journal.Log
+	resumed []json.RawMessage
+	max     int // 0: no bound
+
 	mu      sync.Mutex
 	entries []json.RawMessage
 	size    int
+	over    bool
+}
+
+// newTeeLog tees l after the resumed entries, up to a share of the
+// server's max payload (0: unbounded).
+func newTeeLog(l journal.Log, resumed []json.RawMessage, maxPayload int64) *teeLog {
+	t := &teeLog{Log: l, resumed: resumed, max: int(maxPayload / inlineJournalMax)}
+	for _, e := range resumed {
+		t.size += len(e)
+	}
+	t.over = t.max > 0 && t.size > t.max
+	return t
 }
 
 func (t *teeLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
 	m, err := t.Log.Append(g, entry)
-	if err == nil {
-		e := bytes.Clone(bytes.TrimSuffix(entry, []byte("\n")))
-		t.mu.Lock()
-		t.entries = append(t.entries, e)
-		t.size += len(e)
-		t.mu.Unlock()
+	if err != nil {
+		return m, err
 	}
-	return m, err
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.over {
+		return m, nil
+	}
+	e := bytes.TrimSuffix(entry, []byte("\n"))
+	if t.size += len(e); t.max > 0 && t.size > t.max {
+		t.over, t.entries = true, nil
+		return m, nil
+	}
+	t.entries = append(t.entries, bytes.Clone(e))
+	return m, nil
 }
 
 // inline returns the attempt's whole transcript, resumed entries first,
 // when it is small enough to go in the outcome; nil otherwise.
-func (t *teeLog) inline(resumed []json.RawMessage, maxPayload int64) []json.RawMessage {
+func (t *teeLog) inline() []json.RawMessage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	size := t.size
-	for _, e := range resumed {
-		size += len(e)
-	}
-	if maxPayload > 0 && int64(size) > maxPayload/inlineJournalMax {
+	if t.over {
 		return nil
 	}
-	out := make([]json.RawMessage, 0, len(resumed)+len(t.entries))
-	return append(append(out, resumed...), t.entries...)
+	out := make([]json.RawMessage, 0, len(t.resumed)+len(t.entries))
+	return append(append(out, t.resumed...), t.entries...)
 }

@@ -1,12 +1,16 @@
 package natsboard
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/fsdrun/fsd/journal"
 )
 
 // TestRemoteTranscriptInRecord: a remote task's transcript reaches the
@@ -39,5 +43,36 @@ func TestRemoteTranscriptInRecord(t *testing.T) {
 		if out.Journaled != 2 || (out.Journal != nil) != inline {
 			t.Errorf("outcome of %s: %d entries journaled, %d inline; want 2, inline %v", task, out.Journaled, len(out.Journal), inline)
 		}
+	}
+}
+
+// nopLog is a journal that stores nothing.
+type nopLog struct{ n journal.Mark }
+
+func (l *nopLog) Append(journal.Gen, []byte) (journal.Mark, error) { l.n++; return l.n, nil }
+func (l *nopLog) Wait(journal.Mark) error                          { return nil }
+
+// TestTeeKeepsOnlyWhatGoesInline: the transcript an outcome carries is
+// kept while it may still go inline; once it is over its share of
+// max_payload the worker keeps none of it (it is read from the journal
+// stream), not the task's whole transcript a second time.
+func TestTeeKeepsOnlyWhatGoesInline(t *testing.T) {
+	resumed := []json.RawMessage{json.RawMessage(`{"seq":0}`)}
+	tee := newTeeLog(&nopLog{}, resumed, 4*100) // 100 bytes inline
+	entry := func(i int) []byte { return fmt.Appendf(nil, `{"seq":%d,"text":"%s"}`+"\n", i, strings.Repeat("x", 20)) }
+	for i := 1; i <= 2; i++ {
+		must(t, func() error { _, err := tee.Append(journal.Gen{}, entry(i)); return err }())
+	}
+	if got := tee.inline(); len(got) != 3 || string(got[0]) != `{"seq":0}` || string(got[2]) != strings.TrimSpace(string(entry(2))) {
+		t.Fatalf("inline under the bound: %q", got)
+	}
+	for i := 3; i <= 10; i++ {
+		must(t, func() error { _, err := tee.Append(journal.Gen{}, entry(i)); return err }())
+	}
+	if got := tee.inline(); got != nil {
+		t.Errorf("inline over the bound: %d entries", len(got))
+	}
+	if len(tee.entries) != 0 {
+		t.Errorf("over the bound, the tee still keeps %d entries", len(tee.entries))
 	}
 }

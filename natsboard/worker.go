@@ -445,7 +445,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 		approver = approvalAsker{nc: w.res.nc, subject: m.Approvals}
 	}
 	log.Debug().Msg("task started")
-	tee := &teeLog{Log: jl}
+	tee := newTeeLog(jl, view.entries, w.res.nc.MaxPayload())
 	res := engine.Work(ctx, &m.RemoteTask, engine.WorkOptions{
 		Model: md, Skill: skill, Sink: sink, Logger: log, Approver: approver,
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
@@ -469,7 +469,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 	// delivery resumed from and what it journaled after it, inline when
 	// it is small.
 	res.Journaled = len(view.entries) + int(jl.Last())
-	res.Journal = tee.inline(view.entries, w.res.nc.MaxPayload())
+	res.Journal = tee.inline()
 	return res, nil
 }
 
