@@ -138,10 +138,10 @@ func worker(t testing.TB, url, name string, args ...string) *proc {
 	return start(t, t.TempDir(), nil, append(base, args...)...)
 }
 
-// started counts the tasks a worker started, by task id, from its log.
-func started(out string) map[string]int {
+// started counts the tasks workers started, by task id, from their logs.
+func started(outs ...string) map[string]int {
 	n := map[string]int{}
-	for _, line := range strings.Split(out, "\n") {
+	for _, line := range strings.Split(strings.Join(outs, "\n"), "\n") {
 		if !strings.Contains(line, "task started") {
 			continue
 		}
@@ -246,10 +246,7 @@ func TestFanoutSameAnswerAsInProcess(t *testing.T) {
 	if got, want := lastLine(remote.output()), lastLine(local.output()); got != want || !strings.Contains(want, "joined join") {
 		t.Errorf("answer through NATS %q, in process %q", got, want)
 	}
-	counts := started(w1.output())
-	for id, n := range started(w2.output()) {
-		counts[id] += n
-	}
+	counts := started(w1.output(), w2.output())
 	if len(counts) != 13 {
 		t.Errorf("tasks started on workers: %v; want t0…t11 and join", counts)
 	}

@@ -105,10 +105,7 @@ func TestClusterNodeKilled(t *testing.T) {
 	if !strings.Contains(lastLine(readFile(t, out.Name())), `"answer":"joined join"`) {
 		t.Errorf("run.finished: %s", lastLine(readFile(t, out.Name())))
 	}
-	counts := started(w1.output())
-	for id, n := range started(w2.output()) {
-		counts[id] += n
-	}
+	counts := started(w1.output(), w2.output())
 	// A task whose outcome was committed runs once; one whose worker lost
 	// its connection mid-task may be delivered again, but its outcome is
 	// committed once (the run's events say it completed once).
@@ -151,10 +148,7 @@ func TestCoordinatorKilledResume(t *testing.T) {
 	if got := lastLine(readFile(t, out.Name())); !strings.Contains(got, `"answer":"joined join"`) {
 		t.Errorf("resumed run's end: %s", got)
 	}
-	counts := started(w1.output())
-	for id, n := range started(w2.output()) {
-		counts[id] += n
-	}
+	counts := started(w1.output(), w2.output())
 	if len(counts) != 9 {
 		t.Errorf("tasks started: %v; want t0…t7 and join", counts)
 	}

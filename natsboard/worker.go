@@ -112,15 +112,14 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		opts.Logger.Warn().Msg(w)
 	}
 	cons, err := openQueue(ctx, res, opts)
-	if err == nil && cons.CachedInfo().Config.AckWait != opts.AckWait {
-		log := opts.Logger
-		log.Warn().Dur("queue", cons.CachedInfo().Config.AckWait).Dur("flag", opts.AckWait).
-			Msg("the queue's ack wait, set by the worker that created it, differs from --ack-wait; heartbeats follow the queue's")
-		opts.AckWait = cons.CachedInfo().Config.AckWait
-	}
 	if err != nil {
 		res.Close()
 		return nil, err
+	}
+	if wait := cons.CachedInfo().Config.AckWait; wait != opts.AckWait {
+		opts.Logger.Warn().Dur("queue", wait).Dur("flag", opts.AckWait).
+			Msg("the queue's ack wait, set by the worker that created it, differs from --ack-wait; heartbeats follow the queue's")
+		opts.AckWait = wait
 	}
 	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}}
 	if _, err := w.listen(); err != nil {

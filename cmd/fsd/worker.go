@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -146,8 +147,4 @@ const redacted = natsboard.Redacted + "@"
 // and the run record.
 func redactURL(u string) string { return natsboard.RedactURL(u) }
 
-var errNoScript = errorString("the model is scripted but the run's workflow names no script")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+var errNoScript = errors.New("the model is scripted but the run's workflow names no script")
