@@ -252,14 +252,23 @@ func sleep(ctx context.Context, d time.Duration) {
 func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	log := w.opts.Logger
 	var m Message
-	if err := json.Unmarshal(msg.Data(), &m); err != nil || m.V != WireVersion || m.Task == "" {
-		// Not a task message this version can read: it never will be.
-		log.Error().Err(err).Int("v", m.V).Str("subject", msg.Subject()).Msg("unreadable task message dropped")
+	if err := json.Unmarshal(msg.Data(), &m); err != nil || m.Task == "" {
+		// Not a task message: no attempt to fail, and no worker will ever
+		// read it.
+		log.Error().Err(err).Str("subject", msg.Subject()).Msg("unreadable task message dropped")
 		_ = msg.Term()
 		return
 	}
 	log = log.With().Str("run", m.Run).Str("task", m.Task).Int("attempt", m.Attempt).Logger()
 	key := m.Key()
+	if m.V != WireVersion {
+		// Sent by a coordinator of another fsd version: its task fails
+		// saying so, rather than waiting for a worker that reads it.
+		log.Error().Int("v", m.V).Msg("task message of another wire version failed")
+		w.commit(ctx, msg, key, &engine.RemoteResult{Error: fmt.Sprintf("its task message is wire version %d, and worker %s reads version %d: run the same fsd version on the coordinator and every worker",
+			m.V, w.opts.Name, WireVersion)}, log)
+		return
+	}
 	// Registered before the check below: a cancel that comes after the
 	// check finds the task; one that came before committed an outcome the
 	// check finds.
@@ -317,6 +326,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			return
 		}
 	}
+	w.commit(ctx, msg, key, res, log)
+}
+
+// commit commits a delivery's outcome, then acks its message: a failed
+// commit hands the message back for another delivery.
+func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res *engine.RemoteResult, log zerolog.Logger) {
 	res.Worker = w.opts.Name
 	data, err := json.Marshal(Outcome{V: WireVersion, RemoteResult: *res})
 	if err == nil && res.Journal != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
