@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,6 +51,12 @@ type Coordinator struct {
 
 	mu      sync.Mutex
 	watches map[string]*runWatch
+	// lost: the server lost fsd's streams while this coordinator ran
+	// (watchStore).
+	lost     bool
+	checking atomic.Bool
+	closed   chan struct{}
+	close    sync.Once
 }
 
 type skillRef struct{ bundle, manifest string }
@@ -70,11 +77,14 @@ func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error
 	for _, w := range res.warnings {
 		opts.Logger.Warn().Msg(w)
 	}
-	return &Coordinator{res: res, opts: opts, skills: map[string]skillRef{}, watches: map[string]*runWatch{}}, nil
+	c := &Coordinator{res: res, opts: opts, skills: map[string]skillRef{}, watches: map[string]*runWatch{}, closed: make(chan struct{})}
+	c.watchStore(ctx)
+	return c, nil
 }
 
 // Close stops watching results and closes the connection.
 func (c *Coordinator) Close() {
+	c.close.Do(func() { close(c.closed) })
 	c.mu.Lock()
 	for _, w := range c.watches {
 		w.stop()
@@ -209,7 +219,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		}
 		return nil, ctx.Err()
 	case <-w.done:
-		return nil, fmt.Errorf("task %s: watching results: %w", t.Task, w.err)
+		return nil, fmt.Errorf("watching results: %w", w.err)
 	}
 }
 
@@ -247,6 +257,9 @@ func (c *Coordinator) watch(ctx context.Context, run string) (*runWatch, error) 
 	if w, ok := c.watches[run]; ok {
 		return w, nil
 	}
+	if c.lost {
+		return nil, fmt.Errorf("watch results of run %s: %w", run, errStoreLost)
+	}
 	kw, err := c.res.results.Watch(context.Background(), token(run)+".>")
 	if err != nil {
 		return nil, fmt.Errorf("watch results of run %s: %w", run, err)
@@ -283,8 +296,10 @@ func (w *runWatch) follow(initial chan struct{}) {
 	}
 	// The watch ends when the bucket's stream is gone: the tasks queued
 	// and the outcomes committed went with it.
-	w.err = fmt.Errorf("the watch of bucket %s stopped: was it removed, or the NATS server restarted without its store? This run's queued tasks and outcomes are then lost: run it again", ResultsBucket)
+	w.err = errStoreLost
 }
+
+var errStoreLost = fmt.Errorf("the watch of bucket %s stopped: was it removed, or the NATS server restarted without its store? This run's queued tasks and outcomes are then lost: run it again", ResultsBucket)
 
 // deliver hands an outcome to the Dispatch waiting for it, or notes that
 // it came.

@@ -2,10 +2,12 @@ package natsboard
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -169,5 +171,75 @@ func TestCoordinatorSaysStoreLost(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the run did not end after its streams were removed")
+	}
+}
+
+// TestServerRestarted: the NATS server restarts while a run's tasks wait
+// on the queue. With its store nothing is lost: a worker started then
+// runs them and the run ends with its answer. Without it (`nats-server
+// -js` in a container without a volume) the worker creates fsd's streams
+// and bucket again, as it should for the next run, and the coordinator's
+// results watch follows the new, empty bucket: the coordinator must still
+// see that this run's queued tasks are gone and end saying so, rather
+// than wait forever for them.
+func TestServerRestarted(t *testing.T) {
+	for _, keepStore := range []bool{true, false} {
+		name := map[bool]string{true: "with its store", false: "without its store"}[keepStore]
+		t.Run(name, func(t *testing.T) {
+			store := t.TempDir()
+			srv := runServerWith(t, server.Options{StoreDir: store})
+			url := srv.ClientURL()
+			ctx := context.Background()
+			wf := fanout(t, 2, "")
+			c, err := Connect(ctx, url, Options{})
+			must(t, err)
+			defer c.Close()
+			must(t, c.Publish(ctx, project(t, wf)))
+			type result struct {
+				answer string
+				err    error
+			}
+			done := make(chan result, 1)
+			go func() {
+				res, err := runWorkflow(t, wf, c)
+				r := result{err: err}
+				if res != nil {
+					r.answer = res.Answer
+				}
+				done <- r
+			}()
+			// No worker yet: the tasks wait on the queue.
+			until(t, "both tasks on the queue", func() bool {
+				info, err := c.res.tasks.Info(ctx)
+				return err == nil && info.State.Msgs == 2
+			})
+			port := srv.Addr().(*net.TCPAddr).Port
+			srv.Shutdown()
+			srv.WaitForShutdown()
+			if !keepStore {
+				store = t.TempDir()
+			}
+			runServerWith(t, server.Options{StoreDir: store, Port: port})
+			w, err := NewWorker(ctx, url, WorkerOptions{Name: "w1", CacheDir: t.TempDir(),
+				Model: scriptedModel, Logger: zerolog.Nop(), AckWait: 2 * time.Second})
+			must(t, err)
+			defer w.Close()
+			wctx, stop := context.WithCancel(ctx)
+			served := make(chan struct{})
+			go func() { _ = w.Run(wctx); close(served) }()
+			defer func() { stop(); <-served }()
+
+			select {
+			case r := <-done:
+				switch {
+				case keepStore && (r.err != nil || r.answer != "joined join"):
+					t.Errorf("run across a restart with the store: answer %q, error %v; want joined join", r.answer, r.err)
+				case !keepStore && (r.err == nil || !strings.Contains(r.err.Error(), "tasks t0 and t1 failed: watching results: the watch of bucket fsd-results stopped: was it removed, or the NATS server restarted without its store? This run's queued tasks and outcomes are then lost: run it again")):
+					t.Errorf("run across a restart without the store: answer %q, error %v; want it to say once that the store was lost", r.answer, r.err)
+				}
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the run did not end after the server restarted")
+			}
+		})
 	}
 }

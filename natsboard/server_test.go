@@ -18,10 +18,17 @@ func runServer(t testing.TB) *server.Server {
 }
 
 // runServerWith starts an embedded NATS server with JetStream on
-// loopback, with o's other settings (max_payload, credentials).
+// loopback, with o's other settings (max_payload, credentials; a port and
+// a store folder to restart a server on, else any port and a new folder).
 func runServerWith(t testing.TB, o server.Options) *server.Server {
 	t.Helper()
-	o.Host, o.Port, o.JetStream, o.StoreDir, o.NoLog, o.NoSigs = "127.0.0.1", -1, true, t.TempDir(), true, true
+	if o.Port == 0 {
+		o.Port = -1
+	}
+	if o.StoreDir == "" {
+		o.StoreDir = t.TempDir()
+	}
+	o.Host, o.JetStream, o.NoLog, o.NoSigs = "127.0.0.1", true, true, true
 	s, err := server.NewServer(&o)
 	if err != nil {
 		t.Fatal(err)
