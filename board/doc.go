@@ -10,4 +10,11 @@
 // and the board treats assignees as opaque strings checked against a
 // roster. Context supply and flow policy live in package supply, item
 // routing in package visibility.
+//
+// Two pieces serve runners that hand tasks to other processes (fsd run
+// --nats): a cancelled task's context ends with the cause
+// ErrTaskCancelled, so such a runner stops the remote task, while a run
+// that ends otherwise leaves it running for a resume; and Slots is the
+// same concurrency limit, with Park and Leave, for a process that runs
+// tasks outside a board (fsd worker --concurrency).
 package board

@@ -9,6 +9,13 @@
 // it wires them together, and it is the only package that knows the order in
 // which things happen in a step.
 //
+// A run may hand its board's tasks to other processes (remote.go): a
+// Dispatcher takes each attempt (package natsboard's Coordinator), a
+// worker process runs it with Work, and the outcome's usage,
+// observations, history items and transcript are folded back into the
+// run and its record as a local worker's would be. The engine knows no
+// transport.
+//
 // Invariants enforced here (docs/design.md): L1–L5 (lifecycle), C1–C4
 // (catalog and reads), H1–H5 (channels and reclaim), W3–W4 (request
 // assembly), D1, D4–D8 (workers).
