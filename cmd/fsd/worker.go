@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -59,7 +60,7 @@ func newWorkerCmd() *cobra.Command {
 	return cmd
 }
 
-func runWorker(ctx context.Context, f workerFlags, stderr interface{ Write([]byte) (int, error) }, color bool) error {
+func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool) error {
 	if f.nats == "" {
 		return usage("fsd worker needs --nats URL (a NATS server with JetStream: nats-server -js)")
 	}
