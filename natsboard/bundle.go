@@ -56,6 +56,15 @@ func digest(data []byte) string {
 // objectName is the object store name of content with digest d.
 func objectName(d string) string { return "sha256-" + d }
 
+// checkDigest refuses a digest that is not a hex SHA-256: digests come in
+// task messages, and one names a folder or file of the worker's cache.
+func checkDigest(d string) error {
+	if len(d) != 2*sha256.Size || strings.Trim(d, "0123456789abcdef") != "" {
+		return fmt.Errorf("%q is not a SHA-256 digest; refusing it", d)
+	}
+	return nil
+}
+
 // readBundle reads a skill folder: its index and each file's content by
 // digest. Hidden files and folders (.git, .fsd) and symlinks are left out:
 // a bundle carries only what the folder itself holds.
@@ -207,6 +216,9 @@ func (o objects) publishBundle(ctx context.Context, dir string) (string, error) 
 // returns its folder. Every file is digest-checked before it is written;
 // the folder appears whole or not at all.
 func (o objects) fetchBundle(ctx context.Context, cache, d string) (string, error) {
+	if err := checkDigest(d); err != nil {
+		return "", fmt.Errorf("bundle: %w", err)
+	}
 	final := filepath.Join(cache, "bundles", d)
 	if _, err := os.Stat(final); err == nil {
 		return final, nil
@@ -261,6 +273,9 @@ func (o objects) fetchBundle(ctx context.Context, cache, d string) (string, erro
 // fetchFile writes the object with digest d into cache (once) and returns
 // its path: how a worker gets the scripted model's script.
 func (o objects) fetchFile(ctx context.Context, cache, d, name string) (string, error) {
+	if err := checkDigest(d); err != nil {
+		return "", fmt.Errorf("file %s: %w", name, err)
+	}
 	dir := filepath.Join(cache, "files", d)
 	path := filepath.Join(dir, name)
 	if _, err := os.Stat(path); err == nil {

@@ -84,3 +84,26 @@ func TestTamperedObjectRefused(t *testing.T) {
 		t.Errorf("the tampered bundle reached the cache: %v", ents)
 	}
 }
+
+// TestDigestNotAPath: the bundle and script digests come in task
+// messages, which anyone who may publish to the queue writes. One that
+// is not a SHA-256 is refused: it must not name a folder or file outside
+// the worker's cache (here a skill folder next to it) that the worker
+// would then load as the task's skill or script.
+func TestDigestNotAPath(t *testing.T) {
+	srv := runServer(t)
+	ctx := context.Background()
+	r := testJS(t, srv.ClientURL())
+	root := t.TempDir()
+	cache := filepath.Join(root, "cache")
+	must(t, os.MkdirAll(filepath.Join(root, "elsewhere"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "elsewhere", "script.yaml"), []byte("agents: {}\n"), 0o644))
+	for _, d := range []string{"../../elsewhere", "../../elsewhere/", "..", ""} {
+		if dir, err := r.objs.fetchBundle(ctx, cache, d); err == nil {
+			t.Errorf("bundle %q: fetched %s", d, dir)
+		}
+		if path, err := r.objs.fetchFile(ctx, cache, d, "script.yaml"); err == nil {
+			t.Errorf("script %q: fetched %s", d, path)
+		}
+	}
+}

@@ -500,7 +500,7 @@ func (w *Worker) model(ctx context.Context, m *Message) (model.Model, error) {
 	script := ""
 	if m.Script != "" {
 		name := m.ScriptName
-		if name == "" || strings.ContainsAny(name, `/\`) {
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
 			name = "workflow.script.yaml"
 		}
 		var err error
