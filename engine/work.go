@@ -53,7 +53,7 @@ type WorkOptions struct {
 	// wait for it as the task's Durability says.
 	Journal journal.Log
 	// Journaled are the entries earlier deliveries of this attempt
-	// journaled (natsboard.ReadJournal), each a transcript entry's JSON.
+	// journaled (a worker reads them from its journal), each a transcript entry's JSON.
 	// Work resumes after them as a local resume does: journaled model
 	// responses and command results are reused, not asked or run again,
 	// and an in-doubt call follows journal.Plan. Journal must already

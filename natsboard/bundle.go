@@ -117,9 +117,9 @@ func readBundle(dir string) (index []byte, files map[string][]byte, err error) {
 	return index, files, err
 }
 
-// BundleDigest is the digest a skill folder is published under; a worker
+// bundleDigest is the digest a skill folder is published under; a worker
 // trusts a bundle whose digest is one of its --trust folders'.
-func BundleDigest(dir string) (string, error) {
+func bundleDigest(dir string) (string, error) {
 	index, _, err := readBundle(dir)
 	if err != nil {
 		return "", err

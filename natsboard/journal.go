@@ -12,7 +12,7 @@ package natsboard
 // worker) may still be running and appending. Every entry says which
 // delivery of the task message wrote it (Fsd-Delivery); the first entry a
 // delivery writes also says how much of the journal it read (Fsd-Base:
-// the stream sequence of the last entry of its view). ReadJournal applies
+// the stream sequence of the last entry of its view). readJournal applies
 // the rule below, so a later delivery's view is never changed by an
 // earlier one's late writes.
 
@@ -45,22 +45,6 @@ const (
 // journalSubject is where an attempt's transcript entries go.
 func journalSubject(run, task string, attempt int) string {
 	return journalSubjects + "." + ResultKey(run, task, attempt)
-}
-
-// ReadJournal returns the transcript entries of one task attempt, as the
-// latest delivery that journaled them sees them (see journalView), each
-// the JSON object a local journal line holds after its generator's
-// fields. No entries and no error: nothing was journaled.
-func ReadJournal(ctx context.Context, js jetstream.JetStream, run, task string, attempt int) ([]json.RawMessage, error) {
-	s, err := js.Stream(ctx, JournalStream)
-	if err != nil {
-		return nil, fmt.Errorf("journal of %s: stream %s: %w", ResultKey(run, task, attempt), JournalStream, err)
-	}
-	v, err := readJournal(ctx, s, run, task, attempt)
-	if err != nil {
-		return nil, err
-	}
-	return v.entries, nil
 }
 
 // journalEntry is one stored entry as the reader sees it.

@@ -109,12 +109,12 @@ func appendEntries(t *testing.T, l *JournalLog, from, to int, tag string) {
 
 // TestJournalStaleWriterOnServer: through a server, a second delivery
 // reads what the first wrote, resumes after it while the first (its lease
-// lost) keeps appending; ReadJournal returns the second's view exactly.
+// lost) keeps appending; readJournal returns the second's view exactly.
 func TestJournalStaleWriterOnServer(t *testing.T) {
 	srv := runServer(t)
 	r := testJS(t, srv.ClientURL())
 	ctx := context.Background()
-	if v, err := ReadJournal(ctx, r.js, "run-1", "t.0", 1); err != nil || len(v) != 0 {
+	if v, err := journalOf(ctx, r, "run-1", "t.0", 1); err != nil || len(v) != 0 {
 		t.Fatalf("empty journal: %v %v", v, err)
 	}
 	a := NewJournalLog(r.jsj, "run-1", "t.0", 1, 1, 0)
@@ -130,7 +130,7 @@ func TestJournalStaleWriterOnServer(t *testing.T) {
 	appendEntries(t, b, 3, 4, "b")
 	// Another attempt's journal is another subject.
 	appendEntries(t, NewJournalLog(r.jsj, "run-1", "t.0", 2, 1, 0), 0, 1, "other")
-	got, err := ReadJournal(ctx, r.js, "run-1", "t.0", 1)
+	got, err := journalOf(ctx, r, "run-1", "t.0", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,4 +203,13 @@ func TestJournalTransient(t *testing.T) {
 			t.Errorf("journalTransient(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
+}
+
+// journalOf reads an attempt's journal as a redelivery does.
+func journalOf(ctx context.Context, r *resources, run, task string, attempt int) ([]json.RawMessage, error) {
+	v, err := readJournal(ctx, r.journal, run, task, attempt)
+	if err != nil {
+		return nil, err
+	}
+	return v.entries, nil
 }

@@ -137,7 +137,7 @@ func killMidTask(t *testing.T) *killedTask {
 		if len(ents) != 1 {
 			return false
 		}
-		got, err := ReadJournal(context.Background(), k.r.js, ents[0].Name(), "t0", 1)
+		got, err := journalOf(context.Background(), k.r, ents[0].Name(), "t0", 1)
 		return err == nil && len(got) >= 3
 	})
 	a.kill()

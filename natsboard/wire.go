@@ -23,7 +23,7 @@ const (
 	SkillsBucket = "fsd-skills"
 	// JournalStream is the stream of task transcripts, one message per
 	// entry on subjects fsd.journal.RUN.TASK.ATTEMPT: what a worker
-	// resumes a redelivered task from (see ReadJournal).
+	// resumes a redelivered task from (see journal.go).
 	JournalStream = "FSD_JOURNAL"
 
 	taskSubjects    = "fsd.tasks"

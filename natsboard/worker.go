@@ -157,7 +157,7 @@ func trustedBundles(roots []string) (map[string]bool, error) {
 			continue
 		}
 		seen[s.Dir] = true
-		d, err := BundleDigest(s.Dir)
+		d, err := bundleDigest(s.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("--trust: %w", err)
 		}
