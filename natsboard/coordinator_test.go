@@ -72,12 +72,13 @@ func TestUnreadableOutcomeFailsTask(t *testing.T) {
 		task := fmt.Sprintf("before-%v", before)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		commit := func() {
+		commit := func() error {
 			_, err := r.results.Create(ctx, ResultKey("garbled", task, 1), []byte("not json"))
-			must(t, err)
+			return err
 		}
+		committed := make(chan error, 1)
 		if before {
-			commit()
+			committed <- commit()
 		} else {
 			// Once the task message is on the queue, its Dispatch waits.
 			go func() {
@@ -87,13 +88,15 @@ func TestUnreadableOutcomeFailsTask(t *testing.T) {
 					}
 					time.Sleep(10 * time.Millisecond)
 				}
-				commit()
+				committed <- commit()
 			}()
 		}
 		res, err := c.Dispatch(ctx, &engine.RemoteTask{Run: "garbled", Task: task, Attempt: 1, Goal: "g"}, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", task, err)
 		}
+		// The watch may bring the outcome before the commit's ack.
+		must(t, <-committed)
 		if !strings.Contains(res.Error, "is not readable") {
 			t.Errorf("%s: error %q", task, res.Error)
 		}
