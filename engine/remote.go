@@ -6,6 +6,7 @@ package engine
 // task. The transport (NATS JetStream) is package natsboard's.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,6 +94,10 @@ type RemoteResult struct {
 	Usage        model.Usage          `json:"usage"`
 	// Worker names the worker that ran it.
 	Worker string `json:"worker,omitempty"`
+	// Model is the model string the attempt ran with (RemoteTask.Model as
+	// the worker received it, after the coordinator's --model): Usage is
+	// priced by it, as an in-process call is by the model that answered.
+	Model string `json:"model,omitempty"`
 	// Journaled is how many transcript entries the attempt's journal
 	// holds (0: none, or a worker that does not say): the coordinator
 	// copies those its record lacks into it.
@@ -175,7 +180,7 @@ func (hb *hostBoard) runRemote(ctx context.Context, t *board.Task, deps []board.
 		return "", err
 	}
 	hb.recordRemote(ctx, rt, res)
-	wd.gen.acct.add(caller, rt.Model, res.Usage)
+	wd.gen.acct.add(caller, cmp.Or(res.Model, rt.Model), res.Usage)
 	for _, o := range res.Observations {
 		wd.ledger.Record(o)
 	}

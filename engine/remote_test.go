@@ -249,3 +249,43 @@ func TestRemoteTranscriptCompletedOrKept(t *testing.T) {
 		t.Errorf("b's transcript after the resume on a worker: %q; want the local one kept, not mixed: %q", got, before)
 	}
 }
+
+// TestRemoteUsagePricedByItsModel: a remote attempt's usage is priced by
+// the model it ran with (fsd run --model maps the workflow's for the
+// workers), as an in-process call is priced by the model that answered,
+// not by the workflow's model string.
+func TestRemoteUsagePricedByItsModel(t *testing.T) {
+	p := project(team())
+	p.Workflow.Host = nil
+	p.Workflow.Model = "workflow/model"
+	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "g", Assignee: "team/iso"}}
+	p.Workflow.Prices = map[string]spec.Price{"workflow/model": {Input: 1}, "override/model": {Input: 100}}
+	d := &fakeDispatcher{answer: func(t *RemoteTask) *RemoteResult {
+		return &RemoteResult{Result: "done", Model: "override/model", Usage: model.Usage{InputTokens: 1000}}
+	}}
+	rec := &event.Recorder{}
+	r, err := New(p, Options{Model: &recModel{}, Dispatcher: d, Sink: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Execute(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	finished := 0
+	for _, e := range rec.Events() {
+		if e.Type == event.RunFinished {
+			finished++
+			if want := (spec.Price{Input: 100}).Cost(1000, 0, 0, 0); e.Cost != want {
+				t.Errorf("run cost %v, want %v (override/model's price)", e.Cost, want)
+			}
+		}
+	}
+	if finished != 1 {
+		t.Fatalf("%d run.finished events", finished)
+	}
+	// A worker's outcome names the model it was sent.
+	res := Work(context.Background(), &RemoteTask{Run: "r", Task: "a", Attempt: 1, Goal: "g", Model: "override/model"}, WorkOptions{Model: &recModel{}})
+	if res.Model != "override/model" {
+		t.Errorf("Work's outcome names the model %q, want override/model", res.Model)
+	}
+}

@@ -67,7 +67,7 @@ type WorkOptions struct {
 // o.Journaled when an earlier delivery journaled steps. The outcome is
 // the result; a task failure is RemoteResult.Error, never a panic.
 func Work(ctx context.Context, t *RemoteTask, o WorkOptions) (res *RemoteResult) {
-	res = &RemoteResult{}
+	res = &RemoteResult{Model: t.Model}
 	defer func() {
 		if p := recover(); p != nil {
 			res.Error = fmt.Sprintf("internal error: %v", p)
