@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +19,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -242,4 +246,278 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// handle runs one delivery of a task message and commits its outcome.
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	log := w.opts.Logger
+	var m Message
+	if err := json.Unmarshal(msg.Data(), &m); err != nil || m.Task == "" {
+		// Not a task message: no attempt to fail, and no worker will ever
+		// read it.
+		log.Error().Err(err).Str("subject", msg.Subject()).Msg("unreadable task message dropped")
+		_ = msg.Term()
+		return
+	}
+	log = log.With().Str("run", m.Run).Str("task", m.Task).Int("attempt", m.Attempt).Logger()
+	key := m.Key()
+	if m.V != WireVersion {
+		// Sent by a coordinator of another fsd version: its task fails
+		// saying so, rather than waiting for a worker that reads it.
+		log.Error().Int("v", m.V).Msg("task message of another wire version failed")
+		w.commit(ctx, msg, key, &engine.RemoteResult{Error: fmt.Sprintf("its task message is wire version %d, and worker %s reads version %d: run the same fsd version on the coordinator and every worker",
+			m.V, w.opts.Name, WireVersion)}, log)
+		return
+	}
+	// Registered before the check below: a cancel that comes after the
+	// check finds the task; one that came before committed an outcome the
+	// check finds.
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer w.running.add(key, cancel)()
+	if _, err := w.res.results.Get(ctx, key); err == nil {
+		log.Debug().Msg("already completed; delivery dropped")
+		_ = msg.Ack()
+		return
+	}
+	var res *engine.RemoteResult
+	md, _ := msg.Metadata()
+	if md != nil && m.MaxDeliveries > 0 && md.NumDelivered > uint64(m.MaxDeliveries) {
+		times := fmt.Sprintf("%d times", md.NumDelivered-1)
+		if md.NumDelivered == 2 {
+			times = "once"
+		}
+		res = &engine.RemoteResult{Error: "delivered " + times + " to workers that stopped before it finished (a worker crashed, lost its connection or was stopped, or NATS failed for now); not delivered again"}
+	} else {
+		stop := w.heartbeat(ctx, msg, key, cancel)
+		var err error
+		delivery, resume := uint64(1), false
+		if md != nil {
+			delivery = max(md.NumDelivered, 1)
+			// A message stored before this pool's queue was created may
+			// have been delivered by an earlier one (removed by hand, made
+			// again by reopenQueue): its count restarted, its journal did
+			// not.
+			resume = delivery > 1 || md.Timestamp.Before(w.queue().CachedInfo().Created.Add(time.Second))
+		}
+		res, err = w.run(tctx, &m, delivery, resume, log)
+		stop()
+		if ctx.Err() != nil {
+			// This worker is stopping: another one runs the task.
+			_ = msg.Nak()
+			w.handedBack.Add(1)
+			return
+		}
+		if errors.Is(context.Cause(tctx), errCancelled) && (err != nil || res.Error != "") {
+			// Stopped by its coordinator's cancelTask: what it did so far
+			// (usage, items) goes back with an error saying so.
+			log.Info().Msg("task cancelled by its coordinator")
+			if res == nil {
+				res = &engine.RemoteResult{}
+			}
+			res.Error, err = errCancelled.Error(), nil
+		}
+		if err != nil {
+			// The skill, script or journal could not be read or written
+			// for now: deliver it again (bounded by MaxDeliveries; the
+			// next delivery resumes from the journal) rather than fail it.
+			log.Warn().Err(err).Msg("task handed back: NATS failed for now")
+			_ = msg.NakWithDelay(time.Second)
+			return
+		}
+	}
+	w.commit(ctx, msg, key, res, log)
+}
+
+// commit commits a delivery's outcome, then acks its message: a failed
+// commit hands the message back for another delivery.
+func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res *engine.RemoteResult, log zerolog.Logger) {
+	res.Worker = w.opts.Name
+	data, err := json.Marshal(Outcome{V: WireVersion, RemoteResult: *res})
+	if err == nil && res.Journal != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
+		// Too big with the transcript inline: the coordinator reads it
+		// from the journal stream instead.
+		res.Journal = nil
+		data, err = json.Marshal(Outcome{V: WireVersion, RemoteResult: *res})
+	}
+	if err != nil {
+		data, _ = json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Error: "outcome: " + err.Error(), Worker: w.opts.Name}})
+	}
+	_, err = w.res.results.Create(ctx, key, data)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		// It would never fit: running it again would not help. The task
+		// fails with what to change (its usage still counts).
+		data, _ = json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Usage: res.Usage, Worker: w.opts.Name,
+			Error: fmt.Sprintf("its outcome (result, observations, history items) is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration, or have the task return less",
+				len(data), w.res.nc.MaxPayload())}})
+		_, err = w.res.results.Create(ctx, key, data)
+	}
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			log.Warn().Err(err).Msg("could not commit the outcome; the task will be delivered again")
+			_ = msg.NakWithDelay(time.Second)
+			return
+		}
+		log.Info().Msg("another worker committed this attempt first; this outcome is discarded")
+	}
+	if err := msg.DoubleAck(ctx); err != nil {
+		log.Debug().Err(err).Msg("ack not confirmed; a redelivery will find the outcome")
+	}
+}
+
+// heartbeat tells the server the task is in progress, a few times per
+// ack wait, until stop is called. It also looks for the attempt's
+// outcome: one committed meanwhile (a cancel that came as this worker
+// took the message, another worker's after a redelivery) makes this run
+// moot, and it is cancelled.
+func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, cancel context.CancelCauseFunc) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(max(w.opts.AckWait/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+				if _, err := w.res.results.Get(ctx, key); err == nil {
+					cancel(errSuperseded)
+				}
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// run loads what the task needs, reads its journal and runs it (resumed
+// after what earlier deliveries journaled), journaling as delivery. A
+// failure to load or to journal is the task's error, unless it may pass
+// (a transient NATS error): that is returned as err.
+func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bool, log zerolog.Logger) (*engine.RemoteResult, error) {
+	fail := func(format string, args ...any) (*engine.RemoteResult, error) {
+		return &engine.RemoteResult{Error: fmt.Sprintf(format, args...)}, nil
+	}
+	var skill *spec.Skill
+	if m.Skill != "" {
+		dir, err := w.res.objs.fetchBundle(ctx, w.opts.CacheDir, m.Bundle)
+		if transient(err) {
+			return nil, err
+		}
+		if err != nil {
+			return fail("skill %s: %v", m.Skill, err)
+		}
+		path := filepath.Join(dir, filepath.FromSlash(m.Manifest))
+		if !filepath.IsLocal(filepath.FromSlash(m.Manifest)) {
+			return fail("skill %s: manifest path %q leaves its folder", m.Skill, m.Manifest)
+		}
+		s, diags := spec.LoadSkill(path)
+		if err := diags.Err(); err != nil || s == nil {
+			return fail("skill %s: %v", m.Skill, err)
+		}
+		skill = s
+	}
+	md, err := w.model(ctx, m)
+	if transient(err) {
+		return nil, err
+	}
+	if err != nil {
+		// Said from the worker: its environment lacks the key, not the
+		// coordinator's. The provider's errors already name the model.
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "model "+m.Model+":") {
+			msg = "model " + m.Model + ": " + msg
+		}
+		return fail("on worker %s: %s", w.opts.Name, msg)
+	}
+	sink := event.SinkFunc(func(e event.Event) {
+		data, err := json.Marshal(e)
+		if err == nil {
+			_ = w.res.nc.Publish(m.Events, data)
+		}
+	})
+	// Only an earlier delivery of this message journals this attempt: a
+	// first delivery has nothing to resume and skips the read (a request
+	// per task, a third of what journaling costs a one-step task).
+	view := &view{}
+	if resume {
+		view, err = readJournal(ctx, w.res.journal, m.Run, m.Task, m.Attempt)
+		if transient(err) {
+			return nil, err
+		}
+		if err != nil {
+			return fail("%v", err)
+		}
+	}
+	jl := NewJournalLog(w.res.jsj, m.Run, m.Task, m.Attempt, delivery, view.last())
+	if len(view.entries) > 0 {
+		log.Info().Int("entries", len(view.entries)).Uint64("delivery", delivery).Msg("resuming the task from its journal")
+	}
+	var approver engine.Approver
+	if m.Approvals != "" {
+		approver = approvalAsker{nc: w.res.nc, subject: m.Approvals}
+	}
+	log.Debug().Msg("task started")
+	tee := newTeeLog(jl, view.entries, w.res.nc.MaxPayload())
+	res := engine.Work(ctx, &m.RemoteTask, engine.WorkOptions{
+		Model: md, Skill: skill, Sink: sink, Logger: log, Approver: approver,
+		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
+		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
+			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
+		Journal: tee, Journaled: view.entries,
+	})
+	// The whole transcript is stored before the outcome is committed
+	// (a step's durability may have left the last entries unwaited).
+	if err := jl.Wait(jl.Last()); err != nil {
+		if res.Error != "" && journalTransient(err) {
+			// The step failed because the journal did: the next delivery
+			// resumes from what was stored.
+			return nil, err
+		}
+		if res.Error == "" {
+			log.Warn().Err(err).Msg("the task completed but its journal misses its last entries")
+		}
+	}
+	// What the coordinator copies into its run record: the view this
+	// delivery resumed from and what it journaled after it, inline when
+	// it is small.
+	res.Journaled = len(view.entries) + int(jl.Last())
+	res.Journal = tee.inline()
+	return res, nil
+}
+
+// journalTransient reports whether a journal publish may succeed if made
+// again: transient, the stream did not answer (in time), or too many
+// publishes awaited their acks.
+func journalTransient(err error) bool {
+	return transient(err) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrTooManyStalledMsgs)
+}
+
+// model returns the task's model, built once per name and script.
+func (w *Worker) model(ctx context.Context, m *Message) (model.Model, error) {
+	script := ""
+	if m.Script != "" {
+		name := m.ScriptName
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+			name = "workflow.script.yaml"
+		}
+		var err error
+		if script, err = w.res.objs.fetchFile(ctx, w.opts.CacheDir, m.Script, name); err != nil {
+			return nil, err
+		}
+	}
+	key := m.Model + "\x00" + script
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if md, ok := w.models[key]; ok {
+		return md, nil
+	}
+	md, err := w.opts.Model(m.Model, script)
+	if err != nil {
+		return nil, err
+	}
+	w.models[key] = md
+	return md, nil
 }
