@@ -189,6 +189,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				if !ok {
 					return
 				}
+				asked := time.Now()
 				msg, err := w.queue().Next(jetstream.FetchMaxWait(2 * time.Second))
 				if err != nil {
 					release()
@@ -202,7 +203,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				trouble.over(w.opts.Logger)
 				wg.Go(func() {
 					defer release()
-					w.handle(tctx, msg)
+					w.handle(tctx, msg, newLease(asked, w.opts.AckWait))
 				})
 			}
 		})
@@ -249,7 +250,7 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // handle runs one delivery of a task message and commits its outcome.
-func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 	log := w.opts.Logger
 	var m Message
 	if err := json.Unmarshal(msg.Data(), &m); err != nil || m.Task == "" {
@@ -266,7 +267,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// saying so, rather than waiting for a worker that reads it.
 		log.Error().Int("v", m.V).Msg("task message of another wire version failed")
 		w.commit(ctx, msg, key, &engine.RemoteResult{Error: fmt.Sprintf("its task message is wire version %d, and worker %s reads version %d: run the same fsd version on the coordinator and every worker",
-			m.V, w.opts.Name, WireVersion)}, log)
+			m.V, w.opts.Name, WireVersion)}, l, log)
 		return
 	}
 	// Registered before the check below: a cancel that comes after the
@@ -289,7 +290,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		res = &engine.RemoteResult{Error: "delivered " + times + " to workers that stopped before it finished (a worker crashed, lost its connection or was stopped, or NATS failed for now); not delivered again"}
 	} else {
-		stop := w.heartbeat(ctx, msg, key, cancel)
+		stop := w.heartbeat(ctx, msg, key, cancel, l)
 		var err error
 		delivery, resume := uint64(1), false
 		if md != nil {
@@ -304,8 +305,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		stop()
 		if ctx.Err() != nil {
 			// This worker is stopping: another one runs the task.
-			_ = msg.Nak()
-			w.handedBack.Add(1)
+			if handBack(msg, l, 0, log) {
+				w.handedBack.Add(1)
+			}
 			return
 		}
 		if errors.Is(context.Cause(tctx), errCancelled) && (err != nil || res.Error != "") {
@@ -322,16 +324,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			// for now: deliver it again (bounded by MaxDeliveries; the
 			// next delivery resumes from the journal) rather than fail it.
 			log.Warn().Err(err).Msg("task handed back: NATS failed for now")
-			_ = msg.NakWithDelay(time.Second)
+			handBack(msg, l, time.Second, log)
 			return
 		}
 	}
-	w.commit(ctx, msg, key, res, log)
+	w.commit(ctx, msg, key, res, l, log)
 }
 
 // commit commits a delivery's outcome, then acks its message: a failed
-// commit hands the message back for another delivery.
-func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res *engine.RemoteResult, log zerolog.Logger) {
+// commit hands the message back for another delivery (while l holds).
+func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res *engine.RemoteResult, l *lease, log zerolog.Logger) {
 	res.Worker = w.opts.Name
 	data, err := json.Marshal(Outcome{V: WireVersion, RemoteResult: *res})
 	if err == nil && res.Journal != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
@@ -355,7 +357,7 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res 
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			log.Warn().Err(err).Msg("could not commit the outcome; the task will be delivered again")
-			_ = msg.NakWithDelay(time.Second)
+			handBack(msg, l, time.Second, log)
 			return
 		}
 		log.Info().Msg("another worker committed this attempt first; this outcome is discarded")
@@ -366,23 +368,35 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res 
 }
 
 // heartbeat tells the server the task is in progress, a few times per
-// ack wait, until stop is called. It also looks for the attempt's
-// outcome: one committed meanwhile (a cancel that came as this worker
-// took the message, another worker's after a redelivery) makes this run
-// moot, and it is cancelled.
-func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, cancel context.CancelCauseFunc) (stop func()) {
+// ack wait, until stop is called; the heartbeats the server answers
+// extend the delivery's lease. It also looks for the attempt's outcome:
+// one committed meanwhile (a cancel that came as this worker took the
+// message, another worker's after a redelivery) makes this run moot, and
+// it is cancelled.
+func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, cancel context.CancelCauseFunc, l *lease) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(max(w.opts.AckWait/3, 10*time.Millisecond))
+		// Each request is bounded by the period: a slow answer must not
+		// hold back the next heartbeat.
+		period := max(w.opts.AckWait/3, 10*time.Millisecond)
+		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				_ = msg.InProgress()
-				if _, err := w.res.results.Get(ctx, key); err == nil {
+				// An in-progress ack sent as a request: the server
+				// answers once it has processed it.
+				sent := time.Now()
+				if _, err := w.res.nc.Request(msg.Reply(), []byte("+WPI"), period); err == nil {
+					l.confirmed(sent)
+				}
+				gctx, gcancel := context.WithTimeout(ctx, period)
+				_, err := w.res.results.Get(gctx, key)
+				gcancel()
+				if err == nil {
 					cancel(errSuperseded)
 				}
 			}

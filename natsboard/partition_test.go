@@ -1,0 +1,239 @@
+package natsboard
+
+// Partition tests: the network between a worker (or the coordinator) and
+// the NATS server misbehaves, through netProxy, while a run goes on.
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// completions counts a run record's task.completed events by task.
+func completions(t *testing.T, runDir string) map[string]int {
+	t.Helper()
+	n := map[string]int{}
+	for _, e := range events(t, runDir) {
+		if e["type"] == "task.completed" {
+			task, _ := e["task"].(string)
+			n[task]++
+		}
+	}
+	return n
+}
+
+// TestWorkerPartitionedMidTask: the worker running a task is cut off
+// without its connection closing (a stall longer than the ack wait); the
+// task goes to another worker and its outcome is committed once, by that
+// worker. When the network comes back the partitioned worker's late
+// outcome is discarded, and it goes on taking tasks.
+func TestWorkerPartitionedMidTask(t *testing.T) {
+	srv := runServer(t)
+	p := newProxy(t, srv.Addr().String())
+	wf := fanout(t, 1, "3s")
+	dir := filepath.Dir(wf)
+	a := worker(t, p.url(), "wa", "--concurrency", "1")
+	runs := filepath.Join(dir, "runs")
+	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs)
+	until(t, "worker wa to start t0", func() bool { return started(a.output())["t0"] == 1 })
+	p.stall()
+	b := worker(t, srv.ClientURL(), "wb", "--concurrency", "1")
+	var id string
+	until(t, "worker wb to commit t0", func() bool {
+		ents, _ := filepath.Glob(filepath.Join(runs, "*"))
+		if len(ents) != 1 {
+			return false
+		}
+		id = filepath.Base(ents[0])
+		out, err := readOutcome(srv.ClientURL(), id, "t0", 1)
+		return err == nil && out.Worker == "wb"
+	})
+	p.restore()
+	run.wait(t)
+	if got := lastLine(run.output()); got != "joined join" {
+		t.Errorf("answer %q", got)
+	}
+	out, values := outcome(t, srv.ClientURL(), id, "t0", 1)
+	if out.Worker != "wb" || out.Result != "done t0" || values != 1 {
+		t.Errorf("outcome of t0: worker %q result %q, %d values; want wb, done t0, 1", out.Worker, out.Result, values)
+	}
+	if got := completions(t, onlyRun(t, runs)); got["t0"] != 1 || got["join"] != 1 {
+		t.Errorf("task.completed events by task: %v; want t0 and join once", got)
+	}
+	// wa learns its outcome is void (it is discarded, or its run is
+	// stopped as superseded) and then serves the next run alone.
+	until(t, "worker wa to drop its late t0", func() bool {
+		o := a.output()
+		return strings.Contains(o, "outcome is discarded") || strings.Contains(o, "superseded")
+	})
+	b.kill()
+	runs2 := filepath.Join(dir, "runs2")
+	run2 := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs2)
+	run2.wait(t)
+	if got := lastLine(run2.output()); got != "joined join" {
+		t.Errorf("second run's answer %q", got)
+	}
+	if got := started(a.output()); got["join"] != 1 {
+		t.Errorf("worker wa started %v; want the second run's join too", got)
+	}
+}
+
+// TestCoordinatorPartitioned: the coordinator (fsd run) is cut off from
+// NATS for a while in the middle of a run, first by a stall its TCP
+// connection does not notice, then by a cut; the workers go on, and once
+// the network is back the run finishes with the right answer and every
+// task completed once in its record. (The run has more tasks than its
+// concurrency, so the coordinator publishes tasks as others complete.)
+func TestCoordinatorPartitioned(t *testing.T) {
+	srv := runServer(t)
+	p := newProxy(t, srv.Addr().String())
+	wf := fanout(t, 20, "1s")
+	dir := filepath.Dir(wf)
+	worker(t, srv.ClientURL(), "w1", "--concurrency", "1")
+	worker(t, srv.ClientURL(), "w2", "--concurrency", "1")
+	out, err := os.Create(filepath.Join(dir, "events.out"))
+	must(t, err)
+	defer out.Close()
+	runs := filepath.Join(dir, "runs")
+	run := start(t, dir, out, "run", wf, "--nats", p.url(), "--runs-dir", runs, "--events", "json")
+	completed := func() int { return countEvents(out.Name(), "task.completed") }
+	until(t, "a task to complete", func() bool { return completed() >= 1 })
+	p.stall()
+	time.Sleep(6 * time.Second) // past a request's timeout (5 s) and the result watch's heartbeats
+	p.restore()
+	n := completed()
+	until(t, "a task to complete after the stall", func() bool { return completed() > n })
+	p.cut()
+	time.Sleep(2 * time.Second)
+	p.restore()
+	run.wait(t)
+	if !strings.Contains(lastLine(readFile(t, out.Name())), `"answer":"joined join"`) {
+		t.Errorf("run.finished: %s", lastLine(readFile(t, out.Name())))
+	}
+	got := completions(t, onlyRun(t, runs))
+	if len(got) != 21 {
+		t.Errorf("tasks completed: %v; want t0…t19 and join", got)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("task %s completed %d times", id, n)
+		}
+	}
+}
+
+// clientGoroutines counts this process's goroutines that run NATS client
+// or worker code (the embedded server's and the proxy's are not), and
+// returns their stacks.
+func clientGoroutines() (int, string) {
+	var b bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+	var keep []string
+	for _, g := range strings.Split(b.String(), "\n\n") {
+		if strings.Contains(g, "nats-io/nats.go") || strings.Contains(g, "natsboard.(*Worker)") || strings.Contains(g, "fsd/engine.") {
+			keep = append(keep, g)
+		}
+	}
+	return len(keep), strings.Join(keep, "\n\n")
+}
+
+// TestWorkerConnectionFlaps: the connection of a worker (in this process,
+// so its goroutines can be counted) is cut five times during a run, some
+// cuts shorter and some longer than the ack wait. No task is lost and
+// none completes twice; the worker runs every task itself (it is the only
+// one), and once idle it runs no more client goroutines than it did
+// before the cuts, after a run of the same workflow.
+func TestWorkerConnectionFlaps(t *testing.T) {
+	srv := runServer(t)
+	p := newProxy(t, srv.Addr().String())
+	wf := fanout(t, 12, "500ms")
+	dir := filepath.Dir(wf)
+	(&natsFixture{url: p.url()}).startWorker(t, WorkerOptions{Name: "wf", Concurrency: 2})
+	warm := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "warm"))
+	warm.wait(t)
+	// The fewest seen while idle: goroutines of the last task may still
+	// be ending.
+	before := -1
+	for range 20 {
+		if n, _ := clientGoroutines(); before < 0 || n < before {
+			before = n
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	out, err := os.Create(filepath.Join(dir, "events.out"))
+	must(t, err)
+	defer out.Close()
+	runs := filepath.Join(dir, "runs")
+	run := start(t, dir, out, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs, "--events", "json")
+	completed := func() int { return countEvents(out.Name(), "task.completed") }
+	for i := range 5 {
+		n := completed()
+		until(t, "a task to complete", func() bool { return completed() > n })
+		p.cut()
+		// Short cuts the task rides out; long ones (past the 1 s ack
+		// wait) send it to be delivered again.
+		time.Sleep([]time.Duration{200 * time.Millisecond, 1500 * time.Millisecond}[i%2])
+		p.restore()
+	}
+	run.wait(t)
+	if !strings.Contains(lastLine(readFile(t, out.Name())), `"answer":"joined join"`) {
+		t.Errorf("run.finished: %s", lastLine(readFile(t, out.Name())))
+	}
+	got := completions(t, onlyRun(t, runs))
+	if len(got) != 13 {
+		t.Errorf("tasks completed: %v; want t0…t11 and join", got)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("task %s completed %d times", id, n)
+		}
+	}
+	var after int
+	var stacks string
+	for range 150 {
+		if after, stacks = clientGoroutines(); after <= before {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("the idle worker runs %d client goroutines after the cuts, %d before:\n%s", after, before, stacks)
+}
+
+// TestPartitionedWorkerStoppedKeepsOffTask: a worker cut off mid-task
+// past the ack wait, whose task another worker has taken, is stopped
+// (SIGTERM) before the network comes back. Its lease ran out, so it does
+// not hand the task back: its late "give it to someone else" would reach
+// the server once the network is back and send the task, which the other
+// worker is running, to a third delivery.
+func TestPartitionedWorkerStoppedKeepsOffTask(t *testing.T) {
+	srv := runServer(t)
+	p := newProxy(t, srv.Addr().String())
+	wf := fanout(t, 1, "4s")
+	dir := filepath.Dir(wf)
+	a := worker(t, p.url(), "wa", "--concurrency", "1")
+	runs := filepath.Join(dir, "runs")
+	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", runs)
+	until(t, "worker wa to start t0", func() bool { return started(a.output())["t0"] == 1 })
+	p.stall()
+	// Two slots: a third delivery would find one free.
+	b := worker(t, srv.ClientURL(), "wb", "--concurrency", "2")
+	until(t, "worker wb to start t0", func() bool { return started(b.output())["t0"] == 1 })
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	until(t, "worker wa to stop its task", func() bool { return strings.Contains(a.output(), "worker stopped") })
+	p.restore()
+	run.wait(t)
+	if got := lastLine(run.output()); got != "joined join" {
+		t.Errorf("answer %q", got)
+	}
+	if n := started(b.output())["t0"]; n != 1 {
+		t.Errorf("worker wb started t0 %d times, want 1", n)
+	}
+	if got := completions(t, onlyRun(t, runs)); got["t0"] != 1 {
+		t.Errorf("task.completed events by task: %v; want t0 once", got)
+	}
+}
