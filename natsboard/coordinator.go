@@ -57,6 +57,8 @@ type Coordinator struct {
 	checking atomic.Bool
 	closed   chan struct{}
 	close    sync.Once
+	// pooled: task subjects whose worker pool was looked for (warnNoPool).
+	pooled map[string]bool
 }
 
 type skillRef struct{ bundle, manifest string }
@@ -77,7 +79,7 @@ func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error
 	for _, w := range res.warnings {
 		opts.Logger.Warn().Msg(w)
 	}
-	c := &Coordinator{res: res, opts: opts, skills: map[string]skillRef{}, watches: map[string]*runWatch{}, closed: make(chan struct{})}
+	c := &Coordinator{res: res, opts: opts, skills: map[string]skillRef{}, watches: map[string]*runWatch{}, closed: make(chan struct{}), pooled: map[string]bool{}}
 	c.watchStore(ctx)
 	return c, nil
 }
@@ -210,6 +212,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 	if err != nil {
 		return nil, fmt.Errorf("publish task %s: %w", t.Task, err)
 	}
+	c.warnNoPool(taskSubject(t.Skill, t.Agent))
 	select {
 	case out := <-ready:
 		return &out.RemoteResult, nil

@@ -280,6 +280,38 @@ func lastLine(s string) string {
 
 var _ = context.Background
 
+// TestNoPoolTakesTasksWarned: a run whose tasks no worker pool takes
+// (the only worker's --agents match none of them, or no worker has
+// started) waits on the queue, as it should for workers that start
+// later; the coordinator says so once per agent, naming the pools there
+// are, instead of showing the task started and nothing more. A worker
+// that then starts takes the tasks and the run ends.
+func TestNoPoolTakesTasksWarned(t *testing.T) {
+	srv := runServer(t)
+	wf := fanout(t, 2, "")
+	dir := filepath.Dir(wf)
+	nope := worker(t, srv.ClientURL(), "nope", "--agents", "nope.*")
+	until(t, "the worker ready", func() bool { return strings.Contains(nope.output(), "worker ready") })
+	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "runs"))
+	const warned = "no fsd worker pool takes fan.worker tasks"
+	until(t, "the coordinator to say no pool takes the tasks", func() bool { return strings.Contains(run.output(), warned) })
+	if !strings.Contains(run.output(), "pools now: nope.*") {
+		t.Errorf("the warning does not name the pools there are:\n%s", run.output())
+	}
+	worker(t, srv.ClientURL(), "fans", "--agents", "fan.*")
+	run.wait(t)
+	out := run.output()
+	if got := lastLine(out); got != "joined join" {
+		t.Errorf("answer %q", got)
+	}
+	if n := strings.Count(out, warned); n != 1 {
+		t.Errorf("said %d times, want once per agent:\n%s", n, out)
+	}
+	if strings.Contains(out, "fan.joiner tasks") {
+		t.Errorf("warned about the joiner, which a pool took:\n%s", out)
+	}
+}
+
 // TestAgentsPartitionWorkers: workers started with disjoint --agents take
 // only their agents' tasks; a worker whose pattern overlaps theirs is
 // refused at start with a message saying why.

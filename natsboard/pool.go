@@ -178,3 +178,63 @@ func (w *Worker) queue() jetstream.Consumer {
 	defer w.qmu.Unlock()
 	return w.cons
 }
+
+// noPoolGrace is how long a task subject no pool takes must stay so before
+// the coordinator says it: workers started with the run (fsd worker &, fsd
+// run) create their pool within it.
+const noPoolGrace = 5 * time.Second
+
+// warnNoPool says, once per task subject, when no worker pool takes it: no
+// fsd worker ever started on this NATS system, or every pool's --agents
+// leaves it out. The task waits on the queue for a worker that starts
+// later, which is right, but without a word the run looks stuck on a
+// task shown as started.
+func (c *Coordinator) warnNoPool(subject string) {
+	c.mu.Lock()
+	seen := c.pooled[subject]
+	c.pooled[subject] = true
+	c.mu.Unlock()
+	if seen {
+		return
+	}
+	go func() {
+		pools, taken := c.pools(subject)
+		if taken {
+			return
+		}
+		select {
+		case <-c.closed:
+			return
+		case <-time.After(noPoolGrace):
+		}
+		if pools, taken = c.pools(subject); taken {
+			return
+		}
+		now := "none"
+		if len(pools) > 0 {
+			now = strings.Join(pools, ", ")
+		}
+		agent := strings.TrimPrefix(subject, taskSubjects+".")
+		c.opts.Logger.Warn().Msgf("no fsd worker pool takes %s tasks: they wait on the queue until a worker whose --agents matches %s starts (fsd worker --nats URL takes every task by default); pools now: %s",
+			agent, agent, now)
+	}()
+}
+
+// pools lists the --agents patterns of the worker pools on the task
+// stream, and tells whether one takes subject. When it cannot tell (NATS
+// fails), it says taken: a warning must not be wrong.
+func (c *Coordinator) pools(subject string) (pools []string, taken bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lister := c.res.tasks.ListConsumers(ctx)
+	for ci := range lister.Info() {
+		if !strings.HasPrefix(ci.Name, "fsd-workers") {
+			continue
+		}
+		pools = append(pools, strings.TrimPrefix(ci.Config.FilterSubject, taskSubjects+"."))
+		if subjectsCollide(ci.Config.FilterSubject, subject) {
+			taken = true
+		}
+	}
+	return pools, taken || lister.Err() != nil
+}
