@@ -99,6 +99,7 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			for _, bf := range d.fields(f.v, boardKeys, &b.Node) {
 				if bf.key == "nats" {
 					b.NATS, _ = str(bf.v)
+					checkNATSURL(d, bf.v, b.NATS)
 				}
 			}
 			w.Board = b

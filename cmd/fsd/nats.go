@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	neturl "net/url"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -34,11 +31,9 @@ func natsDispatcher(path string, f runFlags, p *spec.Project, ms *models, log ze
 	if url == "" || f.offline {
 		return nil, nil, nil
 	}
-	if err := checkNATSURL(url); err != nil {
-		if f.nats != "" {
-			return nil, nil, usage("--nats %v", err)
-		}
-		return nil, nil, fail(exitProblems, "%s: board.nats %v", path, err)
+	// The workflow's board.nats was checked when it loaded.
+	if err := checkNATSURL(f.nats); f.nats != "" && err != nil {
+		return nil, nil, usage("--nats %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -55,31 +50,11 @@ func natsDispatcher(path string, f runFlags, p *spec.Project, ms *models, log ze
 }
 
 // checkNATSURL says what is wrong with a comma-separated NATS URL list
-// before anything dials it: the client would take any scheme, and wait
-// for a NATS greeting from a web server. Errors never show credentials.
+// before anything dials it (spec.NATSURLProblem). Errors never show
+// credentials.
 func checkNATSURL(list string) error {
-	for _, p := range strings.Split(list, ",") {
-		p = strings.TrimSpace(p)
-		full := p
-		if !strings.Contains(full, "://") {
-			full = "nats://" + full // the client's default
-		}
-		u, err := neturl.Parse(full)
-		if err != nil {
-			var ue *neturl.Error
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return fmt.Errorf("%s: %v", redactURL(p), err)
-		}
-		switch u.Scheme {
-		case "nats", "tls", "ws", "wss":
-		default:
-			return fmt.Errorf("%s: want nats://HOST:PORT (or tls://, ws://, wss://), not %s://", redactURL(p), u.Scheme)
-		}
-		if u.Host == "" {
-			return fmt.Errorf("%s: no host", redactURL(p))
-		}
+	if bad, problem := spec.NATSURLProblem(list); problem != "" {
+		return fmt.Errorf("%s: %s", redactURL(bad), problem)
 	}
 	return nil
 }

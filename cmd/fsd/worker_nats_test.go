@@ -73,6 +73,8 @@ func TestWorkerStartProblems(t *testing.T) {
 	}{
 		{"http url", []string{"worker", "--nats", web.URL}, exitUsage, "want nats://HOST:PORT (or tls://, ws://, wss://), not http://"},
 		{"bad port", []string{"worker", "--nats", "nats://127.0.0.1:bad"}, exitUsage, `invalid port ":bad"`},
+		{"port out of range", []string{"worker", "--nats", "nats://fsd:s3cret@127.0.0.1:99999"}, exitUsage, "--nats nats://REDACTED@127.0.0.1:99999: port 99999 is out of range (1-65535)"},
+		{"run port out of range", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", "nats://127.0.0.1:0", "--runs-dir", t.TempDir()}, exitUsage, "port 0 is out of range"},
 		{"run http url", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", web.URL, "--runs-dir", t.TempDir()}, exitUsage, "--nats " + web.URL},
 		{"not a nats server", []string{"worker", "--nats", notNATS}, exitProblems, "no NATS greeting from the server there"},
 		{"no server, credentials hidden", []string{"worker", "--nats", "nats://fsd:s3cret@127.0.0.1:1"}, exitProblems, "nats nats://REDACTED@127.0.0.1:1: nats: no servers available for connection (is a NATS server running there?"},
