@@ -402,7 +402,7 @@ func (r *Run) digests() (journal.Digests, error) {
 	}
 	d[key] = journal.Sum(y)
 	if r.wf.Script != "" {
-		path := filepath.Join(r.wf.Dir, filepath.FromSlash(r.wf.Script))
+		path := r.wf.ScriptPath()
 		if err := d.AddFile("script "+r.rel(path), path); err != nil {
 			return nil, err
 		}

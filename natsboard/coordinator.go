@@ -120,7 +120,7 @@ func (c *Coordinator) Publish(ctx context.Context, p *spec.Project) error {
 		c.skills[s.ID] = skillRef{bundle: d, manifest: filepath.ToSlash(rel)}
 	}
 	if wf := p.Workflow; wf != nil && wf.Script != "" {
-		path := filepath.Join(wf.Dir, filepath.FromSlash(wf.Script))
+		path := wf.ScriptPath()
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return err

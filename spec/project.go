@@ -133,7 +133,7 @@ func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 				files[key(s.File)] = s.File
 			}
 			if p.Workflow.Script != "" {
-				scriptFiles = append(scriptFiles, ExpandPath(p.Workflow.Script, p.Workflow.Dir))
+				scriptFiles = append(scriptFiles, p.Workflow.ScriptPath())
 			}
 		}
 	}

@@ -450,7 +450,7 @@ type Workflow struct {
 
 	Name   string `json:"name"`
 	Model  string `json:"model,omitempty"`
-	Script string `json:"script,omitempty"` // path, relative to Dir
+	Script string `json:"script,omitempty"` // path, relative to Dir (ScriptPath)
 	// Skills are files or folders, relative to Dir, searched recursively.
 	Skills []string `json:"skills,omitempty"`
 	// SkillsPos holds the position of each element of Skills.
@@ -485,4 +485,14 @@ type Workflow struct {
 	Board *BoardConfig `json:"board,omitempty"`
 	Tasks []Task       `json:"tasks,omitempty"`
 	Input string       `json:"input,omitempty"`
+}
+
+// ScriptPath is the file of the workflow's script: Script joined to the
+// workflow's folder unless it is absolute (a leading ~ is the home
+// folder, as for skills). Empty when there is no script.
+func (w *Workflow) ScriptPath() string {
+	if w.Script == "" {
+		return ""
+	}
+	return ExpandPath(w.Script, w.Dir)
 }

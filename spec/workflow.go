@@ -56,11 +56,7 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 		case "script":
 			if s, ok := str(f.v); ok {
 				w.Script = s
-				p := s
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(w.Dir, filepath.FromSlash(s))
-				}
-				if _, err := os.Stat(p); err != nil {
+				if _, err := os.Stat(w.ScriptPath()); err != nil {
 					d.errorf(f.v, "path", "script %q: %s", s, ioMessage(err))
 				}
 			}

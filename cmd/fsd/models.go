@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -109,7 +108,7 @@ func (m *models) scripted() (model.Model, error) {
 	if wf.Script == "" {
 		return nil, fmt.Errorf("%s: the model is scripted but the workflow names no script (add `script: NAME.script.yaml`)", wf.File)
 	}
-	s, err := scripted.Load(filepath.Join(wf.Dir, filepath.FromSlash(wf.Script)))
+	s, err := scripted.Load(wf.ScriptPath())
 	if err != nil {
 		return nil, err
 	}

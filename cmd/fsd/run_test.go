@@ -134,3 +134,28 @@ func write(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRunScriptAbsolutePath: a workflow's script: may be an absolute path
+// (fsd validate accepts one), not only a path relative to the workflow;
+// fsd run used to join it to the workflow's folder and not find it.
+func TestRunScriptAbsolutePath(t *testing.T) {
+	dir := t.TempDir()
+	script, err := filepath.Abs("../../examples/hello/hello.script.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	skills, err := filepath.Abs("../../examples/hello/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := filepath.Join(dir, "abs.workflow.yaml")
+	if err := os.WriteFile(wf, []byte("name: hello\nmodel: scripted\nscript: "+script+"\nskills: ["+skills+
+		"]\nhost: {prompt: You welcome new colleagues.}\ninput: Welcome Ada to the team.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := fsd(t, "run", "../../examples/hello/hello.workflow.yaml", "--runs-dir", t.TempDir())
+	code, out, errs := fsd(t, "run", wf, "--runs-dir", t.TempDir())
+	if code != 0 || out != want {
+		t.Errorf("exit %d, answer %q, stderr %s; want exit 0 and %q", code, out, errs, want)
+	}
+}
