@@ -24,6 +24,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -440,7 +441,7 @@ func TestFewerReplicasWarned(t *testing.T) {
 	nodes := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := connect(ctx, urls(nodes...), "test setup", 1)
+	r, err := connect(ctx, urls(nodes...), "test setup", 1, zerolog.Nop())
 	must(t, err)
 	r.Close()
 	w := worker(t, urls(nodes...), "w1")

@@ -72,7 +72,7 @@ func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error
 	if opts.CancelGrace <= 0 {
 		opts.CancelGrace = DefaultCancelGrace
 	}
-	res, err := connect(ctx, url, "fsd run", opts.Replicas)
+	res, err := connect(ctx, url, "fsd run", opts.Replicas, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -196,9 +196,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		}
 		defer func() { _ = asub.Unsubscribe() }()
 	}
-	// Publishing again after a timeout is safe: the message id makes a
-	// second copy a duplicate the stream drops.
-	err = retry(ctx, func() error {
+	err = keepPublishing(ctx, c.opts.Logger.With().Str("task", t.Task).Logger(), func() error {
 		_, err := c.res.js.Publish(ctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key))
 		return err
 	})
@@ -223,6 +221,31 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		return nil, ctx.Err()
 	case <-w.done:
 		return nil, fmt.Errorf("watching results: %w", w.err)
+	}
+}
+
+// keepPublishing calls publish until it succeeds, fails for good or ctx
+// ends. Publishing a task again after a timeout is safe (the message id
+// makes a second copy a duplicate the stream drops), so a publish NATS
+// fails for now is tried again for as long as the task's outcome would be
+// waited for: a coordinator cut off from NATS, however long, goes on once
+// it is back, as its tasks waiting for outcomes do. After 5 s it says so
+// once, and again when the task is out.
+func keepPublishing(ctx context.Context, log zerolog.Logger, publish func() error) error {
+	start, warned := time.Now(), false
+	for i := 1; ; i++ {
+		err := publish()
+		if err == nil && warned {
+			log.Warn().Msg("task published to NATS after all")
+		}
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		if !warned && time.Since(start) >= 5*time.Second {
+			warned = true
+			log.Warn().Err(err).Msg("cannot publish the task to NATS for now; trying again until it can (Ctrl-C or --timeout ends the run)")
+		}
+		sleep(ctx, min(time.Duration(i)*100*time.Millisecond, time.Second))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/journal"
 )
@@ -83,7 +84,7 @@ func TestJournalViewFencing(t *testing.T) {
 // testJS connects to srv and sets the resources up.
 func testJS(t *testing.T, url string) *resources {
 	t.Helper()
-	r, err := connect(context.Background(), url, "test", 1)
+	r, err := connect(context.Background(), url, "test", 1, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

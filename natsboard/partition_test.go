@@ -5,13 +5,19 @@ package natsboard
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
 )
 
 // completions counts a run record's task.completed events by task.
@@ -114,6 +120,9 @@ func TestCoordinatorPartitioned(t *testing.T) {
 	run.wait(t)
 	if !strings.Contains(lastLine(readFile(t, out.Name())), `"answer":"joined join"`) {
 		t.Errorf("run.finished: %s", lastLine(readFile(t, out.Name())))
+	}
+	if o := run.output(); !strings.Contains(o, "lost the connection to NATS") || !strings.Contains(o, "reconnected to NATS") {
+		t.Errorf("fsd run's stderr does not say the connection was lost and came back:\n%s", o)
 	}
 	got := completions(t, onlyRun(t, runs))
 	if len(got) != 21 {
@@ -236,4 +245,84 @@ func TestPartitionedWorkerStoppedKeepsOffTask(t *testing.T) {
 	if got := completions(t, onlyRun(t, runs)); got["t0"] != 1 {
 		t.Errorf("task.completed events by task: %v; want t0 once", got)
 	}
+}
+
+// TestKeepPublishingOutlastsRetry: a task the coordinator cannot publish
+// for now is published again for as long as it takes (here past the ten
+// tries retry gives other requests), saying so once after 5 s and again
+// when it is out; an error that is not transient, or the run's end, stops
+// it at once.
+func TestKeepPublishingOutlastsRetry(t *testing.T) {
+	var logged bytes.Buffer
+	log := zerolog.New(&logged)
+	calls := 0
+	err := keepPublishing(context.Background(), log, func() error {
+		if calls++; calls <= 11 {
+			return nats.ErrTimeout
+		}
+		return nil
+	})
+	if err != nil || calls != 12 {
+		t.Errorf("keepPublishing: %v after %d calls; want success at the 12th", err, calls)
+	}
+	if n := strings.Count(logged.String(), "cannot publish the task to NATS for now"); n != 1 || !strings.Contains(logged.String(), "published to NATS after all") {
+		t.Errorf("said %d times that it cannot publish; log:\n%s", n, logged.String())
+	}
+
+	calls = 0
+	err = keepPublishing(context.Background(), log, func() error { calls++; return nats.ErrMaxPayload })
+	if !errors.Is(err, nats.ErrMaxPayload) || calls != 1 {
+		t.Errorf("a lasting error: %v after %d calls; want it at once", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls = 0
+	err = keepPublishing(ctx, log, func() error {
+		if calls++; calls == 3 {
+			cancel()
+		}
+		return nats.ErrTimeout
+	})
+	if err == nil || calls != 3 {
+		t.Errorf("the run ended: %v after %d calls; want an error at the 3rd", err, calls)
+	}
+}
+
+// TestNATSClientErrorsLogged: what the NATS client reports out of band (a
+// slow consumer here) goes to fsd's log, not to stderr as a raw line.
+func TestNATSClientErrorsLogged(t *testing.T) {
+	srv := runServer(t)
+	var logged syncBuffer
+	r, err := connect(context.Background(), srv.ClientURL(), "test", 1, zerolog.New(&logged))
+	must(t, err)
+	defer r.Close()
+	block := make(chan struct{})
+	defer close(block)
+	sub, err := r.nc.Subscribe("slow", func(*nats.Msg) { <-block })
+	must(t, err)
+	must(t, sub.SetPendingLimits(1, -1))
+	for range 5 {
+		must(t, r.nc.Publish("slow", []byte("x")))
+	}
+	must(t, r.nc.Flush())
+	until(t, "the slow consumer to be logged", func() bool {
+		return strings.Contains(logged.String(), "slow consumer") && strings.Contains(logged.String(), `"subject":"slow"`)
+	})
+}
+
+// syncBuffer is a bytes.Buffer for a logger written from other goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/rs/zerolog"
 )
 
 // runServer starts an embedded NATS server with JetStream on loopback.
@@ -51,7 +52,7 @@ func runCluster(t testing.TB) []*server.Server {
 	// that has just formed.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := connect(ctx, urls(nodes...), "test setup", 3)
+	r, err := connect(ctx, urls(nodes...), "test setup", 3, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 )
 
 // resources are the JetStream resources a coordinator or worker uses.
@@ -29,8 +30,10 @@ type resources struct {
 // connect dials url and makes sure the streams, bucket and object store
 // exist (creating the missing ones; existing ones keep their settings).
 // replicas is the replica count of those it creates (0: defaultReplicas).
-func connect(ctx context.Context, url, name string, replicas int) (*resources, error) {
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+// The connection's losses, returns and asynchronous errors go to log.
+func connect(ctx context.Context, url, name string, replicas int, log zerolog.Logger) (*resources, error) {
+	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
+		nats.ErrorHandler(asyncErrors(log)))
 	// Errors name the URL without its credentials.
 	url = RedactURL(url)
 	switch {
@@ -41,6 +44,7 @@ func connect(ctx context.Context, url, name string, replicas int) (*resources, e
 	case err != nil:
 		return nil, fmt.Errorf("nats %s: %w", url, err)
 	}
+	sayConnection(nc, url, log)
 	if replicas <= 0 {
 		replicas = defaultReplicas(nc)
 	}
@@ -82,6 +86,49 @@ func connect(ctx context.Context, url, name string, replicas int) (*resources, e
 		return nil, fmt.Errorf("nats %s: JetStream is not enabled for this user's account (the server's accounts config)", url)
 	}
 	return nil, fmt.Errorf("nats %s: %w (is JetStream on, with a quorum of the cluster's nodes up? start a server with nats-server -js)", url, err)
+}
+
+// sayConnection logs the connection's losses (nothing reaches NATS until
+// it is back) and returns, until it is closed. It listens to status
+// changes, so the connection's reconnect handler stays free for others
+// (Coordinator.watchStore).
+func sayConnection(nc *nats.Conn, url string, log zerolog.Logger) {
+	ch := nc.StatusChanged(nats.RECONNECTING, nats.CONNECTED, nats.CLOSED)
+	go func() {
+		lost := false
+		for st := range ch {
+			switch st {
+			case nats.RECONNECTING:
+				lost = true
+				log.Warn().Str("nats", url).Msgf("lost the connection to NATS (%v); reconnecting", nc.LastError())
+			case nats.CONNECTED:
+				if lost {
+					lost = false
+					// Said at the loss's level: fsd run shows warnings only.
+					log.Warn().Str("nats", url).Msg("reconnected to NATS")
+				}
+			case nats.CLOSED:
+				return
+			}
+		}
+	}()
+}
+
+// asyncErrors logs what the NATS client reports out of band, where its
+// default handler would print raw lines on stderr, over the live board. A
+// consumer that missed its heartbeats (a partition, a reconnect) is set
+// up again by the client itself: that is said only with -v.
+func asyncErrors(log zerolog.Logger) nats.ErrHandler {
+	return func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		e := log.Warn()
+		if errors.Is(err, nats.ErrConsumerNotActive) {
+			e = log.Debug()
+		}
+		if sub != nil {
+			e = e.Str("subject", sub.Subject)
+		}
+		e.Err(err).Msg("NATS client")
+	}
 }
 
 // replicaWarnings names the resources, created earlier by another client,

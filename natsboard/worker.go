@@ -104,7 +104,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 	if err != nil {
 		return nil, err
 	}
-	res, err := connect(ctx, url, "fsd worker "+opts.Name, opts.Replicas)
+	res, err := connect(ctx, url, "fsd worker "+opts.Name, opts.Replicas, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
