@@ -3,6 +3,8 @@ package natsboard
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -137,11 +139,18 @@ func TestSubjectsCollide(t *testing.T) {
 // TestCoordinatorSaysStoreLost: fsd's streams vanish under a running
 // coordinator (the server restarted without its store): its waiting
 // tasks fail saying what was lost and what to do, not "the watch stopped".
+//
+// The NATS client's own report of the loss (its results watch cannot be
+// recreated) goes to the coordinator's log, not as a bare line on stderr.
 func TestCoordinatorSaysStoreLost(t *testing.T) {
 	srv := runServer(t)
 	wf := fanout(t, 1, "")
 	ctx := context.Background()
-	c, err := Connect(ctx, srv.ClientURL(), Options{})
+	logFile := filepath.Join(t.TempDir(), "coordinator.log")
+	lf, err := os.Create(logFile)
+	must(t, err)
+	defer lf.Close()
+	c, err := Connect(ctx, srv.ClientURL(), Options{Logger: zerolog.New(lf).Level(zerolog.DebugLevel)})
 	must(t, err)
 	defer c.Close()
 	must(t, c.Publish(ctx, project(t, wf)))
@@ -172,6 +181,9 @@ func TestCoordinatorSaysStoreLost(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the run did not end after its streams were removed")
 	}
+	until(t, "the client's report in the coordinator's log", func() bool {
+		return strings.Contains(readFile(t, logFile), "recreating ordered consumer")
+	})
 }
 
 // TestServerRestarted: the NATS server restarts while a run's tasks wait

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -117,11 +118,13 @@ func sayConnection(nc *nats.Conn, url string, log zerolog.Logger) {
 // asyncErrors logs what the NATS client reports out of band, where its
 // default handler would print raw lines on stderr, over the live board. A
 // consumer that missed its heartbeats (a partition, a reconnect) is set
-// up again by the client itself: that is said only with -v.
+// up again by the client itself, and an ordered consumer whose stream is
+// gone is said by the coordinator itself (the store was lost): those are
+// said only with -v.
 func asyncErrors(log zerolog.Logger) nats.ErrHandler {
 	return func(_ *nats.Conn, sub *nats.Subscription, err error) {
 		e := log.Warn()
-		if errors.Is(err, nats.ErrConsumerNotActive) {
+		if errors.Is(err, nats.ErrConsumerNotActive) || strings.Contains(err.Error(), "recreating ordered consumer") {
 			e = log.Debug()
 		}
 		if sub != nil {
