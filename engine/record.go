@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -170,6 +172,13 @@ type skillRef struct {
 
 func resolved(p *spec.Project) resolvedWorkflow {
 	out := resolvedWorkflow{Workflow: p.Workflow, Limits: p.Workflow.Limits.WithDefaults()}
+	if b := p.Workflow.Board; b != nil && b.NATS != spec.RedactNATSURL(b.NATS) {
+		// board.nats may carry NATS credentials: the record keeps none.
+		wf, board := *p.Workflow, *b
+		board.NATS = spec.RedactNATSURL(b.NATS)
+		wf.Board = &board
+		out.Workflow = &wf
+	}
 	for _, s := range p.Skills {
 		out.Skills = append(out.Skills, skillRef{ID: s.ID, Version: s.Version, File: s.File})
 	}
@@ -264,7 +273,45 @@ func (rec *record) writeWorkflow(p *spec.Project) error {
 	if err != nil {
 		return fmt.Errorf("run record workflow.yaml: %w", err)
 	}
+	src, ok := withoutNATSCredentials(src, p.Workflow.Board)
+	if !ok {
+		return nil // resolved.json holds the workflow, credentials dropped
+	}
 	return rec.replace("workflow.yaml", src)
+}
+
+// withoutNATSCredentials replaces each URL of board.nats that carries a
+// user, password or token with the URL without them, where the workflow's
+// text spells it out. ok is false when one is not spelled out (written
+// with YAML escapes, folded) or its secret is still in the text after
+// that: then the record keeps no copy of the file.
+func withoutNATSCredentials(src []byte, b *spec.BoardConfig) (out []byte, ok bool) {
+	if b == nil {
+		return src, true
+	}
+	for _, u := range strings.Split(b.NATS, ",") {
+		u = strings.TrimSpace(u)
+		r := spec.RedactNATSURL(u)
+		if r == u {
+			continue
+		}
+		if !bytes.Contains(src, []byte(u)) {
+			return nil, false
+		}
+		src = bytes.ReplaceAll(src, []byte(u), []byte(r))
+		// The secret: the password of user:password, else the token.
+		secret := u[:strings.LastIndex(u, "@")]
+		if i := strings.Index(secret, "://"); i >= 0 {
+			secret = secret[i+3:]
+		}
+		if i := strings.Index(secret, ":"); i >= 0 {
+			secret = secret[i+1:]
+		}
+		if secret != "" && bytes.Contains(src, []byte(secret)) {
+			return nil, false
+		}
+	}
+	return src, true
 }
 
 func (rec *record) replace(name string, data []byte) error {

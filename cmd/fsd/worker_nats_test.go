@@ -207,44 +207,74 @@ agents:
 	return wf
 }
 
-// A run whose --nats URL carries a user and password keeps the URL
-// without them; fsd resume then asks for --nats again (exit 2) instead of
-// running in process the tasks workers may still be running.
+// A run whose NATS URL carries a user and password keeps the URL
+// without them: no file of its record holds the password, whether the URL
+// came with --nats or in the workflow's board.nats (whose copies in the
+// record, workflow.yaml and resolved.json, held it). fsd resume of a
+// --nats run then asks for --nats again (exit 2) instead of running in
+// process the tasks workers may still be running.
 func TestResumeAsksForNATSCredentials(t *testing.T) {
 	s := natsServerWith(t, server.Options{JetStream: true, Username: "fsd", Password: "s3cret"})
 	url := strings.Replace(s.ClientURL(), "nats://", "nats://fsd:s3cret@", 1)
-	dir := t.TempDir()
-	wf := sleeperWorkflow(t, dir)
-	runs := filepath.Join(dir, "runs")
-	// No worker: the task waits in the queue until the run is stopped.
-	run, _, errb := fsdProc("run", wf, "--nats", url, "--runs-dir", runs)
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var id string
-	for i := 0; id == ""; i++ {
-		if i == 1200 {
-			run.Process.Kill()
-			t.Fatal("no run record")
-		}
-		time.Sleep(50 * time.Millisecond)
-		if ents, _ := os.ReadDir(runs); len(ents) == 1 {
-			if _, err := os.Stat(filepath.Join(runs, ents[0].Name(), "run.json")); err == nil {
-				id = ents[0].Name()
+	for _, board := range []bool{false, true} {
+		t.Run(map[bool]string{false: "--nats", true: "board.nats"}[board], func(t *testing.T) {
+			dir := t.TempDir()
+			wf := sleeperWorkflow(t, dir)
+			args := []string{"run", wf, "--nats", url}
+			if board {
+				data := readAll(t, wf)
+				write(t, wf, string(data)+"board:\n  nats: \""+url+"\"\n")
+				args = args[:2]
 			}
-		}
-	}
-	_ = run.Process.Signal(syscall.SIGTERM)
-	if code := exitCode(run.Wait()); code != 143 {
-		t.Fatalf("run stopped by SIGTERM: exit %d\n%s", code, errb.String())
-	}
-	record := string(readAll(t, filepath.Join(runs, id, "run.json")))
-	if strings.Contains(record, "s3cret") || !strings.Contains(record, "nats://REDACTED@127.0.0.1") {
-		t.Errorf("run.json keeps the NATS URL as %s", record)
-	}
-	code, _, errs := fsd(t, "resume", id, "--runs-dir", runs)
-	if code != exitUsage || !strings.Contains(errs, "give --nats URL again") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
-		t.Errorf("resume without --nats: exit %d, stderr %q; want exit 2 asking for --nats", code, errs)
+			runs := filepath.Join(dir, "runs")
+			// No worker: the task waits in the queue until the run is stopped.
+			run, _, errb := fsdProc(append(args, "--runs-dir", runs)...)
+			if err := run.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var id string
+			for i := 0; id == ""; i++ {
+				if i == 1200 {
+					run.Process.Kill()
+					t.Fatal("no run record")
+				}
+				time.Sleep(50 * time.Millisecond)
+				if ents, _ := os.ReadDir(runs); len(ents) == 1 {
+					if _, err := os.Stat(filepath.Join(runs, ents[0].Name(), "run.json")); err == nil {
+						id = ents[0].Name()
+					}
+				}
+			}
+			_ = run.Process.Signal(syscall.SIGTERM)
+			if code := exitCode(run.Wait()); code != 143 {
+				t.Fatalf("run stopped by SIGTERM: exit %d\n%s", code, errb.String())
+			}
+			if strings.Contains(errb.String(), "s3cret") {
+				t.Errorf("stderr shows the password: %s", errb.String())
+			}
+			ents, err := os.ReadDir(filepath.Join(runs, id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				if data := readAll(t, filepath.Join(runs, id, e.Name())); strings.Contains(string(data), "s3cret") {
+					t.Errorf("the record's %s holds the password:\n%s", e.Name(), data)
+				}
+			}
+			if board {
+				if record := string(readAll(t, filepath.Join(runs, id, "resolved.json"))); !strings.Contains(record, "nats://REDACTED@127.0.0.1") {
+					t.Errorf("resolved.json keeps board.nats as %s", record)
+				}
+				return
+			}
+			if record := string(readAll(t, filepath.Join(runs, id, "run.json"))); !strings.Contains(record, "nats://REDACTED@127.0.0.1") {
+				t.Errorf("run.json keeps the NATS URL as %s", record)
+			}
+			code, _, errs := fsd(t, "resume", id, "--runs-dir", runs)
+			if code != exitUsage || !strings.Contains(errs, "give --nats URL again") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+				t.Errorf("resume without --nats: exit %d, stderr %q; want exit 2 asking for --nats", code, errs)
+			}
+		})
 	}
 }
 
