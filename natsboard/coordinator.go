@@ -196,6 +196,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		}
 		defer func() { _ = asub.Unsubscribe() }()
 	}
+	// Errors do not name the task: the board says which task failed.
 	err = keepPublishing(ctx, c.opts.Logger.With().Str("task", t.Task).Logger(), func() error {
 		_, err := c.res.js.Publish(ctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key))
 		return err
@@ -205,10 +206,10 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		return c.stop(key, ready, w), nil
 	}
 	if errors.Is(err, nats.ErrMaxPayload) {
-		return nil, fmt.Errorf("task %s: its message is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration", t.Task, len(data), c.res.nc.MaxPayload())
+		return nil, fmt.Errorf("its message is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration", len(data), c.res.nc.MaxPayload())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("publish task %s: %w", t.Task, err)
+		return nil, fmt.Errorf("publishing it to NATS: %w", err)
 	}
 	c.warnNoPool(taskSubject(t.Skill, t.Agent))
 	select {
