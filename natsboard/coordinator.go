@@ -197,7 +197,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 		defer func() { _ = asub.Unsubscribe() }()
 	}
 	// Errors do not name the task: the board says which task failed.
-	err = keepPublishing(ctx, c.opts.Logger.With().Str("task", t.Task).Logger(), func() error {
+	err = keepTrying(ctx, c.opts.Logger.With().Str("task", t.Task).Logger(), "publish the task to NATS", func() error {
 		_, err := c.res.js.Publish(ctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key))
 		return err
 	})
@@ -225,26 +225,26 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 	}
 }
 
-// keepPublishing calls publish until it succeeds, fails for good or ctx
-// ends. Publishing a task again after a timeout is safe (the message id
-// makes a second copy a duplicate the stream drops), so a publish NATS
-// fails for now is tried again for as long as the task's outcome would be
-// waited for: a coordinator cut off from NATS, however long, goes on once
-// it is back, as its tasks waiting for outcomes do. After 5 s it says so
-// once, and again when the task is out.
-func keepPublishing(ctx context.Context, log zerolog.Logger, publish func() error) error {
+// keepTrying calls f until it succeeds, fails for good or ctx ends: the
+// coordinator's requests that are safe to repeat and that its run cannot
+// go on without (publishing a task, whose message id makes a second copy
+// a duplicate the stream drops; watching a run's results). A coordinator
+// cut off from NATS, however long, then goes on once it is back, as its
+// tasks waiting for outcomes do. After 5 s it says so once ("cannot
+// what"), and again when f got through.
+func keepTrying(ctx context.Context, log zerolog.Logger, what string, f func() error) error {
 	start, warned := time.Now(), false
 	for i := 1; ; i++ {
-		err := publish()
+		err := f()
 		if err == nil && warned {
-			log.Warn().Msg("task published to NATS after all")
+			log.Warn().Msgf("could %s after all", what)
 		}
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}
 		if !warned && time.Since(start) >= 5*time.Second {
 			warned = true
-			log.Warn().Err(err).Msg("cannot publish the task to NATS for now; trying again until it can (Ctrl-C or --timeout ends the run)")
+			log.Warn().Err(err).Msgf("cannot %s for now; trying again until it can (Ctrl-C or --timeout ends the run)", what)
 		}
 		sleep(ctx, min(time.Duration(i)*100*time.Millisecond, time.Second))
 	}
@@ -287,7 +287,12 @@ func (c *Coordinator) watch(ctx context.Context, run string) (*runWatch, error) 
 	if c.lost {
 		return nil, fmt.Errorf("watch results of run %s: %w", run, errStoreLost)
 	}
-	kw, err := c.res.results.Watch(context.Background(), token(run)+".>")
+	var kw jetstream.KeyWatcher
+	err := keepTrying(ctx, c.opts.Logger.With().Str("run", run).Logger(), "watch the run's results in NATS", func() error {
+		var err error
+		kw, err = c.res.results.Watch(context.Background(), token(run)+".>")
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("watch results of run %s: %w", run, err)
 	}

@@ -18,6 +18,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/engine"
 )
 
 // completions counts a run record's task.completed events by task.
@@ -247,36 +249,36 @@ func TestPartitionedWorkerStoppedKeepsOffTask(t *testing.T) {
 	}
 }
 
-// TestKeepPublishingOutlastsRetry: a task the coordinator cannot publish
-// for now is published again for as long as it takes (here past the ten
+// TestKeepTryingOutlastsRetry: a task the coordinator cannot publish for
+// now is published again for as long as it takes (here past the ten
 // tries retry gives other requests), saying so once after 5 s and again
 // when it is out; an error that is not transient, or the run's end, stops
 // it at once.
-func TestKeepPublishingOutlastsRetry(t *testing.T) {
+func TestKeepTryingOutlastsRetry(t *testing.T) {
 	var logged bytes.Buffer
 	log := zerolog.New(&logged)
 	calls := 0
-	err := keepPublishing(context.Background(), log, func() error {
+	err := keepTrying(context.Background(), log, "publish the task to NATS", func() error {
 		if calls++; calls <= 11 {
 			return nats.ErrTimeout
 		}
 		return nil
 	})
 	if err != nil || calls != 12 {
-		t.Errorf("keepPublishing: %v after %d calls; want success at the 12th", err, calls)
+		t.Errorf("keepTrying: %v after %d calls; want success at the 12th", err, calls)
 	}
-	if n := strings.Count(logged.String(), "cannot publish the task to NATS for now"); n != 1 || !strings.Contains(logged.String(), "published to NATS after all") {
+	if n := strings.Count(logged.String(), "cannot publish the task to NATS for now"); n != 1 || !strings.Contains(logged.String(), "could publish the task to NATS after all") {
 		t.Errorf("said %d times that it cannot publish; log:\n%s", n, logged.String())
 	}
 
 	calls = 0
-	err = keepPublishing(context.Background(), log, func() error { calls++; return nats.ErrMaxPayload })
+	err = keepTrying(context.Background(), log, "publish the task to NATS", func() error { calls++; return nats.ErrMaxPayload })
 	if !errors.Is(err, nats.ErrMaxPayload) || calls != 1 {
 		t.Errorf("a lasting error: %v after %d calls; want it at once", err, calls)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	calls = 0
-	err = keepPublishing(ctx, log, func() error {
+	err = keepTrying(ctx, log, "publish the task to NATS", func() error {
 		if calls++; calls == 3 {
 			cancel()
 		}
@@ -325,4 +327,37 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestCoordinatorCutOffAtStart: a coordinator cut off from NATS when it
+// dispatches a run's first task, for longer than a request's timeout,
+// starts the run's results watch and publishes the task once the network
+// is back, and gets the outcome.
+func TestCoordinatorCutOffAtStart(t *testing.T) {
+	srv := runServer(t)
+	p := newProxy(t, srv.Addr().String())
+	wf := fanout(t, 1, "")
+	c := coordinator(t, p.url(), wf)
+	(&natsFixture{url: srv.ClientURL()}).startWorker(t, WorkerOptions{Name: "w1"})
+	p.cut()
+	type result struct {
+		res *engine.RemoteResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := c.Dispatch(context.Background(), &engine.RemoteTask{Run: "cut", Task: "t0", Attempt: 1, Goal: "task 0",
+			Skill: "fan", Agent: "worker", Assignee: "fan/worker", Limits: engine.RemoteLimits{MaxSteps: 2, MaxTranscriptMessages: 100}}, nil, nil)
+		done <- result{res, err}
+	}()
+	time.Sleep(6 * time.Second) // past a request's 5 s timeout
+	p.restore()
+	select {
+	case r := <-done:
+		if r.err != nil || r.res.Result != "done t0" {
+			t.Errorf("dispatch across the cut: %+v, %v; want done t0", r.res, r.err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the dispatch did not end")
+	}
 }
