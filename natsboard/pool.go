@@ -2,6 +2,7 @@ package natsboard
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,7 +24,7 @@ func openQueue(ctx context.Context, res *resources, opts WorkerOptions) (jetstre
 		func() (jetstream.Consumer, error) {
 			return res.tasks.CreateConsumer(ctx, jetstream.ConsumerConfig{
 				Durable:       name,
-				Description:   "fsd workers taking " + opts.Agents,
+				Description:   "fsd workers taking " + showAgents(opts.Agents),
 				FilterSubject: taskSubjects + "." + opts.Agents,
 				AckPolicy:     jetstream.AckExplicitPolicy,
 				AckWait:       opts.AckWait,
@@ -82,7 +83,7 @@ func removeStalePools(ctx context.Context, res *resources, opts WorkerOptions) i
 		}
 		if err := res.js.DeleteConsumer(ctx, TaskStream, name); err == nil {
 			n++
-			opts.Logger.Warn().Str("agents", pattern).Str("consumer", name).
+			opts.Logger.Warn().Str("agents", showAgents(pattern)).Str("consumer", name).
 				Msg("removed the queue of a stopped worker pool whose --agents overlap this one's (no worker served it)")
 		}
 	}
@@ -120,7 +121,7 @@ func poolError(ctx context.Context, res *resources, agents string, err error) er
 	lister := res.tasks.ListConsumers(ctx)
 	for ci := range lister.Info() {
 		if strings.HasPrefix(ci.Name, "fsd-workers") {
-			pools = append(pools, fmt.Sprintf("%s (consumer %s)", strings.TrimPrefix(ci.Config.FilterSubject, taskSubjects+"."), ci.Name))
+			pools = append(pools, fmt.Sprintf("%s (consumer %s)", showAgents(strings.TrimPrefix(ci.Config.FilterSubject, taskSubjects+".")), ci.Name))
 		}
 	}
 	others := "another pool"
@@ -128,7 +129,7 @@ func poolError(ctx context.Context, res *resources, agents string, err error) er
 		others = "the pools taking " + strings.Join(pools, ", ")
 	}
 	return fmt.Errorf("--agents %q overlaps %s: work-queue consumers of one NATS system must not overlap; give every worker pool a disjoint --agents (a stopped pool's queue is removed by the next overlapping worker once nothing is in flight on it; by hand: nats consumer rm %s CONSUMER)",
-		agents, others, TaskStream)
+		showAgents(agents), others, TaskStream)
 }
 
 // reopenQueue is called after taking a task failed. When the pool's
@@ -168,7 +169,7 @@ func (w *Worker) reopenQueue(ctx context.Context) {
 		return
 	}
 	w.cons = cons
-	w.opts.Logger.Warn().Str("agents", w.opts.Agents).
+	w.opts.Logger.Warn().Str("agents", showAgents(w.opts.Agents)).
 		Msg("the task queue was gone (the NATS server lost its store, or it was removed): created it again")
 }
 
@@ -214,7 +215,7 @@ func (c *Coordinator) warnNoPool(subject string) {
 		if len(pools) > 0 {
 			now = strings.Join(pools, ", ")
 		}
-		agent := strings.TrimPrefix(subject, taskSubjects+".")
+		agent := showAgents(strings.TrimPrefix(subject, taskSubjects+"."))
 		c.opts.Logger.Warn().Msgf("no fsd worker pool takes %s tasks: they wait on the queue until a worker whose --agents matches %s starts (fsd worker --nats URL takes every task by default); pools now: %s",
 			agent, agent, now)
 	}()
@@ -231,10 +232,70 @@ func (c *Coordinator) pools(subject string) (pools []string, taken bool) {
 		if !strings.HasPrefix(ci.Name, "fsd-workers") {
 			continue
 		}
-		pools = append(pools, strings.TrimPrefix(ci.Config.FilterSubject, taskSubjects+"."))
+		pools = append(pools, showAgents(strings.TrimPrefix(ci.Config.FilterSubject, taskSubjects+".")))
 		if subjectsCollide(ci.Config.FilterSubject, subject) {
 			taken = true
 		}
 	}
 	return pools, taken || lister.Err() != nil
+}
+
+// CheckAgents says what is wrong with a worker's --agents pattern: it must
+// be a NATS subject pattern that can match a task's subject, SKILL.AGENT
+// (">" any, "*" one token). A pattern that matches no task would make a
+// pool that never gets one.
+func CheckAgents(pattern string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("--agents %q: want a subject pattern such as 'weekly-report.*' or '>'%s", pattern, why)
+	}
+	switch {
+	case pattern == "":
+		return bad("")
+	case strings.ContainsAny(pattern, " \t\r\n"):
+		return bad(" (no spaces)")
+	}
+	toks := strings.Split(pattern, ".")
+	for i, t := range toks {
+		switch {
+		case t == "":
+			return bad(" (an empty token)")
+		case t == ">" && i != len(toks)-1:
+			return bad(" ('>' only last)")
+		}
+	}
+	last := toks[len(toks)-1]
+	switch {
+	case len(toks) == 1 && last != ">":
+		return fmt.Errorf("--agents %q matches no task: a task's subject is SKILL.AGENT; did you mean '%s.*'?", pattern, last)
+	case len(toks) > 2:
+		return fmt.Errorf("--agents %q matches no task: a task's subject is SKILL.AGENT (two tokens)", pattern)
+	}
+	return nil
+}
+
+// subjectPattern is the --agents pattern as a filter over task subjects:
+// each skill or agent name in it made a subject token as taskSubject makes
+// it (a skill id in any script is encoded), wildcards kept.
+func subjectPattern(agents string) string {
+	toks := strings.Split(agents, ".")
+	for i, t := range toks {
+		if t != "*" && t != ">" {
+			toks[i] = token(t)
+		}
+	}
+	return strings.Join(toks, ".")
+}
+
+// showAgents is a filter or task subject (without the fsd.tasks prefix)
+// as a person wrote it: encoded tokens decoded.
+func showAgents(pattern string) string {
+	toks := strings.Split(pattern, ".")
+	for i, t := range toks {
+		if enc, ok := strings.CutPrefix(t, "="); ok {
+			if b, err := base64.RawURLEncoding.DecodeString(enc); err == nil {
+				toks[i] = string(b)
+			}
+		}
+	}
+	return strings.Join(toks, ".")
 }

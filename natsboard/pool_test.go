@@ -255,3 +255,75 @@ func TestServerRestarted(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentsPatternAsWritten: --agents names skills as a workflow does,
+// 'données-été.*' included, though a task's subject carries such an id
+// encoded (token): the pool takes that skill's tasks, where its filter
+// matched none and the run waited for good.
+func TestAgentsPatternAsWritten(t *testing.T) {
+	srv := runServer(t)
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "skills", "été"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "skills", "été", "été.skill.yaml"), []byte(`id: données-été
+name: Données été
+description: Answers in summer.
+version: 1.0.0
+instructions: Answer.
+agents:
+  lecteur: {description: Reads., prompt: Read., max-steps: 2}
+`), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "été.script.yaml"), []byte("agents:\n  lecteur: [{say: 'lu {{.Task.ID}}'}]\n"), 0o644))
+	wf := filepath.Join(dir, "été.workflow.yaml")
+	must(t, os.WriteFile(wf, []byte("name: ete\nmodel: scripted\nscript: été.script.yaml\nskills: [./skills]\ninput: go\ntasks:\n  - {id: t1, assignee: données-été/lecteur, goal: read}\n"), 0o644))
+
+	ctx := context.Background()
+	w, err := NewWorker(ctx, srv.ClientURL(), WorkerOptions{Name: "w1", CacheDir: t.TempDir(), Agents: "données-été.*",
+		Model: scriptedModel, Logger: zerolog.Nop()})
+	must(t, err)
+	defer w.Close()
+	wctx, stop := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(served) }()
+	defer func() { stop(); <-served }()
+	c, err := Connect(ctx, srv.ClientURL(), Options{})
+	must(t, err)
+	defer c.Close()
+	must(t, c.Publish(ctx, project(t, wf)))
+	res, err := runWorkflow(t, wf, c)
+	if err != nil || res.Answer != "lu t1" {
+		t.Fatalf("run: %v, answer %v", err, res)
+	}
+}
+
+// TestCheckAgents: a --agents pattern that cannot match a task's subject
+// (SKILL.AGENT: two tokens) is refused when the worker starts, saying
+// what would, instead of making a pool that never gets a task.
+func TestCheckAgents(t *testing.T) {
+	for _, tc := range []struct{ pattern, want string }{
+		{">", ""},
+		{"*.*", ""},
+		{"*.>", ""},
+		{"weekly-report.*", ""},
+		{"weekly-report.>", ""},
+		{"_.worker", ""},
+		{"données-été.lecteur", ""},
+		{"weekly-report", `--agents "weekly-report" matches no task: a task's subject is SKILL.AGENT; did you mean 'weekly-report.*'?`},
+		{"*", `--agents "*" matches no task: a task's subject is SKILL.AGENT; did you mean '*.*'?`},
+		{"a.b.c", `--agents "a.b.c" matches no task: a task's subject is SKILL.AGENT (two tokens)`},
+		{"a.b.>", `--agents "a.b.>" matches no task: a task's subject is SKILL.AGENT (two tokens)`},
+		{"a..b", `--agents "a..b": want a subject pattern such as 'weekly-report.*' or '>' (an empty token)`},
+		{".a", `--agents ".a": want a subject pattern such as 'weekly-report.*' or '>' (an empty token)`},
+		{">.x", `--agents ">.x": want a subject pattern such as 'weekly-report.*' or '>' ('>' only last)`},
+		{"a b.*", `--agents "a b.*": want a subject pattern such as 'weekly-report.*' or '>' (no spaces)`},
+		{"", `--agents "": want a subject pattern such as 'weekly-report.*' or '>'`},
+	} {
+		err := CheckAgents(tc.pattern)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("CheckAgents(%q) = %q, want %q", tc.pattern, got, tc.want)
+		}
+	}
+}

@@ -86,6 +86,11 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 	if opts.Agents == "" {
 		opts.Agents = ">"
 	}
+	if err := CheckAgents(opts.Agents); err != nil {
+		return nil, err
+	}
+	// From here on, a filter over task subjects (showAgents for people).
+	opts.Agents = subjectPattern(opts.Agents)
 	if opts.Name == "" {
 		host, _ := os.Hostname()
 		opts.Name = fmt.Sprintf("%s-%d", host, os.Getpid())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -70,8 +69,8 @@ func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool)
 	if f.ackWait < 100*time.Millisecond {
 		return usage("--ack-wait: %s is too short; give at least 100ms", f.ackWait)
 	}
-	if f.agents == "" || strings.ContainsAny(f.agents, " \t") {
-		return usage("--agents %q: want a subject pattern such as 'weekly-report.*' or '>'", f.agents)
+	if err := natsboard.CheckAgents(f.agents); err != nil {
+		return usage("%v", err)
 	}
 	if err := checkNATSURL(f.nats); err != nil {
 		return usage("--nats %v", err)

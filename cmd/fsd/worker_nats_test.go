@@ -73,6 +73,8 @@ func TestWorkerStartProblems(t *testing.T) {
 	}{
 		{"http url", []string{"worker", "--nats", web.URL}, exitUsage, "want nats://HOST:PORT (or tls://, ws://, wss://), not http://"},
 		{"bad port", []string{"worker", "--nats", "nats://127.0.0.1:bad"}, exitUsage, `invalid port ":bad"`},
+		{"agents matching no task", []string{"worker", "--nats", js.ClientURL(), "--agents", "weekly-report"}, exitUsage, `--agents "weekly-report" matches no task: a task's subject is SKILL.AGENT; did you mean 'weekly-report.*'?`},
+		{"agents not a pattern", []string{"worker", "--nats", js.ClientURL(), "--agents", "a..b"}, exitUsage, `--agents "a..b": want a subject pattern`},
 		{"port out of range", []string{"worker", "--nats", "nats://fsd:s3cret@127.0.0.1:99999"}, exitUsage, "--nats nats://REDACTED@127.0.0.1:99999: port 99999 is out of range (1-65535)"},
 		{"run port out of range", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", "nats://127.0.0.1:0", "--runs-dir", t.TempDir()}, exitUsage, "port 0 is out of range"},
 		{"run http url", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", web.URL, "--runs-dir", t.TempDir()}, exitUsage, "--nats " + web.URL},
