@@ -203,7 +203,8 @@ func TestServerRestarted(t *testing.T) {
 			url := srv.ClientURL()
 			ctx := context.Background()
 			wf := fanout(t, 2, "")
-			c, err := Connect(ctx, url, Options{})
+			var logged syncBuffer
+			c, err := Connect(ctx, url, Options{Logger: zerolog.New(&logged)})
 			must(t, err)
 			defer c.Close()
 			must(t, c.Publish(ctx, project(t, wf)))
@@ -251,6 +252,10 @@ func TestServerRestarted(t *testing.T) {
 				}
 			case <-time.After(2 * time.Minute):
 				t.Fatal("the run did not end after the server restarted")
+			}
+			// A clean shutdown leaves the client no error to name.
+			if o := logged.String(); !strings.Contains(o, "lost the connection to NATS; reconnecting") {
+				t.Errorf("the coordinator's log says of the restart:\n%s", o)
 			}
 		})
 	}

@@ -101,7 +101,12 @@ func sayConnection(nc *nats.Conn, url string, log zerolog.Logger) {
 			switch st {
 			case nats.RECONNECTING:
 				lost = true
-				log.Warn().Str("nats", url).Msgf("lost the connection to NATS (%v); reconnecting", nc.LastError())
+				// A server that shut down cleanly leaves no error to name.
+				if err := nc.LastError(); err != nil {
+					log.Warn().Str("nats", url).Msgf("lost the connection to NATS (%v); reconnecting", err)
+				} else {
+					log.Warn().Str("nats", url).Msg("lost the connection to NATS; reconnecting")
+				}
 			case nats.CONNECTED:
 				if lost {
 					lost = false
