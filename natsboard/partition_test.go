@@ -73,11 +73,12 @@ func TestWorkerPartitionedMidTask(t *testing.T) {
 	if got := completions(t, onlyRun(t, runs)); got["t0"] != 1 || got["join"] != 1 {
 		t.Errorf("task.completed events by task: %v; want t0 and join once", got)
 	}
-	// wa learns its outcome is void (it is discarded, or its run is
-	// stopped as superseded) and then serves the next run alone.
+	// wa learns its outcome is void (its commit finds wb's, or its
+	// heartbeat does and stops its run: either way it says it discards
+	// it) and then serves the next run alone.
 	until(t, "worker wa to drop its late t0", func() bool {
 		o := a.output()
-		return strings.Contains(o, "outcome is discarded") || strings.Contains(o, "superseded")
+		return strings.Contains(o, "outcome is discarded")
 	})
 	b.kill()
 	runs2 := filepath.Join(dir, "runs2")
@@ -360,4 +361,28 @@ func TestCoordinatorCutOffAtStart(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the dispatch did not end")
 	}
+}
+
+// TestStoppedWorkerHandsBackWithShortAckWait: a worker with a short ack
+// wait (1 s, shorter than a fetch's wait) that is stopped mid-task hands
+// every task back at once: its lease on a delivery that came late in a
+// fetch is still held, not taken as run out.
+func TestStoppedWorkerHandsBackWithShortAckWait(t *testing.T) {
+	srv := runServer(t)
+	wf := fanout(t, 3, "3s")
+	dir := filepath.Dir(wf)
+	a := worker(t, srv.ClientURL(), "wa", "--concurrency", "3")
+	until(t, "worker wa to be ready", func() bool { return strings.Contains(a.output(), "worker ready") })
+	// Its fetches are waiting when the tasks come, at some point of their
+	// wait.
+	time.Sleep(time.Second)
+	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "runs"))
+	until(t, "worker wa to start three tasks", func() bool { return len(started(a.output())) == 3 })
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	until(t, "worker wa to stop", func() bool { return strings.Contains(a.output(), "worker stopped") })
+	if !strings.Contains(a.output(), "3 tasks handed back") {
+		t.Errorf("worker wa did not hand its three tasks back:\n%s", a.output())
+	}
+	worker(t, srv.ClientURL(), "wb", "--concurrency", "3")
+	run.wait(t)
 }

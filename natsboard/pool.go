@@ -13,8 +13,9 @@ import (
 
 // staleCheck is how long a pool's consumer must show no worker (no pull
 // request waiting, no task delivered and unacked) before a worker whose
-// --agents overlap it removes it. Idle workers renew a pull request every
-// two seconds (FetchMaxWait), so a pool with a live worker shows one.
+// --agents overlap it removes it. Idle workers renew a pull request at
+// least every two seconds (FetchMaxWait; half the ack wait when that is
+// shorter), so a pool with a live worker shows one.
 const staleCheck = 3 * time.Second
 
 // openQueue looks up the worker pool's consumer, creating it when missing.

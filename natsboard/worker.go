@@ -194,8 +194,11 @@ func (w *Worker) Run(ctx context.Context) error {
 				if !ok {
 					return
 				}
+				// A fetch waits at most half the ack wait: a delivery's
+				// lease starts when it was asked for (the server's ack wait
+				// starts later, when it delivers), and keeps half of it.
 				asked := time.Now()
-				msg, err := w.queue().Next(jetstream.FetchMaxWait(2 * time.Second))
+				msg, err := w.queue().Next(jetstream.FetchMaxWait(min(2*time.Second, w.opts.AckWait/2)))
 				if err != nil {
 					release()
 					if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
@@ -385,6 +388,17 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, c
 		// Each request is bounded by the period: a slow answer must not
 		// hold back the next heartbeat.
 		period := max(w.opts.AckWait/3, 10*time.Millisecond)
+		beat := func() {
+			// An in-progress ack sent as a request: the server answers
+			// once it has processed it.
+			sent := time.Now()
+			if _, err := w.res.nc.Request(msg.Reply(), []byte("+WPI"), period); err == nil {
+				l.confirmed(sent)
+			}
+		}
+		// The first at once: it dates the lease from the delivery
+		// rather than from the fetch.
+		beat()
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
@@ -392,12 +406,7 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, c
 			case <-done:
 				return
 			case <-t.C:
-				// An in-progress ack sent as a request: the server
-				// answers once it has processed it.
-				sent := time.Now()
-				if _, err := w.res.nc.Request(msg.Reply(), []byte("+WPI"), period); err == nil {
-					l.confirmed(sent)
-				}
+				beat()
 				gctx, gcancel := context.WithTimeout(ctx, period)
 				_, err := w.res.results.Get(gctx, key)
 				gcancel()
