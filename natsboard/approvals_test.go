@@ -270,6 +270,7 @@ func TestRemoteApproval(t *testing.T) {
 		{name: "auto", mode: engine.ApprovalAuto, ran: "task:deploy/s1/c1 1", read: "did 1", by: "auto"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each its own server and worker: mostly waiting
 			wf, skills, log := approvalProject(t, spec.ApproveAlways, `  - {id: deploy, assignee: ops/a, goal: deploy}
   - {id: other, assignee: ops/free, goal: answer}
 limits: {concurrency: 1}
@@ -399,13 +400,15 @@ func TestRemoteApprovalCoordinatorDown(t *testing.T) {
 			return &model.Response{Calls: []model.ToolCall{{ID: "x", Name: "effect", Args: json.RawMessage(`{"n":1}`)}}}, nil
 		}), nil
 	}
-	f.startWorker(t, WorkerOptions{Name: "w", Trust: []string{skills}, Model: reader, AckWait: 500 * time.Millisecond})
+	// The approval wait (3s) outlasts the ack wait (1s) a few times over:
+	// without heartbeats the message would be delivered again.
+	f.startWorker(t, WorkerOptions{Name: "w", Trust: []string{skills}, Model: reader, AckWait: time.Second})
 	// The task message a coordinator would send, published by hand: no
 	// coordinator listens on its approvals subject.
 	ref := f.c.skills["ops"]
 	m := Message{V: WireVersion, RemoteTask: engine.RemoteTask{Run: "r-down", Task: "deploy", Attempt: 1, Goal: "deploy",
 		Skill: "ops", Agent: "a", Assignee: "ops/a", Limits: engine.RemoteLimits{MaxSteps: 5, MaxTranscriptMessages: 60},
-		ApprovalTimeout: 2 * time.Second},
+		ApprovalTimeout: 3 * time.Second},
 		Bundle: ref.bundle, Manifest: ref.manifest, Events: eventsSubject("r-down", "deploy", 1),
 		Approvals: approvalsSubject("r-down", "deploy", 1), MaxDeliveries: 1}
 	data, err := json.Marshal(m)
@@ -430,7 +433,7 @@ func TestRemoteApprovalCoordinatorDown(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !strings.Contains(read, "The call was not run: the approver rejected it (no answer within 2s: the run's coordinator (fsd run --nats) could not be reached") {
+	if !strings.Contains(read, "The call was not run: the approver rejected it (no answer within 3s: the run's coordinator (fsd run --nats) could not be reached") {
 		t.Errorf("the model read %q", read)
 	}
 }

@@ -132,7 +132,7 @@ type objects struct{ store jetstream.ObjectStore }
 
 // put stores data under its digest unless it is there already.
 func (o objects) put(ctx context.Context, data []byte) (d string, err error) {
-	err = retry(ctx, func() error {
+	err = retry(ctx, func(ctx context.Context) error {
 		d, err = o.putOnce(ctx, data)
 		return err
 	})
@@ -148,12 +148,21 @@ func transient(err error) bool {
 		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting)
 }
 
+// attemptWait bounds one attempt of retry: a request whose reply was lost
+// (a reconnect, a leader change, a stream that stores nothing) is made
+// again instead of waiting out the caller's context (a run's --timeout).
+var attemptWait = 10 * time.Second
+
 // retry calls f until it succeeds, fails for good, or has failed
-// transiently 10 times (about 5 s of waiting in all).
-func retry(ctx context.Context, f func() error) error {
+// transiently 10 times (about 5 s of waiting between attempts in all);
+// each attempt gets at most attemptWait.
+func retry(ctx context.Context, f func(context.Context) error) error {
 	var err error
 	for i := range 10 {
-		if err = f(); err == nil || !transient(err) || ctx.Err() != nil {
+		actx, cancel := context.WithTimeout(ctx, attemptWait)
+		err = f(actx)
+		cancel()
+		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}
 		t := time.NewTimer(time.Duration(i+1) * 100 * time.Millisecond)
@@ -184,7 +193,7 @@ func (o objects) putOnce(ctx context.Context, data []byte) (string, error) {
 // to d.
 func (o objects) get(ctx context.Context, d string) ([]byte, error) {
 	var data []byte
-	err := retry(ctx, func() error {
+	err := retry(ctx, func(ctx context.Context) error {
 		var err error
 		data, err = o.store.GetBytes(ctx, objectName(d))
 		return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -154,11 +155,15 @@ func TestInterruptedCoordinatorLeavesTaskRunning(t *testing.T) {
 	causes := map[string]error{"interrupted": context.Canceled, "timed-out": context.DeadlineExceeded}
 	started, release := map[string]chan struct{}{}, map[string]chan struct{}{}
 	for id := range causes {
-		started[id], release[id] = make(chan struct{}), make(chan struct{})
+		started[id], release[id] = make(chan struct{}, 1), make(chan struct{})
 	}
+	var asked sync.Map // task id -> *atomic.Int32
 	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
 		id := req.Caller.TaskID
-		close(started[id]) // asked once: a second ask panics the test
+		n, _ := asked.LoadOrStore(id, new(atomic.Int32))
+		if n.(*atomic.Int32).Add(1) == 1 {
+			started[id] <- struct{}{}
+		}
 		select {
 		case <-release[id]:
 			return &model.Response{Text: "finished " + id}, nil
@@ -192,6 +197,9 @@ func TestInterruptedCoordinatorLeavesTaskRunning(t *testing.T) {
 		})
 		if out.Result != "finished "+id || out.Error != "" || out.Worker != "w1" {
 			t.Errorf("%s: outcome %+v; want the task finished on w1", id, out.RemoteResult)
+		}
+		if n, _ := asked.Load(id); n.(*atomic.Int32).Load() != 1 {
+			t.Errorf("%s: the model was asked %d times, want once (the task ran once)", id, n.(*atomic.Int32).Load())
 		}
 	}
 }

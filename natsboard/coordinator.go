@@ -198,7 +198,11 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 	}
 	// Errors do not name the task: the board says which task failed.
 	err = keepTrying(ctx, c.opts.Logger.With().Str("task", t.Task).Logger(), "publish the task to NATS", func() error {
-		_, err := c.res.js.Publish(ctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key))
+		// An attempt waits attemptWait at most: a lost acknowledgement
+		// is not waited on until the run ends (its --timeout).
+		pctx, cancel := context.WithTimeout(ctx, attemptWait)
+		defer cancel()
+		_, err := c.res.js.Publish(pctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key))
 		return err
 	})
 	if err != nil && errors.Is(context.Cause(ctx), board.ErrTaskCancelled) {
@@ -380,7 +384,7 @@ func (w *runWatch) forget(key string) {
 // (expired, or purged by hand): the attempt is then run again.
 func (c *Coordinator) outcome(ctx context.Context, key string) (*engine.RemoteResult, error) {
 	var e jetstream.KeyValueEntry
-	err := retry(ctx, func() (err error) {
+	err := retry(ctx, func(ctx context.Context) (err error) {
 		e, err = c.res.results.Get(ctx, key)
 		return err
 	})

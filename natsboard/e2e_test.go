@@ -119,16 +119,19 @@ func (p *proc) wait(t testing.TB) {
 	}
 }
 
-// until polls cond (bounded) until it holds.
+// until polls cond until it holds, for at most a minute: a hang guard,
+// not a timing assertion (a cond that itself waits, a request to a server
+// that is down, counts against the minute).
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for range 1200 {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		if cond() {
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
-	t.Fatalf("timed out waiting for %s", what)
 }
 
 // worker starts `fsd worker` against url.

@@ -133,24 +133,42 @@ func poolError(ctx context.Context, res *resources, agents string, err error) er
 		showAgents(agents), others, TaskStream)
 }
 
+// removalGrace is how long a worker waits, once it finds its queue gone,
+// before it creates fsd's resources again. nats-server tells a removed
+// stream's consumers (their waiting fetches fail: "consumer deleted")
+// before it has removed the stream's folder: a stream created again
+// under the same name meanwhile loses its files to that removal, and
+// from then on acknowledges no publish (the server logs "lmb missing")
+// until the server restarts, so every run's tasks would wait forever.
+const removalGrace = 3 * time.Second
+
 // reopenQueue is called after taking a task failed. When the pool's
 // consumer, or fsd's streams and buckets, are gone (the server restarted
 // without its store, an operator or an overlapping pool removed them) it
-// creates them again, so the worker
-// takes the next run's tasks instead of failing every fetch for good.
+// creates them again, so the worker takes the next run's tasks instead of
+// failing every fetch for good.
 func (w *Worker) reopenQueue(ctx context.Context) {
-	w.qmu.Lock()
-	defer w.qmu.Unlock()
-	// Every fetching slot fails alike: one look every few seconds will do
-	// (a server that is down would make each of them wait).
+	// Every fetching slot fails alike: one of them looks, and at most
+	// every few seconds (a server that is down would make each wait).
+	// The others go on fetching meanwhile, and running tasks read the
+	// queue (w.queue) without waiting for this look.
+	if !w.reopenMu.TryLock() {
+		return
+	}
+	defer w.reopenMu.Unlock()
 	if time.Since(w.reopened) < 5*time.Second {
 		return
 	}
-	w.reopened = time.Now()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer func() { w.reopened = time.Now() }()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second+removalGrace)
 	defer cancel()
-	_, err := w.res.tasks.Consumer(ctx, consumerName(w.opts.Agents))
-	if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+	if !w.queueGone(ctx) {
+		return
+	}
+	// Let a removal in progress finish first (removalGrace); a server that
+	// lost its store has nothing to finish, and waits no more than that.
+	sleep(ctx, removalGrace)
+	if ctx.Err() != nil || !w.queueGone(ctx) {
 		return
 	}
 	replicas := w.opts.Replicas
@@ -169,9 +187,18 @@ func (w *Worker) reopenQueue(ctx context.Context) {
 		w.opts.Logger.Warn().Err(err).Msg("the task queue is gone and could not be created again")
 		return
 	}
+	w.qmu.Lock()
 	w.cons = cons
+	w.qmu.Unlock()
 	w.opts.Logger.Warn().Str("agents", showAgents(w.opts.Agents)).
 		Msg("the task queue was gone (the NATS server lost its store, or it was removed): created it again")
+}
+
+// queueGone tells whether the pool's consumer, or the task stream, is
+// missing (not merely unreachable).
+func (w *Worker) queueGone(ctx context.Context) bool {
+	_, err := w.res.tasks.Consumer(ctx, consumerName(w.opts.Agents))
+	return errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound)
 }
 
 // queue is the consumer the worker takes tasks from.

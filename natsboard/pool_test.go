@@ -2,6 +2,7 @@ package natsboard
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,33 +23,48 @@ import (
 // creates them again and takes the next run's tasks, instead of failing
 // every fetch until it is restarted while runs wait forever.
 func TestWorkerRecreatesLostQueue(t *testing.T) {
+	const agents = "fan.*" // fanout's agents: other pools may take others
 	for _, tc := range []struct {
 		name string
-		lose func(ctx context.Context, js jetstream.JetStream) error
+		// lose makes fsd's resources vanish from srv (js is connected to it).
+		lose func(t *testing.T, srv *server.Server, js jetstream.JetStream)
 	}{
-		{"store lost", func(ctx context.Context, js jetstream.JetStream) error {
-			// A server that restarts without its store loses them all at
-			// once: the task stream, which the worker notices, goes last,
-			// so the worker does not recreate some while others are still
-			// being removed. (With the task stream removed first, the run
-			// after the loss hung once in a CI run under -race; the cause
-			// was not found, and this order is the realistic one.)
-			for _, s := range []string{"OBJ_" + SkillsBucket, "KV_" + ResultsBucket, JournalStream, TaskStream} {
-				if err := js.DeleteStream(ctx, s); err != nil {
-					return err
-				}
-			}
-			return nil
+		{"server restarted without its store", func(t *testing.T, srv *server.Server, _ jetstream.JetStream) {
+			port := srv.Addr().(*net.TCPAddr).Port
+			srv.Shutdown()
+			srv.WaitForShutdown()
+			runServerWith(t, server.Options{Port: port})
 		}},
-		{"queue removed", func(ctx context.Context, js jetstream.JetStream) error {
-			return js.DeleteConsumer(ctx, TaskStream, consumerName(">"))
+		{"streams removed", func(t *testing.T, _ *server.Server, js jetstream.JetStream) {
+			// The task stream first: the worker's fetches fail at once
+			// ("consumer deleted"), before the server has removed the
+			// stream's files. A worker that made the stream again at once
+			// got one that stored nothing more once its first tasks were
+			// acked: the run hung. Other pools' consumers on the stream
+			// widen that window (the server stops them all first): with
+			// 200 of them, a worker without removalGrace fails here most
+			// times, where without them it failed one time in ten.
+			for i := range 200 {
+				_, err := js.CreateConsumer(context.Background(), TaskStream, jetstream.ConsumerConfig{
+					Durable: fmt.Sprintf("other-pool-%d", i), FilterSubject: fmt.Sprintf("%s.pool%d.*", taskSubjects, i),
+					AckPolicy: jetstream.AckExplicitPolicy})
+				must(t, err)
+			}
+			for _, s := range []string{TaskStream, JournalStream, "KV_" + ResultsBucket, "OBJ_" + SkillsBucket} {
+				must(t, js.DeleteStream(context.Background(), s))
+			}
+		}},
+		{"queue removed", func(t *testing.T, _ *server.Server, js jetstream.JetStream) {
+			must(t, js.DeleteConsumer(context.Background(), TaskStream, consumerName(agents)))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := runServer(t)
+			url := srv.ClientURL()
 			ctx := context.Background()
-			w, err := NewWorker(ctx, srv.ClientURL(), WorkerOptions{Name: "w1", CacheDir: t.TempDir(),
-				Model: scriptedModel, Logger: zerolog.Nop(), AckWait: 2 * time.Second})
+			w, err := NewWorker(ctx, url, WorkerOptions{Name: "w1", Agents: agents, CacheDir: t.TempDir(),
+				Model: scriptedModel, Logger: zerolog.New(zerolog.NewTestWriter(t)), AckWait: 2 * time.Second})
 			must(t, err)
 			defer w.Close()
 			wctx, stop := context.WithCancel(ctx)
@@ -56,26 +72,30 @@ func TestWorkerRecreatesLostQueue(t *testing.T) {
 			go func() { _ = w.Run(wctx); close(done) }()
 			defer func() { stop(); <-done }()
 
-			nc, err := nats.Connect(srv.ClientURL())
+			nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 			must(t, err)
 			defer nc.Close()
 			js, err := jetstream.New(nc)
 			must(t, err)
-			must(t, tc.lose(ctx, js))
+			tc.lose(t, srv, js)
 			// The worker, not a coordinator, makes the queue again.
 			until(t, "the worker to create its queue again", func() bool {
-				_, err := js.Consumer(ctx, TaskStream, consumerName(">"))
+				_, err := js.Consumer(ctx, TaskStream, consumerName(agents))
 				return err == nil
 			})
 
+			// Two runs: the first one's acks empty the new stream's first
+			// block; the second one's tasks go to the next.
 			wf := fanout(t, 3, "")
-			c, err := Connect(ctx, srv.ClientURL(), Options{})
+			c, err := Connect(ctx, url, Options{})
 			must(t, err)
 			defer c.Close()
 			must(t, c.Publish(ctx, project(t, wf)))
-			res, err := runWorkflow(t, wf, c)
-			if err != nil || res.Answer != "joined join" {
-				t.Fatalf("run after the queue was lost: %v, answer %v", err, res)
+			for i := range 2 {
+				res, err := runWorkflow(t, wf, c)
+				if err != nil || res.Answer != "joined join" {
+					t.Fatalf("run %d after the queue was lost: %v, answer %v", i+1, err, res)
+				}
 			}
 		})
 	}

@@ -61,9 +61,10 @@ type WorkerOptions struct {
 type Worker struct {
 	res      *resources
 	opts     WorkerOptions
-	qmu      sync.Mutex // guards cons, which reopenQueue replaces, and reopened
+	qmu      sync.Mutex // guards cons, which reopenQueue replaces
 	cons     jetstream.Consumer
-	reopened time.Time       // reopenQueue's last look
+	reopenMu sync.Mutex      // held by the one reopenQueue looking; guards reopened
+	reopened time.Time       // when reopenQueue last looked
 	trusted  map[string]bool // bundle digests of the --trust folders' skills
 
 	mu     sync.Mutex
