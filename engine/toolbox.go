@@ -78,8 +78,13 @@ func mcpTool(s *spec.Skill, t *mcptool.Tool) skillTool {
 	return st
 }
 
-// approval is what a call of t declares about approval, s its skill.
+// approval is what a call of t declares about approval, s its skill. A
+// call that would only answer the untrusted skill's refusal runs nothing:
+// asking a person to approve it would be for nothing.
 func (t skillTool) approval(s *spec.Skill) toolApproval {
+	if r, ok := t.callable.(interface{ Refuses() bool }); ok && r.Refuses() {
+		return toolApproval{}
+	}
 	return toolApproval{own: t.approve, skill: s.Approve, external: t.external()}
 }
 

@@ -485,3 +485,24 @@ func TestRemoteApprovalCoordinatorRestart(t *testing.T) {
 		t.Errorf("approvals.jsonl: %q %+v", kinds, answers)
 	}
 }
+
+// TestUntrustedCallNotAskedForApproval: a call that needs approval but
+// that its worker will refuse to run (it does not trust the skill) is not
+// put to a person: approving it ran nothing and the model read the
+// refusal all the same. It answers the refusal at once.
+func TestUntrustedCallNotAskedForApproval(t *testing.T) {
+	wf, _, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
+	f := newFixture(t, wf)
+	f.startWorker(t, WorkerOptions{Name: "w1", Concurrency: 1})
+	ar := f.start(t, wf, engine.Options{})
+	ar.wait(t)
+	if n := ar.count(event.ApprovalRequested); n != 0 {
+		t.Errorf("%d approval requests for a call the worker refuses", n)
+	}
+	if got := ar.results("effect"); len(got) != 1 || !strings.Contains(got[0], "worker w1 does not trust this skill to run commands") {
+		t.Errorf("the model read %q; want the worker's refusal", got)
+	}
+	if got := logLines(t, log); got != nil {
+		t.Errorf("the command ran: %q", got)
+	}
+}

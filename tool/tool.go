@@ -205,7 +205,7 @@ func (c *Tool) Def() model.ToolDef {
 // reads. kv is used by state and store tools only. ctx cancels a running
 // command.
 func (c *Tool) Call(ctx context.Context, args json.RawMessage, kv KV) Result {
-	if c.kind == spec.RunCommand && !c.trusted {
+	if c.Refuses() {
 		return c.refusal()
 	}
 	in, res, ok := c.decode(args)
@@ -225,6 +225,11 @@ func (c *Tool) Call(ctx context.Context, args json.RawMessage, kv KV) Result {
 		return c.kvOp(in, kv)
 	}
 }
+
+// Refuses reports whether a call would answer the untrusted skill's
+// refusal without running anything: a command tool of a skill not
+// trusted. Such a call needs no approval.
+func (c *Tool) Refuses() bool { return c.kind == spec.RunCommand && !c.trusted }
 
 // refusal answers a command tool of an untrusted skill. It names the
 // folder to trust: the model can tell the user exactly what to do, and a
