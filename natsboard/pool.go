@@ -51,11 +51,11 @@ func notUnique(err error) bool {
 
 // removeStalePools removes the consumers of fsd worker pools whose
 // --agents overlap opts.Agents and that no worker serves: no pull request
-// waiting and no task delivered and unacked, twice staleCheck apart. A
-// pool stopped for good would otherwise refuse every overlapping pool
-// until an operator removed its consumer by hand. A consumer with a task
-// in flight is kept: its redelivery numbers fence the task's journal.
-// It returns how many it removed.
+// waiting and no task delivered and unacked, at every look over
+// staleCheck (stale). A pool stopped for good would otherwise refuse
+// every overlapping pool until an operator removed its consumer by hand.
+// A consumer with a task in flight is kept: its redelivery numbers fence
+// the task's journal. It returns how many it removed.
 func removeStalePools(ctx context.Context, res *resources, opts WorkerOptions) int {
 	idle := func() map[string]string {
 		out := map[string]string{}
@@ -72,16 +72,8 @@ func removeStalePools(ctx context.Context, res *resources, opts WorkerOptions) i
 		}
 		return out
 	}
-	first := idle()
-	if len(first) == 0 {
-		return 0
-	}
-	sleep(ctx, staleCheck)
 	n := 0
-	for name, pattern := range idle() {
-		if first[name] == "" {
-			continue
-		}
+	for name, pattern := range stale(ctx, staleLooks, staleCheck/(staleLooks-1), idle) {
 		if err := res.js.DeleteConsumer(ctx, TaskStream, name); err == nil {
 			n++
 			opts.Logger.Warn().Str("agents", showAgents(pattern)).Str("consumer", name).
@@ -89,6 +81,32 @@ func removeStalePools(ctx context.Context, res *resources, opts WorkerOptions) i
 		}
 	}
 	return n
+}
+
+// staleLooks is how many times stale looks, over staleCheck: half a second
+// apart, so a live pool, whose workers renew their pull requests every
+// two seconds with a gap of milliseconds between one and the next, shows
+// one at some look. Two looks, the first and the last, could both fall in
+// such gaps, and a live pool lost its queue.
+const staleLooks = 7
+
+// stale returns the pools idle reports at each of looks looks, every
+// apart (idle returns nil when it could not look: then none is stale).
+func stale(ctx context.Context, looks int, every time.Duration, idle func() map[string]string) map[string]string {
+	out := idle()
+	for i := 1; i < looks && len(out) > 0; i++ {
+		sleep(ctx, every)
+		if ctx.Err() != nil {
+			return nil
+		}
+		now := idle()
+		for name := range out {
+			if now[name] == "" {
+				delete(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // subjectsCollide tells whether two NATS subject patterns match a common

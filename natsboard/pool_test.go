@@ -352,3 +352,33 @@ func TestCheckAgents(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleAtEveryLook: a pool is stale only when every look finds it
+// idle. A live pool's workers renew their pull requests with a gap of
+// milliseconds between one and the next: two looks that both fell in such
+// gaps made a live pool's queue be removed (its workers' fetches then
+// failed, and the refused worker started overlapping it).
+func TestStaleAtEveryLook(t *testing.T) {
+	looks := []map[string]string{
+		{"live": "weekly-report.*", "stopped": "brand-voice.*"}, // live's renewal gap
+		{"stopped": "brand-voice.*"},
+		{"live": "weekly-report.*", "stopped": "brand-voice.*"}, // a gap again
+	}
+	i := 0
+	got := stale(context.Background(), len(looks), 0, func() map[string]string {
+		l := map[string]string{}
+		for k, v := range looks[i] {
+			l[k] = v
+		}
+		i++
+		return l
+	})
+	if len(got) != 1 || got["stopped"] != "brand-voice.*" || i != len(looks) {
+		t.Errorf("stale = %v after %d looks; want only the stopped pool, after %d", got, i, len(looks))
+	}
+	i = 0
+	looks = []map[string]string{{"stopped": "brand-voice.*"}, nil}
+	if got := stale(context.Background(), 2, 0, func() map[string]string { i++; return looks[i-1] }); len(got) != 0 {
+		t.Errorf("stale = %v when a look failed; want none", got)
+	}
+}
