@@ -73,6 +73,8 @@ type Worker struct {
 	running running
 
 	handedBack atomic.Int64 // tasks given back to the queue on stopping
+	// fetchesOver is closed when Run's fetches have ended (set by Run).
+	fetchesOver chan struct{}
 }
 
 // NewWorker connects to url, prepares the queue's consumer and reads the
@@ -187,9 +189,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	// slot again when its answer comes.
 	slots := board.NewSlots(w.opts.Concurrency)
 	var trouble fetchTrouble
-	var wg sync.WaitGroup
+	var wg, fetchers sync.WaitGroup
+	w.fetchesOver = make(chan struct{})
 	for range w.opts.Concurrency {
+		fetchers.Add(1)
 		wg.Go(func() {
+			defer fetchers.Done()
 			for ctx.Err() == nil {
 				tctx, release, ok := slots.Take(ctx)
 				if !ok {
@@ -217,6 +222,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		})
 	}
+	go func() { fetchers.Wait(); close(w.fetchesOver) }()
 	wg.Wait()
 	return nil
 }
@@ -313,7 +319,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 		res, err = w.run(tctx, &m, delivery, resume, log)
 		stop()
 		if ctx.Err() != nil {
-			// This worker is stopping: another one runs the task.
+			// This worker is stopping: another one runs the task. Not
+			// before this worker's fetches have ended (within FetchMaxWait):
+			// a slot still waiting on the queue would take the task back
+			// at once, each taking counting a delivery toward the bound.
+			if w.fetchesOver != nil {
+				<-w.fetchesOver
+			}
 			if handBack(msg, l, 0, log) {
 				w.handedBack.Add(1)
 			}

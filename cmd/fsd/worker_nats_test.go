@@ -107,14 +107,17 @@ func TestWorkerStartProblems(t *testing.T) {
 // SIGTERM (or Ctrl-C) stops a worker in the middle of a task: the task
 // goes back to the queue at once (not one ack wait later: the wait here is
 // ten minutes), another worker finishes it, and the stopped worker exits
-// 0 saying what it handed back.
+// 0 saying what it handed back. The stopped worker has idle slots waiting
+// on the queue: they must not take the task handed back (each taking
+// counted a delivery, so four idle slots took it up to the redelivery
+// bound and the task failed).
 func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
 	srv := natsServer(t, true)
 	dir := t.TempDir()
 	wf := sleeperWorkflow(t, dir)
 
-	worker := func(name string) (*procOut, func() int) {
-		cmd, _, errb := fsdProc("worker", "--nats", srv.ClientURL(), "--name", name, "--concurrency", "1",
+	worker := func(name, concurrency string) (*procOut, func() int) {
+		cmd, _, errb := fsdProc("worker", "--nats", srv.ClientURL(), "--name", name, "--concurrency", concurrency,
 			"--ack-wait", "10m", "--cache", t.TempDir(), "-v")
 		cmd.Env = append(cmd.Env, "NO_COLOR=1")
 		_ = errb
@@ -137,7 +140,7 @@ func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
 			}
 		}
 	}
-	a, stopA := worker("wa")
+	a, stopA := worker("wa", "4")
 	run, out, runErr := fsdProc("run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "runs"))
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
@@ -152,10 +155,10 @@ func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
 	if code := stopA(); code != exitOK {
 		t.Errorf("worker stopped by SIGTERM: exit %d, want 0:\n%s", code, a.String())
 	}
-	if got, want := lastLine(a.String()), "handed back"; !strings.Contains(got, want) {
+	if got, want := lastLine(a.String()), "1 task handed back"; !strings.Contains(got, want) {
 		t.Errorf("stopped worker's last line %q, want it to say the task was %s", got, want)
 	}
-	b, stopB := worker("wb")
+	b, stopB := worker("wb", "1")
 	defer stopB()
 	runDone := make(chan error, 1)
 	go func() { runDone <- run.Wait() }()
