@@ -141,9 +141,12 @@ func (o objects) put(ctx context.Context, data []byte) (d string, err error) {
 
 // transient reports whether a request may succeed if made again: nobody
 // answered, or not in time (a cluster electing a leader after losing a
-// node, a reconnect).
+// node, a reconnect). A publish that no stream answered is one: the
+// client maps no responders to ErrNoStreamResponse after its own two
+// quick tries, shorter than a leader election takes.
 func transient(err error) bool {
-	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) ||
 		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting)
 }

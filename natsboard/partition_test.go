@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/engine"
@@ -287,6 +288,44 @@ func TestKeepTryingOutlastsRetry(t *testing.T) {
 	})
 	if err == nil || calls != 3 {
 		t.Errorf("the run ended: %v after %d calls; want an error at the 3rd", err, calls)
+	}
+}
+
+// TestPublishOutlastsNoStream: a publish no stream answers (a cluster
+// electing the stream's leader after losing a node; the client gives up
+// after two quick tries with ErrNoStreamResponse) is tried again, as a
+// lost connection is, and gets through once a stream answers; it failed
+// the task at once ("publish: no response from stream", seen in
+// TestClusterNodeKilled under load).
+func TestPublishOutlastsNoStream(t *testing.T) {
+	srv := runServer(t)
+	r, err := connect(context.Background(), srv.ClientURL(), "test", 1, zerolog.Nop())
+	must(t, err)
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var once sync.Once
+	made := make(chan error, 1)
+	calls := 0
+	err = keepTrying(ctx, zerolog.Nop(), "publish the task to NATS", func() error {
+		calls++
+		_, err := r.js.Publish(ctx, "fsd-test-nostream.x", []byte("x"))
+		if err != nil {
+			once.Do(func() {
+				go func() {
+					_, err := r.js.CreateStream(ctx, jetstream.StreamConfig{Name: "NOSTREAM", Subjects: []string{"fsd-test-nostream.>"}})
+					made <- err
+				}()
+			})
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("publish with no stream for a moment: %v after %d calls; want it through once the stream is there", err, calls)
+	}
+	must(t, <-made)
+	if calls < 2 {
+		t.Errorf("%d calls: the first had a stream to answer it, the test proves nothing", calls)
 	}
 }
 

@@ -533,7 +533,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 // publishes awaited their acks.
 func journalTransient(err error) bool {
 	return transient(err) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrTooManyStalledMsgs)
+		errors.Is(err, jetstream.ErrTooManyStalledMsgs)
 }
 
 // model returns the task's model, built once per name and script.
