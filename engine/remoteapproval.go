@@ -45,6 +45,13 @@ type ApprovalRequest struct {
 	// Hold is how long the coordinator may hold the request before
 	// answering ApprovalPending.
 	Hold time.Duration `json:"hold"`
+	// Taking: the worker was given a fresh answer that lets the call run
+	// and is about to run it. The coordinator replies whether it is still
+	// fresh (no worker took it before) and counts the call as taken: from
+	// now on it may have run. Only a worker that takes an answer can have
+	// run the call — a reply sent to a worker that had already stopped
+	// waiting (its task handed back) is not a reason for doubt.
+	Taking bool `json:"taking,omitempty"`
 }
 
 // The statuses of an ApprovalReply.
@@ -66,9 +73,11 @@ const (
 type ApprovalReply struct {
 	Status string  `json:"status"`
 	Answer *Answer `json:"answer,omitempty"`
-	// Fresh: the answer was given for this asking, and no worker was told
-	// it before — so the call cannot have run (the in-doubt rule of a
-	// replayed step does not apply).
+	// Fresh: the answer was given for this asking, and no worker took it
+	// before (ApprovalRequest.Taking) — so the call cannot have run (the
+	// in-doubt rule of a replayed step does not apply). To a request that
+	// is not Taking it is provisional: the worker takes the answer before
+	// it counts.
 	Fresh  bool   `json:"fresh,omitempty"`
 	Reason string `json:"reason,omitempty"`
 }
@@ -130,8 +139,21 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 		if ctx.Err() != nil {
 			return Answer{}, false, false, context.Cause(ctx)
 		}
+		if rerr == nil && q.Taking {
+			// The coordinator counted the call as taken: fresh only if no
+			// worker took it before.
+			return ans, true, rep.Status == ApprovalAnswered && rep.Fresh, nil
+		}
 		if rerr == nil && rep.Status != ApprovalPending {
-			return a.settle(p, rep)
+			ans, needed, fresh, err = a.settle(p, rep)
+			if err != nil || !needed || !fresh || ans.Decision == runrecord.Rejected {
+				return ans, needed, fresh, err
+			}
+			// A fresh answer that runs the call: take it first, so the
+			// coordinator knows the call may run from now on (a reply that
+			// reached no worker leaves it fresh for the next delivery).
+			q.Taking, q.Hold = true, 0
+			continue
 		}
 		if unpark == nil {
 			// A task waiting for a person is not work: its slot goes to
@@ -139,7 +161,9 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 			a.log.Info().Str("call", p.Call).Str("tool", p.Tool).Msg("waiting for approval from the coordinator")
 			unpark = board.Park(ctx)
 		}
-		q.Hold = approvalHold
+		if !q.Taking {
+			q.Hold = approvalHold
+		}
 		if rerr == nil {
 			unreachable, lastErr = time.Time{}, nil
 			continue // the coordinator held the request: ask again at once
@@ -220,9 +244,9 @@ type remoteApprover struct {
 }
 
 type remoteCall struct {
-	done      chan struct{}
-	reply     ApprovalReply
-	delivered bool // a worker was told the answer
+	done  chan struct{}
+	reply ApprovalReply
+	taken bool // a worker took the answer (ApprovalRequest.Taking): the call may have run
 }
 
 // remoteApprover returns the approver of one attempt of t, run by the
@@ -248,6 +272,9 @@ func (r *remoteApprover) Approve(ctx context.Context, q ApprovalRequest) (Approv
 	// The coordinator names the task and agent, not the worker.
 	p := q.PendingCall
 	p.Task, p.Agent, p.Since = r.task, r.agent, time.Time{}
+	if q.Taking {
+		return r.take(p.Call), nil
+	}
 	r.mu.Lock()
 	c, ok := r.calls[p.Call]
 	if !ok {
@@ -267,9 +294,31 @@ func (r *remoteApprover) Approve(ctx context.Context, q ApprovalRequest) (Approv
 	if rep.Status == ApprovalPending {
 		delete(r.calls, p.Call) // the attempt's ctx ended the wait: a later ask waits anew
 	}
-	rep.Fresh = rep.Fresh && !c.delivered
-	c.delivered = c.delivered || rep.Status == ApprovalAnswered
+	// Provisional: only a worker that takes it (r.take) may run the call.
+	rep.Fresh = rep.Fresh && !c.taken
 	return rep, nil
+}
+
+// take answers a worker that takes the answer to call and is about to
+// run it: fresh for the first taker of an answer given in this dispatch,
+// and from then on the call may have run. An answer this dispatch did not
+// give (a restarted coordinator answered from the record) is not fresh.
+func (r *remoteApprover) take(call string) ApprovalReply {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.calls[call]
+	if !ok {
+		return ApprovalReply{Status: ApprovalAnswered}
+	}
+	select {
+	case <-c.done:
+	default:
+		return ApprovalReply{Status: ApprovalAnswered} // not answered yet: no fresh answer to take
+	}
+	rep := c.reply
+	rep.Fresh = rep.Status == ApprovalAnswered && rep.Fresh && !c.taken
+	c.taken = c.taken || rep.Status == ApprovalAnswered
+	return rep
 }
 
 func (r *remoteApprover) decide(c *remoteCall, p PendingCall, policy spec.Approve) {

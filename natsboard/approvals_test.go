@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
@@ -376,6 +377,58 @@ func TestRemoteApprovalAnsweredOnceAcrossRedelivery(t *testing.T) {
 	}
 	if got := ar.res.Answer; !strings.Contains(got, "a read: did 1") {
 		t.Errorf("answer %q", got)
+	}
+}
+
+// TestRemoteApprovalAnswerAfterHandBack: a worker asks and, while the
+// call waits, is stopped (SIGTERM hands the task back); another worker
+// takes the task over and asks again; then the call is approved. The
+// coordinator's handler of the stopped worker's request is answered too,
+// but its reply reaches no one: the call certainly did not run, so it
+// runs once — even with on-interrupt: fail, where a call in doubt would
+// read "outcome unknown" — and nobody is asked twice.
+func TestRemoteApprovalAnswerAfterHandBack(t *testing.T) {
+	wf, skills, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
+	manifest := filepath.Join(skills, "ops", "ops.skill.yaml")
+	b, err := os.ReadFile(manifest)
+	must(t, err)
+	must(t, os.WriteFile(manifest, []byte(strings.Replace(string(b), "'{{.n}}']}", "'{{.n}}'], on-interrupt: fail}", 1)), 0o644))
+	f := newFixture(t, wf)
+	stopFirst := f.startWorker(t, WorkerOptions{Name: "first", Concurrency: 1, Trust: []string{skills}})
+	ar := f.start(t, wf, engine.Options{})
+	e := ar.next(t)
+	// The requests on the attempt's approvals subject, as the coordinator
+	// sees them.
+	requests := make(chan struct{}, 64)
+	sub, err := f.c.res.nc.Subscribe(approvalsSubject(ar.r.ID, "deploy", 1), func(*nats.Msg) {
+		select {
+		case requests <- struct{}{}:
+		default:
+		}
+	})
+	must(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	must(t, f.c.res.nc.Flush())
+	stopFirst() // hands the task back while its last request is held
+	for len(requests) > 0 {
+		<-requests
+	}
+	f.startWorker(t, WorkerOptions{Name: "second", Concurrency: 1, Trust: []string{skills}})
+	select {
+	case <-requests: // the second worker asks
+	case <-time.After(time.Minute): // a hang guard, not a timing assertion
+		t.Fatal("the second worker did not ask")
+	}
+	must(t, ar.r.Answer(engine.Answer{Call: e.Approval, By: "test"}))
+	ar.wait(t)
+	if got := strings.Join(logLines(t, log), "|"); got != "task:deploy/s1/c1 1" {
+		t.Errorf("the command ran %q, want once", got)
+	}
+	if got := ar.results("effect"); len(got) != 1 || got[0] != "did 1" {
+		t.Errorf("the model read %q, want the call's result", got)
+	}
+	if n := ar.count(event.ApprovalRequested); n != 1 {
+		t.Errorf("%d approval requests, want 1", n)
 	}
 }
 

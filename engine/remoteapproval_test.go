@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// TestRemoteAnswerThatReachedNoWorkerIsFresh: a worker asked and stopped
+// (SIGTERM hands its task back) before the answer came; the coordinator's
+// handler of its request still got the answer and sent it to nobody. The
+// worker that takes over the task gets the same answer fresh — the call
+// certainly did not run, so the in-doubt rule (on-interrupt: fail would
+// read "outcome unknown") does not apply. Once a worker has taken the
+// answer the call may have run: a later delivery gets it not fresh. No
+// one is asked twice.
+func TestRemoteAnswerThatReachedNoWorkerIsFresh(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	coord := newApprovals(ApprovalAuto, 0, "", time.Now)
+	asked := 0
+	coord.emit = func(e event.Event) {
+		if e.Type == event.ApprovalRequested {
+			asked++
+		}
+	}
+	r := coord.remoteApprover(ctx, &board.Task{ID: "deploy", Assignee: "ops/a"}, 1)
+	call := PendingCall{Call: "task:deploy/s1/c1", Tool: "effect"}
+
+	// The stopped worker's request: answered, but the reply reaches no one.
+	rep, err := r.Approve(ctx, ApprovalRequest{PendingCall: call, Policy: spec.ApproveAlways, Hold: time.Second})
+	if err != nil || rep.Status != ApprovalAnswered {
+		t.Fatalf("first request: %+v, %v", rep, err)
+	}
+	worker := func() *approvals {
+		w := newApprovals(ApprovalDeny, 0, "", time.Now)
+		w.ask, w.log, w.emit = r, zerolog.Nop(), func(event.Event) {}
+		return w
+	}
+	for i, wantFresh := range []bool{true, false} {
+		ans, needed, fresh, err := worker().decide(ctx, call, spec.ApproveAlways)
+		if err != nil || !needed || ans.Call != call.Call || ans.By != "auto" {
+			t.Fatalf("delivery %d: %+v needed=%v err=%v", i+2, ans, needed, err)
+		}
+		if fresh != wantFresh {
+			t.Errorf("delivery %d: fresh=%v, want %v", i+2, fresh, wantFresh)
+		}
+	}
+	if asked > 1 {
+		t.Errorf("asked %d times, want once", asked)
+	}
+}
