@@ -266,12 +266,21 @@ func drain(sub *nats.Subscription) {
 
 // runWatch follows the outcomes of one run's attempts.
 type runWatch struct {
-	w    jetstream.KeyWatcher
+	c    *Coordinator
+	run  string
 	done chan struct{}
+	quit chan struct{} // stop
 	err  error
+	// stream is the bucket's stream, for guard.
+	stream jetstream.Stream
 
-	mu      sync.Mutex
-	waiters map[string]chan *Outcome
+	mu sync.Mutex
+	w  jetstream.KeyWatcher // the current watch (restart)
+	// last is the highest revision the watch delivered; restarts count
+	// the watches restart started.
+	last     uint64
+	restarts int
+	waiters  map[string]chan *Outcome
 	// seen are the keys whose outcome came while no Dispatch waited for
 	// it: those a resumed coordinator's watch reads, most of them tasks
 	// its record holds already. Only the key is kept (a run's results and
@@ -300,9 +309,9 @@ func (c *Coordinator) watch(ctx context.Context, run string) (*runWatch, error) 
 	if err != nil {
 		return nil, fmt.Errorf("watch results of run %s: %w", run, err)
 	}
-	w := &runWatch{w: kw, done: make(chan struct{}), seen: map[string]bool{}, waiters: map[string]chan *Outcome{}}
+	w := &runWatch{w: kw, c: c, run: run, done: make(chan struct{}), quit: make(chan struct{}), seen: map[string]bool{}, waiters: map[string]chan *Outcome{}}
 	initial := make(chan struct{})
-	go w.follow(initial)
+	go w.follow(kw, initial)
 	select {
 	case <-initial:
 	case <-w.done:
@@ -312,27 +321,123 @@ func (c *Coordinator) watch(ctx context.Context, run string) (*runWatch, error) 
 		return nil, ctx.Err()
 	}
 	c.watches[run] = w
+	go w.guard()
 	return w, nil
 }
 
-func (w *runWatch) follow(initial chan struct{}) {
-	defer close(w.done)
-	first := true
-	for e := range w.w.Updates() {
+func (w *runWatch) follow(kw jetstream.KeyWatcher, initial chan struct{}) {
+	for e := range kw.Updates() {
 		if e == nil { // every outcome committed before the watch has arrived
-			if first {
+			if initial != nil {
 				close(initial)
-				first = false
+				initial = nil
 			}
 			continue
 		}
+		w.mu.Lock()
+		w.last = max(w.last, e.Revision())
+		w.mu.Unlock()
 		if e.Operation() == jetstream.KeyValuePut {
 			w.deliver(e.Key(), e.Value())
 		}
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.w != kw { // restart replaced it
+		return
+	}
 	// The watch ends when the bucket's stream is gone: the tasks queued
 	// and the outcomes committed went with it.
 	w.err = errStoreLost
+	close(w.done)
+}
+
+// watchProbe is how often guard compares the watch with the bucket.
+var watchProbe = 2 * time.Second
+
+// guard restarts a watch that fell behind. The watch is an ordered
+// consumer on one server of a cluster; when that server goes down, the
+// client library notices only from missing heartbeats (5 s apart, checked
+// every 10 s) and re-creates the consumer 10 to 20 s later, while the
+// outcomes committed meanwhile wait. So while a Dispatch waits, guard
+// reads the revision of the run's latest outcome in the bucket every
+// watchProbe; one the watch has not delivered by the next look has it
+// re-created from its last revision on.
+func (w *runWatch) guard() {
+	t := time.NewTicker(watchProbe)
+	defer t.Stop()
+	var behind uint64 // the bucket's revision the watch had not reached at the last look
+	for {
+		select {
+		case <-t.C:
+		case <-w.quit:
+			return
+		case <-w.done:
+			return
+		}
+		w.mu.Lock()
+		idle, last := len(w.waiters) == 0, w.last
+		w.mu.Unlock()
+		if idle {
+			behind = 0
+			continue
+		}
+		if behind > last {
+			w.restart(last)
+			behind = 0
+			continue
+		}
+		behind = 0
+		if rev, err := w.latest(); err == nil && rev > last {
+			behind = rev
+		}
+	}
+}
+
+// latest is the revision of the run's latest outcome in the bucket (0:
+// none). The stream is looked up once (guard alone uses it).
+func (w *runWatch) latest() (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), attemptWait)
+	defer cancel()
+	if w.stream == nil {
+		s, err := w.c.res.js.Stream(ctx, "KV_"+ResultsBucket)
+		if err != nil {
+			return 0, err
+		}
+		w.stream = s
+	}
+	m, err := w.stream.GetLastMsgForSubject(ctx, "$KV."+ResultsBucket+"."+token(w.run)+".>")
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return m.Sequence, nil
+}
+
+// restart replaces the watch by one that delivers every change after
+// revision last. An outcome both deliver is noted as seen the second time.
+func (w *runWatch) restart(last uint64) {
+	kw, err := w.c.res.results.Watch(context.Background(), token(w.run)+".>", jetstream.IncludeHistory(), jetstream.ResumeFromRevision(last+1))
+	if err != nil {
+		return // the next looks try again
+	}
+	w.mu.Lock()
+	select {
+	case <-w.quit:
+		w.mu.Unlock()
+		_ = kw.Stop()
+		return
+	default:
+	}
+	old := w.w
+	w.w = kw
+	w.restarts++
+	w.mu.Unlock()
+	w.c.opts.Logger.Debug().Str("run", w.run).Uint64("revision", last).Msg("the results watch fell behind the bucket: watching again from its last revision")
+	go w.follow(kw, nil)
+	go func() { _ = old.Stop() }()
 }
 
 var errStoreLost = fmt.Errorf("the watch of bucket %s stopped: was it removed, or the NATS server restarted without its store? This run's queued tasks and outcomes are then lost: run it again", ResultsBucket)
@@ -397,7 +502,16 @@ func (c *Coordinator) outcome(ctx context.Context, key string) (*engine.RemoteRe
 	return &decodeOutcome(key, e.Value()).RemoteResult, nil
 }
 
-func (w *runWatch) stop() { _ = w.w.Stop() }
+func (w *runWatch) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-w.quit:
+	default:
+		close(w.quit)
+	}
+	_ = w.w.Stop()
+}
 
 // Journal reads one attempt's transcript from the journal stream, as the
 // latest delivery that ran it journaled it: the engine copies it into the

@@ -129,3 +129,62 @@ func heldBy(fn string) int64 {
 	}
 	return held
 }
+
+// TestWatchRestartsWhenConsumerLost: the results watch's consumer is gone
+// (the server holding it went down, here it is deleted) while a Dispatch
+// waits. The client library would re-create it only after missing two
+// heartbeat checks (10 to 20 s); the coordinator sees that the bucket
+// holds an outcome its watch has not delivered and watches again from
+// its last revision, and the waiting Dispatch gets the outcome.
+func TestWatchRestartsWhenConsumerLost(t *testing.T) {
+	probe := watchProbe
+	watchProbe = 200 * time.Millisecond
+	defer func() { watchProbe = probe }()
+	srv := runServer(t)
+	r := testJS(t, srv.ClientURL())
+	c, err := Connect(context.Background(), srv.ClientURL(), Options{})
+	must(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	type result struct {
+		res *engine.RemoteResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := c.Dispatch(ctx, &engine.RemoteTask{Run: "lost", Task: "t", Attempt: 1, Goal: "g"}, nil, nil)
+		done <- result{res, err}
+	}()
+	for ctx.Err() == nil { // Dispatch waits once its task is on the queue
+		if info, err := r.tasks.Info(ctx); err == nil && info.State.Msgs > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s, err := r.js.Stream(ctx, "KV_"+ResultsBucket)
+	must(t, err)
+	names := s.ConsumerNames(ctx)
+	for name := range names.Name() {
+		must(t, s.DeleteConsumer(ctx, name))
+	}
+	must(t, names.Err())
+	data, _ := json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Result: "after the loss"}})
+	_, err = r.results.Create(ctx, ResultKey("lost", "t", 1), data)
+	must(t, err)
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.res.Result != "after the loss" {
+		t.Errorf("result %q", got.res.Result)
+	}
+	c.mu.Lock()
+	w := c.watches["lost"]
+	c.mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.restarts == 0 {
+		t.Error("the outcome came without the watch being restarted: was its consumer deleted?")
+	}
+}
