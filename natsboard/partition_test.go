@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/syncbuf"
 )
 
 // completions counts a run record's task.completed events by task.
@@ -333,7 +334,7 @@ func TestPublishOutlastsNoStream(t *testing.T) {
 // slow consumer here) goes to fsd's log, not to stderr as a raw line.
 func TestNATSClientErrorsLogged(t *testing.T) {
 	srv := runServer(t)
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	r, err := connect(context.Background(), srv.ClientURL(), "test", 1, zerolog.New(&logged))
 	must(t, err)
 	defer r.Close()
@@ -349,24 +350,6 @@ func TestNATSClientErrorsLogged(t *testing.T) {
 	until(t, "the slow consumer to be logged", func() bool {
 		return strings.Contains(logged.String(), "slow consumer") && strings.Contains(logged.String(), `"subject":"slow"`)
 	})
-}
-
-// syncBuffer is a bytes.Buffer for a logger written from other goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestCoordinatorCutOffAtStart: a coordinator cut off from NATS when it

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/syncbuf"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -223,7 +224,7 @@ func TestServerRestarted(t *testing.T) {
 			url := srv.ClientURL()
 			ctx := context.Background()
 			wf := fanout(t, 2, "")
-			var logged syncBuffer
+			var logged syncbuf.Buffer
 			c, err := Connect(ctx, url, Options{Logger: zerolog.New(&logged)})
 			must(t, err)
 			defer c.Close()

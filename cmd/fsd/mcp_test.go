@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -108,7 +109,7 @@ func TestMCPServeStdio(t *testing.T) {
 func TestMCPServeHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- serveMCP(ctx, "../../examples/hello/hello.workflow.yaml", mcpFlags{runFlags: runFlags{runsDir: t.TempDir()}, http: ":0"}, nil, nil, &stderr)
@@ -145,22 +146,4 @@ func TestMCPServeHTTP(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("serve: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,38 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/syncbuf"
 )
-
-// lockedBuffer is a bytes.Buffer safe to read while the sink's timer
-// writes to it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Progress lines are buffered, but every line comes out, in order: at the
 // end (flush), and without it shortly after it was emitted.
 func TestProgressSinkBuffers(t *testing.T) {
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	s := newProgressSink(&out)
 	var want []string
 	for _, id := range []string{"a", "b", "c"} {
