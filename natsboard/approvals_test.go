@@ -15,7 +15,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
@@ -90,14 +89,24 @@ func newFixture(t *testing.T, wf string) *natsFixture {
 // called.
 func (f *natsFixture) startWorker(t *testing.T, o WorkerOptions) (stop func()) {
 	t.Helper()
-	if o.Model == nil {
-		o.Model = scriptedModel
-	}
-	o.CacheDir, o.Logger = t.TempDir(), zerolog.Nop()
 	if o.AckWait == 0 {
 		o.AckWait = time.Second
 	}
-	w, err := NewWorker(context.Background(), f.url, o)
+	return serve(t, f.url, o)
+}
+
+// serve runs an in-process worker on url until the test ends, or until
+// stop is called: with the scripted model and a fresh cache unless o names
+// them, and quiet unless o.Logger writes somewhere (its zero value does not).
+func serve(t testing.TB, url string, o WorkerOptions) (stop func()) {
+	t.Helper()
+	if o.Model == nil {
+		o.Model = scriptedModel
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = t.TempDir()
+	}
+	w, err := NewWorker(context.Background(), url, o)
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -15,7 +15,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/engine"
@@ -71,15 +70,8 @@ func coordinator(t *testing.T, url, wf string) *Coordinator {
 // with the model m, until the test ends.
 func startWorker(t *testing.T, url, wf string, m model.Model) {
 	t.Helper()
-	ctx := context.Background()
-	w, err := NewWorker(ctx, url, WorkerOptions{Name: "w1", Trust: []string{filepath.Join(filepath.Dir(wf), "skills")},
-		CacheDir: t.TempDir(), Logger: zerolog.Nop(), AckWait: 2 * time.Second,
+	serve(t, url, WorkerOptions{Name: "w1", Trust: []string{filepath.Join(filepath.Dir(wf), "skills")}, AckWait: 2 * time.Second,
 		Model: func(string, string) (model.Model, error) { return m, nil }})
-	must(t, err)
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(done) }()
-	t.Cleanup(func() { stop(); <-done; w.Close() })
 }
 
 func napTask(run, id string) *engine.RemoteTask {

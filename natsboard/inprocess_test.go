@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
@@ -79,16 +77,7 @@ func TestInProcessPipelineSameAnswer(t *testing.T) {
 	if err := c.Publish(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(ctx, srv.ClientURL(), WorkerOptions{Name: "w1", Trust: []string{filepath.Join("..", "examples", "skills")},
-		CacheDir: t.TempDir(), Model: scriptedModel, Logger: zerolog.Nop(), AckWait: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(done) }()
-	defer func() { stop(); <-done }()
+	serve(t, srv.ClientURL(), WorkerOptions{Name: "w1", Trust: []string{filepath.Join("..", "examples", "skills")}, AckWait: 2 * time.Second})
 
 	remote := runLocal(t, wf, c, t.TempDir())
 	if remote.Answer != local.Answer {

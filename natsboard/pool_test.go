@@ -64,14 +64,7 @@ func TestWorkerRecreatesLostQueue(t *testing.T) {
 			srv := runServer(t)
 			url := srv.ClientURL()
 			ctx := context.Background()
-			w, err := NewWorker(ctx, url, WorkerOptions{Name: "w1", Agents: agents, CacheDir: t.TempDir(),
-				Model: scriptedModel, Logger: zerolog.New(zerolog.NewTestWriter(t)), AckWait: 2 * time.Second})
-			must(t, err)
-			defer w.Close()
-			wctx, stop := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() { _ = w.Run(wctx); close(done) }()
-			defer func() { stop(); <-done }()
+			serve(t, url, WorkerOptions{Name: "w1", Agents: agents, Logger: zerolog.New(zerolog.NewTestWriter(t)), AckWait: 2 * time.Second})
 
 			nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 			must(t, err)
@@ -110,15 +103,11 @@ func TestWorkerRecreatesLostQueue(t *testing.T) {
 func TestOverlappingPools(t *testing.T) {
 	srv := runServer(t)
 	ctx := context.Background()
-	opts := WorkerOptions{Agents: "weekly-report.*", CacheDir: t.TempDir(), Model: scriptedModel, Logger: zerolog.Nop()}
-	w, err := NewWorker(ctx, srv.ClientURL(), opts)
-	must(t, err)
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(done) }()
+	opts := WorkerOptions{Agents: "weekly-report.*", CacheDir: t.TempDir(), Model: scriptedModel}
+	stop := serve(t, srv.ClientURL(), opts)
 
 	opts.Agents = ">"
-	_, err = NewWorker(ctx, srv.ClientURL(), opts)
+	_, err := NewWorker(ctx, srv.ClientURL(), opts)
 	if err == nil {
 		t.Fatal("a pool overlapping a live one was accepted")
 	}
@@ -129,8 +118,6 @@ func TestOverlappingPools(t *testing.T) {
 	}
 
 	stop()
-	<-done
-	w.Close()
 	w2, err := NewWorker(ctx, srv.ClientURL(), opts)
 	if err != nil {
 		t.Fatalf("a pool overlapping a stopped one: %v", err)
@@ -254,14 +241,7 @@ func TestServerRestarted(t *testing.T) {
 				store = t.TempDir()
 			}
 			runServerWith(t, server.Options{StoreDir: store, Port: port})
-			w, err := NewWorker(ctx, url, WorkerOptions{Name: "w1", CacheDir: t.TempDir(),
-				Model: scriptedModel, Logger: zerolog.Nop(), AckWait: 2 * time.Second})
-			must(t, err)
-			defer w.Close()
-			wctx, stop := context.WithCancel(ctx)
-			served := make(chan struct{})
-			go func() { _ = w.Run(wctx); close(served) }()
-			defer func() { stop(); <-served }()
+			serve(t, url, WorkerOptions{Name: "w1", AckWait: 2 * time.Second})
 
 			select {
 			case r := <-done:
@@ -303,14 +283,7 @@ agents:
 	must(t, os.WriteFile(wf, []byte("name: ete\nmodel: scripted\nscript: été.script.yaml\nskills: [./skills]\ninput: go\ntasks:\n  - {id: t1, assignee: données-été/lecteur, goal: read}\n"), 0o644))
 
 	ctx := context.Background()
-	w, err := NewWorker(ctx, srv.ClientURL(), WorkerOptions{Name: "w1", CacheDir: t.TempDir(), Agents: "données-été.*",
-		Model: scriptedModel, Logger: zerolog.Nop()})
-	must(t, err)
-	defer w.Close()
-	wctx, stop := context.WithCancel(ctx)
-	served := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(served) }()
-	defer func() { stop(); <-served }()
+	serve(t, srv.ClientURL(), WorkerOptions{Name: "w1", Agents: "données-été.*"})
 	c, err := Connect(ctx, srv.ClientURL(), Options{})
 	must(t, err)
 	defer c.Close()

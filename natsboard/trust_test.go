@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -69,13 +67,7 @@ func TestTamperedObjectRefused(t *testing.T) {
 	}
 
 	cache := t.TempDir()
-	w, err := NewWorker(ctx, srv.ClientURL(), WorkerOptions{Name: "w", CacheDir: cache, Model: scriptedModel, Logger: zerolog.Nop(), AckWait: time.Second})
-	must(t, err)
-	defer w.Close()
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(done) }()
-	defer func() { stop(); <-done }()
+	serve(t, srv.ClientURL(), WorkerOptions{Name: "w", CacheDir: cache, AckWait: time.Second})
 	_, err = runWorkflow(t, wf, c)
 	if err == nil || !strings.Contains(err.Error(), "digest mismatch") {
 		t.Errorf("run with a tampered skill: %v; want the tasks to fail with digest mismatch", err)

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 )
 
 // typedWorkflow writes a pipeline whose first agent answers typed JSON
@@ -70,14 +68,7 @@ func TestTypedResultsThroughNATS(t *testing.T) {
 	must(t, err)
 	defer c.Close()
 	must(t, c.Publish(ctx, project(t, wf)))
-	w, err := NewWorker(ctx, srv.ClientURL(), WorkerOptions{Name: "w", CacheDir: t.TempDir(), Model: scriptedModel,
-		Logger: zerolog.Nop(), AckWait: 2 * time.Second})
-	must(t, err)
-	defer w.Close()
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(done) }()
-	defer func() { stop(); <-done }()
+	serve(t, srv.ClientURL(), WorkerOptions{Name: "w", AckWait: 2 * time.Second})
 
 	remote := runLocal(t, wf, c, t.TempDir())
 	want, got := boardResults(t, local.Dir), boardResults(t, remote.Dir)

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/internal/syncbuf"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/natsboard"
 )
@@ -116,12 +115,12 @@ func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
 	dir := t.TempDir()
 	wf := sleeperWorkflow(t, dir)
 
-	worker := func(name, concurrency string) (*procOut, func() int) {
+	worker := func(name, concurrency string) (*syncbuf.Buffer, func() int) {
 		cmd, _, errb := fsdProc("worker", "--nats", srv.ClientURL(), "--name", name, "--concurrency", concurrency,
 			"--ack-wait", "10m", "--cache", t.TempDir(), "-v")
 		cmd.Env = append(cmd.Env, "NO_COLOR=1")
 		_ = errb
-		p := &procOut{}
+		p := &syncbuf.Buffer{}
 		cmd.Stderr = p
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -170,24 +169,6 @@ func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("the task handed back was not run by worker wb within two minutes (ack wait 10m):\n%s", b.String())
 	}
-}
-
-// procOut collects a subprocess's output for reading while it runs.
-type procOut struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (p *procOut) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.b.Write(b)
-}
-
-func (p *procOut) String() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.b.String()
 }
 
 // sleeperWorkflow writes a pipeline of one task that sleeps 2s, then
@@ -290,7 +271,7 @@ func TestWorkerTrustWithoutSkillsWarned(t *testing.T) {
 	empty := t.TempDir()
 	cmd, _, _ := fsdProc("worker", "--nats", srv.ClientURL(), "--trust", empty, "--trust", "../../examples/skills", "--cache", t.TempDir())
 	cmd.Env = append(cmd.Env, "NO_COLOR=1")
-	out := &procOut{}
+	out := &syncbuf.Buffer{}
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
