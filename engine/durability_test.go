@@ -19,14 +19,14 @@ import (
 func TestDurabilityModes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opt  Durability // Options.Durability
-		key  string     // the workflow's durability:
-		mode Durability // what the run must do
+		opt  spec.Durability // Options.Durability
+		key  spec.Durability // the workflow's durability:
+		mode spec.Durability // what the run must do
 	}{
-		{"default", "", "", DurabilityStep},
-		{"option", DurabilityEffects, "", DurabilityEffects},
-		{"workflow key", "", "commit-before-effects", DurabilityEffects},
-		{"option over key", DurabilityStep, "commit-before-effects", DurabilityStep},
+		{"default", "", "", spec.DurabilityStep},
+		{"option", spec.DurabilityEffects, "", spec.DurabilityEffects},
+		{"workflow key", "", "commit-before-effects", spec.DurabilityEffects},
+		{"option over key", spec.DurabilityStep, "commit-before-effects", spec.DurabilityStep},
 	} {
 		mode := tc.mode
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +56,7 @@ func TestDurabilityModes(t *testing.T) {
 			if effect != "journaled" {
 				t.Errorf("the command ran before its call was on disk: it saw %q", effect)
 			}
-			if want := mode == DurabilityStep; readOnDisk != want {
+			if want := mode == spec.DurabilityStep; readOnDisk != want {
 				t.Errorf("step 1 on disk before step 2's model call: %v, want %v", readOnDisk, want)
 			}
 			if n := len(readTranscript(t, filepath.Dir(path), "transcript.jsonl")); n != 7 {

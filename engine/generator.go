@@ -65,7 +65,7 @@ type genDeps struct {
 	// obs watches the generator, its model and tool calls; nil: nothing.
 	obs Observer
 	// durability says which commits the generator waits for.
-	durability Durability
+	durability spec.Durability
 	// appr stands before calls that need a person's approval; nil asks
 	// for none.
 	appr *approvals

@@ -64,8 +64,8 @@ type RemoteTask struct {
 	// the run's); zero: none.
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Durability is the run's: when the worker's steps wait for their
-	// journal entries to be stored ("": DurabilityStep).
-	Durability Durability `json:"durability,omitempty"`
+	// journal entries to be stored ("": spec.DurabilityStep).
+	Durability spec.Durability `json:"durability,omitempty"`
 	// Approve is the workflow's default approval policy (for tools acting
 	// outside fsd that set none); ApprovalTimeout is the run's
 	// --approval-timeout (0: wait), which a worker applies itself while

@@ -71,8 +71,8 @@ type Options struct {
 	// changed since it started (see ErrChanged).
 	Force bool
 	// Durability says when generators wait for the journal to be on
-	// disk; "" is the workflow's `durability:`, else DurabilityStep.
-	Durability Durability
+	// disk; "" is the workflow's `durability:`, else spec.DurabilityStep.
+	Durability spec.Durability
 	// flushDelay overrides journal.FlushDelay (tests make it long, so
 	// only commits write the journal).
 	flushDelay time.Duration
@@ -150,9 +150,9 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		opts.Now = time.Now
 	}
 	if opts.Durability == "" {
-		opts.Durability = Durability(p.Workflow.Durability)
+		opts.Durability = p.Workflow.Durability
 	}
-	d, err := ParseDurability(string(opts.Durability))
+	d, err := spec.ParseDurability(string(opts.Durability))
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

@@ -101,7 +101,7 @@ func Work(ctx context.Context, t *RemoteTask, o WorkOptions) (res *RemoteResult)
 		}
 		a = ag.WithDefaults()
 	}
-	durability, err := ParseDurability(string(t.Durability))
+	durability, err := spec.ParseDurability(string(t.Durability))
 	if err != nil {
 		res.Error = err.Error()
 		return res

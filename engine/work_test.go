@@ -135,8 +135,8 @@ func TestWorkResumesFromJournal(t *testing.T) {
 // journal that fails fails the task: no step counts as journaled when it
 // is not.
 func TestWorkJournalDurability(t *testing.T) {
-	waits := map[Durability]int{}
-	for _, d := range []Durability{"", DurabilityEffects} {
+	waits := map[spec.Durability]int{}
+	for _, d := range []spec.Durability{"", spec.DurabilityEffects} {
 		log := filepath.Join(t.TempDir(), "calls.log")
 		task, s := effectTask(log, "")
 		task.Durability = d
@@ -148,7 +148,7 @@ func TestWorkJournalDurability(t *testing.T) {
 		waits[d] = l.waits
 	}
 	// Before each command, and (step) at each step's end.
-	if waits[DurabilityEffects] != 2 || waits[""] != 5 {
+	if waits[spec.DurabilityEffects] != 2 || waits[""] != 5 {
 		t.Errorf("waits by durability %v, want step 5, commit-before-effects 2", waits)
 	}
 

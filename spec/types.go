@@ -475,8 +475,8 @@ type Workflow struct {
 	// Durability is when generators wait for the run journal to be on
 	// disk: step (default) or commit-before-effects; --durability
 	// overrides it.
-	Durability string `json:"durability,omitempty"`
-	Limits     Limits `json:"limits"`
+	Durability Durability `json:"durability,omitempty"`
+	Limits     Limits     `json:"limits"`
 	// Prices are per model string ("openai/gpt-5.4-mini", "scripted"):
 	// with them, run records and views show what the run cost.
 	Prices map[string]Price `json:"prices,omitempty"`

@@ -85,7 +85,8 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			}
 		case "durability":
 			// step or commit-before-effects (the schema checks which).
-			w.Durability, _ = str(f.v)
+			s, _ := str(f.v)
+			w.Durability = Durability(s)
 		case "limits":
 			decodeLimits(d, f.v, &w.Limits)
 		case "prices":

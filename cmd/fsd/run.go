@@ -36,7 +36,7 @@ type runFlags struct {
 	force   bool          // resume: run even if the run's files changed
 	// otelContent puts prompts and results in trace spans.
 	otelContent bool
-	// durability: step or commit-before-effects (engine.Durability).
+	// durability: step or commit-before-effects (spec.Durability).
 	durability string
 	// nats sends the board's tasks to workers through this NATS server.
 	nats string
@@ -114,7 +114,7 @@ func addDurabilityFlag(cmd *cobra.Command, f *runFlags) {
 	cmd.Flags().StringVar(&f.durability, "durability", "",
 		"when the journal must be on disk: step (each step, the default) or commit-before-effects (only before a command, MCP call or script runs, and before the answer)")
 	_ = cmd.RegisterFlagCompletionFunc("durability", cobra.FixedCompletions(
-		[]string{string(engine.DurabilityStep), string(engine.DurabilityEffects)}, cobra.ShellCompDirectiveNoFileComp))
+		[]string{string(spec.DurabilityStep), string(spec.DurabilityEffects)}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // prepared is a workflow loaded and ready to run.
@@ -235,9 +235,9 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 		return fail(exitUsage, "--timeout: %s is negative", f.timeout)
 	}
 	// Unset, the workflow's durability: key decides.
-	var durability engine.Durability
+	var durability spec.Durability
 	if f.durability != "" {
-		d, err := engine.ParseDurability(f.durability)
+		d, err := spec.ParseDurability(f.durability)
 		if err != nil {
 			return usage("--durability: %v", err)
 		}
