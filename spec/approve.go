@@ -21,8 +21,6 @@ const (
 	ApproveFirst Approve = "first"
 )
 
-var approveValues = []string{string(ApproveAlways), string(ApproveNever), string(ApproveFirst)}
-
 // Or returns a, or else when a is not set.
 func (a Approve) Or(next Approve) Approve {
 	if a != "" {

@@ -27,7 +27,6 @@ var (
 	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries", "output", "output-repairs"}
 	visKeys     = []string{"client", "history"}
 	flowKeys    = []string{"policy", "last", "tools", "max-tokens"}
-	flowValues  = []string{string(FlowNone), string(FlowDeps), string(FlowAncestors), string(FlowRecent), string(FlowAll)}
 )
 
 // ClaudeCodeKeys are Claude Code's SKILL.md frontmatter extensions: known
@@ -363,7 +362,7 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 			case "context-supply":
 				v, _ := str(f.v)
 				switch v {
-				case "isolated":
+				case supplyIsolatedName:
 				case string(SupplyConversation):
 					a.ContextSupply = SupplyConversation
 				default:
@@ -441,9 +440,9 @@ func (s *Skill) toolNames() []string {
 func decodeVisibility(d *decoder, n *yaml.Node, v *Visibility) {
 	if s, ok := str(n); ok {
 		switch s {
-		case "sub":
+		case visibilitySubName:
 			*v = VisibilitySub
-		case "primary":
+		case visibilityPrimName:
 			*v = VisibilityPrimary
 		default:
 			d.errorf(n, "value", "item-visibility %q is not sub or primary", s).Hint = "or write {client: true, history: false}"

@@ -399,19 +399,11 @@ const (
 
 // WithDefaults returns l with every zero field set to its default.
 func (l Limits) WithDefaults() Limits {
-	set := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
+	for _, lf := range limitFields {
+		if v := lf.field(&l); *v <= 0 && lf.def > 0 {
+			*v = lf.def
 		}
 	}
-	set(&l.MaxLoadedSkills, DefaultMaxLoadedSkills)
-	set(&l.MaxTranscriptMessages, DefaultMaxTranscriptMessages)
-	set(&l.MaxSteps, DefaultMaxSteps)
-	set(&l.Concurrency, DefaultConcurrency)
-	set(&l.MaxPendingTasks, DefaultMaxPendingTasks)
-	set(&l.MaxTotalTasks, DefaultMaxTotalTasks)
-	set(&l.MaxResultTokens, DefaultMaxResultTokens)
-	set(&l.MaxCatalogTokens, DefaultMaxCatalogTokens)
 	return l
 }
 

@@ -13,7 +13,7 @@ import (
 
 var (
 	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "approve", "cache", "durability", "limits", "prices", "board", "host", "tasks", "input"}
-	limitsKeys   = []string{"max-loaded-skills", "max-transcript-messages", "max-steps", "concurrency", "max-pending-tasks", "max-total-tasks", "max-result-tokens", "max-catalog-tokens", "max-input-tokens", "max-output-tokens", "agents"}
+	limitsKeys   = append(limitKeys(), "agents")
 	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
 	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
 	hostKeys     = []string{"prompt", "model"}
@@ -79,7 +79,7 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 		case "cache":
 			// on (default) or off; YAML booleans are taken too.
 			if s, ok := str(f.v); ok {
-				w.NoCache = s == "off"
+				w.NoCache = s == cacheOff
 			} else if b, ok := boolean(f.v); ok {
 				w.NoCache = !b
 			}
@@ -145,30 +145,14 @@ func checkModel(d *decoder, n *yaml.Node, m string) {
 
 func decodeLimits(d *decoder, n *yaml.Node, l *Limits) {
 	for _, f := range d.fields(n, limitsKeys, &l.Node) {
-		v, _ := integer(f.v)
-		switch f.key {
-		case "max-loaded-skills":
-			l.MaxLoadedSkills = v
-		case "max-transcript-messages":
-			l.MaxTranscriptMessages = v
-		case "max-steps":
-			l.MaxSteps = v
-		case "concurrency":
-			l.Concurrency = v
-		case "max-pending-tasks":
-			l.MaxPendingTasks = v
-		case "max-total-tasks":
-			l.MaxTotalTasks = v
-		case "max-result-tokens":
-			l.MaxResultTokens = v
-		case "max-input-tokens":
-			l.MaxInputTokens = v
-		case "max-output-tokens":
-			l.MaxOutputTokens = v
-		case "max-catalog-tokens":
-			l.MaxCatalogTokens = v
-		case "agents":
+		if f.key == "agents" {
 			l.Agents = decodeBudgets(d, f.v)
+			continue
+		}
+		for _, lf := range limitFields {
+			if lf.key == f.key {
+				*lf.field(l), _ = integer(f.v)
+			}
 		}
 	}
 }
