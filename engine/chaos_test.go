@@ -83,6 +83,7 @@ func chaosProject() *spec.Project {
 // chaosOptions are the chaos model's options for the project.
 func chaosOptions() chaos.Options {
 	return chaos.Options{HostSteps: 24, WorkerSteps: 3, FinalRate: 0.03, EmptyRate: 0.01, ErrorRate: 0.01, HugeRate: 0.01, HugeBytes: *chaosHuge,
+		Readers:   artifact.Tools(),
 		ExtraIDs:  []string{"hidden"},
 		Assignees: []string{"iso", "conv", "prim", "quiet", "loop", "talk", "solo", "team/loop", "crew/iso", "crew/talk", "beta/solo", "hidden/x"}}
 }

@@ -106,7 +106,7 @@ func (a *actor) offered() []model.ToolCall {
 	case "addTask", "listTasks", "cancelTask", "runBoard":
 		return a.board()
 	}
-	if strings.HasPrefix(t.Name, "artifact_") {
+	if a.isReader(t.Name) {
 		return a.readerCall(t)
 	}
 	return call(t.Name, a.fromSchema(t.Parameters))
@@ -161,20 +161,36 @@ func (a *actor) handle() string {
 // reader calls a reader tool, offered or not.
 func (a *actor) reader() []model.ToolCall {
 	for _, t := range a.k.tools {
-		if strings.HasPrefix(t.Name, "artifact_") && a.chance(0.15) {
+		if a.isReader(t.Name) && a.chance(0.15) {
 			return a.readerCall(t)
 		}
 	}
-	return call(a.pick(readerNames), map[string]any{"handle": a.handle(), "get": a.pick(readerGets)})
+	if len(a.o.Readers) == 0 {
+		return a.unknown()
+	}
+	t := a.o.Readers[a.r.IntN(len(a.o.Readers))]
+	return call(t.Name, map[string]any{"handle": a.handle(), "get": a.pick(append(getValues(t), badGets...))})
 }
 
-// readerNames and readerGets are the reader tools and their selector
-// values, and a few that are not, for calls of readers not offered.
-var (
-	readerNames = []string{"artifact_md", "artifact_read"}
-	readerGets  = []string{"headings", "section", "frontmatter", "code", "links", "images", "text", "ast",
-		"head", "tail", "cat", "grep", "size", "", "everything"}
-)
+// badGets are selector values no reader has.
+var badGets = []string{"", "everything"}
+
+func (a *actor) isReader(name string) bool {
+	return slices.ContainsFunc(a.o.Readers, func(t model.ToolDef) bool { return t.Name == name })
+}
+
+// getValues are the get values a reader's schema lists.
+func getValues(t model.ToolDef) []string {
+	var s struct {
+		Properties struct {
+			Get struct {
+				Enum []string `json:"enum"`
+			} `json:"get"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(t.Parameters, &s) // a schema without them lists none
+	return s.Properties.Get.Enum
+}
 
 func (a *actor) readerCall(t model.ToolDef) []model.ToolCall {
 	args, ok := a.fromSchema(t.Parameters).(map[string]any)

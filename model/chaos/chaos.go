@@ -53,6 +53,12 @@ type Options struct {
 	// learns from unknown_assignee answers (a real model would read them in
 	// a skill's instructions).
 	Assignees []string
+	// Readers are the runtime's reader tools (artifact.Tools()). The
+	// model calls them, offered or not, with the get values their
+	// schemas list and a few that are not: what it knows of them it reads
+	// from these definitions, so it tries every selector the readers have.
+	// Without them it calls a reader only as an offered tool.
+	Readers []model.ToolDef
 	// RawJSON lets bad arguments be bytes that are not JSON at all.
 	// Providers never hand the engine such arguments (they wrap broken
 	// JSON as a JSON string, see openai.Args), so it is off by default.

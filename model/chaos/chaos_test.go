@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -95,7 +96,7 @@ func TestReproducible(t *testing.T) {
 func TestBounds(t *testing.T) {
 	kinds := map[string]int{}
 	for seed := range uint64(200) {
-		m := New(seed, Options{HugeBytes: 1 << 10, ErrorRate: 0.05})
+		m := New(seed, Options{HugeBytes: 1 << 10, ErrorRate: 0.05, Readers: hostRequest(0).Tools[4:]})
 		worker := &model.Request{Messages: []model.Message{{Role: model.User, Text: "task"}},
 			Tools:  []model.ToolDef{{Name: "team_echo", Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}},
 			Caller: model.Caller{Agent: "team/iso", TaskID: "t1", Step: 2}}
@@ -141,5 +142,40 @@ func TestCancelled(t *testing.T) {
 	cancel()
 	if _, err := New(1, Options{}).Generate(ctx, hostRequest(0)); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// Calls of a reader that is not offered use the get values its definition
+// lists (and a few no reader has), so the model follows the runtime's
+// reader table rather than a copy of it.
+func TestReaderGetsFromDefinitions(t *testing.T) {
+	reader := model.ToolDef{Name: "some_reader", Parameters: json.RawMessage(`{"type":"object","properties":{"get":{"enum":["zebra","yak"]},"handle":{"type":"string"}}}`)}
+	gets := map[string]int{}
+	for seed := range uint64(300) {
+		m := New(seed, Options{Readers: []model.ToolDef{reader}})
+		for step := 0; step < 10; step++ {
+			resp, err := m.Generate(context.Background(), hostRequest(step))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range resp.Calls {
+				if c.Name != reader.Name {
+					continue
+				}
+				var args struct{ Get string }
+				if err := json.Unmarshal(c.Args, &args); err != nil {
+					t.Fatal(err)
+				}
+				gets[args.Get]++
+			}
+		}
+	}
+	for g := range gets {
+		if !slices.Contains([]string{"zebra", "yak", "", "everything"}, g) {
+			t.Errorf("a call of the reader has get %q, which neither its definition nor badGets lists", g)
+		}
+	}
+	if gets["zebra"] == 0 || gets["yak"] == 0 {
+		t.Errorf("the reader's own get values were never called: %v", gets)
 	}
 }
