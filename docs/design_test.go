@@ -7,12 +7,17 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fsdrun/fsd/spec"
 )
 
 // invariantID is how code comments cite an invariant of design.md.
@@ -133,5 +138,155 @@ func TestNamedFilesExist(t *testing.T) {
 		if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
 			t.Errorf("design.md names %s, which does not exist", m[1])
 		}
+	}
+}
+
+// TestDocumentedDefaults: where README.md or design.md give a key's
+// number as "`key` N" or "`key` (default N)", N is the default spec.Facts
+// states, and README gives every limit's default so (it lists every key
+// with its default).
+func TestDocumentedDefaults(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{"README.md": string(readme), "docs/design.md": readDesign(t)}
+	checked := 0
+	for _, f := range spec.Facts() {
+		want, ok := f.Default.(int)
+		if !ok {
+			continue
+		}
+		name := f.Key[strings.LastIndex(f.Key, ".")+1:]
+		stated := regexp.MustCompile("`" + regexp.QuoteMeta(name) + "`\\s+\\(?(?:default:?\\s+)?([0-9]+(?:,[0-9]{3})*)")
+		for file, text := range texts {
+			ms := stated.FindAllStringSubmatch(text, -1)
+			if len(ms) == 0 && file == "README.md" && strings.HasPrefix(f.Key, "limits.") {
+				t.Errorf("README.md does not give %s's default (%d) as `%s` %d", f.Key, want, name, want)
+			}
+			for _, m := range ms {
+				checked++
+				if got := strings.ReplaceAll(m[1], ",", ""); got != strconv.Itoa(want) {
+					t.Errorf("%s gives %s as %s; spec.Facts states %d", file, f.Key, m[1], want)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no documented default found: is the pattern reading the docs?")
+	}
+}
+
+// section returns the text of design.md's "## title" section.
+func section(t *testing.T, design, title string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(design, "\n## "+title+"\n")
+	if !ok {
+		t.Fatalf("design.md has no section %q", title)
+	}
+	if i := strings.Index(rest, "\n## "); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// tableRows returns the cells of each body row of the first markdown
+// table in text.
+func tableRows(text string) [][]string {
+	var rows [][]string
+	header := true
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") {
+			if len(rows) > 0 || !header {
+				break
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "|---") || strings.HasPrefix(line, "| ---") {
+			header = false
+			continue
+		}
+		if header {
+			continue
+		}
+		var cells []string
+		for c := range strings.SplitSeq(strings.Trim(line, "|"), "|") {
+			cells = append(cells, strings.TrimSpace(c))
+		}
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+// TestPackageTable: design.md's package table has a row for every package
+// of the module (a row for a folder covers the packages under it, as
+// model's covers its providers), no row for a folder without one, and
+// gives each row the layer docs.TestLayers puts it in.
+func TestPackageTable(t *testing.T) {
+	graph := moduleImports(t)
+	rows := tableRows(section(t, readDesign(t), "Packages"))
+	if len(rows) == 0 {
+		t.Fatal("design.md's package table has no rows")
+	}
+	folders := map[string]bool{}
+	for _, r := range rows {
+		folder := strings.Trim(r[0], "`")
+		if folders[folder] {
+			t.Errorf("design.md's package table lists %s twice", folder)
+		}
+		folders[folder] = true
+		covers := 0
+		for pkg := range graph {
+			if pkg == folder || strings.HasPrefix(pkg, folder+"/") {
+				covers++
+			}
+		}
+		if covers == 0 {
+			t.Errorf("design.md's package table lists %s, which holds no package of the module", folder)
+		}
+		if want, ok := layerOf(folder); !ok {
+			t.Errorf("design.md's package table lists %s, which docs/layers_test.go puts in no layer", folder)
+		} else if got := strings.Trim(r[len(r)-1], "`"); got != want {
+			t.Errorf("design.md's package table puts %s in layer %q; docs/layers_test.go puts it in %q", folder, got, want)
+		}
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(graph)) {
+		covered := false
+		for p := pkg; p != "." && !covered; p = path.Dir(p) {
+			covered = folders[p]
+		}
+		if !covered {
+			t.Errorf("design.md's package table has no row for %s (nor for a folder holding it)", pkg)
+		}
+	}
+}
+
+// TestLayerTable: design.md's layer table states the layers of
+// docs/layers_test.go, in the same order, with the same packages and
+// imports.
+func TestLayerTable(t *testing.T) {
+	rows := tableRows(section(t, readDesign(t), "Layers"))
+	var got, want []string
+	for _, r := range rows {
+		got = append(got, strings.Join(r, " | "))
+	}
+	tick := func(ss []string) string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, "`"+s+"`")
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, l := range layers {
+		imports := strings.Join(l.imports, ", ")
+		if imports == "" {
+			imports = "none"
+		}
+		want = append(want, strings.Join([]string{l.name, tick(l.packages), imports}, " | "))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("design.md's layer table differs from docs/layers_test.go's layers; it should read:\n%s",
+			"| "+strings.Join(want, " |\n| ")+" |")
 	}
 }
