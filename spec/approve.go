@@ -36,12 +36,12 @@ func decodeApprove(d *decoder, n *yaml.Node) Approve {
 	if !ok {
 		if n = deref(n); n != nil && n.Kind == yaml.ScalarNode {
 			// `approve: true` is a boolean to YAML: say what to write.
-			d.errorf(n, "value", "approve %s is not always, never or first", n.Value).Hint = "write approve: always (or first, or never)"
+			d.errorf(n, "value", "approve %s is not %s", n.Value, oneOf(approveValues)).Hint = "write approve: always (or first, or never)"
 		}
 		return ""
 	}
 	if !contains(approveValues, s) {
-		x := d.errorf(n, "value", "approve %q is not always, never or first", s)
+		x := d.errorf(n, "value", "approve %q is not %s", s, oneOf(approveValues))
 		x.Hint = didYouMean(s, approveValues)
 		return ""
 	}

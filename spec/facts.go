@@ -1,6 +1,10 @@
 package spec
 
-import "github.com/fsdrun/fsd/schemas"
+import (
+	"strings"
+
+	"github.com/fsdrun/fsd/schemas"
+)
 
 // Fact is the default or the values of one manifest key. Facts is the one
 // place fsd states them: the decoders and the runtime use the Go names the
@@ -63,6 +67,15 @@ var limitFields = []struct {
 	{"max-catalog-tokens", DefaultMaxCatalogTokens, func(l *Limits) *int { return &l.MaxCatalogTokens }},
 	{"max-input-tokens", 0, func(l *Limits) *int { return &l.MaxInputTokens }},
 	{"max-output-tokens", 0, func(l *Limits) *int { return &l.MaxOutputTokens }},
+}
+
+// oneOf spells values as an error message lists them: "always, never or
+// first".
+func oneOf(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
 // limitKeys are the limits' keys, in the table's order.

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +20,10 @@ type schemaKey struct {
 	defaults     []any
 	enums        [][]any
 	descriptions []string
+	// props are the keys its properties name; names are its
+	// propertyNames enums.
+	props map[string]bool
+	names [][]any
 }
 
 // schemaKeys walks a JSON Schema document and returns what it says per
@@ -65,8 +70,17 @@ func schemaKeys(t *testing.T, data []byte) map[string]*schemaKey {
 		if d, ok := m["description"].(string); ok && path != "" {
 			at(path).descriptions = append(at(path).descriptions, d)
 		}
+		if pn, ok := m["propertyNames"].(map[string]any); ok {
+			if e, ok := pn["enum"].([]any); ok {
+				at(path).names = append(at(path).names, e)
+			}
+		}
 		if props, ok := m["properties"].(map[string]any); ok {
+			if at(path).props == nil {
+				at(path).props = map[string]bool{}
+			}
 			for k, p := range props {
+				at(path).props[k] = true
 				walk(p, join(path, k), depth+1)
 			}
 		}
@@ -84,6 +98,37 @@ func schemaKeys(t *testing.T, data []byte) map[string]*schemaKey {
 	}
 	walk(root, "", 0)
 	return out
+}
+
+// TestSchemaKeysAreDecoderKeys: each mapping's keys, as the decoder
+// knows them (for unknown-key errors and their suggestions), are the
+// keys its schema declares, so a key added to one is added to the other.
+func TestSchemaKeysAreDecoderKeys(t *testing.T) {
+	for kind, paths := range map[string]map[string][]string{
+		schemas.KindWorkflow: {"": workflowKeys, "limits": limitsKeys, "limits.agents.*": budgetKeys, "prices.*": priceKeys,
+			"host": hostKeys, "board": boardKeys, "tasks[]": taskKeys},
+		schemas.KindSkill: {"": skillKeys, "tools[]": toolKeys, "tools[].run": runKeys, "mcp.*": mcpKeys,
+			"agents.*": agentKeys, "agents.*.item-visibility": visKeys, "agents.*.flow": flowKeys},
+	} {
+		data := map[string][]byte{schemas.KindWorkflow: schemas.Workflow(), schemas.KindSkill: schemas.Skill()}[kind]
+		keys := schemaKeys(t, data)
+		for path, want := range paths {
+			sk := keys[path]
+			if sk == nil || sk.props == nil {
+				t.Errorf("%s schema: %q declares no keys; the decoder knows %v", kind, path, want)
+				continue
+			}
+			got := slices.Sorted(maps.Keys(sk.props))
+			if !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+				t.Errorf("%s schema: %q declares keys %v; the decoder knows %v", kind, path, got, want)
+			}
+			for _, names := range sk.names {
+				if !slices.Equal(names, anys(want)) {
+					t.Errorf("%s schema: %q allows the names %v; the decoder knows %v, in that order", kind, path, names, want)
+				}
+			}
+		}
+	}
 }
 
 // jsonValue is v as it reads back from JSON: numbers are float64.

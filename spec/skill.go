@@ -367,7 +367,7 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 					a.ContextSupply = SupplyConversation
 				default:
 					if f.v.ShortTag() == "!!str" {
-						d.errorf(f.v, "value", "context-supply %q is not isolated or conversation", v)
+						d.errorf(f.v, "value", "context-supply %q is not %s", v, oneOf(supplyValues))
 					}
 				}
 			case "turns":
@@ -445,7 +445,7 @@ func decodeVisibility(d *decoder, n *yaml.Node, v *Visibility) {
 		case visibilityPrimName:
 			*v = VisibilityPrimary
 		default:
-			d.errorf(n, "value", "item-visibility %q is not sub or primary", s).Hint = "or write {client: true, history: false}"
+			d.errorf(n, "value", "item-visibility %q is not %s", s, oneOf(visibilityValues)).Hint = "or write {client: true, history: false}"
 		}
 		return
 	}
@@ -467,7 +467,7 @@ func decodeFlow(d *decoder, n *yaml.Node, fl *Flow) {
 			return
 		}
 		if !contains(flowValues, s) {
-			d.errorf(n, "value", "flow policy %q is not one of none, deps, ancestors, recent, all", s).Hint = didYouMean(s, flowValues)
+			d.errorf(n, "value", "flow policy %q is not %s", s, oneOf(flowValues)).Hint = didYouMean(s, flowValues)
 			return
 		}
 		fl.Policy = FlowPolicy(s)
