@@ -31,6 +31,10 @@ type account struct {
 	maxIn, maxOut int
 	perAgent      map[string]spec.Budget
 	prices        map[string]spec.Price
+
+	// parent is the run's account of an attempt's (attempt): every call
+	// is booked there too, and its budgets are the ones checked.
+	parent *account
 }
 
 // tally is what a run, a task or an agent used.
@@ -42,6 +46,13 @@ type tally struct {
 func newAccount(wf *spec.Workflow, l spec.Limits) *account {
 	return &account{maxIn: l.MaxInputTokens, maxOut: l.MaxOutputTokens, perAgent: l.Agents, prices: wf.Prices,
 		tasks: map[string]*tally{}, agents: map[string]*tally{}}
+}
+
+// attempt returns the account of one task attempt run with a: its total
+// is the attempt's usage, every call is booked into a as well, and a's
+// budgets are checked before each call.
+func (a *account) attempt() *account {
+	return &account{parent: a, prices: a.prices, tasks: map[string]*tally{}, agents: map[string]*tally{}}
 }
 
 // restore starts a resumed run's account from what the run used before
@@ -97,6 +108,9 @@ func (a *account) add(c model.Caller, modelName string, u model.Usage) float64 {
 	if a == nil || u.IsZero() {
 		return 0
 	}
+	if a.parent != nil {
+		a.parent.add(c, modelName, u)
+	}
 	cost := a.cost(modelName, u)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -144,6 +158,9 @@ func (a *account) cost(modelName string, u model.Usage) float64 {
 func (a *account) check(c model.Caller) error {
 	if a == nil {
 		return nil
+	}
+	if a.parent != nil {
+		return a.parent.check(c)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -19,6 +19,7 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // ApprovalMode says who answers the calls that need approval.
@@ -88,7 +89,7 @@ type approvals struct {
 
 	// ask, on a remote worker (fsd worker), sends the calls that need
 	// approval to the run's coordinator, whose approvals answer them.
-	ask Approver
+	ask work.Approver
 	log zerolog.Logger
 }
 

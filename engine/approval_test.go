@@ -15,6 +15,7 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // approvalSkill is a skill "ops" whose command tool "effect" appends
@@ -532,7 +533,7 @@ func TestApprovalOtherTasksContinue(t *testing.T) {
 	}
 }
 
-// A task run by Work without an Approver (no coordinator to ask): a call
+// A task run by Work without an work.Approver (no coordinator to ask): a call
 // that needs approval is rejected there, never run, and the model reads
 // why.
 func TestApprovalRemoteWorkerRejects(t *testing.T) {
@@ -548,8 +549,8 @@ func TestApprovalRemoteWorkerRejects(t *testing.T) {
 		return &model.Response{Calls: []model.ToolCall{{ID: "x", Name: "effect", Args: json.RawMessage(`{"n":1}`)}}}, nil
 	})
 	rec := &event.Recorder{}
-	res := Work(context.Background(), &RemoteTask{Run: "r1", Task: "deploy", Attempt: 1, Goal: "ship", Skill: "ops", Agent: "runner",
-		Assignee: "ops/runner", Limits: RemoteLimits{MaxSteps: 5, MaxTranscriptMessages: 60}}, WorkOptions{Model: m, Skill: s, Sink: rec})
+	res := Work(context.Background(), &work.Attempt{Run: "r1", Task: "deploy", Number: 1, Goal: "ship", Skill: "ops", Agent: "runner",
+		Assignee: "ops/runner", Limits: work.Limits{MaxSteps: 5, MaxTranscriptMessages: 60}}, work.Options{Model: m, Skill: s, Sink: rec})
 	if res.Error != "" {
 		t.Fatal(res.Error)
 	}

@@ -9,12 +9,13 @@
 // it wires them together, and it is the only package that knows the order in
 // which things happen in a step.
 //
-// A run may hand its board's tasks to other processes (remote.go): a
-// Dispatcher takes each attempt (package natsboard's Coordinator), a
-// worker process runs it with Work, and the outcome's usage,
-// observations, history items and transcript are folded back into the
-// run and its record as a local worker's would be. The engine knows no
-// transport.
+// Every board task attempt runs by one path (dispatch.go, attempt.go):
+// the board's runner makes a work.Attempt, a work.Dispatcher delivers
+// it — the run's in-process one, or a transport's such as package
+// natsboard's — and runAttempt runs its generator, in this process or
+// in a worker process through Work. The outcome's usage, observations,
+// history items and transcript are folded back into the run and its
+// record the same way for both. The engine knows no transport.
 //
 // Invariants enforced here (docs/design.md): L1–L5 (lifecycle), C1–C4
 // (catalog and reads), H1–H5 (channels and reclaim), W3–W4 (request

@@ -40,7 +40,7 @@ func (r *Run) pipeline(ctx context.Context, input string) (string, error) {
 	if err := hb.seed(); err != nil {
 		return "", err
 	}
-	rep, err := hb.b.Run(ctx, hb.runner())
+	rep, err := hb.b.Run(ctx, hb.runTask)
 	r.saveBoard(hb.b)
 	if err != nil {
 		return "", err

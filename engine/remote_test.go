@@ -15,27 +15,28 @@ import (
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/transcript"
+	"github.com/fsdrun/fsd/work"
 )
 
 // fakeDispatcher answers every task attempt with answer(t) and keeps the
 // tasks it was given.
 type fakeDispatcher struct {
 	mu     sync.Mutex
-	tasks  map[string]RemoteTask
-	answer func(t *RemoteTask) *RemoteResult
+	tasks  map[string]work.Attempt
+	answer func(t *work.Attempt) *work.Outcome
 }
 
-func (d *fakeDispatcher) Dispatch(_ context.Context, t *RemoteTask, _ event.Sink, _ Approver) (*RemoteResult, error) {
+func (d *fakeDispatcher) Dispatch(_ context.Context, t *work.Attempt, _ event.Sink, _ work.Approver) (*work.Outcome, error) {
 	d.mu.Lock()
 	if d.tasks == nil {
-		d.tasks = map[string]RemoteTask{}
+		d.tasks = map[string]work.Attempt{}
 	}
 	d.tasks[t.Task] = *t
 	d.mu.Unlock()
 	if d.answer != nil {
 		return d.answer(t), nil
 	}
-	return &RemoteResult{Result: "done " + t.Task}, nil
+	return &work.Outcome{Result: "done " + t.Task}, nil
 }
 
 // TestRemoteDeadlineIsTheAgentsTimeout: a task sent to a worker carries
@@ -96,7 +97,7 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
-func (d *journalingDispatcher) Dispatch(ctx context.Context, t *RemoteTask, s event.Sink, a Approver) (*RemoteResult, error) {
+func (d *journalingDispatcher) Dispatch(ctx context.Context, t *work.Attempt, s event.Sink, a work.Approver) (*work.Outcome, error) {
 	if t.Task == d.block {
 		close(d.blocked)
 		<-ctx.Done()
@@ -260,8 +261,8 @@ func TestRemoteUsagePricedByItsModel(t *testing.T) {
 	p.Workflow.Model = "workflow/model"
 	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "g", Assignee: "team/iso"}}
 	p.Workflow.Prices = map[string]spec.Price{"workflow/model": {Input: 1}, "override/model": {Input: 100}}
-	d := &fakeDispatcher{answer: func(t *RemoteTask) *RemoteResult {
-		return &RemoteResult{Result: "done", Model: "override/model", Usage: model.Usage{InputTokens: 1000}}
+	d := &fakeDispatcher{answer: func(t *work.Attempt) *work.Outcome {
+		return &work.Outcome{Result: "done", Model: "override/model", Usage: model.Usage{InputTokens: 1000}}
 	}}
 	rec := &event.Recorder{}
 	r, err := New(p, Options{Model: &recModel{}, Dispatcher: d, Sink: rec})
@@ -284,7 +285,7 @@ func TestRemoteUsagePricedByItsModel(t *testing.T) {
 		t.Fatalf("%d run.finished events", finished)
 	}
 	// A worker's outcome names the model it was sent.
-	res := Work(context.Background(), &RemoteTask{Run: "r", Task: "a", Attempt: 1, Goal: "g", Model: "override/model"}, WorkOptions{Model: &recModel{}})
+	res := Work(context.Background(), &work.Attempt{Run: "r", Task: "a", Number: 1, Goal: "g", Model: "override/model"}, work.Options{Model: &recModel{}})
 	if res.Model != "override/model" {
 		t.Errorf("Work's outcome names the model %q, want override/model", res.Model)
 	}

@@ -21,66 +21,8 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
-
-// Approver answers the approval requests of one remote task attempt's
-// calls. On the coordinator it is the run's approvals (Dispatch receives
-// one per attempt); on a worker it is the transport to them
-// (WorkOptions.Approver). Approve answers at most after q.Hold: a call
-// still waiting then gets ApprovalPending, and the worker asks again. An
-// error means no approver could be reached.
-type Approver interface {
-	Approve(ctx context.Context, q ApprovalRequest) (ApprovalReply, error)
-}
-
-// ApprovalRequest is a worker's call that needs approval, as it asks the
-// coordinator.
-type ApprovalRequest struct {
-	// PendingCall is the call: its id (FSD_CALL_ID, the same on every
-	// delivery of the attempt), tool, arguments, task and agent.
-	PendingCall
-	// Policy is the call's approval policy as the worker resolved it from
-	// the skill and the workflow's default: always or first.
-	Policy spec.Approve `json:"policy"`
-	// Hold is how long the coordinator may hold the request before
-	// answering ApprovalPending.
-	Hold time.Duration `json:"hold"`
-	// Taking: the worker was given a fresh answer that lets the call run
-	// and is about to run it. The coordinator replies whether it is still
-	// fresh (no worker took it before) and counts the call as taken: from
-	// now on it may have run. Only a worker that takes an answer can have
-	// run the call — a reply sent to a worker that had already stopped
-	// waiting (its task handed back) is not a reason for doubt.
-	Taking bool `json:"taking,omitempty"`
-}
-
-// The statuses of an ApprovalReply.
-const (
-	// ApprovalAnswered: Answer holds the answer (approved, edited or
-	// rejected).
-	ApprovalAnswered = "answered"
-	// ApprovalFree: the call needs no answer (an approve: first tool
-	// approved before in this run).
-	ApprovalFree = "free"
-	// ApprovalPending: no answer yet; ask again.
-	ApprovalPending = "pending"
-	// ApprovalRefused: the coordinator refused the request (Reason);
-	// the call is not run.
-	ApprovalRefused = "refused"
-)
-
-// ApprovalReply is the coordinator's reply to an ApprovalRequest.
-type ApprovalReply struct {
-	Status string  `json:"status"`
-	Answer *Answer `json:"answer,omitempty"`
-	// Fresh: the answer was given for this asking, and no worker took it
-	// before (ApprovalRequest.Taking) — so the call cannot have run (the
-	// in-doubt rule of a replayed step does not apply). To a request that
-	// is not Taking it is provisional: the worker takes the answer before
-	// it counts.
-	Fresh  bool   `json:"fresh,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
 
 const (
 	// approvalHold is how long a worker lets the coordinator hold one
@@ -97,7 +39,7 @@ const (
 // workApprovals are the approvals of a task run by Work: ask sends its
 // calls to the coordinator; without one (nil), a call that needs approval
 // is rejected — never run unapproved — and the model reads why.
-func workApprovals(t *RemoteTask, ask Approver, emit func(event.Event), o WorkOptions) *approvals {
+func workApprovals(t *work.Attempt, ask work.Approver, emit func(event.Event), o work.Options) *approvals {
 	a := newApprovals(ApprovalDeny, t.ApprovalTimeout, t.Approve, o.Now)
 	a.log = o.Logger
 	a.emit = emit
@@ -121,7 +63,7 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 	if policy == spec.ApproveNever || (policy == spec.ApproveFirst && approvedOnce) {
 		return Answer{}, false, false, nil
 	}
-	q := ApprovalRequest{PendingCall: p, Policy: policy, Hold: approvalFirstHold}
+	q := work.ApprovalRequest{PendingCall: p, Policy: policy, Hold: approvalFirstHold}
 	var (
 		unpark      func() error
 		unreachable time.Time // since when no coordinator answered
@@ -142,9 +84,9 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 		if rerr == nil && q.Taking {
 			// The coordinator counted the call as taken: fresh only if no
 			// worker took it before.
-			return ans, true, rep.Status == ApprovalAnswered && rep.Fresh, nil
+			return ans, true, rep.Status == work.ApprovalAnswered && rep.Fresh, nil
 		}
-		if rerr == nil && rep.Status != ApprovalPending {
+		if rerr == nil && rep.Status != work.ApprovalPending {
 			ans, needed, fresh, err = a.settle(p, rep)
 			if err != nil || !needed || !fresh || ans.Decision == runrecord.Rejected {
 				return ans, needed, fresh, err
@@ -194,19 +136,19 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 
 // settle checks the coordinator's reply: anything but a well-formed
 // answer to this call rejects it.
-func (a *approvals) settle(p PendingCall, rep ApprovalReply) (Answer, bool, bool, error) {
+func (a *approvals) settle(p PendingCall, rep work.ApprovalReply) (Answer, bool, bool, error) {
 	reject := func(reason string) (Answer, bool, bool, error) {
 		return Answer{Call: p.Call, Decision: runrecord.Rejected, By: "coordinator", Time: a.now(), Reason: reason}, true, false, nil
 	}
 	switch rep.Status {
-	case ApprovalFree:
+	case work.ApprovalFree:
 		a.mu.Lock()
 		a.first[p.Tool] = true
 		a.mu.Unlock()
 		return Answer{}, false, false, nil
-	case ApprovalRefused:
+	case work.ApprovalRefused:
 		return reject("the run's coordinator refused the request: " + rep.Reason)
-	case ApprovalAnswered:
+	case work.ApprovalAnswered:
 	default:
 		return reject(fmt.Sprintf("the run's coordinator replied %q, which this worker does not know", rep.Status))
 	}
@@ -245,8 +187,8 @@ type remoteApprover struct {
 
 type remoteCall struct {
 	done  chan struct{}
-	reply ApprovalReply
-	taken bool // a worker took the answer (ApprovalRequest.Taking): the call may have run
+	reply work.ApprovalReply
+	taken bool // a worker took the answer (work.ApprovalRequest.Taking): the call may have run
 }
 
 // remoteApprover returns the approver of one attempt of t, run by the
@@ -259,12 +201,12 @@ func (a *approvals) remoteApprover(ctx context.Context, t *board.Task, attempt i
 	return &remoteApprover{a: a, ctx: ctx, prefix: name + "/", task: t.ID, agent: t.Agent(), calls: map[string]*remoteCall{}}
 }
 
-// Approve implements Approver on the coordinator. It never fails: a
-// request it cannot take is ApprovalRefused, a wait that ctx (the hold)
-// or the attempt ended is ApprovalPending.
-func (r *remoteApprover) Approve(ctx context.Context, q ApprovalRequest) (ApprovalReply, error) {
+// Approve implements work.Approver on the coordinator. It never fails: a
+// request it cannot take is work.ApprovalRefused, a wait that ctx (the hold)
+// or the attempt ended is work.ApprovalPending.
+func (r *remoteApprover) Approve(ctx context.Context, q work.ApprovalRequest) (work.ApprovalReply, error) {
 	if !strings.HasPrefix(q.Call, r.prefix) || len(q.Call) == len(r.prefix) {
-		return ApprovalReply{Status: ApprovalRefused, Reason: fmt.Sprintf("call %q is not a call of task %s (want %s…)", q.Call, r.task, r.prefix)}, nil
+		return work.ApprovalReply{Status: work.ApprovalRefused, Reason: fmt.Sprintf("call %q is not a call of task %s (want %s…)", q.Call, r.task, r.prefix)}, nil
 	}
 	if q.Policy != spec.ApproveFirst {
 		q.Policy = spec.ApproveAlways // whatever else a worker says, ask
@@ -286,12 +228,12 @@ func (r *remoteApprover) Approve(ctx context.Context, q ApprovalRequest) (Approv
 	select {
 	case <-c.done:
 	case <-ctx.Done():
-		return ApprovalReply{Status: ApprovalPending}, nil
+		return work.ApprovalReply{Status: work.ApprovalPending}, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rep := c.reply
-	if rep.Status == ApprovalPending {
+	if rep.Status == work.ApprovalPending {
 		delete(r.calls, p.Call) // the attempt's ctx ended the wait: a later ask waits anew
 	}
 	// Provisional: only a worker that takes it (r.take) may run the call.
@@ -303,34 +245,34 @@ func (r *remoteApprover) Approve(ctx context.Context, q ApprovalRequest) (Approv
 // run it: fresh for the first taker of an answer given in this dispatch,
 // and from then on the call may have run. An answer this dispatch did not
 // give (a restarted coordinator answered from the record) is not fresh.
-func (r *remoteApprover) take(call string) ApprovalReply {
+func (r *remoteApprover) take(call string) work.ApprovalReply {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.calls[call]
 	if !ok {
-		return ApprovalReply{Status: ApprovalAnswered}
+		return work.ApprovalReply{Status: work.ApprovalAnswered}
 	}
 	select {
 	case <-c.done:
 	default:
-		return ApprovalReply{Status: ApprovalAnswered} // not answered yet: no fresh answer to take
+		return work.ApprovalReply{Status: work.ApprovalAnswered} // not answered yet: no fresh answer to take
 	}
 	rep := c.reply
-	rep.Fresh = rep.Status == ApprovalAnswered && rep.Fresh && !c.taken
-	c.taken = c.taken || rep.Status == ApprovalAnswered
+	rep.Fresh = rep.Status == work.ApprovalAnswered && rep.Fresh && !c.taken
+	c.taken = c.taken || rep.Status == work.ApprovalAnswered
 	return rep
 }
 
 func (r *remoteApprover) decide(c *remoteCall, p PendingCall, policy spec.Approve) {
 	ans, needed, fresh, err := r.a.decide(r.ctx, p, policy)
-	rep := ApprovalReply{Status: ApprovalAnswered, Answer: &ans, Fresh: fresh}
+	rep := work.ApprovalReply{Status: work.ApprovalAnswered, Answer: &ans, Fresh: fresh}
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || r.ctx.Err() != nil:
-		rep = ApprovalReply{Status: ApprovalPending}
+		rep = work.ApprovalReply{Status: work.ApprovalPending}
 	case err != nil:
-		rep = ApprovalReply{Status: ApprovalRefused, Reason: err.Error()}
+		rep = work.ApprovalReply{Status: work.ApprovalRefused, Reason: err.Error()}
 	case !needed:
-		rep = ApprovalReply{Status: ApprovalFree}
+		rep = work.ApprovalReply{Status: work.ApprovalFree}
 	}
 	r.mu.Lock()
 	c.reply = rep

@@ -10,6 +10,7 @@ import (
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // TestRemoteAnswerThatReachedNoWorkerIsFresh: a worker asked and stopped
@@ -34,8 +35,8 @@ func TestRemoteAnswerThatReachedNoWorkerIsFresh(t *testing.T) {
 	call := PendingCall{Call: "task:deploy/s1/c1", Tool: "effect"}
 
 	// The stopped worker's request: answered, but the reply reaches no one.
-	rep, err := r.Approve(ctx, ApprovalRequest{PendingCall: call, Policy: spec.ApproveAlways, Hold: time.Second})
-	if err != nil || rep.Status != ApprovalAnswered {
+	rep, err := r.Approve(ctx, work.ApprovalRequest{PendingCall: call, Policy: spec.ApproveAlways, Hold: time.Second})
+	if err != nil || rep.Status != work.ApprovalAnswered {
 		t.Fatalf("first request: %+v, %v", rep, err)
 	}
 	worker := func() *approvals {

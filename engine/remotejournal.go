@@ -1,6 +1,6 @@
 package engine
 
-// Remote transcripts in the run record (issue 17): a task attempt that
+// Remote transcripts in the run record: a task attempt that
 // ran on a worker journals its transcript where the worker runs (package
 // natsboard: a JetStream stream); when its outcome arrives the
 // coordinator copies the entries into its own journal.jsonl under the
@@ -16,18 +16,8 @@ import (
 
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/transcript"
+	"github.com/fsdrun/fsd/work"
 )
-
-// RemoteJournal is implemented by a Dispatcher whose workers journal the
-// transcripts of the attempts they run. Journal returns one attempt's
-// entries in order, each the JSON object a journal line holds after its
-// generator's fields (journal.Head). The engine calls it only when it
-// keeps a run record, the record lacks entries the outcome counts
-// (RemoteResult.Journaled) and the outcome does not carry them inline
-// (RemoteResult.Journal).
-type RemoteJournal interface {
-	Journal(ctx context.Context, run, task string, attempt int) ([]json.RawMessage, error)
-}
 
 // journalCopyTimeout bounds reading a remote attempt's journal; the
 // outcome counts without it.
@@ -38,13 +28,13 @@ const journalCopyTimeout = 30 * time.Second
 // predecessor may have copied some or all). When the record held them
 // all before, the attempt's end is the journal's: its task.completed or
 // task.failed says replayed, as a local worker's does.
-func (hb *hostBoard) recordRemote(ctx context.Context, rt *RemoteTask, res *RemoteResult) {
+func (hb *hostBoard) recordRemote(ctx context.Context, rt *work.Attempt, res *work.Outcome) {
 	n := res.Journaled
 	if n == 0 {
 		return // nothing journaled (a failure before the generator ran)
 	}
 	have := 0
-	j := hb.resume.gen(transcriptName(rt.Task, rt.Attempt))
+	j := hb.resume.gen(transcriptName(rt.Task, rt.Number))
 	if j != nil {
 		have = j.entries
 	}
@@ -56,17 +46,17 @@ func (hb *hostBoard) recordRemote(ctx context.Context, rt *RemoteTask, res *Remo
 	if rec == nil {
 		return
 	}
-	log := hb.log.With().Str("task", rt.Task).Int("attempt", rt.Attempt).Logger()
+	log := hb.log.With().Str("task", rt.Task).Int("attempt", rt.Number).Logger()
 	entries := res.Journal
 	if len(entries) < n {
-		jr, ok := hb.dispatch.(RemoteJournal)
+		jr, ok := hb.dispatch.(work.JournalReader)
 		if !ok {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalCopyTimeout)
 		defer cancel()
 		var err error
-		if entries, err = jr.Journal(ctx, rt.Run, rt.Task, rt.Attempt); err != nil {
+		if entries, err = jr.Journal(ctx, rt.Run, rt.Task, rt.Number); err != nil {
 			log.Warn().Err(err).Msg("the worker's transcript could not be read; the run record lacks it")
 			return
 		}
@@ -81,7 +71,7 @@ func (hb *hostBoard) recordRemote(ctx context.Context, rt *RemoteTask, res *Remo
 		log.Warn().Msg("the record holds another transcript of this attempt (it ran here before); the worker's is not added")
 		return
 	}
-	gen := journal.Gen{Task: rt.Task, Attempt: rt.Attempt}
+	gen := journal.Gen{Task: rt.Task, Attempt: rt.Number}
 	for _, e := range entries[min(have, len(entries)):] {
 		// A failed append fails the record, and with it the run.
 		if _, err := rec.log.Append(gen, e); err != nil {

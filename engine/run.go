@@ -23,6 +23,7 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
+	"github.com/fsdrun/fsd/work"
 )
 
 // Options configure a run. Only Model is required.
@@ -92,7 +93,7 @@ type Options struct {
 	// Dispatcher runs the board's tasks on workers in other processes
 	// (fsd run --nats); nil runs them here. The host generator, the run
 	// record and the live board stay with this process.
-	Dispatcher Dispatcher
+	Dispatcher work.Dispatcher
 }
 
 // Run is one execution of a workflow. Create it with New, start it with

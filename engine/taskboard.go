@@ -16,6 +16,7 @@ import (
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
 	"github.com/fsdrun/fsd/transcript"
+	"github.com/fsdrun/fsd/work"
 )
 
 // maxStatusLines bounds the board status in the context block; a big
@@ -90,8 +91,9 @@ type boardDeps struct {
 	resume  *Journal
 	save    func(*board.Board)
 	workers workerDeps
-	// dispatch runs tasks on workers elsewhere; nil runs them here.
-	dispatch Dispatcher
+	// dispatch delivers the board's task attempts to workers elsewhere;
+	// nil runs them in this process (inProcess).
+	dispatch work.Dispatcher
 }
 
 // workerDeps are what a board worker needs from its run.
@@ -117,6 +119,9 @@ func (r *Run) newHostBoard(h *hostEnv) *hostBoard {
 
 func newBoard(d boardDeps, h *hostEnv) *hostBoard {
 	hb := &hostBoard{boardDeps: d, host: h, static: make(map[string]bool, len(d.tasks))}
+	if hb.dispatch == nil {
+		hb.dispatch = &inProcess{workers: d.workers, ev: d.ev, resolve: hb.resolve}
+	}
 	for _, t := range d.tasks {
 		hb.static[t.ID] = true
 	}
@@ -247,7 +252,7 @@ func (hb *hostBoard) call(ctx context.Context, c model.ToolCall) model.ToolResul
 	if c.Name == "addTask" {
 		args = hb.pinAssignee(args)
 	}
-	res := hb.b.CallTool(ctx, c.Name, args, hb.runner())
+	res := hb.b.CallTool(ctx, c.Name, args, hb.runTask)
 	if c.Name == board.ToolRunBoard {
 		hb.save(hb.b)
 	}

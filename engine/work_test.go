@@ -13,6 +13,7 @@ import (
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // memLog is a journal.Log in memory, as a worker's JetStream journal is
@@ -40,12 +41,12 @@ func (l *memLog) Wait(journal.Mark) error {
 
 // effectTask is a worker task whose agent calls the command tool effect
 // twice (it logs "CALL_ID n" to log), then answers.
-func effectTask(log string, policy spec.OnInterrupt) (*RemoteTask, *spec.Skill) {
+func effectTask(log string, policy spec.OnInterrupt) (*work.Attempt, *spec.Skill) {
 	s := approvalSkill(log, spec.ApproveNever)
 	s.Tools[len(s.Tools)-1].Run.OnInterrupt = policy
 	s.Agents = []spec.Agent{{Name: "runner", Prompt: "Run it.", Tools: []string{"effect"}, Visibility: spec.VisibilitySub}}
-	return &RemoteTask{Run: "r1", Task: "deploy", Attempt: 1, Goal: "ship", Skill: "ops", Agent: "runner",
-		Assignee: "ops/runner", Limits: RemoteLimits{MaxSteps: 5, MaxTranscriptMessages: 60}}, s
+	return &work.Attempt{Run: "r1", Task: "deploy", Number: 1, Goal: "ship", Skill: "ops", Agent: "runner",
+		Assignee: "ops/runner", Limits: work.Limits{MaxSteps: 5, MaxTranscriptMessages: 60}}, s
 }
 
 // effectModel calls effect with n=1, then n=2, then answers with what it
@@ -76,7 +77,7 @@ func TestWorkResumesFromJournal(t *testing.T) {
 			task, s := effectTask(log, policy)
 			first := &memLog{}
 			asked := 0
-			res := Work(context.Background(), task, WorkOptions{Model: effectModel(&asked), Skill: s, Journal: first})
+			res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s, Journal: first})
 			if res.Error != "" || res.Result != "read did 2" || asked != 3 {
 				t.Fatalf("first delivery: %+v, model asked %d times", res, asked)
 			}
@@ -89,7 +90,7 @@ func TestWorkResumesFromJournal(t *testing.T) {
 			second := &memLog{}
 			rec := &event.Recorder{}
 			asked = 0
-			res = Work(context.Background(), task, WorkOptions{Model: effectModel(&asked), Skill: s, Sink: rec,
+			res = Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s, Sink: rec,
 				Journal: second, Journaled: journaled})
 			if res.Error != "" {
 				t.Fatal(res.Error)
@@ -142,7 +143,7 @@ func TestWorkJournalDurability(t *testing.T) {
 		task.Durability = d
 		l := &memLog{}
 		asked := 0
-		if res := Work(context.Background(), task, WorkOptions{Model: effectModel(&asked), Skill: s, Journal: l}); res.Error != "" {
+		if res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s, Journal: l}); res.Error != "" {
 			t.Fatal(res.Error)
 		}
 		waits[d] = l.waits
@@ -155,7 +156,7 @@ func TestWorkJournalDurability(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls.log")
 	task, s := effectTask(log, "")
 	asked := 0
-	res := Work(context.Background(), task, WorkOptions{Model: effectModel(&asked), Skill: s,
+	res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s,
 		Journal: &memLog{fail: errors.New("stream gone")}})
 	if !strings.Contains(res.Error, "stream gone") {
 		t.Errorf("task with a failing journal: %+v", res)
@@ -164,7 +165,7 @@ func TestWorkJournalDurability(t *testing.T) {
 		t.Errorf("a command ran though its call was not journaled: %q", got)
 	}
 	task.Durability = "sometimes"
-	if res := Work(context.Background(), task, WorkOptions{Model: effectModel(&asked), Skill: s}); !strings.Contains(res.Error, "durability") {
+	if res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s}); !strings.Contains(res.Error, "durability") {
 		t.Errorf("bad durability: %+v", res)
 	}
 }

@@ -1,6 +1,6 @@
 package natsboard
 
-// Approvals of calls made on workers (engine.Approver over NATS): a
+// Approvals of calls made on workers (work.Approver over NATS): a
 // worker sends each call that needs approval to the coordinator as a
 // request on the attempt's approvals subject and asks again until an
 // answer comes; the coordinator answers from its run's approvals. The
@@ -19,7 +19,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/work"
 )
 
 // maxHold bounds how long the coordinator holds one request, whatever
@@ -32,7 +32,7 @@ const replyMargin = 5 * time.Second
 
 // answerApprovals serves the approval requests of one dispatched attempt
 // until the returned subscription is unsubscribed.
-func (c *Coordinator) answerApprovals(ctx context.Context, subject string, approvals engine.Approver) (*nats.Subscription, error) {
+func (c *Coordinator) answerApprovals(ctx context.Context, subject string, approvals work.Approver) (*nats.Subscription, error) {
 	sub, err := c.res.nc.Subscribe(subject, func(msg *nats.Msg) {
 		// Answering may wait for a person: not on the subscription's
 		// goroutine, which delivers the next request.
@@ -44,17 +44,17 @@ func (c *Coordinator) answerApprovals(ctx context.Context, subject string, appro
 	return sub, nil
 }
 
-func (c *Coordinator) answer(ctx context.Context, msg *nats.Msg, approvals engine.Approver) {
-	var q engine.ApprovalRequest
-	var rep engine.ApprovalReply
+func (c *Coordinator) answer(ctx context.Context, msg *nats.Msg, approvals work.Approver) {
+	var q work.ApprovalRequest
+	var rep work.ApprovalReply
 	if err := json.Unmarshal(msg.Data, &q); err != nil || q.Call == "" {
-		rep = engine.ApprovalReply{Status: engine.ApprovalRefused, Reason: "unreadable approval request"}
+		rep = work.ApprovalReply{Status: work.ApprovalRefused, Reason: "unreadable approval request"}
 	} else {
 		hctx, cancel := context.WithTimeout(ctx, min(max(q.Hold, 0), maxHold))
 		rep, err = approvals.Approve(hctx, q)
 		cancel()
 		if err != nil {
-			rep = engine.ApprovalReply{Status: engine.ApprovalPending}
+			rep = work.ApprovalReply{Status: work.ApprovalPending}
 		}
 	}
 	data, err := json.Marshal(rep)
@@ -67,7 +67,7 @@ func (c *Coordinator) answer(ctx context.Context, msg *nats.Msg, approvals engin
 	}
 }
 
-// approvalAsker is a worker's engine.Approver: one request to the
+// approvalAsker is a worker's work.Approver: one request to the
 // coordinator per Approve.
 type approvalAsker struct {
 	nc      *nats.Conn
@@ -76,23 +76,23 @@ type approvalAsker struct {
 
 var errNoCoordinator = errors.New("no coordinator answers")
 
-func (a approvalAsker) Approve(ctx context.Context, q engine.ApprovalRequest) (engine.ApprovalReply, error) {
+func (a approvalAsker) Approve(ctx context.Context, q work.ApprovalRequest) (work.ApprovalReply, error) {
 	data, err := json.Marshal(q)
 	if err != nil {
-		return engine.ApprovalReply{}, err
+		return work.ApprovalReply{}, err
 	}
 	rctx, cancel := context.WithTimeout(ctx, min(max(q.Hold, 0), maxHold)+replyMargin)
 	defer cancel()
 	msg, err := a.nc.RequestWithContext(rctx, a.subject, data)
 	if errors.Is(err, nats.ErrNoResponders) {
-		return engine.ApprovalReply{}, fmt.Errorf("%w on %s (is its fsd run or fsd resume running?)", errNoCoordinator, a.subject)
+		return work.ApprovalReply{}, fmt.Errorf("%w on %s (is its fsd run or fsd resume running?)", errNoCoordinator, a.subject)
 	}
 	if err != nil {
-		return engine.ApprovalReply{}, fmt.Errorf("%w: %v", errNoCoordinator, err)
+		return work.ApprovalReply{}, fmt.Errorf("%w: %v", errNoCoordinator, err)
 	}
-	var rep engine.ApprovalReply
+	var rep work.ApprovalReply
 	if err := json.Unmarshal(msg.Data, &rep); err != nil {
-		return engine.ApprovalReply{Status: engine.ApprovalRefused, Reason: "unreadable reply: " + err.Error()}, nil
+		return work.ApprovalReply{Status: work.ApprovalRefused, Reason: "unreadable reply: " + err.Error()}, nil
 	}
 	return rep, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // approvalProject writes a workflow whose skill "ops" has a command tool
@@ -286,7 +287,7 @@ func TestRemoteApproval(t *testing.T) {
 limits: {concurrency: 1}
 `)
 			f := newFixture(t, wf)
-			f.startWorker(t, WorkerOptions{Name: "w1", Concurrency: 1, Trust: []string{skills}})
+			f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1", Concurrency: 1, Trust: []string{skills}})
 			ar := f.start(t, wf, engine.Options{Approve: tc.mode})
 			if tc.answer != nil {
 				e := ar.next(t)
@@ -339,8 +340,8 @@ func TestRemoteApprovalFirstOncePerRun(t *testing.T) {
   - {id: two, assignee: ops/b, goal: go, deps: [one]}
 `)
 	f := newFixture(t, wf)
-	f.startWorker(t, WorkerOptions{Name: "wa", Agents: "ops.a", Trust: []string{skills}})
-	f.startWorker(t, WorkerOptions{Name: "wb", Agents: "ops.b", Trust: []string{skills}})
+	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "wa", Agents: "ops.a", Trust: []string{skills}})
+	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "wb", Agents: "ops.b", Trust: []string{skills}})
 	ar := f.start(t, wf, engine.Options{})
 	e := ar.next(t)
 	if e.Task != "one" {
@@ -366,12 +367,12 @@ func TestRemoteApprovalAnsweredOnceAcrossRedelivery(t *testing.T) {
 	wf, skills, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
 	must(t, os.WriteFile(log+".hang", nil, 0o644))
 	f := newFixture(t, wf)
-	stopFirst := f.startWorker(t, WorkerOptions{Name: "first", Concurrency: 1, Trust: []string{skills}})
+	stopFirst := f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "first", Concurrency: 1, Trust: []string{skills}})
 	ar := f.start(t, wf, engine.Options{})
 	e := ar.next(t)
 	must(t, ar.r.Answer(engine.Answer{Call: e.Approval, By: "test"}))
 	until(t, "the first worker to start the call", func() bool { return len(logLines(t, log)) == 1 })
-	f.startWorker(t, WorkerOptions{Name: "second", Concurrency: 1, Trust: []string{skills}})
+	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "second", Concurrency: 1, Trust: []string{skills}})
 	stopFirst() // kills the hanging call and hands the task back to the queue
 	ar.wait(t)
 	if got := strings.Join(logLines(t, log), "|"); got != "task:deploy/s1/c1 1|task:deploy/s1/c1 1" {
@@ -403,7 +404,7 @@ func TestRemoteApprovalAnswerAfterHandBack(t *testing.T) {
 	must(t, err)
 	must(t, os.WriteFile(manifest, []byte(strings.Replace(string(b), "'{{.n}}']}", "'{{.n}}'], on-interrupt: fail}", 1)), 0o644))
 	f := newFixture(t, wf)
-	stopFirst := f.startWorker(t, WorkerOptions{Name: "first", Concurrency: 1, Trust: []string{skills}})
+	stopFirst := f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "first", Concurrency: 1, Trust: []string{skills}})
 	ar := f.start(t, wf, engine.Options{})
 	e := ar.next(t)
 	// The requests on the attempt's approvals subject, as the coordinator
@@ -422,7 +423,7 @@ func TestRemoteApprovalAnswerAfterHandBack(t *testing.T) {
 	for len(requests) > 0 {
 		<-requests
 	}
-	f.startWorker(t, WorkerOptions{Name: "second", Concurrency: 1, Trust: []string{skills}})
+	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "second", Concurrency: 1, Trust: []string{skills}})
 	select {
 	case <-requests: // the second worker asks
 	case <-time.After(time.Minute): // a hang guard, not a timing assertion
@@ -464,12 +465,12 @@ func TestRemoteApprovalCoordinatorDown(t *testing.T) {
 	}
 	// The approval wait (3s) outlasts the ack wait (1s) a few times over:
 	// without heartbeats the message would be delivered again.
-	f.startWorker(t, WorkerOptions{Name: "w", Trust: []string{skills}, Model: reader, AckWait: time.Second})
+	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "w", Trust: []string{skills}, Model: reader, AckWait: time.Second})
 	// The task message a coordinator would send, published by hand: no
 	// coordinator listens on its approvals subject.
 	ref := f.c.skills["ops"]
-	m := Message{V: WireVersion, RemoteTask: engine.RemoteTask{Run: "r-down", Task: "deploy", Attempt: 1, Goal: "deploy",
-		Skill: "ops", Agent: "a", Assignee: "ops/a", Limits: engine.RemoteLimits{MaxSteps: 5, MaxTranscriptMessages: 60},
+	m := Message{V: WireVersion, Attempt: work.Attempt{Run: "r-down", Task: "deploy", Number: 1, Goal: "deploy",
+		Skill: "ops", Agent: "a", Assignee: "ops/a", Limits: work.Limits{MaxSteps: 5, MaxTranscriptMessages: 60},
 		ApprovalTimeout: 3 * time.Second},
 		Bundle: ref.bundle, Manifest: ref.manifest, Events: eventsSubject("r-down", "deploy", 1),
 		Approvals: approvalsSubject("r-down", "deploy", 1), MaxDeliveries: 1}
@@ -555,7 +556,7 @@ func TestRemoteApprovalCoordinatorRestart(t *testing.T) {
 func TestUntrustedCallNotAskedForApproval(t *testing.T) {
 	wf, _, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
 	f := newFixture(t, wf)
-	f.startWorker(t, WorkerOptions{Name: "w1", Concurrency: 1})
+	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1", Concurrency: 1})
 	ar := f.start(t, wf, engine.Options{})
 	ar.wait(t)
 	if n := ar.count(event.ApprovalRequested); n != 0 {

@@ -16,7 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/work"
 )
 
 const cancelSubject = "fsd.cancel"
@@ -47,7 +47,7 @@ func cancelsSubject(key string) string { return cancelSubject + "." + key }
 // worker runs the attempt (its message is still queued) or none answers
 // in time, stop commits that outcome itself: a later delivery finds it
 // and is dropped, and a late worker's own outcome is discarded.
-func (c *Coordinator) stop(key string, ready <-chan *Outcome, w *runWatch) *engine.RemoteResult {
+func (c *Coordinator) stop(key string, ready <-chan *Outcome, w *runWatch) *work.Outcome {
 	log := c.opts.Logger.With().Str("attempt", key).Logger()
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.CancelGrace)
 	defer cancel()
@@ -55,7 +55,7 @@ func (c *Coordinator) stop(key string, ready <-chan *Outcome, w *runWatch) *engi
 	if err == nil {
 		select {
 		case out := <-ready:
-			return &out.RemoteResult
+			return &out.Outcome
 		case <-w.done:
 		case <-ctx.Done():
 			log.Warn().Msg("the worker running a cancelled task did not report in time; the cancellation is committed here")
@@ -63,7 +63,7 @@ func (c *Coordinator) stop(key string, ready <-chan *Outcome, w *runWatch) *engi
 	} else if !errors.Is(err, nats.ErrNoResponders) {
 		log.Debug().Err(err).Msg("no worker answered the cancel")
 	}
-	data, _ := json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Error: cancelledMessage}})
+	data, _ := json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Error: cancelledMessage}})
 	cctx, ccancel := context.WithTimeout(context.Background(), c.opts.CancelGrace)
 	defer ccancel()
 	if _, err := c.res.results.Create(cctx, key, data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
@@ -72,9 +72,9 @@ func (c *Coordinator) stop(key string, ready <-chan *Outcome, w *runWatch) *engi
 	// The first commit is the outcome: the worker's, when it came first.
 	select {
 	case out := <-ready:
-		return &out.RemoteResult
+		return &out.Outcome
 	case <-cctx.Done():
-		return &engine.RemoteResult{Error: cancelledMessage}
+		return &work.Outcome{Error: cancelledMessage}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/work"
 )
 
 // napProject writes a skill whose agent napper has a command tool nap
@@ -70,16 +71,16 @@ func coordinator(t *testing.T, url, wf string) *Coordinator {
 // with the model m, until the test ends.
 func startWorker(t *testing.T, url, wf string, m model.Model) {
 	t.Helper()
-	serve(t, url, WorkerOptions{Name: "w1", Trust: []string{filepath.Join(filepath.Dir(wf), "skills")}, AckWait: 2 * time.Second,
+	serve(t, url, WorkerOptions{Work: engine.Work, Name: "w1", Trust: []string{filepath.Join(filepath.Dir(wf), "skills")}, AckWait: 2 * time.Second,
 		Model: func(string, string) (model.Model, error) { return m, nil }})
 }
 
-func napTask(run, id string) *engine.RemoteTask {
-	return &engine.RemoteTask{Run: run, Task: id, Attempt: 1, Goal: "nap", Skill: "sleeper", Agent: "napper", Assignee: "sleeper/napper",
-		Limits: engine.RemoteLimits{MaxSteps: 3, MaxTranscriptMessages: 100}}
+func napTask(run, id string) *work.Attempt {
+	return &work.Attempt{Run: run, Task: id, Number: 1, Goal: "nap", Skill: "sleeper", Agent: "napper", Assignee: "sleeper/napper",
+		Limits: work.Limits{MaxSteps: 3, MaxTranscriptMessages: 100}}
 }
 
-// TestCancelTaskStopsRemoteTask: cancelTask of a task running on a worker
+// TestCancelTaskStopsAttempt: cancelTask of a task running on a worker
 // reaches the worker: its command tool is killed, its model is not asked
 // again, the worker commits an outcome saying the task was cancelled, and
 // the board reports the task cancelled.
@@ -188,7 +189,7 @@ func TestInterruptedCoordinatorLeavesTaskRunning(t *testing.T) {
 			return err == nil
 		})
 		if out.Result != "finished "+id || out.Error != "" || out.Worker != "w1" {
-			t.Errorf("%s: outcome %+v; want the task finished on w1", id, out.RemoteResult)
+			t.Errorf("%s: outcome %+v; want the task finished on w1", id, out.Outcome)
 		}
 		if n, _ := asked.Load(id); n.(*atomic.Int32).Load() != 1 {
 			t.Errorf("%s: the model was asked %d times, want once (the task ran once)", id, n.(*atomic.Int32).Load())
@@ -217,7 +218,7 @@ func readOutcome(url, run, task string, attempt int) (*Outcome, error) {
 	return &out, json.Unmarshal(e.Value(), &out)
 }
 
-// TestCancelQueuedRemoteTask: a task cancelled while its message waits in
+// TestCancelQueuedAttempt: a task cancelled while its message waits in
 // the queue (no worker runs it) gets its cancellation committed by the
 // coordinator at once, and the worker that takes the message later drops
 // it without running the task.
@@ -227,7 +228,7 @@ func TestCancelQueuedRemoteTask(t *testing.T) {
 	c := coordinator(t, srv.ClientURL(), wf)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	type result struct {
-		res *engine.RemoteResult
+		res *work.Outcome
 		err error
 	}
 	done := make(chan result, 1)
@@ -262,6 +263,6 @@ func TestCancelQueuedRemoteTask(t *testing.T) {
 		t.Errorf("a cancelled task ran on the worker (model asked %d times)", n)
 	}
 	if out, values := outcome(t, srv.ClientURL(), "r-queued", "nap", 1); out.Error != cancelledMessage || values != 1 {
-		t.Errorf("outcome %+v (%d values), want the coordinator's cancellation", out.RemoteResult, values)
+		t.Errorf("outcome %+v (%d values), want the coordinator's cancellation", out.Outcome, values)
 	}
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/board"
-	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // Options configure a Coordinator.
@@ -39,7 +39,7 @@ type Options struct {
 }
 
 // Coordinator publishes a run's task attempts to the work queue and waits
-// for their outcomes: the engine.Dispatcher of `fsd run --nats`.
+// for their outcomes: the work.Dispatcher of `fsd run --nats`.
 type Coordinator struct {
 	res  *resources
 	opts Options
@@ -143,12 +143,12 @@ func (c *Coordinator) Publish(ctx context.Context, p *spec.Project) error {
 // outcome says it was cancelled. When ctx ends for any other reason (the
 // run was interrupted or timed out), Dispatch returns and the task goes
 // on running on its worker: its outcome is committed for a resume.
-func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events event.Sink, approvals engine.Approver) (*engine.RemoteResult, error) {
+func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events event.Sink, approvals work.Approver) (*work.Outcome, error) {
 	w, err := c.watch(ctx, t.Run)
 	if err != nil {
 		return nil, err
 	}
-	key := ResultKey(t.Run, t.Task, t.Attempt)
+	key := ResultKey(t.Run, t.Task, t.Number)
 	ready, seen := w.wait(key)
 	defer w.forget(key)
 	if seen {
@@ -157,10 +157,10 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 			return out, err
 		}
 	}
-	m := Message{V: WireVersion, RemoteTask: *t, Script: c.script, ScriptName: c.scriptName,
-		Events: eventsSubject(t.Run, t.Task, t.Attempt), MaxDeliveries: c.opts.MaxDeliveries}
+	m := Message{V: WireVersion, Attempt: *t, Script: c.script, ScriptName: c.scriptName,
+		Events: eventsSubject(t.Run, t.Task, t.Number), MaxDeliveries: c.opts.MaxDeliveries}
 	if approvals != nil {
-		m.Approvals = approvalsSubject(t.Run, t.Task, t.Attempt)
+		m.Approvals = approvalsSubject(t.Run, t.Task, t.Number)
 	}
 	if c.opts.ModelName != nil {
 		m.Model = c.opts.ModelName(m.Model)
@@ -218,7 +218,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *engine.RemoteTask, events
 	c.warnNoPool(taskSubject(t.Skill, t.Agent))
 	select {
 	case out := <-ready:
-		return &out.RemoteResult, nil
+		return &out.Outcome, nil
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), board.ErrTaskCancelled) {
 			return c.stop(key, ready, w), nil
@@ -461,7 +461,7 @@ func (w *runWatch) deliver(key string, value []byte) {
 func decodeOutcome(key string, value []byte) *Outcome {
 	var out Outcome
 	if err := json.Unmarshal(value, &out); err != nil {
-		out = Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Error: fmt.Sprintf("its outcome %s in bucket %s is not readable: %v", key, ResultsBucket, err)}}
+		out = Outcome{V: WireVersion, Outcome: work.Outcome{Error: fmt.Sprintf("its outcome %s in bucket %s is not readable: %v", key, ResultsBucket, err)}}
 	}
 	return &out
 }
@@ -487,7 +487,7 @@ func (w *runWatch) forget(key string) {
 
 // outcome reads a committed outcome from the bucket; nil when it is gone
 // (expired, or purged by hand): the attempt is then run again.
-func (c *Coordinator) outcome(ctx context.Context, key string) (*engine.RemoteResult, error) {
+func (c *Coordinator) outcome(ctx context.Context, key string) (*work.Outcome, error) {
 	var e jetstream.KeyValueEntry
 	err := retry(ctx, func(ctx context.Context) (err error) {
 		e, err = c.res.results.Get(ctx, key)
@@ -499,7 +499,7 @@ func (c *Coordinator) outcome(ctx context.Context, key string) (*engine.RemoteRe
 	if err != nil {
 		return nil, fmt.Errorf("read outcome %s: %w", key, err)
 	}
-	return &decodeOutcome(key, e.Value()).RemoteResult, nil
+	return &decodeOutcome(key, e.Value()).Outcome, nil
 }
 
 func (w *runWatch) stop() {
@@ -515,7 +515,7 @@ func (w *runWatch) stop() {
 
 // Journal reads one attempt's transcript from the journal stream, as the
 // latest delivery that ran it journaled it: the engine copies it into the
-// coordinator's run record (engine.RemoteJournal).
+// coordinator's run record (work.JournalReader).
 func (c *Coordinator) Journal(ctx context.Context, run, task string, attempt int) ([]json.RawMessage, error) {
 	v, err := readJournal(ctx, c.res.journal, run, task, attempt)
 	if err != nil {

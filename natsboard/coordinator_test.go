@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/work"
 )
 
 // TestResumedWatchHoldsNoOutcomes: a resumed coordinator's watch reads
@@ -31,7 +31,7 @@ func TestResumedWatchHoldsNoOutcomes(t *testing.T) {
 	const n, size = 16, 64 << 10
 	entry, _ := json.Marshal(map[string]any{"seq": 0, "text": strings.Repeat("x", size)})
 	for i := range n {
-		out := Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Result: fmt.Sprintf("result %d", i),
+		out := Outcome{V: WireVersion, Outcome: work.Outcome{Result: fmt.Sprintf("result %d", i),
 			Journaled: 1, Journal: []json.RawMessage{entry}}}
 		data, err := json.Marshal(out)
 		must(t, err)
@@ -49,7 +49,7 @@ func TestResumedWatchHoldsNoOutcomes(t *testing.T) {
 	}
 
 	// t7's message was never published: a publish would wait for a worker.
-	res, err := c.Dispatch(ctx, &engine.RemoteTask{Run: "big", Task: "t7", Attempt: 1, Goal: "g"}, nil, nil)
+	res, err := c.Dispatch(ctx, &work.Attempt{Run: "big", Task: "t7", Number: 1, Goal: "g"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestUnreadableOutcomeFailsTask(t *testing.T) {
 				committed <- commit()
 			}()
 		}
-		res, err := c.Dispatch(ctx, &engine.RemoteTask{Run: "garbled", Task: task, Attempt: 1, Goal: "g"}, nil, nil)
+		res, err := c.Dispatch(ctx, &work.Attempt{Run: "garbled", Task: task, Number: 1, Goal: "g"}, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", task, err)
 		}
@@ -148,12 +148,12 @@ func TestWatchRestartsWhenConsumerLost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	type result struct {
-		res *engine.RemoteResult
+		res *work.Outcome
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := c.Dispatch(ctx, &engine.RemoteTask{Run: "lost", Task: "t", Attempt: 1, Goal: "g"}, nil, nil)
+		res, err := c.Dispatch(ctx, &work.Attempt{Run: "lost", Task: "t", Number: 1, Goal: "g"}, nil, nil)
 		done <- result{res, err}
 	}()
 	for ctx.Err() == nil { // Dispatch waits once its task is on the queue
@@ -169,7 +169,7 @@ func TestWatchRestartsWhenConsumerLost(t *testing.T) {
 		must(t, s.DeleteConsumer(ctx, name))
 	}
 	must(t, names.Err())
-	data, _ := json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Result: "after the loss"}})
+	data, _ := json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Result: "after the loss"}})
 	_, err = r.results.Create(ctx, ResultKey("lost", "t", 1), data)
 	must(t, err)
 	got := <-done

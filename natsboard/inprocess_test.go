@@ -12,6 +12,7 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // scriptedModel builds the worker-side model the way fsd worker does.
@@ -25,7 +26,7 @@ func scriptedModel(name, script string) (model.Model, error) {
 
 // runLocal runs a workflow in this process, with dispatcher d (nil: the
 // in-process board), and returns its answer.
-func runLocal(t *testing.T, wf string, d engine.Dispatcher, runsDir string) *engine.Result {
+func runLocal(t *testing.T, wf string, d work.Dispatcher, runsDir string) *engine.Result {
 	t.Helper()
 	res, err := runWorkflowIn(t, wf, d, runsDir)
 	if err != nil {
@@ -35,11 +36,11 @@ func runLocal(t *testing.T, wf string, d engine.Dispatcher, runsDir string) *eng
 }
 
 // runWorkflow runs a workflow with dispatcher d and no record.
-func runWorkflow(t *testing.T, wf string, d engine.Dispatcher) (*engine.Result, error) {
+func runWorkflow(t *testing.T, wf string, d work.Dispatcher) (*engine.Result, error) {
 	return runWorkflowIn(t, wf, d, "")
 }
 
-func runWorkflowIn(t testing.TB, wf string, d engine.Dispatcher, runsDir string) (*engine.Result, error) {
+func runWorkflowIn(t testing.TB, wf string, d work.Dispatcher, runsDir string) (*engine.Result, error) {
 	t.Helper()
 	p, diags := spec.LoadProject(wf)
 	if err := diags.Err(); err != nil {
@@ -77,7 +78,7 @@ func TestInProcessPipelineSameAnswer(t *testing.T) {
 	if err := c.Publish(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	serve(t, srv.ClientURL(), WorkerOptions{Name: "w1", Trust: []string{filepath.Join("..", "examples", "skills")}, AckWait: 2 * time.Second})
+	serve(t, srv.ClientURL(), WorkerOptions{Work: engine.Work, Name: "w1", Trust: []string{filepath.Join("..", "examples", "skills")}, AckWait: 2 * time.Second})
 
 	remote := runLocal(t, wf, c, t.TempDir())
 	if remote.Answer != local.Answer {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/internal/syncbuf"
+	"github.com/fsdrun/fsd/work"
 )
 
 // completions counts a run record's task.completed events by task.
@@ -166,7 +167,7 @@ func TestWorkerConnectionFlaps(t *testing.T) {
 	p := newProxy(t, srv.Addr().String())
 	wf := fanout(t, 12, "500ms")
 	dir := filepath.Dir(wf)
-	(&natsFixture{url: p.url()}).startWorker(t, WorkerOptions{Name: "wf", Concurrency: 2})
+	(&natsFixture{url: p.url()}).startWorker(t, WorkerOptions{Work: engine.Work, Name: "wf", Concurrency: 2})
 	warm := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "warm"))
 	warm.wait(t)
 	// The fewest seen while idle: goroutines of the last task may still
@@ -361,16 +362,16 @@ func TestCoordinatorCutOffAtStart(t *testing.T) {
 	p := newProxy(t, srv.Addr().String())
 	wf := fanout(t, 1, "")
 	c := coordinator(t, p.url(), wf)
-	(&natsFixture{url: srv.ClientURL()}).startWorker(t, WorkerOptions{Name: "w1"})
+	(&natsFixture{url: srv.ClientURL()}).startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1"})
 	p.cut()
 	type result struct {
-		res *engine.RemoteResult
+		res *work.Outcome
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := c.Dispatch(context.Background(), &engine.RemoteTask{Run: "cut", Task: "t0", Attempt: 1, Goal: "task 0",
-			Skill: "fan", Agent: "worker", Assignee: "fan/worker", Limits: engine.RemoteLimits{MaxSteps: 2, MaxTranscriptMessages: 100}}, nil, nil)
+		res, err := c.Dispatch(context.Background(), &work.Attempt{Run: "cut", Task: "t0", Number: 1, Goal: "task 0",
+			Skill: "fan", Agent: "worker", Assignee: "fan/worker", Limits: work.Limits{MaxSteps: 2, MaxTranscriptMessages: 100}}, nil, nil)
 		done <- result{res, err}
 	}()
 	time.Sleep(6 * time.Second) // past a request's 5 s timeout

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/work"
 )
 
 // TestTaskOverMaxPayload: a task message larger than the server accepts
@@ -21,7 +21,7 @@ func TestTaskOverMaxPayload(t *testing.T) {
 	c, err := Connect(ctx, s.ClientURL(), Options{})
 	must(t, err)
 	defer c.Close()
-	_, err = c.Dispatch(ctx, &engine.RemoteTask{Run: "r1", Task: "big", Attempt: 1, Goal: "g", Input: strings.Repeat("x", 16<<10)}, nil, nil)
+	_, err = c.Dispatch(ctx, &work.Attempt{Run: "r1", Task: "big", Number: 1, Goal: "g", Input: strings.Repeat("x", 16<<10)}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "over the NATS server's max_payload (8192): raise max_payload") || strings.Contains(err.Error(), "big") {
 		t.Errorf("dispatch of a 16 KiB task: %v", err)
 	}

@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsdrun/fsd/internal/syncbuf"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/syncbuf"
 )
 
 // TestWorkerRecreatesLostQueue: fsd's JetStream resources vanish under a
@@ -64,7 +66,7 @@ func TestWorkerRecreatesLostQueue(t *testing.T) {
 			srv := runServer(t)
 			url := srv.ClientURL()
 			ctx := context.Background()
-			serve(t, url, WorkerOptions{Name: "w1", Agents: agents, Logger: zerolog.New(zerolog.NewTestWriter(t)), AckWait: 2 * time.Second})
+			serve(t, url, WorkerOptions{Work: engine.Work, Name: "w1", Agents: agents, Logger: zerolog.New(zerolog.NewTestWriter(t)), AckWait: 2 * time.Second})
 
 			nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 			must(t, err)
@@ -103,7 +105,7 @@ func TestWorkerRecreatesLostQueue(t *testing.T) {
 func TestOverlappingPools(t *testing.T) {
 	srv := runServer(t)
 	ctx := context.Background()
-	opts := WorkerOptions{Agents: "weekly-report.*", CacheDir: t.TempDir(), Model: scriptedModel}
+	opts := WorkerOptions{Work: engine.Work, Agents: "weekly-report.*", CacheDir: t.TempDir(), Model: scriptedModel}
 	stop := serve(t, srv.ClientURL(), opts)
 
 	opts.Agents = ">"
@@ -241,7 +243,7 @@ func TestServerRestarted(t *testing.T) {
 				store = t.TempDir()
 			}
 			runServerWith(t, server.Options{StoreDir: store, Port: port})
-			serve(t, url, WorkerOptions{Name: "w1", AckWait: 2 * time.Second})
+			serve(t, url, WorkerOptions{Work: engine.Work, Name: "w1", AckWait: 2 * time.Second})
 
 			select {
 			case r := <-done:
@@ -283,7 +285,7 @@ agents:
 	must(t, os.WriteFile(wf, []byte("name: ete\nmodel: scripted\nscript: été.script.yaml\nskills: [./skills]\ninput: go\ntasks:\n  - {id: t1, assignee: données-été/lecteur, goal: read}\n"), 0o644))
 
 	ctx := context.Background()
-	serve(t, srv.ClientURL(), WorkerOptions{Name: "w1", Agents: "données-été.*"})
+	serve(t, srv.ClientURL(), WorkerOptions{Work: engine.Work, Name: "w1", Agents: "données-été.*"})
 	c, err := Connect(ctx, srv.ClientURL(), Options{})
 	must(t, err)
 	defer c.Close()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -67,7 +68,7 @@ func TestTamperedObjectRefused(t *testing.T) {
 	}
 
 	cache := t.TempDir()
-	serve(t, srv.ClientURL(), WorkerOptions{Name: "w", CacheDir: cache, AckWait: time.Second})
+	serve(t, srv.ClientURL(), WorkerOptions{Work: engine.Work, Name: "w", CacheDir: cache, AckWait: time.Second})
 	_, err = runWorkflow(t, wf, c)
 	if err == nil || !strings.Contains(err.Error(), "digest mismatch") {
 		t.Errorf("run with a tampered skill: %v; want the tasks to fail with digest mismatch", err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fsdrun/fsd/engine"
 )
 
 // typedWorkflow writes a pipeline whose first agent answers typed JSON
@@ -68,7 +70,7 @@ func TestTypedResultsThroughNATS(t *testing.T) {
 	must(t, err)
 	defer c.Close()
 	must(t, c.Publish(ctx, project(t, wf)))
-	serve(t, srv.ClientURL(), WorkerOptions{Name: "w", AckWait: 2 * time.Second})
+	serve(t, srv.ClientURL(), WorkerOptions{Work: engine.Work, Name: "w", AckWait: 2 * time.Second})
 
 	remote := runLocal(t, wf, c, t.TempDir())
 	want, got := boardResults(t, local.Dir), boardResults(t, remote.Dir)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/work"
 )
 
 // The JetStream resources fsd uses. Every coordinator and worker of one
@@ -51,7 +51,7 @@ const retention = 7 * 24 * time.Hour
 // Message is a task message on the work queue: one attempt of one task.
 type Message struct {
 	V int `json:"v"`
-	engine.RemoteTask
+	work.Attempt
 	// Bundle is the SHA-256 of the skill's bundle index and Manifest the
 	// manifest's path inside it ("" for the default worker).
 	Bundle   string `json:"bundle,omitempty"`
@@ -72,12 +72,12 @@ type Message struct {
 }
 
 // Key is the key of the attempt's outcome in ResultsBucket.
-func (m *Message) Key() string { return ResultKey(m.Run, m.Task, m.Attempt) }
+func (m *Message) Key() string { return ResultKey(m.Run, m.Task, m.Number) }
 
 // Outcome is the value committed in ResultsBucket: the attempt's result.
 type Outcome struct {
 	V int `json:"v"`
-	engine.RemoteResult
+	work.Outcome
 }
 
 // ResultKey is the key of one attempt's outcome.

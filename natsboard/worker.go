@@ -19,10 +19,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/board"
-	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // WorkerOptions configure a Worker.
@@ -52,6 +52,9 @@ type WorkerOptions struct {
 	// Model builds the model named name; script is the path of the
 	// scripted model's script ("" when the run has none).
 	Model func(name, script string) (model.Model, error)
+	// Work runs a task attempt (engine.Work): the transport delivers
+	// attempts and outcomes, never runs a generator itself.
+	Work work.Func
 	// Replicas of the JetStream resources when this worker creates them.
 	Replicas int
 	Logger   zerolog.Logger
@@ -80,6 +83,9 @@ type Worker struct {
 // NewWorker connects to url, prepares the queue's consumer and reads the
 // trusted folders.
 func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, error) {
+	if opts.Work == nil {
+		return nil, errors.New("natsboard: a worker needs WorkerOptions.Work, the function that runs an attempt (engine.Work)")
+	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
@@ -275,13 +281,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 		_ = msg.Term()
 		return
 	}
-	log = log.With().Str("run", m.Run).Str("task", m.Task).Int("attempt", m.Attempt).Logger()
+	log = log.With().Str("run", m.Run).Str("task", m.Task).Int("attempt", m.Number).Logger()
 	key := m.Key()
 	if m.V != WireVersion {
 		// Sent by a coordinator of another fsd version: its task fails
 		// saying so, rather than waiting for a worker that reads it.
 		log.Error().Int("v", m.V).Msg("task message of another wire version failed")
-		w.commit(ctx, msg, key, &engine.RemoteResult{Error: fmt.Sprintf("its task message is wire version %d, and worker %s reads version %d: run the same fsd version on the coordinator and every worker",
+		w.commit(ctx, msg, key, &work.Outcome{Error: fmt.Sprintf("its task message is wire version %d, and worker %s reads version %d: run the same fsd version on the coordinator and every worker",
 			m.V, w.opts.Name, WireVersion)}, l, log)
 		return
 	}
@@ -296,14 +302,14 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 		_ = msg.Ack()
 		return
 	}
-	var res *engine.RemoteResult
+	var res *work.Outcome
 	md, _ := msg.Metadata()
 	if md != nil && m.MaxDeliveries > 0 && md.NumDelivered > uint64(m.MaxDeliveries) {
 		times := fmt.Sprintf("%d times", md.NumDelivered-1)
 		if md.NumDelivered == 2 {
 			times = "once"
 		}
-		res = &engine.RemoteResult{Error: "delivered " + times + " to workers that stopped before it finished (a worker crashed, lost its connection or was stopped, or NATS failed for now); not delivered again"}
+		res = &work.Outcome{Error: "delivered " + times + " to workers that stopped before it finished (a worker crashed, lost its connection or was stopped, or NATS failed for now); not delivered again"}
 	} else {
 		stop := w.heartbeat(ctx, msg, key, cancel, l)
 		var err error
@@ -336,7 +342,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 			// (usage, items) goes back with an error saying so.
 			log.Info().Msg("task cancelled by its coordinator")
 			if res == nil {
-				res = &engine.RemoteResult{}
+				res = &work.Outcome{}
 			}
 			res.Error, err = errCancelled.Error(), nil
 		}
@@ -354,23 +360,23 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 
 // commit commits a delivery's outcome, then acks its message: a failed
 // commit hands the message back for another delivery (while l holds).
-func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res *engine.RemoteResult, l *lease, log zerolog.Logger) {
+func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res *work.Outcome, l *lease, log zerolog.Logger) {
 	res.Worker = w.opts.Name
-	data, err := json.Marshal(Outcome{V: WireVersion, RemoteResult: *res})
+	data, err := json.Marshal(Outcome{V: WireVersion, Outcome: *res})
 	if err == nil && res.Journal != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
 		// Too big with the transcript inline: the coordinator reads it
 		// from the journal stream instead.
 		res.Journal = nil
-		data, err = json.Marshal(Outcome{V: WireVersion, RemoteResult: *res})
+		data, err = json.Marshal(Outcome{V: WireVersion, Outcome: *res})
 	}
 	if err != nil {
-		data, _ = json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Error: "outcome: " + err.Error(), Worker: w.opts.Name}})
+		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Error: "outcome: " + err.Error(), Worker: w.opts.Name}})
 	}
 	_, err = w.res.results.Create(ctx, key, data)
 	if errors.Is(err, nats.ErrMaxPayload) {
 		// It would never fit: running it again would not help. The task
 		// fails with what to change (its usage still counts).
-		data, _ = json.Marshal(Outcome{V: WireVersion, RemoteResult: engine.RemoteResult{Usage: res.Usage, Worker: w.opts.Name,
+		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Usage: res.Usage, Worker: w.opts.Name,
 			Error: fmt.Sprintf("its outcome (result, observations, history items) is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration, or have the task return less",
 				len(data), w.res.nc.MaxPayload())}})
 		_, err = w.res.results.Create(ctx, key, data)
@@ -436,9 +442,9 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, c
 // after what earlier deliveries journaled), journaling as delivery. A
 // failure to load or to journal is the task's error, unless it may pass
 // (a transient NATS error): that is returned as err.
-func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bool, log zerolog.Logger) (*engine.RemoteResult, error) {
-	fail := func(format string, args ...any) (*engine.RemoteResult, error) {
-		return &engine.RemoteResult{Error: fmt.Sprintf(format, args...)}, nil
+func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bool, log zerolog.Logger) (*work.Outcome, error) {
+	fail := func(format string, args ...any) (*work.Outcome, error) {
+		return &work.Outcome{Error: fmt.Sprintf(format, args...)}, nil
 	}
 	var skill *spec.Skill
 	if m.Skill != "" {
@@ -483,7 +489,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 	// per task, a third of what journaling costs a one-step task).
 	view := &view{}
 	if resume {
-		view, err = readJournal(ctx, w.res.journal, m.Run, m.Task, m.Attempt)
+		view, err = readJournal(ctx, w.res.journal, m.Run, m.Task, m.Number)
 		if transient(err) {
 			return nil, err
 		}
@@ -491,17 +497,17 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 			return fail("%v", err)
 		}
 	}
-	jl := NewJournalLog(w.res.jsj, m.Run, m.Task, m.Attempt, delivery, view.last())
+	jl := NewJournalLog(w.res.jsj, m.Run, m.Task, m.Number, delivery, view.last())
 	if len(view.entries) > 0 {
 		log.Info().Int("entries", len(view.entries)).Uint64("delivery", delivery).Msg("resuming the task from its journal")
 	}
-	var approver engine.Approver
+	var approver work.Approver
 	if m.Approvals != "" {
 		approver = approvalAsker{nc: w.res.nc, subject: m.Approvals}
 	}
 	log.Debug().Msg("task started")
 	tee := newTeeLog(jl, view.entries, w.res.nc.MaxPayload())
-	res := engine.Work(ctx, &m.RemoteTask, engine.WorkOptions{
+	res := w.opts.Work(ctx, &m.Attempt, work.Options{
 		Model: md, Skill: skill, Sink: sink, Logger: log, Approver: approver,
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
 		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+

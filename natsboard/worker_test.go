@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestWorkerModelErrorSaysWhere(t *testing.T) {
 	wf := fanout(t, 1, "")
 	f := newFixture(t, wf)
-	f.startWorker(t, WorkerOptions{Name: "w1", Model: func(name, _ string) (model.Model, error) {
+	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1", Model: func(name, _ string) (model.Model, error) {
 		return nil, fmt.Errorf("model %s: ANTHROPIC_API_KEY is not set; export your API key", name)
 	}})
 	_, err := runWorkflow(t, wf, f.c)
@@ -36,7 +37,7 @@ func TestWorkerModelErrorSaysWhere(t *testing.T) {
 func TestOtherWireVersionFailsTask(t *testing.T) {
 	wf := fanout(t, 1, "")
 	f := newFixture(t, wf)
-	f.startWorker(t, WorkerOptions{Name: "w1"})
+	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ready, _ := mustWatch(t, f.c, "r1").wait(ResultKey("r1", "t0", 1))

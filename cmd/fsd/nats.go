@@ -8,10 +8,10 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/natsboard"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // addNATSFlag registers --nats on fsd run.
@@ -23,7 +23,7 @@ func addNATSFlag(cmd *cobra.Command, f *runFlags) {
 // natsDispatcher connects to the run's NATS server, when --nats or the
 // workflow's board.nats names one, and publishes the run's skills and
 // script for the workers. It returns a nil dispatcher otherwise.
-func natsDispatcher(path string, f runFlags, p *spec.Project, ms *models, log zerolog.Logger) (engine.Dispatcher, func(), error) {
+func natsDispatcher(path string, f runFlags, p *spec.Project, ms *models, log zerolog.Logger) (work.Dispatcher, func(), error) {
 	url := f.nats
 	if url == "" && p.Workflow.Board != nil {
 		url = p.Workflow.Board.NATS

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/natsboard"
 )
@@ -50,7 +51,7 @@ func TestNATSCoordinatorNeedsNoAgentKeys(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("ANTHROPIC_BASE_URL", "")
 	srv := natsServer(t, true)
-	w, err := natsboard.NewWorker(context.Background(), srv.ClientURL(), natsboard.WorkerOptions{
+	w, err := natsboard.NewWorker(context.Background(), srv.ClientURL(), natsboard.WorkerOptions{Work: engine.Work,
 		CacheDir: t.TempDir(), Logger: zerolog.Nop(),
 		Model: func(name, _ string) (model.Model, error) {
 			return model.Func(func(context.Context, *model.Request) (*model.Response, error) {

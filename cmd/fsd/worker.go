@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/provider"
 	"github.com/fsdrun/fsd/model/scripted"
@@ -114,7 +115,7 @@ func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool)
 		}})
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	w, err := natsboard.NewWorker(cctx, f.nats, natsboard.WorkerOptions{
+	w, err := natsboard.NewWorker(cctx, f.nats, natsboard.WorkerOptions{Work: engine.Work,
 		Name: f.name, Concurrency: f.concurrency, Agents: f.agents, AckWait: f.ackWait,
 		Trust: f.trust, CacheDir: f.cache, Model: build, Logger: log,
 	})

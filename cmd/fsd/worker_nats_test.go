@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/internal/syncbuf"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/natsboard"
@@ -50,7 +51,7 @@ func TestWorkerStartProblems(t *testing.T) {
 	js := natsServer(t, true)
 	// Another pool already takes weekly-report's agents, and serves them
 	// (a stopped pool's queue would be removed, natsboard.TestOverlappingPools).
-	w, err := natsboard.NewWorker(context.Background(), js.ClientURL(), natsboard.WorkerOptions{
+	w, err := natsboard.NewWorker(context.Background(), js.ClientURL(), natsboard.WorkerOptions{Work: engine.Work,
 		Agents: "weekly-report.*", CacheDir: t.TempDir(), Logger: zerolog.Nop(),
 		Model: func(string, string) (model.Model, error) { return nil, nil }})
 	if err != nil {

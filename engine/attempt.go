@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tool"
+	"github.com/fsdrun/fsd/transcript"
+	"github.com/fsdrun/fsd/visibility"
+	"github.com/fsdrun/fsd/work"
+)
+
+// attemptDeps are what one task attempt runs with. Work builds them from
+// a worker process's own (work.Options); the in-process dispatcher from
+// the run's: its model, toolbox and MCP servers, artifacts, approvals,
+// record, and an account that books into the run's.
+type attemptDeps struct {
+	// gen is the generator's: its account is the attempt's own (its
+	// total is Outcome.Usage), its emit stamps with ev.
+	gen   genDeps
+	ev    *emitter
+	model model.Model
+	// skill is the attempt's skill; nil for the default worker.
+	skill *spec.Skill
+	box   *toolbox
+	// open opens the attempt's transcript, journaled where the attempt
+	// runs, and the journal a resumed attempt goes on after (nil: none).
+	open func() (*transcript.Transcript, *genJournal, error)
+}
+
+// runAttempt runs one task attempt to its outcome, however the attempt
+// was delivered: a fresh generator on its own transcript (D4) holding the
+// supplied turns (D5) and the task message, its agent's prompt with the
+// flow observations it was given (D7) and the tools its agent may call,
+// its items routed by visibility (D6) and its tool results collected for
+// the run's ledger, bounded by max-steps (D8); resumed after the journal
+// its transcript opens with. A task failure is Outcome.Error, never a
+// panic.
+func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.Outcome) {
+	res = &work.Outcome{Model: t.Model}
+	defer func() {
+		if p := recover(); p != nil {
+			res.Error = fmt.Sprintf("internal error: %v", p)
+		}
+	}()
+	if !t.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, t.Deadline)
+		defer cancel()
+	}
+	durability, err := spec.ParseDurability(string(t.Durability))
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	a := spec.DefaultAgent()
+	if t.Skill != "" {
+		if d.skill == nil || d.skill.ID != t.Skill {
+			res.Error = fmt.Sprintf("worker: skill %q was not loaded", t.Skill)
+			return res
+		}
+		ag, ok := d.skill.Agent(t.Agent)
+		if !ok {
+			res.Error = fmt.Sprintf("skill %s has no agent %q", t.Skill, t.Agent)
+			return res
+		}
+		a = ag.WithDefaults()
+	}
+	w := &workerEnv{box: d.box, log: d.gen.log, skill: d.skill, byName: map[string]skillTool{}, state: tool.NewMemKV(), arts: d.gen.arts}
+	if t.Skill != "" {
+		release, err := w.allow(ctx, d.skill, a.Tools)
+		defer release()
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
+	w.block = strings.TrimSpace(a.Prompt)
+	if t.Observations != "" {
+		w.block += "\n\n<observations>\n" + t.Observations + "</observations>\n"
+	}
+	typed, err := newTypedOutput(a)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	if typed != nil {
+		w.block += typed.prompt()
+	}
+	tr, resumed, err := d.open()
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	for _, m := range t.Turns {
+		if err := tr.AppendMessage(m); err != nil {
+			res.Error = fmt.Sprintf("supplied turns: %v", err)
+			return res
+		}
+	}
+	bt := &board.Task{ID: t.Task, Goal: t.Goal, Input: t.Input, Assignee: t.Assignee, Attempts: t.Number}
+	agentName := bt.Agent()
+	gd := d.gen
+	gd.maxResult = t.Limits.MaxResultTokens
+	gd.durability = durability
+	g := &generator{
+		genDeps: gd, model: d.model, tr: tr, env: w, name: t.Name(), recName: transcriptName(t.Task, max(t.Number, 1)),
+		caller:      model.Caller{Agent: agentName, TaskID: t.Task, TaskGoal: t.Goal, Input: t.Input, Model: t.Model},
+		maxMessages: max(t.Limits.MaxTranscriptMessages, 1), maxSteps: max(t.Limits.MaxSteps, 1),
+		output: typed,
+	}
+	g.caller.Deps = depsJSON(t.Deps)
+	if a.Visibility.Client {
+		g.streamText = func(delta string) {
+			d.ev.emit(event.Event{Type: event.Text, Task: t.Task, Agent: agentName, Text: delta, Delta: true})
+		}
+		g.streamReset = func() { d.ev.emit(event.Event{Type: event.TextReset, Task: t.Task, Agent: agentName}) }
+	}
+	keep := func(m model.Message) {
+		if m.Role != model.User { // the task message is the board's, not the worker's output
+			res.Items = append(res.Items, m)
+		}
+	}
+	router := visibility.New(a.Visibility, g.restating(d.ev.stamped), visibility.Tags{Run: t.Run, Task: t.Task, Agent: agentName}, keep)
+	g.item = func(msg model.Message) {
+		router.Item(msg)
+		if msg.Role == model.Tool {
+			res.Observations = append(res.Observations, observe(tr.Messages(), msg, t.Task, agentName))
+		}
+	}
+	if err := g.add(model.Message{Role: model.User, Text: taskMessage(bt, t.Deps)}); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	g.replay = newReplay(resumed, len(g.tr.Messages()))
+	answer, err := g.loop(ctx)
+	res.Replayed = g.endReplayed
+	res.Usage, _ = gd.acct.total()
+	if !a.Visibility.History {
+		res.Items = nil
+	}
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.Result = answer
+	return res
+}

@@ -1,0 +1,135 @@
+package work
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/supply"
+)
+
+// Dispatcher delivers board task attempts to whoever runs them. Dispatch
+// returns when the attempt has an outcome: a result (Outcome.Error set
+// when the task failed), or an error when the attempt could not be run at
+// all (the transport failed, ctx ended). Events the worker reports go to
+// events, already stamped with their run and time; the worker's calls
+// that need approval go to approvals, the run's (nil: no one answers
+// them).
+type Dispatcher interface {
+	Dispatch(ctx context.Context, a *Attempt, events event.Sink, approvals Approver) (*Outcome, error)
+}
+
+// JournalReader is implemented by a Dispatcher whose workers journal the
+// transcripts of the attempts they run where they run. Journal returns
+// one attempt's entries in order, each the JSON object a journal line
+// holds after its generator's fields (journal.Head). The engine calls it
+// only when it keeps a run record, the record lacks entries the outcome
+// counts (Outcome.Journaled) and the outcome does not carry them inline
+// (Outcome.Journal).
+type JournalReader interface {
+	Journal(ctx context.Context, run, task string, attempt int) ([]json.RawMessage, error)
+}
+
+// Attempt is everything a worker needs to run one task attempt: the
+// board's task, what the run supplies (D5 turns, D7 observations), the
+// agent, its limits and the model name. It never carries credentials: a
+// worker takes those from its own environment.
+type Attempt struct {
+	Run  string `json:"run"`
+	Task string `json:"task"`
+	// Number counts the task's attempts: 1 for the first, more for its
+	// retries.
+	Number int    `json:"attempt"`
+	Goal   string `json:"goal"`
+	Input  string `json:"input,omitempty"`
+	// Deps are the results of the task's dependencies (D3).
+	Deps []board.DepResult `json:"deps,omitempty"`
+	// Skill and Agent name the agent (Agent's name inside skill Skill);
+	// both are "" for the default worker. Assignee is the task's assignee
+	// as on the board, which names it in events.
+	Skill    string `json:"skill,omitempty"`
+	Agent    string `json:"agent,omitempty"`
+	Assignee string `json:"assignee,omitempty"`
+	// Turns are the parent's whole turns a conversation-supply agent
+	// inherits (D5), as of dispatch.
+	Turns []model.Message `json:"turns,omitempty"`
+	// Observations are the flow observations the worker sees (D7),
+	// rendered, as of dispatch.
+	Observations string `json:"observations,omitempty"`
+	// Model is the model string the workflow gives the agent ("": the
+	// worker's default).
+	Model  string `json:"model,omitempty"`
+	Limits Limits `json:"limits"`
+	// Deadline is when the attempt times out (the agent's timeout, not
+	// the run's); zero: none.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Durability is the run's: when the worker's steps wait for their
+	// journal entries to be stored ("": spec.DurabilityStep).
+	Durability spec.Durability `json:"durability,omitempty"`
+	// Approve is the workflow's default approval policy (for tools acting
+	// outside fsd that set none); ApprovalTimeout is the run's
+	// --approval-timeout (0: wait), which a worker applies itself while
+	// the run cannot be reached.
+	Approve         spec.Approve  `json:"approve,omitempty"`
+	ApprovalTimeout time.Duration `json:"approval-timeout,omitempty"`
+}
+
+// Name is the attempt's generator name, which prefixes its call ids:
+// "task:ID", or "task:ID#N" for attempt N > 1. It is the same on every
+// delivery and on resume.
+func (a *Attempt) Name() string {
+	if a.Number > 1 {
+		return "task:" + a.Task + "#" + strconv.Itoa(a.Number)
+	}
+	return "task:" + a.Task
+}
+
+// Limits are the limits an attempt's generator runs under.
+type Limits struct {
+	MaxSteps              int `json:"max-steps"`
+	MaxTranscriptMessages int `json:"max-transcript-messages"`
+	MaxResultTokens       int `json:"max-result-tokens,omitempty"`
+}
+
+// Outcome is what one task attempt came to.
+type Outcome struct {
+	Result string `json:"result,omitempty"`
+	// Error is the task's error; "" when it completed.
+	Error string `json:"error,omitempty"`
+	// Items are the worker's messages for the parent's history, when its
+	// agent's visibility has history (D6).
+	Items []model.Message `json:"items,omitempty"`
+	// Observations are the attempt's tool calls in the order it made
+	// them, for the run's ledger (D7). They enter the ledger when the
+	// outcome comes back, completed or failed, whatever the transport.
+	Observations []supply.Observation `json:"observations,omitempty"`
+	Usage        model.Usage          `json:"usage"`
+	// Booked says Usage is already in the run's account: the attempt ran
+	// with it (in process), and its budgets were checked at every step.
+	// Never sent: a worker elsewhere books nothing of the run's.
+	Booked bool `json:"-"`
+	// Worker names the worker that ran it.
+	Worker string `json:"worker,omitempty"`
+	// Model is the model string the attempt ran with (Attempt.Model as
+	// the worker received it, after the run's --model): Usage is priced
+	// by it, as an in-process call is by the model that answered.
+	Model string `json:"model,omitempty"`
+	// Journaled is how many transcript entries the attempt's journal
+	// where it ran holds (0: none, or journaled in the run record
+	// itself): the run copies those its record lacks into it.
+	Journaled int `json:"journaled,omitempty"`
+	// Journal is the attempt's transcript when the outcome carries it
+	// inline (a small one), each entry the JSON object a journal line
+	// holds after its generator's fields; else the run reads it from the
+	// dispatcher (JournalReader).
+	Journal []json.RawMessage `json:"journal,omitempty"`
+	// Replayed says the attempt's end came from its journal (a resume
+	// restated it), so its task's end event says replayed. Never sent: a
+	// remote attempt's is judged from Journaled.
+	Replayed bool `json:"-"`
+}
