@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/spec"
 )
 
 // Status is where a task is in its life.
@@ -27,14 +28,16 @@ const (
 )
 
 // DefaultWorker is the agent name shown for a task with no assignee: it
-// runs on the default worker (a plain generator, D1).
-const DefaultWorker = "worker"
+// runs on the default worker (a plain generator, D1). A workflow names it
+// so too (limits.agents), hence spec's name.
+const DefaultWorker = spec.DefaultWorkerName
 
-// Defaults of Options.
+// Defaults of Options: a workflow's limits.concurrency,
+// max-pending-tasks and max-total-tasks when absent.
 const (
-	DefaultConcurrency = 4
-	DefaultMaxPending  = 100
-	DefaultMaxTotal    = 500
+	DefaultConcurrency = spec.DefaultConcurrency
+	DefaultMaxPending  = spec.DefaultMaxPendingTasks
+	DefaultMaxTotal    = spec.DefaultMaxTotalTasks
 )
 
 // TaskSpec is a task as asked for: by a generator's addTask call or by a

@@ -347,7 +347,8 @@ type Limits struct {
 }
 
 // DefaultWorkerName names the default worker where a workflow names
-// agents (limits.agents); it is board.DefaultWorker.
+// agents (limits.agents) and where a board shows a task without an
+// assignee (board.DefaultWorker).
 const DefaultWorkerName = "worker"
 
 // Budget bounds the tokens an agent's model calls use, all its tasks in
