@@ -10,4 +10,9 @@
 // are the spec package's semantic checks. Validate therefore drops
 // "additional properties" errors: spec reports unknown keys itself, with a
 // suggestion.
+//
+// The schemas are written by hand, for editors to read well; their
+// `default` and `enum` keywords and their keys are checked against spec's
+// table of facts and key lists by spec's tests (schemas cannot import
+// spec, which imports it).
 package schemas

@@ -55,6 +55,10 @@
 //     other default is filled by one method where the value is used:
 //     Limits.WithDefaults, Agent.WithDefaults (flow deps, recent's last 8,
 //     turns 8 with context-supply conversation) and Flow.WithDefaults.
+//   - Each key's default and the values it takes are stated once, in Facts,
+//     from the constants the code uses; the schemas' default and enum
+//     keywords, the decoder's key lists and the docs are checked against it
+//     by tests, so a default changes in one place.
 //   - YAML merge keys (<<) are not supported: they read as an unknown key.
 //
 // # Limits
