@@ -3,41 +3,34 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
+	"github.com/fsdrun/fsd/model/internal/providertest"
 	"github.com/fsdrun/fsd/model/retry"
 )
 
 const testKey = "sk-ant-test-0123456789abcdef"
 
-type waits []time.Duration
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	*w = append(*w, d)
-	return ctx.Err()
+// prov is this package's model for the shared provider tests.
+var prov = providertest.Provider{
+	New: func(url string, p retry.Policy) (model.Model, error) {
+		return New(Config{Model: "claude-test", APIKey: testKey, BaseURL: url, Retry: p})
+	},
+	Request:  conversation,
+	OKBody:   okBody,
+	OKStream: okStream,
+	AsStream: asStream,
 }
 
-func newModel(t *testing.T, srv *fakeserver.Server, w *waits) *Model {
+func newModel(t *testing.T, srv *fakeserver.Server) model.Model {
 	t.Helper()
-	if w == nil {
-		w = &waits{}
-	}
-	m, err := New(Config{
-		Model: "claude-test", APIKey: testKey, BaseURL: srv.URL,
-		Retry: retry.Policy{Sleep: w.sleep, Jitter: func(d time.Duration) time.Duration { return d }, Timeout: 5 * time.Second},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return prov.Model(t, srv, providertest.Policy(nil))
 }
 
 func conversation() *model.Request {
@@ -72,7 +65,7 @@ const okBody = `{"id":"msg_1","type":"message","role":"assistant","model":"claud
 func TestRequestBody(t *testing.T) {
 	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
 	defer srv.Close()
-	if _, err := newModel(t, srv, nil).Generate(context.Background(), conversation()); err != nil {
+	if _, err := newModel(t, srv).Generate(context.Background(), conversation()); err != nil {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
@@ -134,7 +127,7 @@ func wantResponse() *model.Response {
 func TestResponseMapping(t *testing.T) {
 	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
 	defer srv.Close()
-	got, err := newModel(t, srv, nil).Generate(context.Background(), conversation())
+	got, err := newModel(t, srv).Generate(context.Background(), conversation())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,29 +152,12 @@ const okStream = "event: message_start\n" +
 	"event: message_delta\n" + `data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":15}}` + "\n\n" +
 	"event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"
 
-var sse = map[string]string{"Content-Type": "text/event-stream"}
+var sse = providertest.SSE
 
 func TestStreaming(t *testing.T) {
-	srv := fakeserver.New(fakeserver.Reply{Body: okStream, Chunked: true, Header: sse})
-	defer srv.Close()
-	var deltas []string
-	req := conversation()
-	req.OnText = func(d string) { deltas = append(deltas, d) }
-	got, err := newModel(t, srv, nil).Generate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := wantResponse()
 	want.Calls[0].Args = json.RawMessage(`{"id": "brand"}`) // as streamed
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("response (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"Two ", "calls."}, deltas); diff != "" {
-		t.Errorf("deltas (-want +got):\n%s", diff)
-	}
-	var body map[string]any
-	_ = json.Unmarshal(srv.Requests()[0].Body, &body)
-	if body["stream"] != true {
+	if body := prov.Streaming(t, want); body["stream"] != true {
 		t.Errorf("stream = %v, want true", body["stream"])
 	}
 }
@@ -190,92 +166,38 @@ func TestFailures(t *testing.T) {
 	errBody := func(typ, msg string) string {
 		return `{"type":"error","error":{"type":"` + typ + `","message":"` + msg + `"}}`
 	}
-	tests := []struct {
-		name      string
-		replies   []fakeserver.Reply
-		retries   int
-		timeout   time.Duration
-		wantCalls int
-		wantWaits waits
-		wantErr   string
-	}{
-		{name: "429 with Retry-After then success", replies: []fakeserver.Reply{
+	prov.Failures(t, testKey, []providertest.Failure{
+		{Name: "429 with Retry-After then success", Replies: []fakeserver.Reply{
 			{Status: 429, Header: map[string]string{"Retry-After": "7"}, Body: errBody("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")},
-			{Body: okBody}}, wantCalls: 2, wantWaits: waits{7 * time.Second}},
-		{name: "529 overloaded then success", replies: []fakeserver.Reply{
+			{Body: okBody}}, WantCalls: 2, WantWaits: providertest.Waits{7 * time.Second}},
+		{Name: "529 overloaded then success", Replies: []fakeserver.Reply{
 			{Status: 529, Body: errBody("overloaded_error", "Overloaded")}, {Body: okBody}},
-			wantCalls: 2, wantWaits: waits{retry.DefaultBaseDelay}},
-		{name: "500 then success", replies: []fakeserver.Reply{
+			WantCalls: 2, WantWaits: providertest.Waits{retry.DefaultBaseDelay}},
+		{Name: "500 then success", Replies: []fakeserver.Reply{
 			{Status: 500, Body: errBody("api_error", "Internal server error")}, {Body: okBody}},
-			wantCalls: 2, wantWaits: waits{retry.DefaultBaseDelay}},
-		{name: "400 is not retried", replies: []fakeserver.Reply{
+			WantCalls: 2, WantWaits: providertest.Waits{retry.DefaultBaseDelay}},
+		{Name: "400 is not retried", Replies: []fakeserver.Reply{
 			{Status: 400, Body: errBody("invalid_request_error", "tools.0.input_schema: JSON schema is invalid")}},
-			wantCalls: 1, wantErr: "anthropic: HTTP 400 Bad Request: tools.0.input_schema: JSON schema is invalid"},
-		{name: "401 names the problem", replies: []fakeserver.Reply{
+			WantCalls: 1, WantErr: "anthropic: HTTP 400 Bad Request: tools.0.input_schema: JSON schema is invalid"},
+		{Name: "401 names the problem", Replies: []fakeserver.Reply{
 			{Status: 401, Body: errBody("authentication_error", "invalid x-api-key "+testKey)}},
-			wantCalls: 1, wantErr: "anthropic: HTTP 401 Unauthorized: invalid x-api-key [REDACTED]"},
-		{name: "malformed JSON", replies: []fakeserver.Reply{{Body: `{"id":"msg_1","content":[`}}, wantCalls: 1, wantErr: "not valid JSON"},
-		{name: "stalled server hits the timeout", replies: []fakeserver.Reply{{Stall: true}}, retries: -1, timeout: 500 * time.Millisecond,
-			wantCalls: 1, wantErr: "anthropic: no complete answer within the request timeout of 500ms"},
-	}
-	for _, tt := range tests {
-		for _, streaming := range []bool{false, true} {
-			name := tt.name
-			if streaming {
-				name += "/stream"
-			}
-			t.Run(name, func(t *testing.T) {
-				replies := tt.replies
-				if streaming {
-					replies = asStream(replies)
-				}
-				srv := fakeserver.New(replies...)
-				defer srv.Close()
-				w := &waits{}
-				m := newModel(t, srv, w)
-				m.cfg.Retry.MaxRetries = tt.retries
-				if tt.timeout > 0 {
-					m.cfg.Retry.Timeout = tt.timeout
-				}
-				req := conversation()
-				if streaming {
-					req.OnText = func(string) {}
-				}
-				resp, err := m.Generate(context.Background(), req)
-				if got := len(srv.Requests()); got != tt.wantCalls {
-					t.Errorf("%d requests, want %d", got, tt.wantCalls)
-				}
-				if diff := cmp.Diff(tt.wantWaits, *w, cmpopts.EquateEmpty()); diff != "" {
-					t.Errorf("waits (-want +got):\n%s", diff)
-				}
-				switch {
-				case tt.wantErr == "" && err != nil:
-					t.Fatalf("unexpected error: %v", err)
-				case tt.wantErr == "" && (resp == nil || len(resp.Calls) != 2):
-					t.Fatalf("response %+v, want two calls", resp)
-				case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
-				}
-				if err != nil && strings.Contains(err.Error(), testKey) {
-					t.Errorf("error leaks the API key: %v", err)
-				}
-			})
-		}
-	}
+			WantCalls: 1, WantErr: "anthropic: HTTP 401 Unauthorized: invalid x-api-key [REDACTED]"},
+		{Name: "malformed JSON", Replies: []fakeserver.Reply{{Body: `{"id":"msg_1","content":[`}}, WantCalls: 1, WantErr: "not valid JSON"},
+		{Name: "stalled server hits the timeout", Replies: []fakeserver.Reply{{Stall: true}}, Retries: -1, Timeout: 500 * time.Millisecond,
+			WantCalls: 1, WantErr: "anthropic: no complete answer within the request timeout of 500ms"},
+	})
 }
 
-func asStream(replies []fakeserver.Reply) []fakeserver.Reply {
-	out := make([]fakeserver.Reply, len(replies))
-	for i, r := range replies {
-		out[i] = r
-		switch {
-		case r.Body == okBody:
-			out[i] = fakeserver.Reply{Body: okStream, Chunked: true, Header: sse}
-		case strings.HasPrefix(r.Body, `{"id":"msg_1","content":[`):
-			out[i] = fakeserver.Reply{Body: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\n\n", Header: sse}
-		}
+// asStream is what a server streams for a reply of TestFailures: error
+// statuses come before a stream starts, so they stay as they are.
+func asStream(r fakeserver.Reply) fakeserver.Reply {
+	switch {
+	case r.Body == okBody:
+		return fakeserver.Reply{Body: okStream, Chunked: true, Header: sse}
+	case strings.HasPrefix(r.Body, `{"id":"msg_1","content":[`):
+		return fakeserver.Reply{Body: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\n\n", Header: sse}
 	}
-	return out
+	return r
 }
 
 func TestStreamErrorEvent(t *testing.T) {
@@ -288,7 +210,7 @@ func TestStreamErrorEvent(t *testing.T) {
 	defer srv.Close()
 	req := conversation()
 	req.OnText = func(string) {}
-	got, err := newModel(t, srv, nil).Generate(context.Background(), req)
+	got, err := newModel(t, srv).Generate(context.Background(), req)
 	if err != nil {
 		t.Fatalf("an overload inside the stream should be retried: %v", err)
 	}
@@ -297,21 +219,4 @@ func TestStreamErrorEvent(t *testing.T) {
 	}
 }
 
-func TestCancelStopsInFlight(t *testing.T) {
-	srv := fakeserver.New(fakeserver.Reply{Stall: true})
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	m := newModel(t, srv, nil)
-	go func() {
-		_, err := m.Generate(ctx, conversation())
-		done <- err
-	}()
-	for len(srv.Requests()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-}
+func TestCancelStopsInFlight(t *testing.T) { prov.CancelStopsInFlight(t) }

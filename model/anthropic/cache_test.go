@@ -22,7 +22,7 @@ func TestCacheControl(t *testing.T) {
  "stop_reason":"end_turn","usage":{"input_tokens":10,"cache_creation_input_tokens":30,"cache_read_input_tokens":900,"output_tokens":5}}`})
 		req := conversation()
 		req.Cache, req.CacheKey = on, "fsd/run/host"
-		resp, err := newModel(t, srv, nil).Generate(context.Background(), req)
+		resp, err := newModel(t, srv).Generate(context.Background(), req)
 		srv.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +100,7 @@ func TestCacheUsageStreamed(t *testing.T) {
 			defer srv.Close()
 			req := conversation()
 			req.Cache, req.OnText = true, func(string) {}
-			resp, err := newModel(t, srv, nil).Generate(context.Background(), req)
+			resp, err := newModel(t, srv).Generate(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestCacheReadsBackThePreviousRequest(t *testing.T) {
 	ok := fakeserver.Reply{Body: okBody}
 	srv := fakeserver.New(ok, ok, ok)
 	defer srv.Close()
-	m := newModel(t, srv, nil)
+	m := newModel(t, srv)
 	req := conversation()
 	req.Cache = true
 	var bodies [][]byte

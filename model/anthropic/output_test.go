@@ -36,7 +36,7 @@ func TestOutputConfig(t *testing.T) {
 			defer srv.Close()
 			req := conversation()
 			req.Output = &model.Output{Name: "collector", Schema: json.RawMessage(tc.schema)}
-			resp, err := newModel(t, srv, nil).Generate(context.Background(), req)
+			resp, err := newModel(t, srv).Generate(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestOutputConfig(t *testing.T) {
 	// Without an output schema there is no output_config.
 	srv := fakeserver.New(fakeserver.Reply{Body: `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`})
 	defer srv.Close()
-	if _, err := newModel(t, srv, nil).Generate(context.Background(), conversation()); err != nil {
+	if _, err := newModel(t, srv).Generate(context.Background(), conversation()); err != nil {
 		t.Fatal(err)
 	}
 	var body map[string]any

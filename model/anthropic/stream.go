@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,17 +14,10 @@ import (
 // stream reads one streamed answer, assembling the message from its
 // events. It is complete at message_stop; a stream that ends cleanly
 // before it was cut short and is retried.
-func (m *Model) stream(ctx context.Context, body *messagesRequest, onText func(string)) (*model.Response, error) {
-	r, err := m.post(ctx, body)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Body.Close()
-
+func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 	var msg message
 	var inputs [][]byte // partial JSON of each block, by index
 	size := 0
-	events := wire.NewSSE(Name, r.Body)
 	for stopped := false; !stopped; {
 		ev, err := events.Next()
 		if errors.Is(err, io.EOF) {
@@ -94,7 +86,7 @@ func (m *Model) stream(ctx context.Context, body *messagesRequest, onText func(s
 		case "message_stop":
 			stopped = true
 		case "error":
-			return nil, m.streamError(ev.Data)
+			return nil, streamError(ev.Data)
 		}
 	}
 	for i, in := range inputs {

@@ -20,7 +20,7 @@ func TestPromptCacheKey(t *testing.T) {
  "usage":{"prompt_tokens":1000,"completion_tokens":5,"total_tokens":1005,"prompt_tokens_details":{"cached_tokens":768}}}`})
 		req := conversation()
 		req.Cache, req.CacheKey = on, "fsd/run/host"
-		resp, err := newModel(t, srv, nil).Generate(context.Background(), req)
+		resp, err := newModel(t, srv).Generate(context.Background(), req)
 		srv.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +59,7 @@ data: [DONE]
 	defer srv.Close()
 	req := conversation()
 	req.Cache, req.CacheKey, req.OnText = true, "fsd/run/task:t1", func(string) {}
-	resp, err := newModel(t, srv, nil).Generate(context.Background(), req)
+	resp, err := newModel(t, srv).Generate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestPromptCacheKeyFits(t *testing.T) {
  "choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`})
 		req := conversation()
 		req.Cache, req.CacheKey = true, k
-		if _, err := newModel(t, srv, nil).Generate(context.Background(), req); err != nil {
+		if _, err := newModel(t, srv).Generate(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
 		srv.Close()

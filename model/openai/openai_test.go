@@ -3,42 +3,34 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
+	"github.com/fsdrun/fsd/model/internal/providertest"
 	"github.com/fsdrun/fsd/model/retry"
 )
 
 const testKey = "sk-test-0123456789abcdef"
 
-// waits collects the backoff the policy asked for instead of sleeping.
-type waits []time.Duration
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	*w = append(*w, d)
-	return ctx.Err()
+// prov is this package's model for the shared provider tests.
+var prov = providertest.Provider{
+	New: func(url string, p retry.Policy) (model.Model, error) {
+		return New(Config{Model: "gpt-test", APIKey: testKey, BaseURL: url + "/v1", Retry: p})
+	},
+	Request:  conversation,
+	OKBody:   okBody,
+	OKStream: okStream,
+	AsStream: asStream,
 }
 
-func newModel(t *testing.T, srv *fakeserver.Server, w *waits) *Model {
+func newModel(t *testing.T, srv *fakeserver.Server) model.Model {
 	t.Helper()
-	if w == nil {
-		w = &waits{}
-	}
-	m, err := New(Config{
-		Model: "gpt-test", APIKey: testKey, BaseURL: srv.URL + "/v1",
-		Retry: retry.Policy{Sleep: w.sleep, Jitter: func(d time.Duration) time.Duration { return d }, Timeout: 5 * time.Second},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return prov.Model(t, srv, providertest.Policy(nil))
 }
 
 // conversation exercises every mapping: context, user text, an assistant
@@ -72,7 +64,7 @@ const okBody = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model
 func TestRequestBody(t *testing.T) {
 	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
 	defer srv.Close()
-	m := newModel(t, srv, nil)
+	m := newModel(t, srv)
 	if _, err := m.Generate(context.Background(), conversation()); err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +108,9 @@ func TestRequestBody(t *testing.T) {
 	}
 }
 
-func TestResponseMapping(t *testing.T) {
-	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
-	defer srv.Close()
-	got, err := newModel(t, srv, nil).Generate(context.Background(), conversation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &model.Response{
+// wantResponse is okBody's answer, and okStream's.
+func wantResponse() *model.Response {
+	return &model.Response{
 		Text: "Two calls.",
 		Calls: []model.ToolCall{
 			{ID: "call_a", Name: "read_skill", Args: json.RawMessage(`{"id":"brand"}`)},
@@ -131,109 +118,61 @@ func TestResponseMapping(t *testing.T) {
 		},
 		Usage: model.Usage{InputTokens: 120, OutputTokens: 15},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+}
+
+func TestResponseMapping(t *testing.T) {
+	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
+	defer srv.Close()
+	got, err := newModel(t, srv).Generate(context.Background(), conversation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantResponse(), got); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
 }
 
 func TestFailures(t *testing.T) {
-	tests := []struct {
-		name      string
-		replies   []fakeserver.Reply
-		retries   int
-		wantCalls int
-		wantWaits waits
-		wantErr   string // "" means success
-		timeout   time.Duration
-	}{
-		{name: "429 with Retry-After then success", replies: []fakeserver.Reply{
+	prov.Failures(t, testKey, []providertest.Failure{
+		{Name: "429 with Retry-After then success", Replies: []fakeserver.Reply{
 			{Status: 429, Header: map[string]string{"Retry-After": "2"}, Body: `{"error":{"message":"Rate limit reached","type":"requests"}}`},
-			{Body: okBody}}, wantCalls: 2, wantWaits: waits{2 * time.Second}},
-		{name: "500 then success", replies: []fakeserver.Reply{
+			{Body: okBody}}, WantCalls: 2, WantWaits: providertest.Waits{2 * time.Second}},
+		{Name: "500 then success", Replies: []fakeserver.Reply{
 			{Status: 500, Body: `{"error":{"message":"internal"}}`}, {Body: okBody}},
-			wantCalls: 2, wantWaits: waits{retry.DefaultBaseDelay}},
-		{name: "400 is not retried", replies: []fakeserver.Reply{
+			WantCalls: 2, WantWaits: providertest.Waits{retry.DefaultBaseDelay}},
+		{Name: "400 is not retried", Replies: []fakeserver.Reply{
 			{Status: 400, Body: `{"error":{"message":"Invalid schema for function 'read_skill'","type":"invalid_request_error","param":"tools[0]"}}`}},
-			wantCalls: 1, wantErr: "openai: HTTP 400 Bad Request: Invalid schema for function 'read_skill'"},
-		{name: "401 names the problem", replies: []fakeserver.Reply{
+			WantCalls: 1, WantErr: "openai: HTTP 400 Bad Request: Invalid schema for function 'read_skill'"},
+		{Name: "401 names the problem", Replies: []fakeserver.Reply{
 			{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + testKey + `"}}`}},
-			wantCalls: 1, wantErr: "HTTP 401 Unauthorized: Incorrect API key provided: [REDACTED]"},
-		{name: "malformed JSON", replies: []fakeserver.Reply{{Body: `{"id": "x", "choices": [`}}, wantCalls: 1, wantErr: "openai"},
-		{name: "empty choice list", replies: []fakeserver.Reply{{Body: `{"id":"chatcmpl-9","choices":[],"usage":{"prompt_tokens":1}}`}},
-			wantCalls: 1, wantErr: "openai: the server returned no choices (completion chatcmpl-9)"},
-		{name: "stalled server hits the timeout", replies: []fakeserver.Reply{{Stall: true}}, retries: -1, timeout: 500 * time.Millisecond,
-			wantCalls: 1, wantErr: "openai: no complete answer within the request timeout of 500ms"},
-		{name: "retries spent", retries: 1, replies: []fakeserver.Reply{
+			WantCalls: 1, WantErr: "HTTP 401 Unauthorized: Incorrect API key provided: [REDACTED]"},
+		{Name: "malformed JSON", Replies: []fakeserver.Reply{{Body: `{"id": "x", "choices": [`}}, WantCalls: 1, WantErr: "openai"},
+		{Name: "empty choice list", Replies: []fakeserver.Reply{{Body: `{"id":"chatcmpl-9","choices":[],"usage":{"prompt_tokens":1}}`}},
+			WantCalls: 1, WantErr: "openai: the server returned no choices (completion chatcmpl-9)"},
+		{Name: "stalled server hits the timeout", Replies: []fakeserver.Reply{{Stall: true}}, Retries: -1, Timeout: 500 * time.Millisecond,
+			WantCalls: 1, WantErr: "openai: no complete answer within the request timeout of 500ms"},
+		{Name: "retries spent", Retries: 1, Replies: []fakeserver.Reply{
 			{Status: 503, Body: `{"error":{"message":"overloaded"}}`}, {Status: 503, Body: `{"error":{"message":"overloaded"}}`}},
-			wantCalls: 2, wantWaits: waits{retry.DefaultBaseDelay}, wantErr: "openai: HTTP 503 Service Unavailable: overloaded (gave up after 2 attempts)"},
-	}
-	for _, tt := range tests {
-		for _, streaming := range []bool{false, true} {
-			name := tt.name
-			if streaming {
-				name += "/stream"
-			}
-			t.Run(name, func(t *testing.T) {
-				replies := tt.replies
-				if streaming {
-					replies = asStream(replies)
-				}
-				srv := fakeserver.New(replies...)
-				defer srv.Close()
-				w := &waits{}
-				m := newModel(t, srv, w)
-				m.cfg.Retry.MaxRetries = tt.retries
-				if tt.timeout > 0 {
-					m.cfg.Retry.Timeout = tt.timeout
-				}
-				req := conversation()
-				if streaming {
-					req.OnText = func(string) {}
-				}
-				resp, err := m.Generate(context.Background(), req)
-				if got := len(srv.Requests()); got != tt.wantCalls {
-					t.Errorf("%d requests, want %d", got, tt.wantCalls)
-				}
-				if diff := cmp.Diff(tt.wantWaits, *w, cmpopts.EquateEmpty()); diff != "" {
-					t.Errorf("waits (-want +got):\n%s", diff)
-				}
-				switch {
-				case tt.wantErr == "" && err != nil:
-					t.Fatalf("unexpected error: %v", err)
-				case tt.wantErr == "" && (resp == nil || len(resp.Calls) != 2):
-					t.Fatalf("response %+v, want two calls", resp)
-				case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
-				}
-				if err != nil && strings.Contains(err.Error(), testKey) {
-					t.Errorf("error leaks the API key: %v", err)
-				}
-			})
-		}
-	}
+			WantCalls: 2, WantWaits: providertest.Waits{retry.DefaultBaseDelay}, WantErr: "openai: HTTP 503 Service Unavailable: overloaded (gave up after 2 attempts)"},
+	})
 }
 
-// asStream turns each successful JSON reply into the SSE stream a server
-// would send for it; error replies stay as they are (APIs answer errors
-// before the stream starts).
-func asStream(replies []fakeserver.Reply) []fakeserver.Reply {
-	out := make([]fakeserver.Reply, len(replies))
-	for i, r := range replies {
-		out[i] = r
-		if r.Body == okBody {
-			out[i] = fakeserver.Reply{Body: okStream, Chunked: true, Header: map[string]string{"Content-Type": "text/event-stream"}}
-		}
-		if strings.HasPrefix(r.Body, `{"id":"chatcmpl-9","choices":[]`) {
-			out[i] = fakeserver.Reply{Body: "data: " + `{"id":"chatcmpl-9","object":"chat.completion.chunk","choices":[]}` + "\n\ndata: [DONE]\n\n",
-				Chunked: true, Header: map[string]string{"Content-Type": "text/event-stream"}}
-		}
-		if strings.HasPrefix(r.Body, `{"id": "x"`) {
-			out[i] = fakeserver.Reply{Body: "data: {\"id\": \"x\", \"choices\": [\n\ndata: [DONE]\n\n",
-				Header: map[string]string{"Content-Type": "text/event-stream"}}
-		}
+// asStream is what a server streams for a reply of TestFailures: error
+// statuses come before a stream starts, so they stay as they are.
+func asStream(r fakeserver.Reply) fakeserver.Reply {
+	switch {
+	case r.Body == okBody:
+		return fakeserver.Reply{Body: okStream, Chunked: true, Header: sse}
+	case strings.HasPrefix(r.Body, `{"id":"chatcmpl-9","choices":[]`):
+		return fakeserver.Reply{Body: "data: " + `{"id":"chatcmpl-9","object":"chat.completion.chunk","choices":[]}` + "\n\ndata: [DONE]\n\n",
+			Chunked: true, Header: sse}
+	case strings.HasPrefix(r.Body, `{"id": "x"`):
+		return fakeserver.Reply{Body: "data: {\"id\": \"x\", \"choices\": [\n\ndata: [DONE]\n\n", Header: sse}
 	}
-	return out
+	return r
 }
+
+var sse = providertest.SSE
 
 const okStream = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Two "}}]}
 
@@ -256,54 +195,13 @@ data: [DONE]
 `
 
 func TestStreaming(t *testing.T) {
-	srv := fakeserver.New(fakeserver.Reply{Body: okStream, Chunked: true, Header: map[string]string{"Content-Type": "text/event-stream"}})
-	defer srv.Close()
-	var deltas []string
-	req := conversation()
-	req.OnText = func(d string) { deltas = append(deltas, d) }
-	got, err := newModel(t, srv, nil).Generate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &model.Response{
-		Text: "Two calls.",
-		Calls: []model.ToolCall{
-			{ID: "call_a", Name: "read_skill", Args: json.RawMessage(`{"id":"brand"}`)},
-			{ID: "call_b", Name: "listTasks", Args: json.RawMessage(`{}`)},
-		},
-		Usage: model.Usage{InputTokens: 120, OutputTokens: 15},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("response (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"Two ", "calls."}, deltas); diff != "" {
-		t.Errorf("deltas (-want +got):\n%s", diff)
-	}
-	var body map[string]any
-	_ = json.Unmarshal(srv.Requests()[0].Body, &body)
+	body := prov.Streaming(t, wantResponse())
 	if body["stream"] != true || !cmp.Equal(body["stream_options"], map[string]any{"include_usage": true}) {
 		t.Errorf("stream flags: stream=%v stream_options=%v", body["stream"], body["stream_options"])
 	}
 }
 
-func TestCancelStopsInFlight(t *testing.T) {
-	srv := fakeserver.New(fakeserver.Reply{Stall: true})
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	m := newModel(t, srv, nil)
-	go func() {
-		_, err := m.Generate(ctx, conversation())
-		done <- err
-	}()
-	for len(srv.Requests()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-}
+func TestCancelStopsInFlight(t *testing.T) { prov.CancelStopsInFlight(t) }
 
 func TestArgs(t *testing.T) {
 	for in, want := range map[string]string{"": `{}`, `{"a":1}`: `{"a":1}`, `{"a":`: `"{\"a\":"`} {

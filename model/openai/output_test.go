@@ -33,7 +33,7 @@ func TestResponseFormat(t *testing.T) {
 			defer srv.Close()
 			req := conversation()
 			req.Output = tc.out
-			resp, err := newModel(t, srv, nil).Generate(context.Background(), req)
+			resp, err := newModel(t, srv).Generate(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}

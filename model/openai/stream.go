@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,20 +22,13 @@ type partialCall struct {
 // stream reads one streamed completion. It is complete when the server
 // sent a finish reason or [DONE]; a stream that ends cleanly without
 // either was cut short and is retried.
-func (m *Model) stream(ctx context.Context, body *chatRequest, onText func(string)) (*model.Response, error) {
-	r, err := m.post(ctx, body)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Body.Close()
-
+func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 	resp := &model.Response{}
 	var text []byte
 	calls := map[int]*partialCall{}
 	size := 0
 	sawChoice, finished, done := false, false, false
 	id := ""
-	events := wire.NewSSE(Name, r.Body)
 	for !done {
 		ev, err := events.Next()
 		if errors.Is(err, io.EOF) {
@@ -57,7 +49,7 @@ func (m *Model) stream(ctx context.Context, body *chatRequest, onText func(strin
 			return nil, retry.Permanent(fmt.Errorf("openai: a stream event is not valid JSON: %w", err))
 		}
 		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
-			return nil, m.streamError(chunk.Error)
+			return nil, streamError(chunk.Error)
 		}
 		if chunk.ID != "" {
 			id = chunk.ID
@@ -126,7 +118,7 @@ func (m *Model) stream(ctx context.Context, body *chatRequest, onText func(strin
 // streamError is an error a server reported inside a stream after its 200.
 // It carries no status of its own; it is treated as a server error, which
 // is retried.
-func (m *Model) streamError(raw json.RawMessage) error {
+func streamError(raw json.RawMessage) error {
 	var e struct {
 		Message string `json:"message"`
 		Code    any    `json:"code"`
@@ -135,7 +127,7 @@ func (m *Model) streamError(raw json.RawMessage) error {
 	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
 		msg = e.Message
 	}
-	return &retry.StatusError{Provider: Name, Status: 500, Message: m.secrets.String(wire.Clip("error inside the stream: " + msg))}
+	return &retry.StatusError{Provider: Name, Status: 500, Message: wire.Clip("error inside the stream: " + msg)}
 }
 
 func tooLarge() error { return wire.TooLarge(Name) }

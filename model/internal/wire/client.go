@@ -1,0 +1,159 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/internal/redact"
+	"github.com/fsdrun/fsd/model/retry"
+)
+
+// Endpoint is what sets one provider's API apart on the HTTP level.
+type Endpoint struct {
+	Provider string // names every error: "openai", "anthropic"
+	Model    string // checked to be set; the provider puts it in the body
+	APIKey   string
+	// BaseURL points at another server speaking the same API; ""
+	// means DefaultBaseURL.
+	BaseURL, DefaultBaseURL string
+	// Path is joined to the base URL: "/chat/completions".
+	Path string
+	// KeyHeader carries the API key after KeyPrefix ("Authorization",
+	// "Bearer "). It is not sent when there is no key.
+	KeyHeader, KeyPrefix string
+	// Header is sent with every request (a version header).
+	Header http.Header
+	// HTTPClient carries the requests; nil means a plain client
+	// (deadlines come from the retry policy, not from the client).
+	HTTPClient *http.Client
+	Retry      retry.Policy
+}
+
+// Format is what one provider's wire format reads: a whole answer, and
+// a streamed one event by event.
+type Format struct {
+	// Whole reads a non-streamed answer's body (see JSON).
+	Whole func(body io.Reader) (*model.Response, error)
+	// Stream reads a streamed answer, handing each text delta to onText
+	// as it arrives. It returns an error when the stream ends before the
+	// provider said the answer was complete (see Truncated), and a
+	// *retry.StatusError for an error the server sent inside the stream
+	// (the client masks the key in its message).
+	Stream func(events *SSE, onText func(string)) (*model.Response, error)
+}
+
+// Client is one provider endpoint with its credentials, retry policy and
+// wire format. It is safe for concurrent use.
+type Client struct {
+	provider string
+	url      string
+	header   http.Header
+	http     *http.Client
+	secrets  redact.Secrets
+	policy   retry.Policy
+	format   Format
+}
+
+// NewClient checks e and builds its client, which reads answers with f.
+// It makes no request.
+func NewClient(e Endpoint, f Format) (*Client, error) {
+	if strings.TrimSpace(e.Model) == "" {
+		return nil, errors.New(e.Provider + ": no model name")
+	}
+	if e.APIKey == "" && e.BaseURL == "" {
+		// Only a server of one's own may go without a key.
+		return nil, errors.New(e.Provider + ": no API key")
+	}
+	base := e.BaseURL
+	if base == "" {
+		base = e.DefaultBaseURL
+	}
+	hc := e.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	h := e.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if e.APIKey != "" {
+		h.Set(e.KeyHeader, e.KeyPrefix+e.APIKey)
+	}
+	return &Client{
+		provider: e.Provider,
+		url:      strings.TrimRight(base, "/") + e.Path,
+		header:   h,
+		http:     hc,
+		secrets:  redact.New(e.APIKey),
+		policy:   e.Retry,
+		format:   f,
+	}, nil
+}
+
+// Generate posts body and reads the answer with the client's format:
+// streamed when req.OnText is set, whole otherwise. Every attempt posts
+// the same body. A streamed attempt that is retried after handing text
+// to OnText calls req.OnReset first, so a consumer drops the text of
+// the attempt that failed instead of showing it twice. The error has
+// the key masked.
+func (c *Client) Generate(ctx context.Context, req *model.Request, body any) (*model.Response, error) {
+	var resp *model.Response
+	sent := false // an attempt handed text to OnText
+	err := retry.Do(ctx, c.policy, c.provider, func(ctx context.Context) error {
+		var err error
+		if req.OnText != nil {
+			if sent && req.OnReset != nil {
+				req.OnReset()
+			}
+			sent = false
+			resp, err = c.attempt(ctx, body, true, func(r io.Reader) (*model.Response, error) {
+				return c.format.Stream(NewSSE(c.provider, r), func(d string) { sent = true; req.OnText(d) })
+			})
+		} else {
+			resp, err = c.attempt(ctx, body, false, c.format.Whole)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, c.secrets.Error(err)
+	}
+	return resp, nil
+}
+
+// attempt posts body once and reads the answer with read.
+func (c *Client) attempt(ctx context.Context, body any, stream bool, read func(io.Reader) (*model.Response, error)) (*model.Response, error) {
+	h := c.header
+	if stream {
+		h = h.Clone()
+		h.Set("Accept", "text/event-stream")
+	}
+	r, err := Post(ctx, c.http, Request{Provider: c.provider, URL: c.url, Header: h, Body: body, Secrets: c.secrets})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Body.Close()
+	resp, err := read(r.Body)
+	var se *retry.StatusError
+	if errors.As(err, &se) {
+		// An error sent inside a stream may echo the key, as an error
+		// status may (Post masks those).
+		se.Message = c.secrets.String(se.Message)
+	}
+	return resp, err
+}
+
+// JSON is a Format.Whole that decodes the body into a T (see ReadJSON)
+// and maps it with parse.
+func JSON[T any](provider string, parse func(*T) (*model.Response, error)) func(io.Reader) (*model.Response, error) {
+	return func(body io.Reader) (*model.Response, error) {
+		var v T
+		if err := ReadJSON(provider, body, &v); err != nil {
+			return nil, err
+		}
+		return parse(&v)
+	}
+}
