@@ -28,32 +28,14 @@ var prov = providertest.Provider{
 	AsStream: asStream,
 }
 
-func newModel(t *testing.T, srv *fakeserver.Server) model.Model {
-	t.Helper()
-	return prov.Model(t, srv, providertest.Policy(nil))
-}
-
+// conversation is the shared one with a last call that takes no
+// arguments and answers nothing.
 func conversation() *model.Request {
-	return &model.Request{
-		Context: "You are the reporting assistant.",
-		Messages: []model.Message{
-			{Role: model.User, Text: "Prepare the report."},
-			{Role: model.Assistant, Text: "Reading.", Calls: []model.ToolCall{
-				{ID: "toolu_1", Name: "read_skill", Args: json.RawMessage(`{"id":"weekly-report"}`)},
-				{ID: "toolu_2", Name: "fetch_sales", Args: json.RawMessage(`{"week":"2025-W01"}`)},
-			}},
-			{Role: model.Tool, CallID: "toolu_1", Name: "read_skill", Text: `{"loaded":true}`},
-			{Role: model.Tool, CallID: "toolu_2", Name: "fetch_sales", Text: "exit status 1", IsError: true},
-			{Role: model.User, Text: "Go on."},
-			{Role: model.Assistant, Calls: []model.ToolCall{{ID: "toolu_3", Name: "listTasks"}}},
-			{Role: model.Tool, CallID: "toolu_3", Name: "listTasks", Text: ""},
-		},
-		Tools: []model.ToolDef{
-			{Name: "read_skill", Description: "Load a skill.", Parameters: json.RawMessage(
-				`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}`)},
-			{Name: "listTasks", Description: "List tasks."},
-		},
-	}
+	req := providertest.Conversation("toolu_")
+	req.Messages = append(req.Messages,
+		model.Message{Role: model.Assistant, Calls: []model.ToolCall{{ID: "toolu_3", Name: "listTasks"}}},
+		model.Message{Role: model.Tool, CallID: "toolu_3", Name: "listTasks", Text: ""})
+	return req
 }
 
 const okBody = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use",
@@ -65,7 +47,7 @@ const okBody = `{"id":"msg_1","type":"message","role":"assistant","model":"claud
 func TestRequestBody(t *testing.T) {
 	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
 	defer srv.Close()
-	if _, err := newModel(t, srv).Generate(context.Background(), conversation()); err != nil {
+	if _, err := prov.Model(t, srv).Generate(context.Background(), conversation()); err != nil {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
@@ -127,7 +109,7 @@ func wantResponse() *model.Response {
 func TestResponseMapping(t *testing.T) {
 	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
 	defer srv.Close()
-	got, err := newModel(t, srv).Generate(context.Background(), conversation())
+	got, err := prov.Model(t, srv).Generate(context.Background(), conversation())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +192,7 @@ func TestStreamErrorEvent(t *testing.T) {
 	defer srv.Close()
 	req := conversation()
 	req.OnText = func(string) {}
-	got, err := newModel(t, srv).Generate(context.Background(), req)
+	got, err := prov.Model(t, srv).Generate(context.Background(), req)
 	if err != nil {
 		t.Fatalf("an overload inside the stream should be retried: %v", err)
 	}

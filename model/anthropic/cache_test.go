@@ -18,15 +18,10 @@ import (
 // usage, plain and streamed.
 func TestCacheControl(t *testing.T) {
 	for _, on := range []bool{true, false} {
-		srv := fakeserver.New(fakeserver.Reply{Body: `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],
- "stop_reason":"end_turn","usage":{"input_tokens":10,"cache_creation_input_tokens":30,"cache_read_input_tokens":900,"output_tokens":5}}`})
 		req := conversation()
 		req.Cache, req.CacheKey = on, "fsd/run/host"
-		resp, err := newModel(t, srv).Generate(context.Background(), req)
-		srv.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, sent := prov.Call(t, fakeserver.Reply{Body: `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],
+ "stop_reason":"end_turn","usage":{"input_tokens":10,"cache_creation_input_tokens":30,"cache_read_input_tokens":900,"output_tokens":5}}`}, req)
 		if u := resp.Usage; u.InputTokens != 940 || u.CachedInputTokens != 900 || u.CacheWriteTokens != 30 || u.OutputTokens != 5 {
 			t.Errorf("usage %+v, want 940 in of which 900 read from and 30 written to the cache, 5 out", u)
 		}
@@ -38,7 +33,7 @@ func TestCacheControl(t *testing.T) {
 				Content []map[string]any `json:"content"`
 			} `json:"messages"`
 		}
-		if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		if err := json.Unmarshal(sent, &body); err != nil {
 			t.Fatal(err)
 		}
 		last := func(i int) any {
@@ -65,7 +60,7 @@ func TestCacheControl(t *testing.T) {
 			}
 		}
 		var raw map[string]any
-		_ = json.Unmarshal(srv.Requests()[0].Body, &raw)
+		_ = json.Unmarshal(sent, &raw)
 		if _, ok := raw["prompt_cache_key"]; ok {
 			t.Error("an Anthropic request carries OpenAI's prompt_cache_key")
 		}
@@ -96,14 +91,9 @@ func TestCacheUsageStreamed(t *testing.T) {
 			end(`{"input_tokens":10,"cache_creation_input_tokens":30,"cache_read_input_tokens":900,"output_tokens":5}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := fakeserver.New(fakeserver.Reply{Body: tc.stream, Chunked: true, Header: sse})
-			defer srv.Close()
 			req := conversation()
 			req.Cache, req.OnText = true, func(string) {}
-			resp, err := newModel(t, srv).Generate(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, _ := prov.Call(t, fakeserver.Reply{Body: tc.stream, Chunked: true, Header: sse}, req)
 			want := model.Usage{InputTokens: 940, OutputTokens: 5, CachedInputTokens: 900, CacheWriteTokens: 30}
 			if resp.Usage != want {
 				t.Errorf("usage %+v, want %+v", resp.Usage, want)
@@ -120,7 +110,7 @@ func TestCacheReadsBackThePreviousRequest(t *testing.T) {
 	ok := fakeserver.Reply{Body: okBody}
 	srv := fakeserver.New(ok, ok, ok)
 	defer srv.Close()
-	m := newModel(t, srv)
+	m := prov.Model(t, srv)
 	req := conversation()
 	req.Cache = true
 	var bodies [][]byte

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -31,15 +30,10 @@ func TestOutputConfig(t *testing.T) {
 		{"array root", `{"type":"array","items":{"type":"string"}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := fakeserver.New(fakeserver.Reply{Body: `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"{\"total\":3}"}],
- "stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}`})
-			defer srv.Close()
 			req := conversation()
 			req.Output = &model.Output{Name: "collector", Schema: json.RawMessage(tc.schema)}
-			resp, err := newModel(t, srv).Generate(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, sent := prov.Call(t, fakeserver.Reply{Body: `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"{\"total\":3}"}],
+ "stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}`}, req)
 			if resp.Text != `{"total":3}` {
 				t.Errorf("text = %q", resp.Text)
 			}
@@ -52,7 +46,7 @@ func TestOutputConfig(t *testing.T) {
 				} `json:"output_config"`
 				Tools []any `json:"tools"`
 			}
-			if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+			if err := json.Unmarshal(sent, &body); err != nil {
 				t.Fatal(err)
 			}
 			if tc.want == "" {
@@ -78,13 +72,9 @@ func TestOutputConfig(t *testing.T) {
 		})
 	}
 	// Without an output schema there is no output_config.
-	srv := fakeserver.New(fakeserver.Reply{Body: `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`})
-	defer srv.Close()
-	if _, err := newModel(t, srv).Generate(context.Background(), conversation()); err != nil {
-		t.Fatal(err)
-	}
+	_, sent := prov.Call(t, fakeserver.Reply{Body: `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`}, conversation())
 	var body map[string]any
-	_ = json.Unmarshal(srv.Requests()[0].Body, &body)
+	_ = json.Unmarshal(sent, &body)
 	if _, ok := body["output_config"]; ok {
 		t.Error("output_config sent without an output schema")
 	}

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -15,21 +14,16 @@ import (
 // cached prompt tokens come back in the usage.
 func TestPromptCacheKey(t *testing.T) {
 	for _, on := range []bool{true, false} {
-		srv := fakeserver.New(fakeserver.Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"m",
- "choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],
- "usage":{"prompt_tokens":1000,"completion_tokens":5,"total_tokens":1005,"prompt_tokens_details":{"cached_tokens":768}}}`})
 		req := conversation()
 		req.Cache, req.CacheKey = on, "fsd/run/host"
-		resp, err := newModel(t, srv).Generate(context.Background(), req)
-		srv.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, sent := prov.Call(t, fakeserver.Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"m",
+ "choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],
+ "usage":{"prompt_tokens":1000,"completion_tokens":5,"total_tokens":1005,"prompt_tokens_details":{"cached_tokens":768}}}`}, req)
 		if u := resp.Usage; u.InputTokens != 1000 || u.CachedInputTokens != 768 {
 			t.Errorf("usage %+v, want 1000 in of which 768 cached", u)
 		}
 		var body map[string]any
-		if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		if err := json.Unmarshal(sent, &body); err != nil {
 			t.Fatal(err)
 		}
 		want := any(nil)
@@ -55,19 +49,14 @@ data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_t
 data: [DONE]
 
 `
-	srv := fakeserver.New(fakeserver.Reply{Body: stream, Chunked: true, Header: map[string]string{"Content-Type": "text/event-stream"}})
-	defer srv.Close()
 	req := conversation()
 	req.Cache, req.CacheKey, req.OnText = true, "fsd/run/task:t1", func(string) {}
-	resp, err := newModel(t, srv).Generate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, sent := prov.Call(t, fakeserver.Reply{Body: stream, Chunked: true, Header: sse}, req)
 	if want := (model.Usage{InputTokens: 1000, OutputTokens: 5, CachedInputTokens: 768}); resp.Usage != want {
 		t.Errorf("usage %+v, want %+v", resp.Usage, want)
 	}
 	var body map[string]any
-	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+	if err := json.Unmarshal(sent, &body); err != nil {
 		t.Fatal(err)
 	}
 	if body["prompt_cache_key"] != "fsd/run/task:t1" {
@@ -82,18 +71,14 @@ func TestPromptCacheKeyFits(t *testing.T) {
 	long := "fsd/20261130-203046-8a83c162/task:" + strings.Repeat("résumé-of-the-quarter-", 4)
 	keys := map[string]string{}
 	for _, k := range []string{long, long, long + "#2", "fsd/run/host"} {
-		srv := fakeserver.New(fakeserver.Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"m",
- "choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`})
 		req := conversation()
 		req.Cache, req.CacheKey = true, k
-		if _, err := newModel(t, srv).Generate(context.Background(), req); err != nil {
-			t.Fatal(err)
-		}
-		srv.Close()
+		_, sent := prov.Call(t, fakeserver.Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"m",
+ "choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`}, req)
 		var body struct {
 			Key string `json:"prompt_cache_key"`
 		}
-		if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		if err := json.Unmarshal(sent, &body); err != nil {
 			t.Fatal(err)
 		}
 		if len(body.Key) > MaxCacheKey || !utf8.ValidString(body.Key) {

@@ -28,32 +28,7 @@ var prov = providertest.Provider{
 	AsStream: asStream,
 }
 
-func newModel(t *testing.T, srv *fakeserver.Server) model.Model {
-	t.Helper()
-	return prov.Model(t, srv, providertest.Policy(nil))
-}
-
-// conversation exercises every mapping: context, user text, an assistant
-// turn with text and two calls, both results (one an error), tools.
-func conversation() *model.Request {
-	return &model.Request{
-		Context: "You are the reporting assistant.",
-		Messages: []model.Message{
-			{Role: model.User, Text: "Prepare the report."},
-			{Role: model.Assistant, Text: "Reading.", Calls: []model.ToolCall{
-				{ID: "call_1", Name: "read_skill", Args: json.RawMessage(`{"id":"weekly-report"}`)},
-				{ID: "call_2", Name: "fetch_sales", Args: json.RawMessage(`{"week":"2025-W01"}`)},
-			}},
-			{Role: model.Tool, CallID: "call_1", Name: "read_skill", Text: `{"loaded":true}`},
-			{Role: model.Tool, CallID: "call_2", Name: "fetch_sales", Text: "exit status 1", IsError: true},
-			{Role: model.User, Text: "Go on."},
-		},
-		Tools: []model.ToolDef{
-			{Name: "read_skill", Description: "Load a skill.", Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)},
-			{Name: "listTasks", Description: "List tasks."},
-		},
-	}
-}
+func conversation() *model.Request { return providertest.Conversation("call_") }
 
 const okBody = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-test",
  "choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":"Two calls.",
@@ -64,7 +39,7 @@ const okBody = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model
 func TestRequestBody(t *testing.T) {
 	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
 	defer srv.Close()
-	m := newModel(t, srv)
+	m := prov.Model(t, srv)
 	if _, err := m.Generate(context.Background(), conversation()); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +73,7 @@ func TestRequestBody(t *testing.T) {
 	  ],
 	  "tools": [
 	    {"type": "function", "function": {"name": "read_skill", "description": "Load a skill.",
-	      "parameters": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}}},
+	      "parameters": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"], "additionalProperties": false}}},
 	    {"type": "function", "function": {"name": "listTasks", "description": "List tasks.",
 	      "parameters": {"type": "object", "properties": {}}}}
 	  ]
@@ -123,7 +98,7 @@ func wantResponse() *model.Response {
 func TestResponseMapping(t *testing.T) {
 	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
 	defer srv.Close()
-	got, err := newModel(t, srv).Generate(context.Background(), conversation())
+	got, err := prov.Model(t, srv).Generate(context.Background(), conversation())
 	if err != nil {
 		t.Fatal(err)
 	}

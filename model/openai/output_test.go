@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -27,16 +26,11 @@ func TestResponseFormat(t *testing.T) {
 		{"no output", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := fakeserver.New(fakeserver.Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"m",
- "choices":[{"index":0,"message":{"role":"assistant","content":"{\"total\":3}"},"finish_reason":"stop"}],
- "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`})
-			defer srv.Close()
 			req := conversation()
 			req.Output = tc.out
-			resp, err := newModel(t, srv).Generate(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, sent := prov.Call(t, fakeserver.Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"m",
+ "choices":[{"index":0,"message":{"role":"assistant","content":"{\"total\":3}"},"finish_reason":"stop"}],
+ "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`}, req)
 			if resp.Text != `{"total":3}` {
 				t.Errorf("text = %q", resp.Text)
 			}
@@ -51,7 +45,7 @@ func TestResponseFormat(t *testing.T) {
 				} `json:"response_format"`
 				Tools []any `json:"tools"`
 			}
-			if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+			if err := json.Unmarshal(sent, &body); err != nil {
 				t.Fatal(err)
 			}
 			rf := body.ResponseFormat

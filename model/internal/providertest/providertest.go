@@ -37,6 +37,31 @@ func Policy(w *Waits) retry.Policy {
 	return retry.Policy{Sleep: w.Sleep, Jitter: func(d time.Duration) time.Duration { return d }, Timeout: 5 * time.Second}
 }
 
+// Conversation is a request that exercises every mapping: the context
+// block, user text, an assistant turn with text and two calls (ids
+// prefixed by callID), both results, one an error, and two tools, one
+// without parameters.
+func Conversation(callID string) *model.Request {
+	return &model.Request{
+		Context: "You are the reporting assistant.",
+		Messages: []model.Message{
+			{Role: model.User, Text: "Prepare the report."},
+			{Role: model.Assistant, Text: "Reading.", Calls: []model.ToolCall{
+				{ID: callID + "1", Name: "read_skill", Args: json.RawMessage(`{"id":"weekly-report"}`)},
+				{ID: callID + "2", Name: "fetch_sales", Args: json.RawMessage(`{"week":"2025-W01"}`)},
+			}},
+			{Role: model.Tool, CallID: callID + "1", Name: "read_skill", Text: `{"loaded":true}`},
+			{Role: model.Tool, CallID: callID + "2", Name: "fetch_sales", Text: "exit status 1", IsError: true},
+			{Role: model.User, Text: "Go on."},
+		},
+		Tools: []model.ToolDef{
+			{Name: "read_skill", Description: "Load a skill.", Parameters: json.RawMessage(
+				`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}`)},
+			{Name: "listTasks", Description: "List tasks."},
+		},
+	}
+}
+
 // Provider is what the shared tests need of one provider.
 type Provider struct {
 	// New builds the provider's model for the server at url (the
@@ -53,8 +78,14 @@ type Provider struct {
 	AsStream func(fakeserver.Reply) fakeserver.Reply
 }
 
-// Model builds p's model for srv under pol.
-func (p Provider) Model(t *testing.T, srv *fakeserver.Server, pol retry.Policy) model.Model {
+// Model builds p's model for srv under Policy(nil).
+func (p Provider) Model(t *testing.T, srv *fakeserver.Server) model.Model {
+	t.Helper()
+	return p.ModelWith(t, srv, Policy(nil))
+}
+
+// ModelWith builds p's model for srv under pol.
+func (p Provider) ModelWith(t *testing.T, srv *fakeserver.Server, pol retry.Policy) model.Model {
 	t.Helper()
 	m, err := p.New(srv.URL, pol)
 	if err != nil {
@@ -69,7 +100,7 @@ func (p Provider) Call(t *testing.T, reply fakeserver.Reply, req *model.Request)
 	t.Helper()
 	srv := fakeserver.New(reply)
 	defer srv.Close()
-	resp, err := p.Model(t, srv, Policy(nil)).Generate(context.Background(), req)
+	resp, err := p.Model(t, srv).Generate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +172,7 @@ func (p Provider) Failures(t *testing.T, key string, cases []Failure) {
 				if streaming {
 					req.OnText = func(string) {}
 				}
-				resp, err := p.Model(t, srv, pol).Generate(context.Background(), req)
+				resp, err := p.ModelWith(t, srv, pol).Generate(context.Background(), req)
 				if got := len(srv.Requests()); got != tt.WantCalls {
 					t.Errorf("%d requests, want %d", got, tt.WantCalls)
 				}
@@ -186,7 +217,7 @@ func (p Provider) TruncatedStream(t *testing.T, cases []Cut, wantErr string) {
 			req := p.Request()
 			req.OnText = func(d string) { got = append(got, d) }
 			req.OnReset = func() { got = append(got, "<reset>") }
-			resp, err := p.Model(t, srv, Policy(nil)).Generate(context.Background(), req)
+			resp, err := p.Model(t, srv).Generate(context.Background(), req)
 			if err != nil {
 				t.Fatalf("a cut stream should be retried: %v", err)
 			}
@@ -208,7 +239,7 @@ func (p Provider) TruncatedStream(t *testing.T, cases []Cut, wantErr string) {
 		pol.MaxRetries = 1
 		req := p.Request()
 		req.OnText = func(string) {}
-		_, err := p.Model(t, srv, pol).Generate(context.Background(), req)
+		_, err := p.ModelWith(t, srv, pol).Generate(context.Background(), req)
 		if err == nil || !strings.Contains(err.Error(), wantErr+" (gave up after 2 attempts)") {
 			t.Fatalf("err = %v, want %q after 2 attempts", err, wantErr)
 		}
@@ -230,7 +261,7 @@ func (p Provider) AnswerCap(t *testing.T, whole, stream string) {
 		if streaming {
 			req.OnText = func(string) {}
 		}
-		_, err := p.Model(t, srv, pol).Generate(context.Background(), req)
+		_, err := p.ModelWith(t, srv, pol).Generate(context.Background(), req)
 		if err == nil || !strings.Contains(err.Error(), "larger than the 8 MiB limit") {
 			t.Errorf("streaming=%v: err = %v", streaming, err)
 		}
@@ -248,7 +279,7 @@ func (p Provider) CancelStopsInFlight(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	m := p.Model(t, srv, Policy(nil))
+	m := p.Model(t, srv)
 	go func() {
 		_, err := m.Generate(ctx, p.Request())
 		done <- err

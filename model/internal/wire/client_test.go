@@ -1,0 +1,162 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/internal/fakeserver"
+	"github.com/fsdrun/fsd/model/retry"
+)
+
+const testKey = "sk-client-0123456789"
+
+// lines is a Format whose answers are text/event-stream events carrying
+// text, ended by an "end" event; an "error" event is a 503 that echoes
+// the key.
+var lines = Format{
+	Whole: func(body io.Reader) (*model.Response, error) {
+		b, err := io.ReadAll(body)
+		return &model.Response{Text: string(b)}, err
+	},
+	Stream: func(events *SSE, onText func(string)) (*model.Response, error) {
+		var text string
+		for {
+			ev, err := events.Next()
+			if errors.Is(err, io.EOF) {
+				return nil, Truncated("test", "end")
+			}
+			if err != nil {
+				return nil, err
+			}
+			switch ev.Name {
+			case "end":
+				return &model.Response{Text: text}, nil
+			case "error":
+				return nil, &retry.StatusError{Provider: "test", Status: 503, Message: "overloaded for key " + testKey}
+			}
+			text += string(ev.Data)
+			onText(string(ev.Data))
+		}
+	},
+}
+
+func newClient(t *testing.T, srv *fakeserver.Server, retries int) *Client {
+	t.Helper()
+	c, err := NewClient(Endpoint{
+		Provider: "test", Model: "m", APIKey: testKey, BaseURL: srv.URL, Path: "/gen",
+		KeyHeader: "Authorization", KeyPrefix: "Bearer ",
+		Retry: retry.Policy{MaxRetries: retries, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
+	}, lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var sse = map[string]string{"Content-Type": "text/event-stream"}
+
+// A retried stream resets what the consumer was shown once, before the
+// first attempt after the one that sent text, whatever that attempt
+// does: the consumer never holds text of an attempt that failed, even
+// when the call fails in the end.
+func TestGenerateResetsBeforeRetry(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		replies []fakeserver.Reply
+		want    []string
+		wantErr string
+	}{
+		{"cut, error status, whole", []fakeserver.Reply{
+			{Body: "data: a\n\n", Header: sse},
+			{Status: 500, Body: "down"},
+			{Body: "data: b\n\nevent: end\ndata:\n\n", Header: sse},
+		}, []string{"a", "<reset>", "b"}, ""},
+		{"cut, then every retry refused", []fakeserver.Reply{
+			{Body: "data: a\n\n", Header: sse},
+			{Status: 500, Body: "down"},
+			{Status: 500, Body: "down"},
+		}, []string{"a", "<reset>"}, "HTTP 500"},
+		{"no text before the cut: no reset", []fakeserver.Reply{
+			{Body: "", Header: sse},
+			{Body: "data: b\n\nevent: end\ndata:\n\n", Header: sse},
+		}, []string{"b"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := fakeserver.New(tt.replies...)
+			defer srv.Close()
+			var got []string
+			req := &model.Request{
+				OnText:  func(d string) { got = append(got, d) },
+				OnReset: func() { got = append(got, "<reset>") },
+			}
+			_, err := newClient(t, srv, 2).Generate(context.Background(), req, map[string]string{})
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("deltas (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The key is sent in its header, and the Accept header asks for a
+// stream only when the call streams.
+func TestGenerateHeaders(t *testing.T) {
+	srv := fakeserver.New(fakeserver.Reply{Body: "whole"}, fakeserver.Reply{Body: "event: end\ndata:\n\n", Header: sse})
+	defer srv.Close()
+	c := newClient(t, srv, -1)
+	if resp, err := c.Generate(context.Background(), &model.Request{}, nil); err != nil || resp.Text != "whole" {
+		t.Fatalf("whole: %v, %v", resp, err)
+	}
+	if _, err := c.Generate(context.Background(), &model.Request{OnText: func(string) {}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	for i, wantAccept := range []string{"", "text/event-stream"} {
+		h := reqs[i].Header
+		if h.Get("Authorization") != "Bearer "+testKey || h.Get("Accept") != wantAccept || reqs[i].Path != "/gen" {
+			t.Errorf("request %d: %s with Authorization %q, Accept %q", i, reqs[i].Path, h.Get("Authorization"), h.Get("Accept"))
+		}
+	}
+}
+
+// An error the server sends inside a stream may echo the key: it is
+// masked in the error's text and in the StatusError a caller reads.
+func TestGenerateMasksStreamError(t *testing.T) {
+	srv := fakeserver.New(fakeserver.Reply{Body: "event: error\ndata: x\n\n", Header: sse})
+	defer srv.Close()
+	_, err := newClient(t, srv, -1).Generate(context.Background(), &model.Request{OnText: func(string) {}}, nil)
+	var se *retry.StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusServiceUnavailable {
+		t.Fatalf("err = %v, want a 503 StatusError", err)
+	}
+	if strings.Contains(err.Error(), testKey) || strings.Contains(se.Message, testKey) || !strings.Contains(se.Message, "[REDACTED]") {
+		t.Errorf("the key reached the error: %q, message %q", err, se.Message)
+	}
+}
+
+func TestNewClientRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		e    Endpoint
+		want string
+	}{
+		{"no model", Endpoint{Provider: "p", APIKey: testKey}, "p: no model name"},
+		{"no key and no base URL", Endpoint{Provider: "p", Model: "m"}, "p: no API key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := NewClient(tt.e, lines); err == nil || err.Error() != tt.want {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
