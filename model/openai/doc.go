@@ -12,6 +12,9 @@
 // with a finish reason or [DONE], otherwise it is retried, and a retry after
 // streamed text calls Request.OnReset first.
 //
-// Failures follow model/retry. It does not
-// read the environment or parse model strings: model/provider does.
+// The call itself (credentials, retries under model/retry, streaming, the
+// reset) is model/internal/wire's Client, shared with the other provider;
+// this package brings the Chat Completions format: the request body, and
+// reading an answer whole or streamed. It does not read the environment or
+// parse model strings: model/provider does.
 package openai
