@@ -1,9 +1,6 @@
 package spec
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/fsdrun/fsd/diag"
 
 // synonyms are keys people write from habit (other tools' spellings) that
 // edit distance alone would not map to fsd's.
@@ -16,80 +13,10 @@ var synonyms = map[string]string{
 	"instructionsfile": "instructions-file", "file": "instructions-file",
 }
 
-// suggest returns the known key closest to key, or "" when none is close
-// enough to be a plausible typo. It tries spelling variants first
-// (max_steps, maxSteps → max-steps), then synonyms, then edit distance.
-func suggest(key string, known []string) string {
-	norm := func(s string) string {
-		return strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(s))
-	}
-	nk := norm(key)
-	for _, k := range known {
-		if norm(k) == nk {
-			return k
-		}
-	}
-	if s, ok := synonyms[nk]; ok {
-		for _, k := range known {
-			if k == s {
-				return k
-			}
-		}
-	}
-	if len(nk) >= 4 {
-		// An abbreviation: desc → description.
-		for _, k := range known {
-			if strings.HasPrefix(norm(k), nk) {
-				return k
-			}
-		}
-	}
-	best, bestD := "", 0
-	for _, k := range known {
-		d := levenshtein(nk, norm(k))
-		if best == "" || d < bestD {
-			best, bestD = k, d
-		}
-	}
-	limit := 2
-	if len(nk) >= 8 {
-		limit = 3
-	}
-	if best != "" && bestD <= limit && bestD < len(nk) {
-		return best
-	}
-	return ""
-}
+// suggest returns the known key closest to key, or "" (see diag.Suggest).
+func suggest(key string, known []string) string { return diag.Suggest(key, known, synonyms) }
 
 // didYouMean is the hint for an unknown name, or "".
 func didYouMean(name string, known []string) string {
-	if s := suggest(name, known); s != "" {
-		return fmt.Sprintf("did you mean %q?", s)
-	}
-	return ""
-}
-
-// levenshtein is the edit distance between a and b (bytes; keys are ASCII).
-func levenshtein(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		// Long strings are never typos of short keys; skip the O(n·m) work.
-		return max(len(a), len(b))
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return diag.DidYouMean(name, known, synonyms)
 }
