@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/diag"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/anthropic"
 	"github.com/fsdrun/fsd/model/internal/redact"
@@ -60,13 +61,50 @@ func (s Spec) String() string {
 	return s.Provider + "/" + s.Model
 }
 
-// env names the variables each provider reads.
-var env = map[string]struct{ key, baseURL string }{
-	openai.Name:    {"OPENAI_API_KEY", "OPENAI_BASE_URL"},
-	anthropic.Name: {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"},
+// registry is every provider a model string may name, in the order
+// errors list them: the variables it reads and how its model is built.
+var registry = []entry{
+	{openai.Name, "OPENAI_API_KEY", "OPENAI_BASE_URL", func(c conn) (model.Model, error) {
+		return openai.New(openai.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
+	}},
+	{anthropic.Name, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", func(c conn) (model.Model, error) {
+		return anthropic.New(anthropic.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
+	}},
 }
 
-// Parse checks a model string's form.
+type entry struct {
+	name         string
+	key, baseURL string // environment variables
+	build        func(c conn) (model.Model, error)
+}
+
+// conn is what a provider's model is built from.
+type conn struct {
+	model, key, baseURL string
+	opts                Options
+	retry               retry.Policy
+}
+
+// lookup finds a provider of the registry by name; nil when none has it.
+func lookup(name string) *entry {
+	for i := range registry {
+		if registry[i].name == name {
+			return &registry[i]
+		}
+	}
+	return nil
+}
+
+// Names lists the providers a model string may name, scripted last.
+func Names() []string {
+	names := make([]string, 0, len(registry)+1)
+	for _, p := range registry {
+		names = append(names, p.name)
+	}
+	return append(names, Scripted)
+}
+
+// Parse checks a model string's form and that its provider is known.
 func Parse(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == Scripted {
@@ -79,8 +117,15 @@ func Parse(s string) (Spec, error) {
 	if !ok {
 		return Spec{}, fmt.Errorf("model %q: want provider/model, e.g. openai/gpt-5.4-mini, anthropic/claude-sonnet-4-5 or scripted", s)
 	}
-	if _, known := env[prov]; !known {
-		return Spec{}, fmt.Errorf("model %q: unknown provider %q (known: openai, anthropic, scripted)", s, prov)
+	if prov == Scripted {
+		return Spec{}, fmt.Errorf("model %q: the scripted model takes no name; write scripted", s)
+	}
+	if lookup(prov) == nil {
+		msg := fmt.Sprintf("model %q: unknown provider %q (known: %s)", s, prov, strings.Join(Names(), ", "))
+		if hint := diag.DidYouMean(prov, Names(), nil); hint != "" {
+			msg += "; " + hint
+		}
+		return Spec{}, errors.New(msg)
 	}
 	if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\n") {
 		return Spec{}, fmt.Errorf("model %q: the model name after %q is empty or has spaces", s, prov+"/")
@@ -96,29 +141,35 @@ func Check(modelString string, getenv func(string) string) error {
 	if err != nil || spec.Provider == Scripted {
 		return err
 	}
-	_, _, err = credentials(spec, getenv)
+	_, _, _, err = credentials(spec, getenv)
 	return err
 }
 
-func credentials(spec Spec, getenv func(string) string) (key, base string, err error) {
+// credentials finds spec's provider and reads its key and base URL.
+func credentials(spec Spec, getenv func(string) string) (p *entry, key, base string, err error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	names := env[spec.Provider]
-	key = strings.TrimSpace(getenv(names.key))
-	base = strings.TrimSpace(getenv(names.baseURL))
+	p = lookup(spec.Provider)
+	if p == nil {
+		// Parse has refused it already, through the same lookup; were
+		// the two ever to disagree, no other provider is built instead.
+		return nil, "", "", fmt.Errorf("model %s: unknown provider %q (known: %s)", spec, spec.Provider, strings.Join(Names(), ", "))
+	}
+	key = strings.TrimSpace(getenv(p.key))
+	base = strings.TrimSpace(getenv(p.baseURL))
 	if key == "" && base == "" {
-		return "", "", fmt.Errorf("model %s: %s is not set; export your API key, set %s for a local server that needs none, or use --model scripted to run offline", spec, names.key, names.baseURL)
+		return nil, "", "", fmt.Errorf("model %s: %s is not set; export your API key, set %s for a local server that needs none, or use --model scripted to run offline", spec, p.key, p.baseURL)
 	}
 	// A base URL without a key is a local OpenAI-compatible server
 	// (Ollama, vLLM, llama.cpp): no credentials header is sent.
 	if base != "" {
 		u, perr := url.Parse(base)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", "", fmt.Errorf("model %s: %s=%q is not an http(s) URL", spec, names.baseURL, redact.New(key).String(base))
+			return nil, "", "", fmt.Errorf("model %s: %s=%q is not an http(s) URL", spec, p.baseURL, redact.New(key).String(base))
 		}
 	}
-	return key, base, nil
+	return p, key, base, nil
 }
 
 // New builds the model a model string names.
@@ -133,7 +184,7 @@ func New(modelString string, getenv func(string) string, opts Options) (model.Mo
 		}
 		return opts.Scripted()
 	}
-	key, base, err := credentials(spec, getenv)
+	p, key, base, err := credentials(spec, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +196,7 @@ func New(modelString string, getenv func(string) string, opts Options) (model.Mo
 	}
 	if opts.Logger != nil && key == "" {
 		opts.Logger.Info().Str("model", spec.String()).Str("base_url", base).
-			Msgf("%s is not set: requests go to %s without credentials", env[spec.Provider].key, base)
+			Msgf("%s is not set: requests go to %s without credentials", p.key, base)
 	}
 	if opts.Logger != nil {
 		log, secrets := opts.Logger, redact.New(key)
@@ -154,10 +205,5 @@ func New(modelString string, getenv func(string) string, opts Options) (model.Mo
 				Str("error", secrets.String(err.Error())).Msg("model call failed; retrying")
 		}
 	}
-	switch spec.Provider {
-	case openai.Name:
-		return openai.New(openai.Config{Model: spec.Model, APIKey: key, BaseURL: base, HTTPClient: opts.HTTPClient, MaxTokens: opts.MaxTokens, Retry: policy})
-	default:
-		return anthropic.New(anthropic.Config{Model: spec.Model, APIKey: key, BaseURL: base, HTTPClient: opts.HTTPClient, MaxTokens: opts.MaxTokens, Retry: policy})
-	}
+	return p.build(conn{model: spec.Model, key: key, baseURL: base, opts: opts, retry: policy})
 }

@@ -33,6 +33,9 @@ func TestParse(t *testing.T) {
 		{in: "", wantErr: `no model: set "model:" in the workflow or pass --model`},
 		{in: "gpt-4o", wantErr: `model "gpt-4o": want provider/model, e.g. openai/gpt-5.4-mini`},
 		{in: "gemini/pro", wantErr: `model "gemini/pro": unknown provider "gemini" (known: openai, anthropic, scripted)`},
+		{in: "antropic/claude-x", wantErr: `model "antropic/claude-x": unknown provider "antropic" (known: openai, anthropic, scripted); did you mean "anthropic"?`},
+		{in: "OpenAI/gpt-4o", wantErr: `unknown provider "OpenAI" (known: openai, anthropic, scripted); did you mean "openai"?`},
+		{in: "scripted/x", wantErr: `model "scripted/x": the scripted model takes no name; write scripted`},
 		{in: "openai/", wantErr: `model "openai/": the model name after "openai/" is empty or has spaces`},
 		{in: "openai/gpt 4", wantErr: `the model name after "openai/" is empty or has spaces`},
 	}
@@ -45,6 +48,11 @@ func TestParse(t *testing.T) {
 				}
 				if strings.Contains(err.Error(), "\n") {
 					t.Errorf("error is more than one line: %q", err)
+				}
+				// New refuses the same string the same way: no
+				// provider is built in place of one it does not know.
+				if m, nerr := New(tt.in, envOf(map[string]string{"OPENAI_API_KEY": "k-123456", "ANTHROPIC_API_KEY": "k-123456"}), Options{}); m != nil || nerr == nil || nerr.Error() != err.Error() {
+					t.Errorf("New = %T, %v; want Parse's error", m, nerr)
 				}
 				return
 			}
