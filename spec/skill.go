@@ -359,6 +359,7 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 				a.Prompt, _ = str(f.v)
 			case "model":
 				a.Model, _ = str(f.v)
+				checkModel(d, f.v, a.Model)
 			case "context-supply":
 				v, _ := str(f.v)
 				switch v {

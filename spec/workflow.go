@@ -132,7 +132,8 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 	}
 }
 
-// checkModel accepts provider/model or scripted.
+// checkModel accepts provider/model or scripted. Whether the provider
+// exists is model/provider's to say, at run time: spec may not import it.
 func checkModel(d *decoder, n *yaml.Node, m string) {
 	if m == "" || m == "scripted" {
 		return
