@@ -110,6 +110,22 @@ func (l List) Sort() {
 	})
 }
 
+// Dedupe drops every diagnostic equal to an earlier one, keeping the
+// order: two passes (a schema and a semantic check, two workflows sharing
+// a skill) often find the same problem at the same place, and a reader
+// should see it once. It reuses l's storage.
+func (l List) Dedupe() List {
+	seen := make(map[Diagnostic]bool, len(l))
+	out := l[:0]
+	for _, d := range l {
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Errors returns only the error-severity diagnostics; strict counts
 // warnings as errors too.
 func (l List) Errors(strict bool) List {

@@ -128,7 +128,7 @@ func Validate(kind string, root *yaml.Node, file string) diag.List {
 	var out diag.List
 	collect(ve, nil, root, file, &out)
 	out.Sort()
-	return dedupe(out)
+	return out.Dedupe()
 }
 
 // errorAt turns a Value error into a diagnostic at its node.
@@ -144,15 +144,4 @@ func pos(n *yaml.Node, file string) diag.Pos {
 		return diag.Pos{File: file, Line: 1, Col: 1}
 	}
 	return diag.Pos{File: file, Line: n.Line, Col: n.Column}
-}
-
-func dedupe(l diag.List) diag.List {
-	out := l[:0]
-	for i, d := range l {
-		if i > 0 && d == l[i-1] {
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
 }

@@ -115,7 +115,7 @@ func LoadProjectLenient(path string) (*Project, diag.List) {
 		diags = append(diags, d)
 	}
 	diags.Sort()
-	return p, uniq(diags)
+	return p, diags.Dedupe()
 }
 
 func mentionsFailed(msg string, failed map[string]bool) bool {

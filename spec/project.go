@@ -160,7 +160,7 @@ func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 	}
 	diags = append(diags, Check(nil, alone)...)
 	diags.Sort()
-	diags = uniq(diags)
+	diags = diags.Dedupe()
 	if strict {
 		for i := range diags {
 			diags[i].Severity = diag.Error
@@ -195,17 +195,6 @@ func nothingFound(p string) diag.Diagnostic {
 		d.Message = "no skills or workflows found under " + p + " (a skill folder needs its SKILL.md)"
 	}
 	return d
-}
-
-func uniq(l diag.List) diag.List {
-	out := l[:0]
-	for i, d := range l {
-		if i > 0 && d == l[i-1] {
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
 }
 
 func isYAMLName(p string) bool {
