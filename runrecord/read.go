@@ -329,31 +329,6 @@ func List(runsDir string) ([]Summary, error) {
 	return sums, nil
 }
 
-// Find resolves RUN as the CLI takes it: a record folder, or a run id
-// (or a unique prefix of one) under runsDir.
-func Find(runsDir, run string) (string, error) {
-	if _, err := os.Stat(filepath.Join(run, RunFile)); err == nil {
-		return run, nil
-	}
-	if _, err := os.Stat(filepath.Join(runsDir, run, RunFile)); err == nil {
-		return filepath.Join(runsDir, run), nil
-	}
-	entries, _ := os.ReadDir(runsDir)
-	var hits []string
-	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), run) && run != "" {
-			hits = append(hits, e.Name())
-		}
-	}
-	switch len(hits) {
-	case 1:
-		return filepath.Join(runsDir, hits[0]), nil
-	case 0:
-		return "", fmt.Errorf("%w: %q is neither a record folder nor a run under %s (fsd runs lists them)", ErrNoRecord, run, runsDir)
-	}
-	return "", fmt.Errorf("%q matches %d runs under %s: %s", run, len(hits), runsDir, strings.Join(hits, ", "))
-}
-
 // taskOfFile decodes a task file name: every byte other than a-z, 0-9
 // and - was written as _ and two hex digits. A name cut short with a
 // hash (a very long id) is returned as it is.

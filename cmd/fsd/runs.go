@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/view"
 )
 
@@ -188,38 +188,19 @@ func writeIndentedJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// findRun resolves a RUN argument: the path of a run record folder, a run
-// id under runsDir, or the unique run whose id starts or ends with arg
-// (the random tail of an id is enough). Anything else is a usage error
-// that says where to look.
+// findRun resolves a RUN argument with runrecord.Find; a RUN that names
+// no run, or several, is a usage error that says where to look.
 func findRun(runsDir, arg string) (string, error) {
 	if arg == "" {
 		return "", usage("give a run id; fsd runs lists them")
 	}
-	if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
-		return arg, nil
-	}
-	if !strings.ContainsAny(arg, `/\`) {
-		dir := filepath.Join(runsDir, arg)
-		if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
-			return dir, nil
-		}
-		if entries, err := os.ReadDir(runsDir); err == nil {
-			var matches []string
-			for _, e := range entries {
-				if e.IsDir() && (strings.HasPrefix(e.Name(), arg) || strings.HasSuffix(e.Name(), arg)) {
-					if _, err := os.Stat(filepath.Join(runsDir, e.Name(), "run.json")); err == nil {
-						matches = append(matches, e.Name())
-					}
-				}
-			}
-			switch {
-			case len(matches) == 1:
-				return filepath.Join(runsDir, matches[0]), nil
-			case len(matches) > 1:
-				return "", usage("%q matches %d runs in %s: %s; give more of the id", arg, len(matches), runsDir, strings.Join(matches[:min(len(matches), 5)], ", "))
-			}
-		}
+	dir, err := runrecord.Find(runsDir, arg)
+	var amb *runrecord.AmbiguousError
+	switch {
+	case err == nil:
+		return dir, nil
+	case errors.As(err, &amb):
+		return "", usage("%v", err)
 	}
 	return "", usage("no run %s in %s; %s lists them", arg, runsDir, runsHint(runsDir))
 }

@@ -1,0 +1,80 @@
+package runrecord
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNoRun is wrapped when no run under the runs folder matches a RUN.
+var ErrNoRun = errors.New("no such run")
+
+// AmbiguousError says a RUN matches several runs; Matches are their ids,
+// sorted.
+type AmbiguousError struct {
+	Run, RunsDir string
+	Matches      []string
+}
+
+// shownMatches bounds the ids an ambiguous RUN lists: enough to see which
+// part of the id tells them apart.
+const shownMatches = 5
+
+func (e *AmbiguousError) Error() string {
+	list := strings.Join(e.Matches[:min(len(e.Matches), shownMatches)], ", ")
+	if n := len(e.Matches) - shownMatches; n > 0 {
+		list += fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("%q matches %d runs in %s: %s; give more of the id", e.Run, len(e.Matches), e.RunsDir, list)
+}
+
+// Find resolves RUN as every command that takes one does: the path of a
+// record folder, a run id under runsDir, the unique run whose id starts
+// with run, or else the unique run whose id contains it (the random tail
+// of an id is enough). A folder is a run when it holds run.json. Several
+// matches are an *AmbiguousError; none wraps ErrNoRun.
+func Find(runsDir, run string) (string, error) {
+	if run == "" {
+		return "", fmt.Errorf("%w: the run id is empty", ErrNoRun)
+	}
+	if isRun(run) {
+		return run, nil
+	}
+	if strings.ContainsAny(run, `/\`) || run == "." || run == ".." {
+		// A path that is not a record is not an id either.
+		return "", fmt.Errorf("%w: %s holds no %s", ErrNoRun, run, RunFile)
+	}
+	if dir := filepath.Join(runsDir, run); isRun(dir) {
+		return dir, nil
+	}
+	entries, _ := os.ReadDir(runsDir) // sorted by name
+	var prefixed, containing []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !strings.Contains(name, run) || !isRun(filepath.Join(runsDir, name)) {
+			continue
+		}
+		containing = append(containing, name)
+		if strings.HasPrefix(name, run) {
+			prefixed = append(prefixed, name)
+		}
+	}
+	hits := prefixed
+	if len(hits) == 0 {
+		hits = containing
+	}
+	switch len(hits) {
+	case 0:
+		return "", fmt.Errorf("%w: no run %s in %s", ErrNoRun, run, runsDir)
+	case 1:
+		return filepath.Join(runsDir, hits[0]), nil
+	}
+	return "", &AmbiguousError{Run: run, RunsDir: runsDir, Matches: hits}
+}
+
+func isRun(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, RunFile))
+	return err == nil && st.Mode().IsRegular()
+}
