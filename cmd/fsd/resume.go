@@ -15,7 +15,7 @@ func newResumeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resume RUN",
 		Short: "Continue an interrupted run from its journal: completed model calls, tool calls and tasks are not repeated",
-		Long: "RUN is a run id under --runs-dir (see fsd runs) or the path of a run record folder.\n" +
+		Long: runArgHelp + "\n" +
 			"The run keeps its id and folder; it replays what its journal holds and goes on live.\n" +
 			"It keeps the --model it started with unless given again; --trust and --approve are not taken from the record.\n" +
 			"Calls that were waiting for approval wait again (answered ones, e.g. by fsd approve while the run was stopped, go on).\n" +

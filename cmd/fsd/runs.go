@@ -205,6 +205,10 @@ func findRun(runsDir, arg string) (string, error) {
 	return "", usage("no run %s in %s; %s lists them", arg, runsDir, runsHint(runsDir))
 }
 
+// runArgHelp says what a RUN argument may be, for every command taking one.
+const runArgHelp = "RUN is a run id under --runs-dir, its start or any other part of it that names one run\n" +
+	"(the 8 characters after the last dash are enough), or the path of a run record folder."
+
 // runsHint is the fsd runs command that lists runsDir.
 func runsHint(runsDir string) string {
 	if runsDir == defaultRunsDir {

@@ -27,9 +27,7 @@ func newRunsShowCmd(runsDir *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Summarize one run: status, tasks, tokens, and its answer or error",
-		Long: `Summarize one run from its record. RUN is a run id under --runs-dir, the
-start or the end of one (the 8 characters after the last dash are enough), or
-the path of a run record folder.`,
+		Long:  "Summarize one run from its record.\n" + runArgHelp,
 		Example: `  fsd runs show 20261130-182719-8d7f19f8
   fsd runs show 8d7f19f8
   fsd runs show 8d7f19f8 --json | jq .tasks`,

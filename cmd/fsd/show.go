@@ -31,7 +31,7 @@ func newShowCmd() *cobra.Command {
 		Short: "Print each model call of a run as the model received it: context, window, tools, response, usage",
 		Long: "Print each generator's requests exactly as the model received them (the context block, the window of\n" +
 			"messages, the tools with their token cost), the response, tool calls and results, and usage per step.\n" +
-			"RUN is a run id (or a unique prefix) under --runs-dir, or a record folder.",
+			runArgHelp,
 		Example: `  fsd show 20261130-174501-3f2a
   fsd show 2026 --task analysis --step 1
   fsd show 2026 --format json | jq '.[] | select(.task == "brief") | .steps[0].request.messages'`,

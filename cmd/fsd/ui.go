@@ -66,6 +66,7 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RUN -o FILE.html",
 		Short: "Write a run's page as one self-contained HTML file (for an issue or a CI artifact)",
+		Long:  "Write a run's page as one self-contained HTML file (for an issue or a CI artifact).\n" + runArgHelp,
 		Example: `  fsd report 20261130-174501-3f2a -o run.html
   fsd report .fsd/runs/20261130-174501-3f2a -o - > run.html`,
 		Args: usageArgs(cobra.ExactArgs(1)),
