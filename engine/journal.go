@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
@@ -123,7 +124,7 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 			lock.Unlock()
 		}
 	}()
-	if (j.Summary.Status == "running" || j.Summary.Status == "waiting") && !o.ignorePID && j.Summary.PID != os.Getpid() && processAlive(j.Summary.PID) {
+	if (j.Summary.Status == "running" || j.Summary.Status == "waiting") && !o.ignorePID && j.Summary.PID != os.Getpid() && proc.Alive(j.Summary.PID) {
 		return nil, fmt.Errorf("%w: run %s is still running (pid %d); stop it first, or --force if that process is not fsd",
 			ErrInUse, j.Summary.ID, j.Summary.PID)
 	}

@@ -25,7 +25,7 @@
 // run end. A stdio server runs in its own process group, gets SIGKILL if
 // fsd dies (Pdeathsig on Linux), sees only PATH, HOME and the variables
 // its `env:` lists, and runs only for a trusted skill, exactly like a
-// command tool.
+// command tool (both are started by internal/proc).
 //
 // It does not decide when a skill loads or which tools a request carries
 // (the engine), nor how results are journaled for resume.

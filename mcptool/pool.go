@@ -238,23 +238,6 @@ func (p *Pool) Stats(s *spec.Skill, server string) Stats {
 	return Stats{Starts: srv.starts, Connected: srv.sess != nil, Users: srv.refs}
 }
 
-// environ is a stdio server's whole environment: PATH and HOME, plus the
-// names it declares, as for command tools.
-func (p *Pool) environ(names []string) []string {
-	var env []string
-	seen := map[string]bool{}
-	for _, k := range append([]string{"PATH", "HOME"}, names...) {
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		if v, ok := p.lookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
-
 func notOffered(cfg *spec.MCPServer, ts []*Tool) []string {
 	if cfg.Tools == nil {
 		return nil

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -28,7 +28,7 @@ type server struct {
 	mu     sync.Mutex
 	sess   *mcp.ClientSession
 	cmd    *exec.Cmd   // stdio only
-	stderr *tail       // stdio only: the end of what the server printed
+	stderr *proc.Tail  // stdio only: the end of what the server printed
 	exit   string      // why the last session ended, for the next error
 	refs   int         // loads and tasks using the server
 	idle   *time.Timer // closes the server once nothing uses it
@@ -78,7 +78,7 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if s.cmd != nil {
-			killGroup(s.cmd)
+			proc.KillGroup(s.cmd)
 			_ = s.cmd.Wait()
 			err = withStderr(err, s.stderr)
 		}
@@ -100,7 +100,7 @@ func (s *server) watch(cs *mcp.ClientSession, cmd *exec.Cmd) {
 	_ = cs.Wait()
 	err := cs.Close() // reaps a stdio server: its exit status
 	if cmd != nil {
-		killGroup(cmd)
+		proc.KillGroup(cmd)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -136,7 +136,7 @@ func (s *server) dropped(cs *mcp.ClientSession) string {
 		exit = err.Error()
 	}
 	if cmd != nil {
-		killGroup(cmd)
+		proc.KillGroup(cmd)
 		exit = withStderr(errors.New(exit), stderr).Error()
 	}
 	s.mu.Lock()
@@ -157,21 +157,15 @@ func (s *server) command() (*mcp.CommandTransport, error) {
 		return nil, fmt.Errorf("not started: the skill's folder %s is not trusted to run commands. "+
 			"Only skills under the workflow's folder or a --trust folder may; to allow this one, run fsd with --trust %s", dir, dir)
 	}
-	argv := s.cfg.Command
-	name := argv[0]
-	if !filepath.IsAbs(name) && strings.ContainsRune(name, filepath.Separator) {
-		name = filepath.Join(dir, name) // ./server is the skill's, not fsd's working folder's
-	}
-	cmd := exec.Command(name, argv[1:]...)
-	cmd.Dir = dir
+	p := proc.Program{Argv: s.cfg.Command, Root: dir, Env: s.cfg.Env, LookupEnv: s.pool.lookupEnv}
 	if s.cfg.Cwd != "" {
-		cmd.Dir = filepath.Join(dir, filepath.FromSlash(s.cfg.Cwd))
+		p.Dir = filepath.Join(dir, filepath.FromSlash(s.cfg.Cwd))
 	}
-	cmd.Env = s.pool.environ(s.cfg.Env)
-	s.stderr = &tail{max: stderrTail}
+	// The server outlives the call that starts it: no context ends it,
+	// close and watch kill its group.
+	cmd := proc.Command(context.Background(), p)
+	s.stderr = proc.NewTail(stderrTail)
 	cmd.Stderr = s.stderr
-	cmd.WaitDelay = time.Second
-	detach(cmd)
 	s.cmd = cmd
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, nil
 }
@@ -229,7 +223,7 @@ func (s *server) close() {
 		_ = cs.Close()
 	}
 	if cmd != nil {
-		killGroup(cmd)
+		proc.KillGroup(cmd)
 	}
 }
 
@@ -240,7 +234,7 @@ func protocolError(err error) bool {
 	return errors.As(err, &we)
 }
 
-func withStderr(err error, t *tail) error {
+func withStderr(err error, t *proc.Tail) error {
 	if t == nil {
 		return err
 	}
@@ -248,34 +242,4 @@ func withStderr(err error, t *tail) error {
 		return fmt.Errorf("%w; its stderr ends:\n%s", err, s)
 	}
 	return err
-}
-
-// tail keeps the last max bytes written; safe for concurrent use.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (w *tail) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	if len(w.buf) > 2*w.max {
-		w.buf = append(w.buf[:0], w.buf[len(w.buf)-w.max:]...)
-	}
-	return len(p), nil
-}
-
-func (w *tail) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	b := w.buf
-	if len(b) > w.max {
-		b = b[len(b)-w.max:]
-		for len(b) > 0 && !utf8.RuneStart(b[0]) {
-			b = b[1:]
-		}
-	}
-	return string(b)
 }

@@ -4,64 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 	"unicode/utf8"
+
+	"github.com/fsdrun/fsd/internal/proc"
 )
-
-// waitDelay bounds how long a finished or killed command's output pipes
-// may stay open (held by a grandchild that left the process group).
-const waitDelay = 2 * time.Second
-
-// runAndReap runs cmd to its exit, then kills its process group (what it
-// started in the background dies with the call), then drains its output.
-// fsd owns the pipes rather than os/exec, so the group is killed as soon
-// as the command exits, not after a background child closes its output.
-func runAndReap(cmd *exec.Cmd, stdout, stderr io.Writer) error {
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return err
-	}
-	defer outR.Close()
-	defer errR.Close()
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
-	// The child holds its own copies; ours would keep the pipes open.
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { _, _ = io.Copy(stdout, outR) })
-	wg.Go(func() { _, _ = io.Copy(stderr, errR) })
-	err = cmd.Wait()
-	killGroup(cmd)
-	drained := make(chan struct{})
-	go func() { wg.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(waitDelay):
-		// A grandchild that left the group (setsid) still holds the
-		// output: what the command wrote so far is its answer.
-		outR.Close()
-		errR.Close()
-		<-drained
-	}
-	return err
-}
 
 // CallIDs name one call to the program it runs, as FSD_RUN_ID and
 // FSD_CALL_ID. Both are stable across fsd resume, so a tool can make its
@@ -108,22 +57,12 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	if name == "" {
 		return errorf("the command's program is empty after filling in the arguments")
 	}
-	path := name
-	if !filepath.IsAbs(path) && strings.ContainsRune(path, filepath.Separator) {
-		// ./scripts/fetch.sh is relative to the skill folder, not to
-		// wherever fsd was started.
-		path = filepath.Join(c.dir, path)
-	}
-
 	runCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, path, argv[1:]...)
-	cmd.Dir = c.dir
-	cmd.Env = c.environ(callIDs(ctx))
+	cmd := proc.Command(runCtx, proc.Program{Argv: argv, Root: c.dir, Env: c.env, Set: callIDs(ctx).environ(), LookupEnv: c.lookupEnv})
 	stdout := &capped{max: MaxOutputBytes}
-	stderr := &tail{max: StderrTail}
-	killGroupOnCancel(cmd)
-	err := runAndReap(cmd, stdout, stderr)
+	stderr := proc.NewTail(StderrTail)
+	err := proc.Run(cmd, stdout, stderr)
 	out := stdout.String()
 	switch {
 	case err == nil:
@@ -167,27 +106,13 @@ func withOutput(status, stdout, stderr string) string {
 	return b.String()
 }
 
-// environ is the command's whole environment: PATH and HOME, plus the
-// names the tool declares. Nothing else is inherited, so API keys in fsd's
-// environment stay out of tools that did not ask for them.
-func (c *Tool) environ(ids CallIDs) []string {
+// environ is what a command is told of its call: FSD_RUN_ID and
+// FSD_CALL_ID, each when known.
+func (ids CallIDs) environ() []string {
 	var env []string
-	seen := map[string]bool{}
-	// fsd's own ids win over a declared variable of the same name: they
-	// are what a resumed run promises the tool.
 	for _, kv := range [][2]string{{"FSD_RUN_ID", ids.Run}, {"FSD_CALL_ID", ids.Call}} {
 		if kv[1] != "" {
 			env = append(env, kv[0]+"="+kv[1])
-			seen[kv[0]] = true
-		}
-	}
-	for _, k := range append([]string{"PATH", "HOME"}, c.env...) {
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		if v, ok := c.lookupEnv(k); ok {
-			env = append(env, k+"="+v)
 		}
 	}
 	return env
@@ -222,30 +147,4 @@ func (w *capped) String() string {
 		b = b[:len(b)-1]
 	}
 	return string(b) + fmt.Sprintf("\n[output truncated at %d MiB]", MaxOutputBytes>>20)
-}
-
-// tail keeps the last max bytes written.
-type tail struct {
-	max int
-	buf []byte
-}
-
-func (w *tail) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	if len(w.buf) > 2*w.max {
-		w.buf = append(w.buf[:0], w.buf[len(w.buf)-w.max:]...)
-	}
-	return len(p), nil
-}
-
-func (w *tail) String() string {
-	b := w.buf
-	if len(b) > w.max {
-		b = b[len(b)-w.max:]
-		// Do not start on half a character.
-		for len(b) > 0 && !utf8.RuneStart(b[0]) {
-			b = b[1:]
-		}
-	}
-	return string(b)
 }

@@ -1,4 +1,4 @@
-// Package tool runs the tools a skill declares (issue 3, item 5): it
+// Package tool runs the tools a skill declares: it
 // compiles each tool once — the input JSON Schema and the command or reply
 // templates — and answers each call with a Result the model reads.
 //
@@ -7,7 +7,8 @@
 // back as a Result marked IsError or Truncated, stated in words the model
 // can act on. Command tools run argv directly (no shell), in the skill's
 // folder, with a minimal environment, a timeout that kills the whole
-// process group, stdout capped at 1 MiB and the tail of stderr kept. A
+// process group, stdout capped at 1 MiB and the tail of stderr kept
+// (started by internal/proc, as scripts and MCP servers are). A
 // command tool compiled WithTrust(false) never starts a process: every
 // call answers a refusal naming the skill (WithSkill) and the folder to
 // pass to --trust. Which skills are trusted is package trust's decision.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/runrecord"
 )
 
@@ -129,7 +130,7 @@ func approve(w io.Writer, runsDir, runArg string, a engine.Answer) error {
 		return fail(exitProblems, "approve: %v", err)
 	}
 	fmt.Fprintf(w, "%s %s (%s) in run %s\n", a.Decision, p.Call, p.Tool, id)
-	if sum.Status != "waiting" || !alive(sum.PID) {
+	if sum.Status != "waiting" || !proc.Alive(sum.PID) {
 		fmt.Fprintf(w, "the run is not running: fsd resume %s takes the answer\n", id)
 	}
 	return nil

@@ -8,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/view"
 )
@@ -100,7 +100,7 @@ func loadRun(dir string, now time.Time) (runRow, error) {
 	end := s.Finished
 	if s.Status == "running" || s.Status == "waiting" {
 		end = now
-		if !alive(s.PID) {
+		if !proc.Alive(s.PID) {
 			row.Status = "interrupted" // fsd resume picks it up
 			end = time.Time{}
 		}
@@ -233,16 +233,4 @@ func completeRunIDs(cmd *cobra.Command, args []string, _ string) ([]cobra.Comple
 		out = append(out, cobra.CompletionWithDesc(r.ID, r.Status+" "+r.Workflow))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
-}
-
-// alive reports whether a process with pid exists.
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	return p.Signal(syscall.Signal(0)) == nil
 }

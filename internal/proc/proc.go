@@ -1,0 +1,131 @@
+package proc
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// WaitDelay bounds how long a finished or killed program's output may
+// stay open, held by a grandchild that left its process group (setsid):
+// after it, what the program wrote so far is all there is.
+const WaitDelay = 2 * time.Second
+
+// Program is a program to start for a skill.
+type Program struct {
+	// Argv is the program and its arguments, passed without a shell. A
+	// program named by a relative path (./scripts/fetch.sh) is in Root,
+	// not wherever fsd was started.
+	Argv []string
+	// Root is the skill's folder, absolute.
+	Root string
+	// Dir is the working folder; "" is Root.
+	Dir string
+	// Env names the variables passed from LookupEnv besides PATH and HOME.
+	Env []string
+	// Set are NAME=value pairs fsd gives the program (its call's ids);
+	// they win over a variable of the same name in Env.
+	Set []string
+	// LookupEnv is where Env's values come from; nil is os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Command prepares p's process: its program resolved, its environment,
+// its own process group (Pdeathsig on Linux), and, when ctx ends before
+// the program does, its whole group killed. Start it with Run, or hand it
+// to whatever starts it (an MCP transport) and KillGroup it when done.
+func Command(ctx context.Context, p Program) *exec.Cmd {
+	name := p.Argv[0]
+	if !filepath.IsAbs(name) && strings.ContainsRune(name, filepath.Separator) {
+		name = filepath.Join(p.Root, name)
+	}
+	cmd := exec.CommandContext(ctx, name, p.Argv[1:]...)
+	cmd.Dir = p.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = p.Root
+	}
+	lookup := p.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	cmd.Env = Environ(lookup, p.Env, p.Set...)
+	cmd.WaitDelay = WaitDelay
+	ownGroup(cmd)
+	return cmd
+}
+
+// Environ is a program's whole environment: the set pairs, then PATH,
+// HOME and names, each read with lookup and skipped when unset. A set
+// pair wins over a name it shares: it is what fsd promises the program.
+// Nothing else is inherited.
+func Environ(lookup func(string) (string, bool), names []string, set ...string) []string {
+	env := make([]string, 0, len(set)+2+len(names))
+	seen := map[string]bool{}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		if !seen[k] {
+			seen[k] = true
+			env = append(env, kv)
+		}
+	}
+	for _, k := range append([]string{"PATH", "HOME"}, names...) {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if v, ok := lookup(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// Run starts cmd (from Command) and waits for it to exit, then kills its
+// process group (what it started in the background dies with the call),
+// then drains its output into stdout and stderr. Run owns the pipes
+// rather than os/exec, so the group is killed as soon as the program
+// exits, not once a background child closes its output.
+func Run(cmd *exec.Cmd, stdout, stderr io.Writer) error {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return err
+	}
+	defer outR.Close()
+	defer errR.Close()
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	// The child holds its own copies; ours would keep the pipes open.
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = io.Copy(stdout, outR) })
+	wg.Go(func() { _, _ = io.Copy(stderr, errR) })
+	err = cmd.Wait()
+	KillGroup(cmd)
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(WaitDelay):
+		// A grandchild that left the group (setsid) still holds the
+		// output: what the program wrote so far is its answer.
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	return err
+}
