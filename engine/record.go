@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -59,7 +57,7 @@ type record struct {
 
 // openRecord creates (or, on resume, reopens) a run's folder and takes its
 // lock; lock is the one a resume already holds, or nil.
-func openRecord(runsDir, id string, p *spec.Project, lock *journal.Locked, flushDelay time.Duration) (rec *record, err error) {
+func openRecord(runsDir, id string, p *spec.Project, redact Redact, lock *journal.Locked, flushDelay time.Duration) (rec *record, err error) {
 	dir := filepath.Join(runsDir, id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run record: %w", err)
@@ -78,7 +76,7 @@ func openRecord(runsDir, id string, p *spec.Project, lock *journal.Locked, flush
 			lock.Unlock()
 		}
 	}()
-	if err := rec.writeWorkflow(p); err != nil {
+	if err := rec.writeWorkflow(p, redact); err != nil {
 		return nil, err
 	}
 	var jf, ef, qf *os.File
@@ -170,19 +168,35 @@ type skillRef struct {
 	File    string `json:"file"`
 }
 
-func resolved(p *spec.Project) resolvedWorkflow {
-	out := resolvedWorkflow{Workflow: p.Workflow, Limits: p.Workflow.Limits.WithDefaults()}
-	if b := p.Workflow.Board; b != nil && b.NATS != spec.RedactNATSURL(b.NATS) {
-		// board.nats may carry NATS credentials: the record keeps none.
-		wf, board := *p.Workflow, *b
-		board.NATS = spec.RedactNATSURL(b.NATS)
-		wf.Board = &board
-		out.Workflow = &wf
-	}
+func resolved(p *spec.Project, redact Redact) resolvedWorkflow {
+	wf, _ := recordable(p.Workflow, nil, redact)
+	out := resolvedWorkflow{Workflow: wf, Limits: p.Workflow.Limits.WithDefaults()}
 	for _, s := range p.Skills {
 		out.Skills = append(out.Skills, skillRef{ID: s.ID, Version: s.Version, File: s.File})
 	}
 	return out
+}
+
+// Redact takes the secrets a workflow's transport settings may carry
+// (`board:`) out of what a run record keeps of it: the workflow as
+// resolved.json holds it, and its file's text (nil: the record keeps no
+// copy of the file). The transport that reads the settings knows its
+// secrets (natsboard.Redact); the engine knows none.
+type Redact func(wf *spec.Workflow, src []byte) (*spec.Workflow, []byte)
+
+// recordable is what the run record may hold of wf and of its file's
+// text src: redact's view of them; without one, a workflow with board:
+// settings loses them and its file is not copied.
+func recordable(wf *spec.Workflow, src []byte, redact Redact) (*spec.Workflow, []byte) {
+	if redact != nil {
+		return redact(wf, src)
+	}
+	if wf.Board == nil {
+		return wf, src
+	}
+	w := *wf
+	w.Board = nil
+	return &w, nil
 }
 
 // sink returns the events.jsonl writer; nil record, nil sink. Events
@@ -248,8 +262,8 @@ func (rec *record) writeJSON(name string, v any) error {
 // resolvedJSON is resolved.json's content, and what the workflow's
 // digest is taken of. It is JSON, not YAML written back: serialising YAML
 // cost a large share of a big run's time and most of its memory peak.
-func resolvedJSON(p *spec.Project) ([]byte, error) {
-	j, err := json.Marshal(resolved(p))
+func resolvedJSON(p *spec.Project, redact Redact) ([]byte, error) {
+	j, err := json.Marshal(resolved(p, redact))
 	if err != nil {
 		return nil, fmt.Errorf("run record resolved.json: %w", err)
 	}
@@ -258,8 +272,8 @@ func resolvedJSON(p *spec.Project) ([]byte, error) {
 
 // writeWorkflow writes the workflow into the record: the file's bytes as
 // read (a person reads those best) and the resolved values as JSON.
-func (rec *record) writeWorkflow(p *spec.Project) error {
-	j, err := resolvedJSON(p)
+func (rec *record) writeWorkflow(p *spec.Project, redact Redact) error {
+	j, err := resolvedJSON(p, redact)
 	if err != nil {
 		return err
 	}
@@ -273,45 +287,10 @@ func (rec *record) writeWorkflow(p *spec.Project) error {
 	if err != nil {
 		return fmt.Errorf("run record workflow.yaml: %w", err)
 	}
-	src, ok := withoutNATSCredentials(src, p.Workflow.Board)
-	if !ok {
-		return nil // resolved.json holds the workflow, credentials dropped
+	if _, src = recordable(p.Workflow, src, redact); src == nil {
+		return nil // resolved.json holds the workflow, its secrets dropped
 	}
 	return rec.replace("workflow.yaml", src)
-}
-
-// withoutNATSCredentials replaces each URL of board.nats that carries a
-// user, password or token with the URL without them, where the workflow's
-// text spells it out. ok is false when one is not spelled out (written
-// with YAML escapes, folded) or its secret is still in the text after
-// that: then the record keeps no copy of the file.
-func withoutNATSCredentials(src []byte, b *spec.BoardConfig) (out []byte, ok bool) {
-	if b == nil {
-		return src, true
-	}
-	for _, u := range strings.Split(b.NATS, ",") {
-		u = strings.TrimSpace(u)
-		r := spec.RedactNATSURL(u)
-		if r == u {
-			continue
-		}
-		if !bytes.Contains(src, []byte(u)) {
-			return nil, false
-		}
-		src = bytes.ReplaceAll(src, []byte(u), []byte(r))
-		// The secret: the password of user:password, else the token.
-		secret := u[:strings.LastIndex(u, "@")]
-		if i := strings.Index(secret, "://"); i >= 0 {
-			secret = secret[i+3:]
-		}
-		if i := strings.Index(secret, ":"); i >= 0 {
-			secret = secret[i+1:]
-		}
-		if secret != "" && bytes.Contains(src, []byte(secret)) {
-			return nil, false
-		}
-	}
-	return src, true
 }
 
 func (rec *record) replace(name string, data []byte) error {

@@ -41,3 +41,37 @@ func TestRecordKeepsWorkflowBytes(t *testing.T) {
 		t.Errorf("resolved.json = %s", b)
 	}
 }
+
+// Without Options.Redact the engine cannot tell which of the workflow's
+// board: settings hold secrets (they are a transport's), so the record
+// keeps none of them: resolved.json has no board, and the workflow's file
+// is not copied.
+func TestRecordWithoutRedactKeepsNoBoard(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "remote.workflow.yaml")
+	src := "name: remote\nmodel: scripted\nscript: s.script.yaml\nboard: {nats: \"nats://fsd:s3cret@localhost:4222\"}\nhost: {prompt: hi}\ninput: go\n"
+	if err := os.WriteFile(wf, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "s.script.yaml"), []byte("host:\n  - say: done\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, run := loadExample(t, wf)
+	res, err := run.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(res.Dir, "workflow.yaml")); !os.IsNotExist(err) {
+		t.Errorf("the record copied the workflow's file (err %v)", err)
+	}
+	b, err := os.ReadFile(filepath.Join(res.Dir, "resolved.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("s3cret")) || bytes.Contains(b, []byte(`"board"`)) {
+		t.Errorf("resolved.json keeps the board: %s", b)
+	}
+	if !bytes.Contains(b, []byte(`"name":"remote"`)) {
+		t.Errorf("resolved.json lacks the workflow: %s", b)
+	}
+}

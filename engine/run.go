@@ -94,6 +94,11 @@ type Options struct {
 	// (fsd run --nats); nil runs them here. The host generator, the run
 	// record and the live board stay with this process.
 	Dispatcher work.Dispatcher
+	// Redact takes the secrets of the workflow's transport settings out of
+	// the run record (fsd passes natsboard.Redact). nil: a workflow with
+	// board: settings is recorded without them, and its file is not
+	// copied.
+	Redact Redact
 }
 
 // Run is one execution of a workflow. Create it with New, start it with
@@ -277,7 +282,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	if r.opts.RunsDir != "" {
-		rec, err := openRecord(r.opts.RunsDir, r.ID, r.project, lock, r.opts.flushDelay)
+		rec, err := openRecord(r.opts.RunsDir, r.ID, r.project, r.opts.Redact, lock, r.opts.flushDelay)
 		if err != nil {
 			return res, err
 		}
@@ -393,7 +398,7 @@ func clipRecord(s string) string {
 // skill manifest, keyed by paths relative to the workflow's folder.
 func (r *Run) digests() (journal.Digests, error) {
 	d := journal.Digests{}
-	y, err := resolvedJSON(withoutBudgets(r.project))
+	y, err := resolvedJSON(withoutBudgets(r.project), r.opts.Redact)
 	if err != nil {
 		return nil, err
 	}

@@ -27,12 +27,13 @@ type Skipped struct {
 // workflow itself. The diagnostics hold those errors and the warnings of
 // the skills that loaded. `fsd validate` uses LoadProject, which skips
 // nothing.
-func LoadProjectLenient(path string) (*Project, diag.List) {
+func LoadProjectLenient(path string, checks ...WorkflowCheck) (*Project, diag.List) {
 	c := newCache()
 	w, diags := LoadWorkflow(path)
 	if w == nil {
 		return nil, diags
 	}
+	diags = append(diags, runChecks(w, checks)...)
 	p := &Project{Workflow: w}
 	needed := neededSkills(w)
 	type entry struct {

@@ -21,18 +21,19 @@ type Project struct {
 // LoadProject loads a workflow, discovers and loads its skills (paths
 // relative to the workflow's folder) and runs every check. The project is
 // returned whenever the workflow parsed, even with errors.
-func LoadProject(workflowPath string) (*Project, diag.List) {
+func LoadProject(workflowPath string, checks ...WorkflowCheck) (*Project, diag.List) {
 	c := newCache()
-	p, diags := loadProject(c, workflowPath)
+	p, diags := loadProject(c, workflowPath, checks)
 	diags.Sort()
 	return p, diags
 }
 
-func loadProject(c *cache, path string) (*Project, diag.List) {
+func loadProject(c *cache, path string, checks []WorkflowCheck) (*Project, diag.List) {
 	w, diags := LoadWorkflow(path)
 	if w == nil {
 		return nil, diags
 	}
+	diags = append(diags, runChecks(w, checks)...)
 	p := &Project{Workflow: w}
 	for _, f := range projectSkillFiles(w, &diags) {
 		sk, d, first := c.skill(f)
@@ -62,9 +63,24 @@ func containsSkill(list []*Skill, s *Skill) bool {
 	return false
 }
 
+// A WorkflowCheck is a check of a workflow that spec does not own: a
+// transport's of the settings it reads from `board:` (package natsboard's
+// of board.nats). LoadProject, LoadProjectLenient and ValidateFiles run
+// the checks they are given after decoding the workflow, and report their
+// diagnostics with their own.
+type WorkflowCheck func(*Workflow) diag.List
+
+func runChecks(w *Workflow, checks []WorkflowCheck) diag.List {
+	var out diag.List
+	for _, c := range checks {
+		out = append(out, c(w)...)
+	}
+	return out
+}
+
 // ValidatePaths is what `fsd validate` runs; see ValidateFiles.
-func ValidatePaths(paths []string, strict bool) diag.List {
-	_, d := ValidateFiles(paths, strict)
+func ValidatePaths(paths []string, strict bool, checks ...WorkflowCheck) diag.List {
+	_, d := ValidateFiles(paths, strict, checks...)
 	return d
 }
 
@@ -75,7 +91,7 @@ func ValidatePaths(paths []string, strict bool) diag.List {
 // workflow's skills are loaded and checked with it; skills that belong to
 // no workflow given are checked against each other. Each file is reported
 // once. With strict, warnings count as errors.
-func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
+func ValidateFiles(paths []string, strict bool, checks ...WorkflowCheck) ([]string, diag.List) {
 	c := newCache()
 	var diags diag.List
 	var skillFiles, workflowFiles, scriptFiles []string
@@ -125,7 +141,7 @@ func ValidateFiles(paths []string, strict bool) ([]string, diag.List) {
 			continue
 		}
 		files[key(wf)] = wf
-		p, d := loadProject(c, wf)
+		p, d := loadProject(c, wf, checks)
 		diags = append(diags, d...)
 		if p != nil {
 			for _, s := range p.Skills {

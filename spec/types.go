@@ -415,11 +415,14 @@ type Host struct {
 	Model  string `json:"model,omitempty"`
 }
 
-// BoardConfig is a workflow's `board:`: where its tasks run.
+// BoardConfig is a workflow's `board:`: where its tasks run. spec reads
+// its keys as the file format has them and keeps where each was written
+// (Node); the transport a key belongs to says what its value means and
+// checks it (a WorkflowCheck), and keeps its secrets out of records.
 type BoardConfig struct {
 	Node
-	// NATS is the URL of a NATS server with JetStream: the board's tasks
-	// go to workers there (fsd worker) instead of running in this process.
+	// NATS is `board.nats` as written: package natsboard's URL list of
+	// NATS servers with JetStream, to which the board's tasks go.
 	NATS string `json:"nats,omitempty"`
 }
 

@@ -95,8 +95,9 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			b := &BoardConfig{}
 			for _, bf := range d.fields(f.v, boardKeys, &b.Node) {
 				if bf.key == "nats" {
+					// What it means, and whether it is right, is the
+					// transport's (natsboard.CheckWorkflow).
 					b.NATS, _ = str(bf.v)
-					checkNATSURL(d, bf.v, b.NATS)
 				}
 			}
 			w.Board = b

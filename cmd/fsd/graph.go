@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/natsboard"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -35,7 +36,7 @@ func newGraphCmd() *cobra.Command {
 			}
 			// The same checks as fsd validate (assignees, deps, cycles):
 			// an invalid workflow is refused, never drawn.
-			p, diags := spec.LoadProject(path)
+			p, diags := spec.LoadProject(path, natsboard.CheckWorkflow)
 			diags.Sort()
 			if errs := diags.Errors(false); p == nil || len(errs) > 0 {
 				for _, d := range errs {

@@ -50,10 +50,10 @@ func natsDispatcher(path string, f runFlags, p *spec.Project, ms *models, log ze
 }
 
 // checkNATSURL says what is wrong with a comma-separated NATS URL list
-// before anything dials it (spec.NATSURLProblem). Errors never show
+// before anything dials it (natsboard.URLProblem). Errors never show
 // credentials.
 func checkNATSURL(list string) error {
-	if bad, problem := spec.NATSURLProblem(list); problem != "" {
+	if bad, problem := natsboard.URLProblem(list); problem != "" {
 		return fmt.Errorf("%s: %s", redactURL(bad), problem)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model/record"
+	"github.com/fsdrun/fsd/natsboard"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/telemetry"
 	"github.com/fsdrun/fsd/view"
@@ -133,7 +134,7 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	if f.record != "" && f.replay != "" {
 		return nil, fail(exitUsage, "--record and --replay cannot be used together")
 	}
-	p, diags := spec.LoadProjectLenient(path)
+	p, diags := spec.LoadProjectLenient(path, natsboard.CheckWorkflow)
 	if errs := diags.Errors(false); len(errs) > 0 {
 		first := errs[0].String()
 		if len(errs) > 1 {
@@ -202,12 +203,14 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		}
 	}
 	opts.Reload = func() (*spec.Project, error) {
-		np, d := spec.LoadProjectLenient(path)
+		np, d := spec.LoadProjectLenient(path, natsboard.CheckWorkflow)
 		if err := d.Err(); err != nil {
 			return nil, err
 		}
 		return np, nil
 	}
+	// board.nats may carry NATS credentials: the record keeps none.
+	opts.Redact = natsboard.Redact
 	r, err := engine.New(p, opts)
 	if errors.Is(err, engine.ErrNotResumable) {
 		return nil, fail(exitProblems, "%v", err)

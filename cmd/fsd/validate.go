@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/natsboard"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -48,7 +49,7 @@ Unknown SKILL.md frontmatter keys are warnings; --strict makes them errors.`,
 					return err
 				}
 			}
-			files, diags := spec.ValidateFiles(args, strict)
+			files, diags := spec.ValidateFiles(args, strict, natsboard.CheckWorkflow)
 			out := cmd.OutOrStdout()
 			var err error
 			switch format {

@@ -1,16 +1,14 @@
-package engine
+package natsboard
 
 import (
 	"testing"
-
-	"github.com/fsdrun/fsd/spec"
 )
 
 // The record's copy of a workflow keeps no NATS credential from
 // board.nats: each URL spelled out in the text is replaced by its
 // redacted form, and a file where the secret is still there after that
 // (written with YAML escapes) is not copied at all.
-func TestWithoutNATSCredentials(t *testing.T) {
+func TestWithoutCredentials(t *testing.T) {
 	for _, tc := range []struct {
 		name, nats, src, want string
 		ok                    bool
@@ -24,7 +22,7 @@ func TestWithoutNATSCredentials(t *testing.T) {
 		{"also elsewhere", "nats://fsd:s3cret@h:4222", "board: {nats: \"nats://fsd:s3cret@h:4222\"} # s3cret\n", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := withoutNATSCredentials([]byte(tc.src), &spec.BoardConfig{NATS: tc.nats})
+			got, ok := withoutCredentials([]byte(tc.src), tc.nats)
 			if ok != tc.ok || string(got) != tc.want {
 				t.Errorf("got %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
 			}
