@@ -11,7 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fsdrun/fsd/internal/mcptest"
 	"github.com/fsdrun/fsd/spec"
@@ -88,30 +87,6 @@ func byName(ts []*Tool) map[string]*Tool {
 
 func call(t *Tool, args string) tool.Result {
 	return t.Call(context.Background(), json.RawMessage(args), nil)
-}
-
-// alive reports whether a process exists (and is not a zombie).
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	f := strings.Fields(string(b))
-	return len(f) < 3 || f[2] != "Z"
-}
-
-// gone waits, boundedly, for a process to end.
-func gone(pid int) bool {
-	for range 500 {
-		if !alive(pid) {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
 }
 
 // fakeSpool keeps artifacts in memory.

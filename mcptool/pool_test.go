@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/internal/proctest"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -119,7 +120,7 @@ func TestCrashAndRestart(t *testing.T) {
 	// A server killed between calls is noticed too.
 	pid, _ := strconv.Atoi(second.Text)
 	_ = syscallKill(pid)
-	if !gone(pid) {
+	if !proctest.Gone(pid) {
 		t.Fatal("server did not die")
 	}
 	var third string
@@ -241,7 +242,7 @@ func TestIdleAndClose(t *testing.T) {
 	tools, _ := p.Acquire(context.Background(), s)
 	pid, _ := strconv.Atoi(call(byName(tools)["pid"], `{}`).Text)
 	p.Release(s)
-	if !gone(pid) {
+	if !proctest.Gone(pid) {
 		t.Errorf("the idle server %d is still running", pid)
 	}
 	tools, _ = p.Acquire(context.Background(), s)
@@ -250,7 +251,7 @@ func TestIdleAndClose(t *testing.T) {
 		t.Errorf("a second load did not start the server again")
 	}
 	p.Close()
-	if !gone(pid2) {
+	if !proctest.Gone(pid2) {
 		t.Errorf("Close left the server %d running", pid2)
 	}
 	if _, notes := p.Acquire(context.Background(), s); len(notes) == 0 {
@@ -293,13 +294,13 @@ func TestServerDiesWithParent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parent said %q", out.String())
 	}
-	if !alive(pid) {
+	if !proctest.Running(pid) {
 		t.Fatal("server not running")
 	}
 	defer syscallKill(pid) // if the test fails
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if !gone(pid) {
+	if !proctest.Gone(pid) {
 		t.Errorf("server %d outlived its killed parent", pid)
 	}
 }

@@ -6,11 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/fsdrun/fsd/internal/proctest"
 )
 
 // TestMain lets the test binary act as a process that runs a tool, so a
@@ -29,32 +28,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// gone waits, without a timing assertion, until pid is gone or a zombie;
-// it reports false if it is still running after a generous bound.
-func gone(pid int) bool {
-	for range 500 {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil || strings.Contains(string(stat), ") Z ") {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
-}
-
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	for range 500 {
-		b, err := os.ReadFile(path)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
-			return pid
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s never held a pid", path)
-	return 0
-}
-
 // A tool that leaves a child in the background is done when it exits;
 // the child dies with the call instead of living on.
 func TestBackgroundChildDiesWithTheCall(t *testing.T) {
@@ -70,7 +43,7 @@ func TestBackgroundChildDiesWithTheCall(t *testing.T) {
 	if got != (Result{Text: "started\n"}) {
 		t.Fatalf("got %+v", got)
 	}
-	if pid := readPid(t, filepath.Join(dir, "child")); !gone(pid) {
+	if pid := proctest.ReadPid(t, filepath.Join(dir, "child")); !proctest.Gone(pid) {
 		t.Errorf("the background child %d outlived the call", pid)
 	}
 }
@@ -87,12 +60,12 @@ func TestToolDiesWithFsd(t *testing.T) {
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pid := readPid(t, filepath.Join(dir, "pid"))
+	pid := proctest.ReadPid(t, filepath.Join(dir, "pid"))
 	if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = parent.Wait()
-	if !gone(pid) {
+	if !proctest.Gone(pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("tool process %d outlived its killed parent", pid)
 	}

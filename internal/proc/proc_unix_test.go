@@ -13,23 +13,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
-)
 
-// gone reports whether pid has exited (a zombie counts: it runs nothing),
-// looking until a generous bound, so a loaded machine does not fail it.
-func gone(pid int) bool {
-	for range 1000 {
-		if !Alive(pid) {
-			return true
-		}
-		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(stat), ") Z ") {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
-}
+	"github.com/fsdrun/fsd/internal/proctest"
+)
 
 // firstLine sends the first line written to it, then keeps nothing.
 type firstLine struct {
@@ -90,7 +76,7 @@ func TestGroupDiesWithTheCall(t *testing.T) {
 			if !tt.cancel && err != nil {
 				t.Errorf("Run: %v", err)
 			}
-			if !gone(pid) {
+			if !proctest.Gone(pid) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				t.Errorf("the background child %d outlived the call", pid)
 			}
