@@ -156,59 +156,12 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 			return "", err
 		}
 		g.env.prepare(ctx)
-		s := g.assemble(step)
-		req := s.req
-		resp, replayed := g.replay.response(step)
-		if !replayed {
-			g.rec.request(g.recName, s, g.tr.Len(), g.clock())
-			var err error
-			var done func(*model.Response, error)
-			if g.obs != nil {
-				done = g.obs.Chat(ctx, req)
-			}
-			resp, err = g.model.Generate(ctx, req)
-			if resp == nil {
-				resp = &model.Response{}
-			}
-			tk := g.estimate(req, resp, err)
-			if done != nil {
-				done(resp, err)
-			}
-			cost := g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
-			g.rec.response(g.recName, req.Caller, resp.Usage, cost, tk, err, g.clock())
-			g.emitRequest(req, tk, resp.Usage, cost)
-			if err != nil {
-				// Providers name themselves ("openai: …", "scripted
-				// model: …"); the layer above names the generator.
-				return "", err
-			}
-		}
-		calls := resp.Calls
-		seen := make(map[string]bool, len(calls))
-		for i := range calls {
-			// Every call of a response needs its own id: results are
-			// matched to calls by it (providers reject repeats too).
-			if calls[i].ID == "" || seen[calls[i].ID] {
-				calls[i].ID = fmt.Sprintf("call_%d_%d", step+1, i+1)
-			}
-			seen[calls[i].ID] = true
-			// Arguments that are not JSON (a model's slip) are kept as a
-			// JSON string: the transcript stays valid JSON lines, and the
-			// tool's argument check tells the model what went wrong.
-			if a := calls[i].Args; len(a) > 0 && !json.Valid(a) {
-				calls[i].Args, _ = json.Marshal(string(a))
-			} else if len(a) > 0 {
-				// In the form the transcript keeps (compact, HTML-safe
-				// escapes), so later requests carry exactly what the
-				// record rebuilds them from.
-				calls[i].Args, _ = json.Marshal(a)
-			}
-		}
-		msg := model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls}
-		g.replaying = replayed
-		err := g.add(msg)
-		g.replaying = false
+		req, resp, replayed, err := g.respond(ctx, step)
 		if err != nil {
+			return "", err
+		}
+		calls := callsOf(resp, step)
+		if err := g.addAs(replayed, model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls}); err != nil {
 			return "", err
 		}
 		if len(calls) == 0 {
@@ -217,9 +170,7 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 				return "", err
 			}
 			if repair != "" {
-				g.replaying = replayed
-				err := g.add(model.Message{Role: model.User, Text: repair})
-				g.replaying = false
+				err := g.addAs(replayed, model.Message{Role: model.User, Text: repair})
 				if err == nil {
 					err = g.commit(ctx, false, false)
 				}
@@ -231,44 +182,8 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 			g.endReplayed = replayed
 			return answer, g.commit(ctx, false, true)
 		}
-		offered := make(map[string]bool, len(req.Tools))
-		for _, t := range req.Tools {
-			offered[t.Name] = true
-		}
-		if !replayed && (g.runsCommand(calls, offered) || g.mayAsk(calls, offered)) {
-			// A call is in doubt on resume only if it is in the journal:
-			// make it durable before its program may start.
-			if err := g.commit(ctx, true, false); err != nil {
-				return "", err
-			}
-		}
-		// Calls run in the order given and their results are recorded in
-		// that order, so every call has its result before the next step.
-		for i, c := range calls {
-			journaled, inJournal := g.replay.result(step, i)
-			cctx, done := ctx, func(string, bool) {}
-			if g.obs != nil {
-				cctx, done = g.obs.Tool(ctx, g.caller, c)
-			}
-			// While it restates a journaled call, what the call emits
-			// (skill.loaded, task.added) says "replayed" too.
-			g.replaying = inJournal
-			res, err := g.callOne(cctx, c, step, i, offered[c.Name], replayed, journaled, inJournal)
-			g.replaying = false
-			done(res.Text, res.IsError || err != nil)
-			if err != nil {
-				return "", err
-			}
-			out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.Text, IsError: res.IsError, Artifact: res.Artifact}
-			if out.Spool, err = g.spool(out, journaled.Spool); err != nil {
-				return "", err
-			}
-			g.replaying = inJournal
-			err = g.add(out)
-			g.replaying = false
-			if err != nil {
-				return "", err
-			}
+		if err := g.runCalls(ctx, step, req, calls, replayed); err != nil {
+			return "", err
 		}
 		g.env.settle()
 		// The step is whole: make it durable before the next model call.
@@ -276,6 +191,120 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
+}
+
+// respond assembles a step's request and gets its response: from the
+// journal when it holds the step (replayed), else from the model, with
+// the request and its usage recorded, booked and reported.
+func (g *generator) respond(ctx context.Context, step int) (*model.Request, *model.Response, bool, error) {
+	s := g.assemble(step)
+	req := s.req
+	if resp, ok := g.replay.response(step); ok {
+		return req, resp, true, nil
+	}
+	g.rec.request(g.recName, s, g.tr.Len(), g.clock())
+	var done func(*model.Response, error)
+	if g.obs != nil {
+		done = g.obs.Chat(ctx, req)
+	}
+	resp, err := g.model.Generate(ctx, req)
+	if resp == nil {
+		resp = &model.Response{}
+	}
+	tk := g.estimate(req, resp, err)
+	if done != nil {
+		done(resp, err)
+	}
+	cost := g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
+	g.rec.response(g.recName, req.Caller, resp.Usage, cost, tk, err, g.clock())
+	g.emitRequest(req, tk, resp.Usage, cost)
+	// Providers name themselves ("openai: …", "scripted model: …"); the
+	// layer above names the generator.
+	return req, resp, false, err
+}
+
+// callsOf returns a response's calls, each with an id of its own and
+// arguments in the form the transcript keeps.
+func callsOf(resp *model.Response, step int) []model.ToolCall {
+	calls := resp.Calls
+	seen := make(map[string]bool, len(calls))
+	for i := range calls {
+		// Every call of a response needs its own id: results are matched
+		// to calls by it (providers reject repeats too).
+		if calls[i].ID == "" || seen[calls[i].ID] {
+			calls[i].ID = fmt.Sprintf("call_%d_%d", step+1, i+1)
+		}
+		seen[calls[i].ID] = true
+		// Arguments that are not JSON (a model's slip) are kept as a JSON
+		// string: the transcript stays valid JSON lines, and the tool's
+		// argument check tells the model what went wrong.
+		if a := calls[i].Args; len(a) > 0 && !json.Valid(a) {
+			calls[i].Args, _ = json.Marshal(string(a))
+		} else if len(a) > 0 {
+			// In the form the transcript keeps (compact, HTML-safe
+			// escapes), so later requests carry exactly what the record
+			// rebuilds them from.
+			calls[i].Args, _ = json.Marshal(a)
+		}
+	}
+	return calls
+}
+
+// runCalls runs a step's calls in the order given and records their
+// results in that order, so every call has its result before the next
+// step. A call the journal holds is restated, not run again.
+func (g *generator) runCalls(ctx context.Context, step int, req *model.Request, calls []model.ToolCall, replayed bool) error {
+	offered := make(map[string]bool, len(req.Tools))
+	for _, t := range req.Tools {
+		offered[t.Name] = true
+	}
+	if !replayed && (g.runsCommand(calls, offered) || g.mayAsk(calls, offered)) {
+		// A call is in doubt on resume only if it is in the journal: make
+		// it durable before its program may start.
+		if err := g.commit(ctx, true, false); err != nil {
+			return err
+		}
+	}
+	for i, c := range calls {
+		journaled, inJournal := g.replay.result(step, i)
+		cctx, done := ctx, func(string, bool) {}
+		if g.obs != nil {
+			cctx, done = g.obs.Tool(ctx, g.caller, c)
+		}
+		// While it restates a journaled call, what the call emits
+		// (skill.loaded, task.added) says "replayed" too.
+		var res model.ToolResult
+		err := g.as(inJournal, func() (err error) {
+			res, err = g.callOne(cctx, c, step, i, offered[c.Name], replayed, journaled, inJournal)
+			return err
+		})
+		done(res.Text, res.IsError || err != nil)
+		if err != nil {
+			return err
+		}
+		out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.Text, IsError: res.IsError, Artifact: res.Artifact}
+		if out.Spool, err = g.spool(out, journaled.Spool); err != nil {
+			return err
+		}
+		if err := g.addAs(inJournal, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// as runs f with the generator's events marked replayed when it restates
+// what the journal holds.
+func (g *generator) as(replayed bool, f func() error) error {
+	g.replaying = replayed
+	defer func() { g.replaying = false }()
+	return f()
+}
+
+// addAs adds msg to the transcript, its events marked replayed when the
+// journal already holds it.
+func (g *generator) addAs(replayed bool, msg model.Message) error {
+	return g.as(replayed, func() error { return g.add(msg) })
 }
 
 // final takes a response without calls as the generator's answer. With an
