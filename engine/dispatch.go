@@ -36,14 +36,34 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if agent != nil {
 		a = agent.WithDefaults()
 	}
-	wd := hb.workers
 	// Token budgets are checked at dispatch, and by an in-process attempt
 	// before each of its model calls: a worker elsewhere cannot see what
 	// the others use.
 	caller := model.Caller{Agent: t.Agent(), TaskID: t.ID}
-	if err := wd.gen.acct.check(caller); err != nil {
+	if err := hb.workers.gen.acct.check(caller); err != nil {
 		return "", err
 	}
+	at := hb.attempt(t, deps, skill, agent, a)
+	var approver work.Approver
+	if appr := hb.workers.gen.appr; appr != nil {
+		at.Approve, at.ApprovalTimeout = appr.def, appr.timeout
+		// The attempt's calls wait for approval under its own ctx: they
+		// end with it.
+		actx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		approver = appr.remoteApprover(actx, t, at.Number)
+	}
+	res, err := hb.dispatch.Dispatch(ctx, at, event.SinkFunc(hb.ev.stamped), approver)
+	if err != nil {
+		return "", err
+	}
+	return hb.fold(ctx, t, at, a, caller, res)
+}
+
+// attempt makes a task's attempt: what its worker is supplied as of now
+// (D5 turns, D7 observations), its agent, limits and model.
+func (hb *hostBoard) attempt(t *board.Task, deps []board.DepResult, skill *spec.Skill, agent *spec.Agent, a spec.Agent) *work.Attempt {
+	wd := hb.workers
 	at := &work.Attempt{
 		Run: hb.ev.runID, Task: t.ID, Number: max(t.Attempts, 1), Goal: t.Goal, Input: t.Input, Deps: deps,
 		Assignee: t.Assignee, Model: hb.cat.modelFor(agent, false), Durability: wd.gen.durability,
@@ -75,19 +95,15 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if a.Timeout > 0 {
 		at.Deadline = time.Now().Add(a.Timeout)
 	}
-	var approver work.Approver
-	if appr := wd.gen.appr; appr != nil {
-		at.Approve, at.ApprovalTimeout = appr.def, appr.timeout
-		// The attempt's calls wait for approval under its own ctx: they
-		// end with it.
-		actx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		approver = appr.remoteApprover(actx, t, at.Number)
-	}
-	res, err := hb.dispatch.Dispatch(ctx, at, event.SinkFunc(hb.ev.stamped), approver)
-	if err != nil {
-		return "", err
-	}
+	return at
+}
+
+// fold takes an attempt's outcome into the run, the same for every
+// transport: its transcript (when journaled elsewhere), usage,
+// observations, history items and typed output; its error fails the
+// task.
+func (hb *hostBoard) fold(ctx context.Context, t *board.Task, at *work.Attempt, a spec.Agent, caller model.Caller, res *work.Outcome) (string, error) {
+	wd := hb.workers
 	hb.recordRemote(ctx, at, res)
 	if res.Replayed {
 		hb.restated(t.ID) // its end is the journal's: task.completed restates it
