@@ -15,7 +15,7 @@ import (
 
 // One accounting from the command line, against a stand-in Anthropic
 // server that reports cache reads and writes: the request and task
-// events, run.json, `fsd runs`, `fsd runs show` and `fsd show` give the
+// events, run.json, `fsd runs`, `fsd show` and `fsd show --requests` give the
 // same four figures, and the workflow's prices give the same cost
 // everywhere — priced by the --model that answered, not the manifests'.
 func TestAccountingAcrossViews(t *testing.T) {
@@ -73,14 +73,14 @@ func TestAccountingAcrossViews(t *testing.T) {
 		!strings.Contains(strings.Join(fields, " "), "5640 5400 180 30 "+cost) {
 		t.Errorf("fsd runs:\n%s\nwant 5640 in, 5400 cached, 180 written, 30 out, cost %s", list, cost)
 	}
-	_, detail, _ := fsd(t, "runs", "show", dirs[0].Name(), "--runs-dir", runs)
+	_, detail, _ := fsd(t, "show", dirs[0].Name(), "--runs-dir", runs)
 	if !strings.Contains(detail, "5640 in (5400 cached, 180 written), 30 out") || !strings.Contains(detail, cost) ||
 		!strings.Contains(detail, "940 in (900 cached, 30 written), 5 out · "+view.Cost(perCall)) {
-		t.Errorf("fsd runs show:\n%s", detail)
+		t.Errorf("fsd show:\n%s", detail)
 	}
-	_, shown, _ := fsd(t, "show", dirs[0].Name(), "--runs-dir", runs)
+	_, shown, _ := fsd(t, "show", dirs[0].Name(), "--runs-dir", runs, "--requests")
 	if !strings.Contains(shown, view.Tokens(want)+" · cost "+cost) || !strings.Contains(shown, "tokens 940 in (900 cached, 30 written), 5 out · cost "+view.Cost(perCall)) {
-		t.Errorf("fsd show:\n%.600s", shown)
+		t.Errorf("fsd show --requests:\n%.600s", shown)
 	}
 }
 

@@ -139,9 +139,9 @@ func TestApproveStoppedRunThenResume(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "interrupted (1 waiting)") {
 		t.Errorf("fsd runs after the stop:\n%s", out)
 	}
-	code, out, _ = fsd(t, "runs", "show", id, "--runs-dir", runs)
+	code, out, _ = fsd(t, "show", id, "--runs-dir", runs)
 	if code != exitOK || !strings.Contains(out, "waiting for approval (1)\n  task:ship/s1/c1 publish") {
-		t.Errorf("fsd runs show after the stop:\n%s", out)
+		t.Errorf("fsd show after the stop:\n%s", out)
 	}
 	code, out, errs := fsd(t, "approve", id, "--runs-dir", runs)
 	if code != exitOK || !strings.Contains(out, "fsd resume "+id) {

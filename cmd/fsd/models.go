@@ -16,8 +16,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/cassette"
 	"github.com/fsdrun/fsd/model/provider"
-	"github.com/fsdrun/fsd/model/record"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -166,28 +166,28 @@ func (m *models) check() error {
 	return nil
 }
 
-// recording wires --record and --replay around the run's model. It returns
+// withCassette wires --record-cassette and --replay around the run's model. It returns
 // the model to run with, the random source for handles (seeded so a replay
 // draws the same handles), and a finish function to call after the run.
-func recording(m *models, recordPath, replayPath string) (model.Model, io.Reader, func(runErr error) error, error) {
-	secrets := record.SecretsFromEnv(os.Environ())
+func withCassette(m *models, recordPath, replayPath string) (model.Model, io.Reader, func(runErr error) error, error) {
+	secrets := cassette.SecretsFromEnv(os.Environ())
 	noop := func(err error) error { return err }
 	switch {
 	case replayPath != "":
-		rp, err := record.OpenReplayer(replayPath, record.WithSecrets(secrets...))
+		rp, err := cassette.OpenReplayer(replayPath, cassette.WithSecrets(secrets...))
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		seed, err := hex.DecodeString(rp.Meta()["seed"])
 		if err != nil || len(seed) != 32 {
-			return nil, nil, nil, fmt.Errorf("%s: the recording has no handle seed; record it again with fsd run --record", replayPath)
+			return nil, nil, nil, fmt.Errorf("%s: the cassette has no handle seed; record it again with fsd run --record-cassette", replayPath)
 		}
 		finish := func(runErr error) error {
 			if runErr != nil {
 				return runErr
 			}
 			if left := rp.Unused(); len(left) > 0 {
-				return fmt.Errorf("replay: the run ended before using the whole recording (%s)", strings.Join(left, "; "))
+				return fmt.Errorf("replay: the run ended before using the whole cassette (%s)", strings.Join(left, "; "))
 			}
 			return nil
 		}
@@ -202,11 +202,11 @@ func recording(m *models, recordPath, replayPath string) (model.Model, io.Reader
 		}
 		f, err := os.Create(recordPath)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("record: %w", err)
+			return nil, nil, nil, fmt.Errorf("--record-cassette: %w", err)
 		}
-		rec := record.NewRecorder(m, f, record.WithSecrets(secrets...),
-			record.WithMeta("model", strings.Join(m.names(), ",")),
-			record.WithMeta("seed", hex.EncodeToString(seed[:])))
+		rec := cassette.NewRecorder(m, f, cassette.WithSecrets(secrets...),
+			cassette.WithMeta("model", strings.Join(m.names(), ",")),
+			cassette.WithMeta("seed", hex.EncodeToString(seed[:])))
 		finish := func(runErr error) error {
 			cerr := f.Close()
 			return errors.Join(runErr, cerr)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
-	"github.com/fsdrun/fsd/model/record"
+	"github.com/fsdrun/fsd/model/cassette"
 	"github.com/fsdrun/fsd/natsboard"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/telemetry"
@@ -30,11 +30,12 @@ type runFlags struct {
 	runsDir string
 	verbose bool
 	color   bool // -v logs may carry ANSI colour (see useColor)
-	record  string
-	replay  string
-	trust   []string      // folders whose skills may run commands, beside the workflow's
-	timeout time.Duration // the run's wall-clock bound; 0: none
-	force   bool          // resume: run even if the run's files changed
+	// cassette is where --record-cassette saves the model's exchanges.
+	cassette string
+	replay   string
+	trust    []string      // folders whose skills may run commands, beside the workflow's
+	timeout  time.Duration // the run's wall-clock bound; 0: none
+	force    bool          // resume: run even if the run's files changed
 	// otelContent puts prompts and results in trace spans.
 	otelContent bool
 	// durability: step or commit-before-effects (spec.Durability).
@@ -78,7 +79,8 @@ func newRunCmd() *cobra.Command {
   fsd run . -i "Welcome Grace to the team."        # a folder with one workflow
   echo "Welcome Grace." | fsd run hello.workflow.yaml -i -
   fsd run hello.workflow.yaml --events json | jq -c 'select(.type | startswith("task."))'
-  fsd run wf.yaml --model openai/gpt-5.4-mini --record wf.recording.jsonl`,
+  fsd run wf.yaml --model openai/gpt-5.4-mini --record-cassette wf.cassette.jsonl
+  fsd run wf.yaml --replay wf.cassette.jsonl        # offline, in CI`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := workflowArg(args[0])
@@ -99,8 +101,9 @@ func newRunCmd() *cobra.Command {
 	_ = cmd.RegisterFlagCompletionFunc("events", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records go")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
-	cmd.Flags().StringVar(&f.record, "record", "", "save every model exchange to FILE (secrets stripped) for --replay")
-	cmd.Flags().StringVar(&f.replay, "replay", "", "answer from a recording made with --record: offline, deterministic")
+	cmd.Flags().StringVar(&f.cassette, "record-cassette", "", "save every model exchange to the cassette FILE (secrets stripped) for --replay")
+	aliasFlag(cmd, "record", "record-cassette")
+	cmd.Flags().StringVar(&f.replay, "replay", "", "answer from a cassette made with --record-cassette: offline, deterministic")
 	addTrustFlag(cmd, &f)
 	addNATSFlag(cmd, &f)
 	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans (traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
@@ -122,7 +125,7 @@ func addDurabilityFlag(cmd *cobra.Command, f *runFlags) {
 type prepared struct {
 	project *spec.Project
 	run     *engine.Run
-	// finish ends recording or replay and returns the run's final error.
+	// finish ends a cassette's recording or replay and returns the run's final error.
 	finish func(runErr error) error
 }
 
@@ -131,8 +134,8 @@ type prepared struct {
 // cannot load is left out with one warning line on warn (lenient loading,
 // as other Agent Skills clients do); a skill the workflow needs is an error.
 func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*prepared, error) {
-	if f.record != "" && f.replay != "" {
-		return nil, fail(exitUsage, "--record and --replay cannot be used together")
+	if f.cassette != "" && f.replay != "" {
+		return nil, fail(exitUsage, "--record-cassette and --replay cannot be used together")
 	}
 	p, diags := spec.LoadProjectLenient(path, natsboard.CheckWorkflow)
 	if errs := diags.Errors(false); len(errs) > 0 {
@@ -163,7 +166,7 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		}
 		return pr.run.Handle(id)
 	}}
-	m, rnd, finish, err := recording(ms, f.record, f.replay)
+	m, rnd, finish, err := withCassette(ms, f.cassette, f.replay)
 	if err != nil {
 		return nil, fail(exitProblems, "%v", err)
 	}
@@ -186,7 +189,7 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	if opts.Observer == nil {
 		// Traces only when the OTel environment asks for them.
 		obs, shutdown, err := telemetry.Setup(context.Background(), os.Getenv, telemetry.Options{
-			Content: f.otelContent, Secrets: record.SecretsFromEnv(os.Environ()), Model: ms.nameFor})
+			Content: f.otelContent, Secrets: cassette.SecretsFromEnv(os.Environ()), Model: ms.nameFor})
 		if err != nil {
 			return nil, fail(exitProblems, "traces: %v (check the OTEL_EXPORTER_OTLP_* variables)", err)
 		}

@@ -22,7 +22,7 @@ import (
 func newRunsCmd() *cobra.Command {
 	var (
 		runsDir string
-		asJSON  bool
+		format  string
 		limit   int
 	)
 	cmd := &cobra.Command{
@@ -32,20 +32,23 @@ func newRunsCmd() *cobra.Command {
 running but whose process is gone shows as interrupted: fsd resume continues it.
 A run with calls waiting for approval shows as waiting (or, stopped, with the
 number of calls waiting): fsd approve answers them.
-"fsd runs show RUN" prints one run; "fsd runs prune" removes old ones.`,
+"fsd show RUN" shows one run; "fsd runs prune" removes old ones.`,
 		Example: `  fsd runs
   fsd runs --limit 5
-  fsd runs --json | jq -r '.[] | select(.status == "failed") | .id'`,
+  fsd runs --format json | jq -r '.[] | select(.status == "failed") | .id'`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
 			if limit < 0 {
 				return usage("--limit %d is negative; 0 lists every run", limit)
 			}
-			return listRuns(cmd.OutOrStdout(), cmd.ErrOrStderr(), runsDir, limit, asJSON, time.Now())
+			return listRuns(cmd.OutOrStdout(), cmd.ErrOrStderr(), runsDir, limit, format == "json", time.Now())
 		},
 	}
 	cmd.PersistentFlags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of a table")
+	addFormatFlag(cmd, &format, "text (a table) or json (an array)")
 	cmd.Flags().IntVar(&limit, "limit", 20, "list at most this many runs, newest first; 0 lists all")
 	cmd.AddCommand(newRunsShowCmd(&runsDir), newRunsPruneCmd(&runsDir))
 	return cmd

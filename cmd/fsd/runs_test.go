@@ -79,7 +79,8 @@ func TestRunsListJSONAndLimit(t *testing.T) {
 	}
 }
 
-func TestRunsShow(t *testing.T) {
+// fsd show RUN summarises a run, found by its id, its tail or its folder.
+func TestShowSummary(t *testing.T) {
 	runs := t.TempDir()
 	// A real run, so the board's tasks are in the record.
 	code, _, errs := fsd(t, "run", "../../examples/hello/hello.workflow.yaml", "--runs-dir", runs)
@@ -91,7 +92,7 @@ func TestRunsShow(t *testing.T) {
 	tail := id[strings.LastIndex(id, "-")+1:]
 
 	for _, arg := range []string{id, tail, filepath.Join(runs, id)} {
-		code, out, errs := fsd(t, "runs", "show", arg, "--runs-dir", runs)
+		code, out, errs := fsd(t, "show", arg, "--runs-dir", runs)
 		if code != exitOK {
 			t.Fatalf("show %s: exit %d: %s", arg, code, errs)
 		}
@@ -101,7 +102,7 @@ func TestRunsShow(t *testing.T) {
 			}
 		}
 	}
-	code, out, _ := fsd(t, "runs", "show", tail, "--runs-dir", runs, "--json")
+	code, out, _ := fsd(t, "show", tail, "--runs-dir", runs, "--format", "json")
 	var d runDetail
 	if err := json.Unmarshal([]byte(out), &d); code != exitOK || err != nil {
 		t.Fatalf("show --json: %v\n%s", err, out)
@@ -112,7 +113,7 @@ func TestRunsShow(t *testing.T) {
 
 	// A failed run says how to resume it, with --runs-dir where it needs it.
 	fakeRun(t, runs, "20261120-100000-bbbb2222", "failed", 0, time.Hour, "")
-	_, out, _ = fsd(t, "runs", "show", "bbbb2222", "--runs-dir", runs)
+	_, out, _ = fsd(t, "show", "bbbb2222", "--runs-dir", runs)
 	if !strings.HasSuffix(out, "\nresume it with: fsd resume "+filepath.Join(runs, "20261120-100000-bbbb2222")+"\n") {
 		t.Errorf("no resume hint:\n%s", out)
 	}
@@ -124,7 +125,7 @@ func TestUnknownRunID(t *testing.T) {
 	runs := t.TempDir()
 	fakeRun(t, runs, "20261120-100000-bbbb2222", "failed", 0, time.Hour, "")
 	fakeRun(t, runs, "20261120-100001-bbbb3333", "failed", 0, time.Hour, "")
-	for _, args := range [][]string{{"runs", "show"}, {"resume"}} {
+	for _, args := range [][]string{{"show"}, {"runs", "show"}, {"resume"}} {
 		code, out, errs := fsd(t, append(args, "nosuchrun", "--runs-dir", runs)...)
 		want := "fsd: no run nosuchrun in " + runs + "; fsd runs --runs-dir " + runs + " lists them\n"
 		if code != exitUsage || out != "" || errs != want {

@@ -1,248 +1,92 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/fsdrun/fsd/event"
-	"github.com/fsdrun/fsd/model"
-	"github.com/fsdrun/fsd/runrecord"
-	"github.com/fsdrun/fsd/tokens"
-	"github.com/fsdrun/fsd/view"
 )
 
+// showFlags are fsd show's flags. The level is the summary unless
+// requests is set; task and step pick requests, so they set it too.
 type showFlags struct {
-	runsDir string
-	task    string
-	step    int
-	format  string
+	requests bool
+	task     string
+	step     int
+	format   string
 }
 
 func newShowCmd() *cobra.Command {
-	var f showFlags
-	cmd := &cobra.Command{
-		Use:   "show RUN",
-		Short: "Print each model call of a run as the model received it: context, window, tools, response, usage",
-		Long: "Print each generator's requests exactly as the model received them (the context block, the window of\n" +
-			"messages, the tools with their token cost), the response, tool calls and results, and usage per step.\n" +
-			runArgHelp,
-		Example: `  fsd show 20261130-174501-3f2a
-  fsd show 2026 --task analysis --step 1
-  fsd show 2026 --format json | jq '.[] | select(.task == "brief") | .steps[0].request.messages'`,
-		Args: usageArgs(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd.OutOrStdout(), args[0], f)
-		},
-	}
-	cmd.Flags().StringVar(&f.runsDir, "runs-dir", filepath.Join(".fsd", "runs"), "where run records are")
-	cmd.Flags().StringVar(&f.task, "task", "", "only this task's generator (`host` for the host)")
-	cmd.Flags().IntVar(&f.step, "step", 0, "only this step (1 is the first model call)")
-	cmd.Flags().StringVar(&f.format, "format", "text", "text or json")
+	var runsDir string
+	cmd := showCmd(&runsDir)
+	cmd.Flags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
 	return cmd
 }
 
-// showGen is one generator in `fsd show --format json`.
-type showGen struct {
-	Gen     string     `json:"gen"`
-	Task    string     `json:"task,omitempty"`
-	Agent   string     `json:"agent,omitempty"`
-	Attempt int        `json:"attempt,omitempty"`
-	Steps   []showStep `json:"steps"`
+// newRunsShowCmd is `fsd runs show`, the same command under the runs
+// command (whose --runs-dir it takes), hidden so help names one of them.
+func newRunsShowCmd(runsDir *string) *cobra.Command {
+	cmd := showCmd(runsDir)
+	cmd.Hidden = true
+	return cmd
 }
 
-type showStep struct {
-	Step     int             `json:"step"` // 1-based, as printed
-	Sent     time.Time       `json:"sent"`
-	Done     time.Time       `json:"done,omitzero"`
-	Tokens   *event.Tokens   `json:"tokens,omitempty"`
-	Usage    *model.Usage    `json:"usage,omitempty"`
-	Cost     float64         `json:"cost,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Request  showRequest     `json:"request"`
-	Response []model.Message `json:"response"`
-	// Reconstructed: the task ran on a remote worker; the request is the
-	// transcript's messages before the step (no context, no tools).
-	Reconstructed bool `json:"reconstructed,omitempty"`
+func showCmd(runsDir *string) *cobra.Command {
+	var f showFlags
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Show one run: a summary, or with --requests every model call as the model received it",
+		Long: `Show one run from its record. By default, a summary: status, workflow, duration,
+tokens and cost, input, each task (status, agent, time, tokens, error), typed
+outputs, the calls waiting for approval, and the answer or error.
+
+With --requests, every model call as the model received it: the context block,
+the window of messages, the tools with their token cost, then the response,
+tool calls and results, and usage per step. --task and --step pick some of
+them, and need no --requests.
+
+` + runArgHelp,
+		Example: `  fsd show 20261130-182719-8d7f19f8
+  fsd show 8d7f19f8 --format json | jq .tasks
+  fsd show 8d7f19f8 --requests
+  fsd show 8d7f19f8 --task analysis --step 1
+  fsd show 8d7f19f8 --requests --format json | jq '.[] | select(.task == "brief") | .steps[0].request.messages'`,
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeRunIDs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return show(cmd.OutOrStdout(), *runsDir, args[0], f)
+		},
+	}
+	cmd.Flags().BoolVar(&f.requests, "requests", false, "print every model call as the model received it, not the summary")
+	cmd.Flags().StringVar(&f.task, "task", "", "only this task's model calls (`host` for the host's); implies --requests")
+	cmd.Flags().IntVar(&f.step, "step", 0, "only this step of each generator (1 is the first model call); implies --requests")
+	addFormatFlag(cmd, &f.format, "text or json")
+	return cmd
 }
 
-// showRequest is a request as sent: no caller, no callback.
-type showRequest struct {
-	Context  string          `json:"context"`
-	Messages []model.Message `json:"messages"`
-	Tools    []model.ToolDef `json:"tools"`
-}
-
-func show(w io.Writer, run string, f showFlags) error {
-	if f.format != "text" && f.format != "json" {
-		return fail(exitUsage, "--format must be text or json, not %q", f.format)
+func show(w io.Writer, runsDir, run string, f showFlags) error {
+	if err := checkFormat(f.format); err != nil {
+		return err
 	}
 	if f.step < 0 {
-		return fail(exitUsage, "--step counts from 1")
+		return usage("--step counts from 1")
 	}
-	// findRun, as resume and runs show do: a run named that is not there is
-	// a usage error (exit 2), and an id's random tail is enough.
-	dir, err := findRun(f.runsDir, run)
+	// A run named that is not there is a usage error (exit 2), as for
+	// resume, and an id's random tail is enough.
+	dir, err := findRun(runsDir, run)
 	if err != nil {
 		return err
 	}
-	rec, err := runrecord.Open(dir)
+	if f.requests || f.task != "" || f.step > 0 {
+		return showRequests(w, dir, f)
+	}
+	d, err := loadRunDetail(dir, time.Now())
 	if err != nil {
-		return fail(exitProblems, "show: %v", err)
-	}
-	var gens []showGen
-	for _, g := range rec.Gens {
-		if f.task != "" && g.Task != f.task && !(f.task == "host" && g.Task == "") {
-			continue
-		}
-		sg := showGen{Gen: g.Name, Task: g.Task, Agent: g.Agent, Attempt: g.Attempt}
-		for _, st := range g.Steps {
-			if f.step > 0 && st.Step+1 != f.step {
-				continue
-			}
-			r := st.Request
-			sg.Steps = append(sg.Steps, showStep{Step: st.Step + 1, Sent: st.Sent, Done: st.Done, Tokens: st.Tokens,
-				Usage: st.Usage, Cost: st.Cost, Error: st.Error, Response: st.Response, Reconstructed: st.Reconstructed,
-				Request: showRequest{Context: r.Context, Messages: r.Messages, Tools: r.Tools}})
-		}
-		if len(sg.Steps) > 0 || (f.step == 0 && f.task != "") {
-			gens = append(gens, sg)
-		}
-	}
-	if len(gens) == 0 {
-		switch {
-		case f.task != "":
-			return fail(exitProblems, "show: run %s has no generator for task %q (tasks: %s)", rec.Summary.ID, f.task, taskList(rec))
-		case f.step > 0:
-			return fail(exitProblems, "show: no generator of run %s has a step %d", rec.Summary.ID, f.step)
-		}
+		return fail(exitProblems, "%v", err)
 	}
 	if f.format == "json" {
-		// Not indented: indenting would re-indent tool arguments, and the
-		// point is to print them as sent (pipe to jq to read).
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		if gens == nil {
-			gens = []showGen{}
-		}
-		return enc.Encode(gens)
+		return writeIndentedJSON(w, d)
 	}
-	return printShow(w, rec, gens)
-}
-
-func taskList(rec *runrecord.Record) string {
-	names := []string{"host"}
-	for _, g := range rec.Gens {
-		if g.Task != "" {
-			names = append(names, g.Task)
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-func printShow(w io.Writer, rec *runrecord.Record, gens []showGen) error {
-	s := rec.Summary
-	calls := 0
-	for _, g := range gens {
-		calls += len(g.Steps)
-	}
-	cost := ""
-	if s.Cost > 0 {
-		cost = " · cost " + view.Cost(s.Cost)
-	}
-	fmt.Fprintf(w, "run %s · %s · %s · %s · %s%s\n", s.ID, s.Status, s.Workflow, plural(calls, "model call"), view.Tokens(s.Usage()), cost)
-	if s.Error != "" {
-		fmt.Fprintf(w, "error: %s\n", s.Error)
-	}
-	for _, g := range gens {
-		who := "host"
-		if g.Task != "" {
-			who = "task " + g.Task
-			if g.Agent != "" {
-				who += " · " + g.Agent
-			}
-			if g.Attempt > 1 {
-				who += fmt.Sprintf(" · attempt %d", g.Attempt)
-			}
-		}
-		fmt.Fprintf(w, "\n##### %s · %s · %s\n", who, g.Gen, plural(len(g.Steps), "step"))
-		if len(g.Steps) == 0 {
-			fmt.Fprintf(w, "(no model call on record)\n")
-		}
-		for _, st := range g.Steps {
-			printStep(w, st)
-		}
-	}
+	printRunDetail(w, d)
 	return nil
-}
-
-func printStep(w io.Writer, st showStep) {
-	r := st.Request
-	ctxN := tokens.Count(r.Context)
-	fmt.Fprintf(w, "\n=== step %d · request", st.Step)
-	if t := st.Tokens; t != nil {
-		fmt.Fprintf(w, " · context %d + messages %d + tools %d = %d tokens", t.Context, t.Window, t.Tools, t.Total)
-	}
-	if st.Reconstructed {
-		// Assembled on a remote worker: only its transcript is on record.
-		fmt.Fprintf(w, " · ran on a worker: the request is not on record; the transcript before it\n--- messages: %d\n", len(r.Messages))
-		for _, m := range r.Messages {
-			printMessage(w, m)
-		}
-		fmt.Fprintf(w, "=== step %d · response\n", st.Step)
-		for _, m := range st.Response {
-			printMessage(w, m)
-		}
-		return
-	}
-	fmt.Fprintf(w, "\n--- context (%d tokens)\n%s\n", ctxN, strings.TrimRight(r.Context, "\n"))
-	fmt.Fprintf(w, "--- messages: %d\n", len(r.Messages))
-	for _, m := range r.Messages {
-		printMessage(w, m)
-	}
-	fmt.Fprintf(w, "--- tools: %d\n", len(r.Tools))
-	for _, t := range r.Tools {
-		n := tokens.Count(t.Name) + tokens.Count(t.Description) + tokens.Count(string(t.Parameters))
-		fmt.Fprintf(w, "- %s (%d tokens): %s\n  parameters: %s\n", t.Name, n, t.Description, t.Parameters)
-	}
-	fmt.Fprintf(w, "=== step %d · response", st.Step)
-	switch {
-	case st.Error != "":
-		fmt.Fprintf(w, " · error: %s", st.Error)
-	case st.Usage != nil:
-		fmt.Fprintf(w, " · %s", view.Tokens(*st.Usage))
-		if st.Cost > 0 {
-			fmt.Fprintf(w, " · cost %s", view.Cost(st.Cost))
-		}
-	case st.Done.IsZero():
-		fmt.Fprintf(w, " · no answer on record (in flight, or the process stopped)")
-	}
-	fmt.Fprintln(w)
-	for _, m := range st.Response {
-		printMessage(w, m)
-	}
-}
-
-// printMessage prints one message whole: its text, each call with its
-// arguments, a result with its call id and error mark.
-func printMessage(w io.Writer, m model.Message) {
-	head := string(m.Role)
-	if m.Role == model.Tool {
-		head += " " + m.Name + " [" + m.CallID + "]"
-		if m.IsError {
-			head += " error"
-		}
-	}
-	fmt.Fprintf(w, "[%s]\n", head)
-	if m.Text != "" {
-		fmt.Fprintf(w, "%s\n", strings.TrimRight(m.Text, "\n"))
-	}
-	for _, c := range m.Calls {
-		fmt.Fprintf(w, "→ %s %s [%s]\n", c.Name, c.Args, c.ID)
-	}
 }

@@ -52,7 +52,7 @@ func recordExample(t *testing.T, path, id string) string {
 	return runs
 }
 
-// fsd show prints every request of the examples as sent — among them a
+// fsd show --requests prints every request of the examples as sent — among them a
 // worker with flow observations (fanout's analysis) and one that inherits
 // the conversation (fanout's brief) — with responses and usage.
 func TestShowGoldens(t *testing.T) {
@@ -65,7 +65,7 @@ func TestShowGoldens(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			runs := recordExample(t, tc.path, tc.name)
-			code, out, errs := fsd(t, "show", tc.name, "--runs-dir", runs)
+			code, out, errs := fsd(t, "show", tc.name, "--runs-dir", runs, "--requests")
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
@@ -299,7 +299,7 @@ func asWire(t *testing.T, r showRequest) wireRequest {
 	return w
 }
 
-// What `fsd show` prints is what the provider received: the fan-out
+// What `fsd show --requests` prints is what the provider received: the fan-out
 // example (flow observations, conversation supply, streamed and plain
 // calls) against a stand-in OpenAI server, every body it got matched one
 // to one with a request show rebuilt from the record.
@@ -316,7 +316,7 @@ func TestShowIsWhatTheProviderReceived(t *testing.T) {
 	if err != nil || len(sums) != 1 {
 		t.Fatalf("runs: %v %v", sums, err)
 	}
-	code, out, errs := fsd(t, "show", sums[0], "--runs-dir", runs, "--format", "json")
+	code, out, errs := fsd(t, "show", sums[0], "--runs-dir", runs, "--requests", "--format", "json")
 	if code != exitOK {
 		t.Fatalf("show: exit %d: %s", code, errs)
 	}

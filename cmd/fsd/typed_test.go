@@ -13,7 +13,7 @@ import (
 
 // A typed pipeline end to end with the scripted model: validate passes,
 // the collector's wrong first answer is repaired, the report's goal and
-// script reach the collector's fields, and the record and `fsd runs show`
+// script reach the collector's fields, and the record and `fsd show`
 // keep the JSON as JSON.
 func TestTypedWorkflow(t *testing.T) {
 	wf := filepath.Join("testdata", "typed", "typed.workflow.yaml")
@@ -66,20 +66,20 @@ func TestTypedWorkflow(t *testing.T) {
 		t.Error("no task.completed for collect")
 	}
 
-	code, out, _ = fsd(t, "runs", "show", dirs[0].Name(), "--runs-dir", runs)
+	code, out, _ = fsd(t, "show", dirs[0].Name(), "--runs-dir", runs)
 	if code != exitOK || !strings.Contains(out, "\noutput of collect\n  {\"total\":3,\"items\":[\"a\",\"b\",\"c\"]}\n") {
-		t.Errorf("runs show:\n%s", out)
+		t.Errorf("show:\n%s", out)
 	}
-	code, out, _ = fsd(t, "runs", "show", dirs[0].Name(), "--runs-dir", runs, "--json")
+	code, out, _ = fsd(t, "show", dirs[0].Name(), "--runs-dir", runs, "--format", "json")
 	var d struct {
 		Tasks []map[string]json.RawMessage `json:"tasks"`
 	}
 	if err := json.Unmarshal([]byte(out), &d); code != exitOK || err != nil {
-		t.Fatalf("runs show --json: %v\n%s", err, out)
+		t.Fatalf("show --format json: %v\n%s", err, out)
 	}
 	var total struct{ Total int }
 	if err := json.Unmarshal(d.Tasks[0]["output"], &total); err != nil || total.Total != 3 {
-		t.Errorf("runs show --json output of collect: %s", d.Tasks[0]["output"])
+		t.Errorf("show --format json output of collect: %s", d.Tasks[0]["output"])
 	}
 }
 

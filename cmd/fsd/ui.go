@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsdrun/fsd/model/record"
+	"github.com/fsdrun/fsd/model/cassette"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/ui"
 )
@@ -45,7 +45,7 @@ func serveUI(ctx context.Context, runsDir, addr string, out io.Writer) error {
 	if err != nil {
 		return fail(exitProblems, "ui: %v", err)
 	}
-	srv := &http.Server{Handler: ui.NewServer(runsDir, record.SecretsFromEnv(os.Environ())).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: ui.NewServer(runsDir, cassette.SecretsFromEnv(os.Environ())).Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "fsd ui: http://%s/ (runs in %s; Ctrl-C to stop)\n", ln.Addr(), runsDir)
 	ctx, stop := withSignals(ctx)
 	defer stop()
@@ -90,7 +90,7 @@ func newReportCmd() *cobra.Command {
 				}
 				w = f
 			}
-			err = ui.Report(w, rec, record.SecretsFromEnv(os.Environ()))
+			err = ui.Report(w, rec, cassette.SecretsFromEnv(os.Environ()))
 			if f != nil {
 				if cerr := f.Close(); err == nil {
 					err = cerr

@@ -13,9 +13,9 @@ import (
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/anthropic"
+	"github.com/fsdrun/fsd/model/cassette"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
 	"github.com/fsdrun/fsd/model/openai"
-	"github.com/fsdrun/fsd/model/record"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -181,7 +181,7 @@ func TestNoKeyAnywhere(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := record.NewRecorder(m, &rec, record.WithSecrets(record.SecretsFromEnv([]string{prov.keyVar + "=" + key})...))
+			r := cassette.NewRecorder(m, &rec, cassette.WithSecrets(cassette.SecretsFromEnv([]string{prov.keyVar + "=" + key})...))
 			for i := range 6 {
 				req := &model.Request{Context: "ctx", Messages: []model.Message{{Role: model.User, Text: "hi"}}, Caller: model.Caller{Step: i}}
 				if stream {

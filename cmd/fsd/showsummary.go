@@ -14,44 +14,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/spf13/cobra"
-
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/view"
 )
-
-func newRunsShowCmd(runsDir *string) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "show RUN",
-		Short: "Summarize one run: status, tasks, tokens, and its answer or error",
-		Long:  "Summarize one run from its record.\n" + runArgHelp,
-		Example: `  fsd runs show 20261130-182719-8d7f19f8
-  fsd runs show 8d7f19f8
-  fsd runs show 8d7f19f8 --json | jq .tasks`,
-		Args:              usageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: completeRunIDs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := findRun(*runsDir, args[0])
-			if err != nil {
-				return err
-			}
-			d, err := loadRunDetail(dir, time.Now())
-			if err != nil {
-				return fail(exitProblems, "%v", err)
-			}
-			if asJSON {
-				return writeIndentedJSON(cmd.OutOrStdout(), d)
-			}
-			printRunDetail(cmd.OutOrStdout(), d)
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary and the tasks as JSON")
-	return cmd
-}
 
 // runDetail is one run with its board's tasks and what each task's model
 // calls used (from its end event: the same figures the run's add up).

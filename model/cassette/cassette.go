@@ -1,4 +1,4 @@
-package record
+package cassette
 
 import (
 	"bufio"
@@ -16,13 +16,14 @@ import (
 	"github.com/fsdrun/fsd/model/internal/redact"
 )
 
-// Version is the recording format this package writes and reads.
+// Version is the cassette format this package writes and reads.
 const Version = 1
 
-// header is the first line of a recording.
+// header is the first line of a cassette. Its key keeps the name cassettes
+// already committed to skills' repositories carry, so they still replay.
 type header struct {
-	Recording int               `json:"fsd_recording"`
-	Meta      map[string]string `json:"meta,omitempty"`
+	Format int               `json:"fsd_recording"`
+	Meta   map[string]string `json:"meta,omitempty"`
 }
 
 // Exchange is one recorded model call.
@@ -53,7 +54,7 @@ func WithSecrets(values ...string) Option {
 	return func(c *config) { c.secrets = append(c.secrets, values...) }
 }
 
-// WithMeta sets a header field of the recording (the model string, a seed).
+// WithMeta sets a header field of the cassette (the model string, a seed).
 func WithMeta(key, value string) Option {
 	return func(c *config) {
 		if c.meta == nil {
@@ -124,7 +125,7 @@ func NewRecorder(inner model.Model, w io.Writer, opts ...Option) *Recorder {
 	for k, v := range c.meta {
 		meta[k] = secrets.String(v)
 	}
-	r.err = r.writeLine(header{Recording: Version, Meta: meta})
+	r.err = r.writeLine(header{Format: Version, Meta: meta})
 	return r
 }
 
@@ -186,12 +187,12 @@ func (r *Recorder) writeLine(v any) error {
 		return fmt.Errorf("record: %w", err)
 	}
 	if _, err := r.w.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("record: writing the recording: %w", err)
+		return fmt.Errorf("cassette: write: %w", err)
 	}
 	return nil
 }
 
-// Replayer is a model.Model that answers from a recording, offline. Safe for
+// Replayer is a model.Model that answers from a cassette, offline. Safe for
 // concurrent use.
 type Replayer struct {
 	secrets redact.Secrets
@@ -203,10 +204,10 @@ type Replayer struct {
 }
 
 // ErrDiverged is wrapped by every error about a request that does not match
-// the recording.
-var ErrDiverged = errors.New("replay diverged from the recording")
+// the cassette.
+var ErrDiverged = errors.New("replay diverged from the cassette")
 
-// NewReplayer reads a whole recording. Errors name the line.
+// NewReplayer reads a whole cassette. Errors name the line.
 func NewReplayer(r io.Reader, opts ...Option) (*Replayer, error) {
 	_, secrets := newConfig(opts)
 	p := &Replayer{secrets: secrets, byKey: map[callerKey][]Exchange{}, next: map[callerKey]int{}}
@@ -221,44 +222,44 @@ func NewReplayer(r io.Reader, opts ...Option) (*Replayer, error) {
 		}
 		var probe map[string]json.RawMessage
 		if err := json.Unmarshal(b, &probe); err != nil {
-			return nil, fmt.Errorf("recording line %d: not a JSON object: %v", line, err)
+			return nil, fmt.Errorf("cassette line %d: not a JSON object: %v", line, err)
 		}
 		if _, ok := probe["fsd_recording"]; ok {
 			var h header
 			if err := json.Unmarshal(b, &h); err != nil {
-				return nil, fmt.Errorf("recording line %d: bad header: %v", line, err)
+				return nil, fmt.Errorf("cassette line %d: bad header: %v", line, err)
 			}
-			if h.Recording > Version {
-				return nil, fmt.Errorf("recording line %d: format version %d is newer than this fsd reads (%d); upgrade fsd", line, h.Recording, Version)
+			if h.Format > Version {
+				return nil, fmt.Errorf("cassette line %d: format version %d is newer than this fsd reads (%d); upgrade fsd", line, h.Format, Version)
 			}
 			p.meta = h.Meta
 			continue
 		}
 		var ex Exchange
 		if err := json.Unmarshal(b, &ex); err != nil {
-			return nil, fmt.Errorf("recording line %d: bad exchange: %v", line, err)
+			return nil, fmt.Errorf("cassette line %d: bad exchange: %v", line, err)
 		}
 		if ex.Digest == "" || (ex.Response == nil && ex.Error == "") {
-			return nil, fmt.Errorf("recording line %d: exchange without digest or response", line)
+			return nil, fmt.Errorf("cassette line %d: exchange without digest or response", line)
 		}
 		k := callerKey{ex.Agent, ex.Task}
 		p.byKey[k] = append(p.byKey[k], ex)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("recording line %d: %w", line+1, err)
+		return nil, fmt.Errorf("cassette line %d: %w", line+1, err)
 	}
 	for k, exs := range p.byKey {
 		slices.SortStableFunc(exs, func(a, b Exchange) int { return a.Seq - b.Seq })
 		for i, ex := range exs {
 			if ex.Seq != i {
-				return nil, fmt.Errorf("recording: %s has no exchange %d (found %d)", k, i, ex.Seq)
+				return nil, fmt.Errorf("cassette: %s has no exchange %d (found %d)", k, i, ex.Seq)
 			}
 		}
 	}
 	return p, nil
 }
 
-// OpenReplayer reads the recording at path.
+// OpenReplayer reads the cassette at path.
 func OpenReplayer(path string, opts ...Option) (*Replayer, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -272,7 +273,7 @@ func OpenReplayer(path string, opts ...Option) (*Replayer, error) {
 	return p, nil
 }
 
-// Meta returns the recording's header fields.
+// Meta returns the cassette's header fields.
 func (p *Replayer) Meta() map[string]string { return p.meta }
 
 // Generate answers with the recorded response for this caller's next call,
@@ -291,9 +292,9 @@ func (p *Replayer) Generate(ctx context.Context, req *model.Request) (*model.Res
 	exs := p.byKey[key]
 	if seq >= len(exs) {
 		if len(exs) == 0 {
-			return nil, fmt.Errorf("replay: %s, step %d: %w: the recording has no calls by this caller", key, seq, ErrDiverged)
+			return nil, fmt.Errorf("replay: %s, step %d: %w: the cassette has no calls by this caller", key, seq, ErrDiverged)
 		}
-		return nil, fmt.Errorf("replay: %s, step %d: %w: the recording has only %d calls by this caller", key, seq, ErrDiverged, len(exs))
+		return nil, fmt.Errorf("replay: %s, step %d: %w: the cassette has only %d calls by this caller", key, seq, ErrDiverged, len(exs))
 	}
 	ex := exs[seq]
 	sum := Summarize(req, p.secrets)
@@ -302,7 +303,7 @@ func (p *Replayer) Generate(ctx context.Context, req *model.Request) (*model.Res
 		return nil, fmt.Errorf("replay: %s, step %d: %w: %s", key, seq, ErrDiverged, why)
 	}
 	if ex.Error != "" {
-		return nil, fmt.Errorf("%s (replayed from the recording)", ex.Error)
+		return nil, fmt.Errorf("%s (replayed from the cassette)", ex.Error)
 	}
 	resp := cloneResponse(ex.Response)
 	if req.OnText != nil && resp.Text != "" {
@@ -312,7 +313,7 @@ func (p *Replayer) Generate(ctx context.Context, req *model.Request) (*model.Res
 }
 
 // Unused lists the callers whose recorded calls were not all replayed: a
-// run that ends early against its recording has changed too.
+// run that ends early against its cassette has changed too.
 func (p *Replayer) Unused() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -1,4 +1,4 @@
-package record
+package cassette
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // explain says how a live request differs from a recorded one, first
 // difference first, naming the other parts that differ too. now is the live
-// request, for quoting what it says where the recording only has hashes.
+// request, for quoting what it says where the cassette only has hashes.
 func explain(rec, got Summary, now *model.Request) string {
 	var parts []string
 	first := ""
@@ -36,7 +36,7 @@ func explain(rec, got Summary, now *model.Request) string {
 		add("input", textDiff("input", rec.Input, got.Input))
 	}
 	if first == "" {
-		return "the request differs from the recording" // e.g. a recording made by another fsd version
+		return "the request differs from the cassette" // e.g. a cassette made by another fsd version
 	}
 	if len(parts) > 1 {
 		first += " (also differ: " + strings.Join(parts[1:], ", ") + ")"

@@ -1,4 +1,4 @@
-package record
+package cassette
 
 import (
 	"bytes"
@@ -50,7 +50,7 @@ type Tool struct {
 	Hash string `json:"sha"` // of description and schema
 }
 
-// Summary is what a recording keeps of a request: enough to detect and
+// Summary is what a cassette keeps of a request: enough to detect and
 // explain any difference, without the full prompt.
 type Summary struct {
 	Agent    string    `json:"agent,omitempty"`

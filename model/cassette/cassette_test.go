@@ -1,4 +1,4 @@
-package record
+package cassette
 
 import (
 	"bytes"
@@ -128,24 +128,24 @@ func TestDivergence(t *testing.T) {
 		want   string
 	}{
 		{name: "message text", caller: callers[1], steps: 2, change: func(r *model.Request) { r.Messages[2].Text = "not loaded" },
-			want: `replay: agent "extractor", task "gather", step 2: replay diverged from the recording: message 3 (tool) text differs: recorded "loaded" (6 bytes), now "not loaded" (10 bytes)`},
+			want: `replay: agent "extractor", task "gather", step 2: replay diverged from the cassette: message 3 (tool) text differs: recorded "loaded" (6 bytes), now "not loaded" (10 bytes)`},
 		{name: "missing tool", caller: callers[0], steps: 0, change: func(r *model.Request) { r.Tools = r.Tools[1:] },
-			want: `replay: host, step 0: replay diverged from the recording: tools differ: missing read_skill`},
+			want: `replay: host, step 0: replay diverged from the cassette: tools differ: missing read_skill`},
 		{name: "changed schema", caller: callers[0], steps: 1, change: func(r *model.Request) { r.Tools[0].Parameters = json.RawMessage(`{"type":"object"}`) },
 			want: `tools differ: changed description or schema: read_skill`},
 		{name: "context line", caller: callers[2], steps: 1, change: func(r *model.Request) { r.Context = strings.Replace(r.Context, "1.0.0", "1.1.0", 1) },
-			want: `replay: agent "summarizer", task "brief", step 1: replay diverged from the recording: context differs at line 3: now "- weekly-report 1.1.0"`},
+			want: `replay: agent "summarizer", task "brief", step 1: replay diverged from the cassette: context differs at line 3: now "- weekly-report 1.1.0"`},
 		{name: "extra message", caller: callers[3], steps: 1, change: func(r *model.Request) {
 			r.Messages = append(r.Messages, model.Message{Role: model.User, Text: "And more."})
-		}, want: `replay: default worker, task "t3", step 1: replay diverged from the recording: message count differs: recorded 3, now 4; first new: message 4 (user) "And more."`},
+		}, want: `replay: default worker, task "t3", step 1: replay diverged from the cassette: message count differs: recorded 3, now 4; first new: message 4 (user) "And more."`},
 		{name: "tool call args", caller: callers[0], steps: 2, change: func(r *model.Request) { r.Messages[1].Calls[0].Args = json.RawMessage(`{"id":"y"}`) },
 			want: `message 2 (assistant) tool call 1 (read_skill) arguments differ`},
 		{name: "two differences", caller: callers[0], steps: 1, change: func(r *model.Request) { r.Messages[0].Text = "Other"; r.Tools = nil },
 			want: `message 1 (user) text differs: recorded "Goal for" (9 bytes), now "Other" (5 bytes) (also differ: tools)`},
 		{name: "unknown caller", caller: [2]string{"ghost", "t9"}, change: func(*model.Request) {},
-			want: `replay: agent "ghost", task "t9", step 0: replay diverged from the recording: the recording has no calls by this caller`},
+			want: `replay: agent "ghost", task "t9", step 0: replay diverged from the cassette: the cassette has no calls by this caller`},
 		{name: "one call too many", caller: callers[1], steps: 3, change: func(*model.Request) {},
-			want: `replay: agent "extractor", task "gather", step 3: replay diverged from the recording: the recording has only 3 calls by this caller`},
+			want: `replay: agent "extractor", task "gather", step 3: replay diverged from the cassette: the cassette has only 3 calls by this caller`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,7 +201,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 		t.Fatal("want the inner error")
 	}
 	if bytes.Contains(buf.Bytes(), []byte(secret)) {
-		t.Fatalf("recording contains the secret:\n%s", buf.String())
+		t.Fatalf("cassette contains the secret:\n%s", buf.String())
 	}
 	if !bytes.Contains(buf.Bytes(), []byte("[REDACTED]")) {
 		t.Fatalf("nothing was masked:\n%s", buf.String())
@@ -235,11 +235,11 @@ func TestReplayStreams(t *testing.T) {
 	}
 }
 
-func TestBadRecordings(t *testing.T) {
+func TestBadCassettes(t *testing.T) {
 	tests := []struct{ name, data, want string }{
-		{"not json", "{\"fsd_recording\":1}\nnope\n", "recording line 2: not a JSON object"},
+		{"not json", "{\"fsd_recording\":1}\nnope\n", "cassette line 2: not a JSON object"},
 		{"newer version", `{"fsd_recording":9}`, "format version 9 is newer"},
-		{"no digest", `{"seq":0,"response":{"text":"x"}}`, "recording line 1: exchange without digest or response"},
+		{"no digest", `{"seq":0,"response":{"text":"x"}}`, "cassette line 1: exchange without digest or response"},
 		{"gap", `{"seq":1,"digest":"d","response":{"text":"x"}}`, "host has no exchange 0 (found 1)"},
 	}
 	for _, tt := range tests {

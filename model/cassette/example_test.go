@@ -1,4 +1,4 @@
-package record_test
+package cassette_test
 
 import (
 	"bytes"
@@ -11,14 +11,14 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/cassette"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
 	"github.com/fsdrun/fsd/model/provider"
-	"github.com/fsdrun/fsd/model/record"
 )
 
-// rerecord is not golden.Update: it re-runs the recording (against a local
+// rerecord is not golden.Update: it re-runs the cassette (against a local
 // fake server) rather than rewriting a compared output, so it keeps its own
-// name and `go test ./... -update` leaves the recording alone.
+// name and `go test ./... -update` leaves the cassette alone.
 var rerecord = flag.Bool("rerecord", false, "re-record testdata/example.jsonl against a local fake OpenAI server")
 
 const (
@@ -68,7 +68,7 @@ func recordExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	rec := record.NewRecorder(m, &buf, record.WithSecrets(exampleKey), record.WithMeta("model", "openai/gpt-test"))
+	rec := cassette.NewRecorder(m, &buf, cassette.WithSecrets(exampleKey), cassette.WithMeta("model", "openai/gpt-test"))
 	if _, err := converse(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func recordExample(t *testing.T) {
 	}
 }
 
-// TestExampleReplaysOffline is what a skill's CI does: replay a recording,
+// TestExampleReplaysOffline is what a skill's CI does: replay a cassette,
 // no network, no key.
 func TestExampleReplaysOffline(t *testing.T) {
 	if *rerecord {
@@ -85,12 +85,12 @@ func TestExampleReplaysOffline(t *testing.T) {
 	}
 	data, err := os.ReadFile(examplePath)
 	if err != nil {
-		t.Fatalf("%v (run go test ./model/record -rerecord)", err)
+		t.Fatalf("%v (run go test ./model/cassette -rerecord)", err)
 	}
 	if bytes.Contains(data, []byte(exampleKey)) {
-		t.Fatal("the recording contains the API key")
+		t.Fatal("the cassette contains the API key")
 	}
-	rp, err := record.OpenReplayer(filepath.FromSlash(examplePath))
+	rp, err := cassette.OpenReplayer(filepath.FromSlash(examplePath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestExampleReplaysOffline(t *testing.T) {
 
 // A changed skill fails the replay at the first request that differs.
 func ExampleReplayer() {
-	rp, err := record.OpenReplayer("testdata/example.jsonl")
+	rp, err := cassette.OpenReplayer("testdata/example.jsonl")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -123,5 +123,5 @@ func ExampleReplayer() {
 	_, err = rp.Generate(context.Background(), req)
 	fmt.Println(err)
 	// Output:
-	// replay: host, step 0: replay diverged from the recording: tools differ: missing fetch_sales (also differ: context)
+	// replay: host, step 0: replay diverged from the cassette: tools differ: missing fetch_sales (also differ: context)
 }

@@ -91,7 +91,7 @@ func fakeOpenAIUsage(t *testing.T, replies []fakeReply, usage map[string]any) (*
 }
 
 // A run against an OpenAI-compatible server, recorded, then replayed
-// offline with the same answer; the API key reaches no recording, run
+// offline with the same answer; the API key reaches no cassette, run
 // record or output.
 func TestRecordThenReplay(t *testing.T) {
 	const key = "sk-test-0123456789-secret-key"
@@ -106,9 +106,9 @@ func TestRecordThenReplay(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", key)
 	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 	dir := t.TempDir()
-	rec := filepath.Join(dir, "hello.recording.jsonl")
+	rec := filepath.Join(dir, "hello.cassette.jsonl")
 	wf := "../../examples/hello/hello.workflow.yaml"
-	code, out, errs := fsd(t, "run", wf, "--model", "openai/gpt-test", "--record", rec, "--runs-dir", filepath.Join(dir, "runs"))
+	code, out, errs := fsd(t, "run", wf, "--model", "openai/gpt-test", "--record-cassette", rec, "--runs-dir", filepath.Join(dir, "runs"))
 	if code != exitOK {
 		t.Fatalf("recorded run: exit %d: %s", code, errs)
 	}
@@ -152,7 +152,7 @@ func TestRecordThenReplay(t *testing.T) {
 		t.Errorf("diverging replay: exit %d: %s", code, errs)
 	}
 
-	// The key is nowhere: recording, run records, output.
+	// The key is nowhere: cassette, run records, output.
 	var leaks []string
 	_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
