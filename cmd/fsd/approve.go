@@ -51,7 +51,7 @@ func newApproveCmd() *cobra.Command {
 		Use:   "approve RUN [CALL]",
 		Short: "Answer a tool call waiting for approval: approve it, run it with edited arguments, or reject it",
 		Long: "Answer a call that waits for approval in RUN.\n" + runArgHelp + `
-CALL is the call's id as fsd runs show and the approval.requested event name it
+CALL is the call's id as fsd show and the approval.requested event name it
 (host/s2/c1, task:deploy/s1/c1); it may be left out when only one call waits.
 
 The answer is written into the run record; the waiting run picks it up within a

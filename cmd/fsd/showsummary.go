@@ -127,7 +127,7 @@ func printRunDetail(w io.Writer, d runDetail) {
 		_ = tw.Flush()
 		for _, t := range d.Tasks {
 			if len(t.Output) > 0 {
-				// A typed result, as the JSON it is (--json has it whole).
+				// A typed result, as the JSON it is (--format json has it whole).
 				fmt.Fprintf(w, "\noutput of %s\n%s\n", t.ID, indent(clipLine(string(t.Output), 400)))
 			}
 		}
