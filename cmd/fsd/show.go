@@ -58,8 +58,8 @@ them, and need no --requests.
 		},
 	}
 	cmd.Flags().BoolVar(&f.requests, "requests", false, "print every model call as the model received it, not the summary")
-	cmd.Flags().StringVar(&f.task, "task", "", "only this task's model calls (`host` for the host's); implies --requests")
-	cmd.Flags().IntVar(&f.step, "step", 0, "only this step of each generator (1 is the first model call); implies --requests")
+	cmd.Flags().StringVar(&f.task, "task", "", "only the model calls of task `ID` (host: the host's); implies --requests")
+	cmd.Flags().IntVar(&f.step, "step", 0, "only step `N` of each generator (1 is the first model call); implies --requests")
 	addFormatFlag(cmd, &f.format, "text or json")
 	return cmd
 }
