@@ -31,33 +31,39 @@ func (e *AmbiguousError) Error() string {
 }
 
 // Find resolves RUN as every command that takes one does: the path of a
-// record folder, a run id under runsDir, the unique run whose id starts
-// with run, or else the unique run whose id contains it (the random tail
-// of an id is enough). A folder is a run when it holds run.json. Several
-// matches are an *AmbiguousError; none wraps ErrNoRun.
+// record folder, or else an id as FindID takes it.
 func Find(runsDir, run string) (string, error) {
-	if run == "" {
-		return "", fmt.Errorf("%w: the run id is empty", ErrNoRun)
-	}
-	if isRun(run) {
+	if run != "" && isRun(run) {
 		return run, nil
 	}
-	if strings.ContainsAny(run, `/\`) || run == "." || run == ".." {
-		// A path that is not a record is not an id either.
-		return "", fmt.Errorf("%w: %s holds no %s", ErrNoRun, run, RunFile)
+	return FindID(runsDir, run)
+}
+
+// FindID finds the run under runsDir that id names: the run of that id,
+// the unique run whose id starts with it, or else the unique run whose id
+// contains it (the random tail of an id is enough). A folder is a run
+// when it holds run.json. Several matches are an *AmbiguousError; none,
+// or an id that is a path, wraps ErrNoRun: FindID never leaves runsDir,
+// so a web view may pass it what a URL says.
+func FindID(runsDir, id string) (string, error) {
+	if id == "" {
+		return "", fmt.Errorf("%w: the run id is empty", ErrNoRun)
 	}
-	if dir := filepath.Join(runsDir, run); isRun(dir) {
+	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return "", fmt.Errorf("%w: %s is not a record folder, nor a run id", ErrNoRun, id)
+	}
+	if dir := filepath.Join(runsDir, id); isRun(dir) {
 		return dir, nil
 	}
 	entries, _ := os.ReadDir(runsDir) // sorted by name
 	var prefixed, containing []string
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || !strings.Contains(name, run) || !isRun(filepath.Join(runsDir, name)) {
+		if !e.IsDir() || !strings.Contains(name, id) || !isRun(filepath.Join(runsDir, name)) {
 			continue
 		}
 		containing = append(containing, name)
-		if strings.HasPrefix(name, run) {
+		if strings.HasPrefix(name, id) {
 			prefixed = append(prefixed, name)
 		}
 	}
@@ -67,11 +73,11 @@ func Find(runsDir, run string) (string, error) {
 	}
 	switch len(hits) {
 	case 0:
-		return "", fmt.Errorf("%w: no run %s in %s", ErrNoRun, run, runsDir)
+		return "", fmt.Errorf("%w: no run %s in %s", ErrNoRun, id, runsDir)
 	case 1:
 		return filepath.Join(runsDir, hits[0]), nil
 	}
-	return "", &AmbiguousError{Run: run, RunsDir: runsDir, Matches: hits}
+	return "", &AmbiguousError{Run: id, RunsDir: runsDir, Matches: hits}
 }
 
 func isRun(dir string) bool {

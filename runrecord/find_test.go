@@ -85,3 +85,29 @@ func TestAmbiguousErrorListsFew(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// FindID takes ids only: a record folder elsewhere, or a path leading out
+// of the runs folder, is no run, whatever a URL asks for.
+func TestFindIDStaysInRunsDir(t *testing.T) {
+	root := t.TempDir()
+	runs := filepath.Join(root, "runs")
+	for _, dir := range []string{filepath.Join(runs, "20261120-100000-aaaa1111"), filepath.Join(root, "elsewhere")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, runrecord.RunFile), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := runrecord.Find(runs, filepath.Join(root, "elsewhere")); err != nil || got != filepath.Join(root, "elsewhere") {
+		t.Errorf("Find of a record folder = %q, %v", got, err)
+	}
+	for _, id := range []string{filepath.Join(root, "elsewhere"), "../elsewhere", "..", "."} {
+		if got, err := runrecord.FindID(runs, id); !errors.Is(err, runrecord.ErrNoRun) {
+			t.Errorf("FindID(%q) = %q, %v; want ErrNoRun", id, got, err)
+		}
+	}
+	if got, err := runrecord.FindID(runs, "aaaa1111"); err != nil || got != filepath.Join(runs, "20261120-100000-aaaa1111") {
+		t.Errorf("FindID by tail = %q, %v", got, err)
+	}
+}

@@ -62,14 +62,10 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// dir resolves a run id to its folder, refusing anything that is not a
-// plain folder name under the runs dir.
+// dir resolves a run id, or the part of one a person typed, to its
+// folder under the runs dir (runrecord.FindID: never a path elsewhere).
 func (s *Server) dir(id string) (string, bool) {
-	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`) {
-		return "", false
-	}
-	d := filepath.Join(s.runsDir, id)
-	_, err := os.Stat(filepath.Join(d, runrecord.RunFile))
+	d, err := runrecord.FindID(s.runsDir, id)
 	return d, err == nil
 }
 
@@ -191,10 +187,12 @@ type pageData struct {
 
 func (s *Server) page(w http.ResponseWriter, kind, id string, _ context.Context) {
 	if kind == "run" {
-		if _, ok := s.dir(id); !ok {
+		d, ok := s.dir(id)
+		if !ok {
 			http.Error(w, "no such run", http.StatusNotFound)
 			return
 		}
+		id = filepath.Base(d) // the page asks for the run it shows, not for whatever else may match later
 	}
 	var buf bytes.Buffer
 	if err := pageTmpl.Execute(&buf, pageData{Kind: kind, RunID: id}); err != nil {

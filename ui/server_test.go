@@ -13,8 +13,8 @@ import (
 	"github.com/fsdrun/fsd/ui"
 )
 
-// Every response and the report mask the planted key; ids that are not a
-// run folder get 404; the live stream ends with "done" for a finished run.
+// Every response and the report mask the planted key; ids that name no
+// run folder under the runs dir get 404; the live stream ends with "done" for a finished run.
 func TestServerMasksSecretsAndRefusesPaths(t *testing.T) {
 	runs := t.TempDir()
 	if _, done := startExample(t, runs, "r1", "", nil); <-done != nil {
@@ -45,6 +45,11 @@ func TestServerMasksSecretsAndRefusesPaths(t *testing.T) {
 		if path == "/api/runs/r1/live" && !strings.Contains(body, "event: done") {
 			t.Errorf("live stream of a finished run: %q", body)
 		}
+	}
+	// Part of an id is enough, as on the command line; the page then asks
+	// for the run it found.
+	if code, body := get("/run/1"); code != http.StatusOK || !strings.Contains(body, `data-run="r1"`) {
+		t.Errorf("/run/1: %d, want the page of r1:\n%s", code, body)
 	}
 	for _, path := range []string{"/api/runs/..", "/api/runs/nope", "/run/nope", "/api/runs/%2e%2e%2fr1"} {
 		if code, _ := get(path); code != http.StatusNotFound {
