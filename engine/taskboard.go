@@ -249,7 +249,7 @@ func (hb *hostBoard) policy(assignee string) (time.Duration, int) {
 // second skill with the same agent name cannot change who runs the task.
 func (hb *hostBoard) call(ctx context.Context, c model.ToolCall) model.ToolResult {
 	args := c.Args
-	if c.Name == "addTask" {
+	if c.Name == board.ToolAddTask {
 		args = hb.pinAssignee(args)
 	}
 	res := hb.b.CallTool(ctx, c.Name, args, hb.runTask)

@@ -37,7 +37,9 @@ var ClaudeCodeKeys = []string{"when_to_use", "argument-hint", "disable-model-inv
 	"model", "effort", "context", "agent", "hooks", "paths", "shell"}
 
 // ReservedTools are fsd's own tool names; a skill tool may not take one,
-// or the model could not tell them apart.
+// or the model could not tell them apart. The packages that define those
+// tools import spec, so the names are spelled here again; the engine's
+// TestReservedToolsAreFsdsTools holds the two spellings together.
 var ReservedTools = []string{
 	"read_skill", "addTask", "listTasks", "cancelTask", "runBoard",
 	"artifact_md", "artifact_read", "run_skill_script",
