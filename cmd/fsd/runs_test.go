@@ -43,7 +43,7 @@ func TestRunsListJSONAndLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	code, out, errs := fsd(t, "runs", "--runs-dir", runs, "--json")
+	code, out, errs := fsd(t, "runs", "--runs-dir", runs, "--format", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -74,7 +74,7 @@ func TestRunsListJSONAndLimit(t *testing.T) {
 		t.Errorf("--limit -1: exit %d %s", code, errs)
 	}
 	empty := filepath.Join(t.TempDir(), "none")
-	if code, out, _ := fsd(t, "runs", "--runs-dir", empty, "--json"); code != exitOK || out != "[]\n" {
+	if code, out, _ := fsd(t, "runs", "--runs-dir", empty, "--format", "json"); code != exitOK || out != "[]\n" {
 		t.Errorf("no runs as JSON: %q", out)
 	}
 }

@@ -198,7 +198,7 @@ func TestSecretsStayOutOfToolsLogsEventsAndRecords(t *testing.T) {
 	base, _ := trustTree(t)
 	runs := t.TempDir()
 	code, out, errs := fsd(t, "run", filepath.Join(base, "wf", "trust.workflow.yaml"),
-		"--events", "json", "-v", "--runs-dir", runs, "--record", filepath.Join(runs, "exchange.jsonl"))
+		"--events", "json", "-v", "--runs-dir", runs, "--record-cassette", filepath.Join(runs, "exchange.jsonl"))
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
