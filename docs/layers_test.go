@@ -29,7 +29,7 @@ var layers = []layer{
 	{name: "providers", packages: []string{"model/..."}, imports: []string{"leaf", "providers"}},
 	{name: "records", packages: []string{"event", "transcript", "schemas"}, imports: []string{"leaf"}},
 	{name: "spec", packages: []string{"spec"}, imports: []string{"leaf", "records"}},
-	{name: "parts", packages: []string{"artifact", "board", "supply", "visibility", "tool", "mcptool", "trust", "runrecord", "mcpserve", "work"},
+	{name: "parts", packages: []string{"artifact", "board", "supply", "visibility", "tool", "mcptool", "trust", "runrecord", "mcpserve", "work", "approval"},
 		imports: []string{"leaf", "records", "spec", "parts"}},
 	{name: "engine", packages: []string{"engine"}, imports: []string{"leaf", "records", "spec", "parts"}},
 	{name: "transports", packages: []string{"natsboard"}, imports: []string{"leaf", "records", "spec", "parts"}},

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
@@ -54,7 +55,7 @@ type approvalRun struct {
 	waiting []RunSummary
 }
 
-func runAnswering(t *testing.T, p *spec.Project, opts Options, answers []Answer, steps ...step) approvalRun {
+func runAnswering(t *testing.T, p *spec.Project, opts Options, answers []runrecord.Answer, steps ...step) approvalRun {
 	t.Helper()
 	m := &recModel{steps: steps}
 	rec := &event.Recorder{}
@@ -122,21 +123,21 @@ func ofType(evs []event.Event, typ string) []event.Event {
 func TestApprovalApproveEditReject(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		answer Answer
+		answer runrecord.Answer
 		ran    []string // what the command logged
 		result string   // what the model read
 		isErr  bool
 	}{
-		{"approve", Answer{Decision: runrecord.Approved, By: "test"}, []string{"host/s2/c1 1"}, "did 1", false},
-		{"edit", Answer{Decision: runrecord.Edited, Args: json.RawMessage(`{"n":7}`), By: "test"}, []string{"host/s2/c1 7"},
+		{"approve", runrecord.Answer{Decision: runrecord.Approved, By: "test"}, []string{"host/s2/c1 1"}, "did 1", false},
+		{"edit", runrecord.Answer{Decision: runrecord.Edited, Args: json.RawMessage(`{"n":7}`), By: "test"}, []string{"host/s2/c1 7"},
 			"[the approver edited the arguments to {\"n\":7}]\ndid 7", false},
-		{"reject", Answer{Decision: runrecord.Rejected, Reason: "not on a Friday", By: "test"}, nil,
+		{"reject", runrecord.Answer{Decision: runrecord.Rejected, Reason: "not on a Friday", By: "test"}, nil,
 			"The call was not run: the approver rejected it (not on a Friday).", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "calls.log")
 			p := project(approvalSkill(log, spec.ApproveAlways))
-			out := runAnswering(t, p, Options{}, []Answer{tc.answer}, read("ops"), call("effect", map[string]int{"n": 1}), say("done"))
+			out := runAnswering(t, p, Options{}, []runrecord.Answer{tc.answer}, read("ops"), call("effect", map[string]int{"n": 1}), say("done"))
 			if out.err != nil {
 				t.Fatal(out.err)
 			}
@@ -184,7 +185,7 @@ func TestApprovalFirst(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls.log")
 	p := project(approvalSkill(log, spec.ApproveFirst))
 	out := runAnswering(t, p, Options{},
-		[]Answer{{Decision: runrecord.Rejected, Reason: "try again"}, {Decision: runrecord.Approved}},
+		[]runrecord.Answer{{Decision: runrecord.Rejected, Reason: "try again"}, {Decision: runrecord.Approved}},
 		read("ops"), call("effect", map[string]int{"n": 1}), call("effect", map[string]int{"n": 2}),
 		call("effect", map[string]int{"n": 3}), say("done"))
 	if out.err != nil {
@@ -198,42 +199,19 @@ func TestApprovalFirst(t *testing.T) {
 	}
 }
 
-// Where a call's policy comes from: the tool's own, else (a tool acting
-// outside fsd) its MCP server's or skill's, else the workflow's.
-func TestApprovalPolicy(t *testing.T) {
-	for _, tc := range []struct {
-		t    toolApproval
-		def  spec.Approve
-		want spec.Approve
-	}{
-		{toolApproval{}, "", spec.ApproveNever},
-		{toolApproval{external: true}, spec.ApproveAlways, spec.ApproveAlways},
-		{toolApproval{external: true, skill: spec.ApproveFirst}, spec.ApproveAlways, spec.ApproveFirst},
-		{toolApproval{external: true, own: spec.ApproveNever, skill: spec.ApproveAlways}, spec.ApproveAlways, spec.ApproveNever},
-		{toolApproval{own: spec.ApproveAlways}, "", spec.ApproveAlways},
-		// A reply, state or store tool takes no default: it acts inside fsd.
-		{toolApproval{skill: spec.ApproveAlways}, spec.ApproveAlways, spec.ApproveNever},
-	} {
-		a := newApprovals(ApprovalAsk, 0, tc.def, time.Now)
-		if got := a.policy(tc.t); got != tc.want {
-			t.Errorf("policy(%+v, workflow %q) = %q, want %q", tc.t, tc.def, got, tc.want)
-		}
-	}
-}
-
 // The skill's and the workflow's approve reach a command tool that sets
 // none; --approve auto answers for a person, deny rejects.
 func TestApprovalModes(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		mode      ApprovalMode
+		mode      approval.Mode
 		wfDefault spec.Approve
 		ran       bool
 		by        string
 	}{
-		{"auto", ApprovalAuto, spec.ApproveAlways, true, "auto"},
-		{"deny", ApprovalDeny, spec.ApproveAlways, false, "deny"},
-		{"default never", ApprovalDeny, "", true, ""},
+		{"auto", approval.Auto, spec.ApproveAlways, true, "auto"},
+		{"deny", approval.Deny, spec.ApproveAlways, false, "deny"},
+		{"default never", approval.Deny, "", true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "calls.log")
@@ -288,23 +266,6 @@ func TestApprovalTimeout(t *testing.T) {
 	}
 }
 
-// A second answer to the same call is refused: the first one stands.
-func TestApprovalAnsweredOnce(t *testing.T) {
-	dir := t.TempDir()
-	a := Answer{Call: "host/s2/c1", Decision: runrecord.Approved, Time: time.Now()}
-	if err := runrecord.WriteAnswer(dir, a); err != nil {
-		t.Fatal(err)
-	}
-	a.Decision = runrecord.Rejected
-	if err := runrecord.WriteAnswer(dir, a); !errors.Is(err, ErrAnswered) {
-		t.Fatalf("second answer: %v", err)
-	}
-	got, ok, err := runrecord.ReadAnswer(dir, a.Call)
-	if err != nil || !ok || got.Decision != runrecord.Approved {
-		t.Errorf("answer on record: %+v %v %v", got, ok, err)
-	}
-}
-
 // A run stopped while a call waits for approval keeps it pending: run.json
 // lists it, nothing ran. The resumed run asks again (the in-doubt rule
 // does not run an unapproved call), and once approved the call runs
@@ -350,7 +311,7 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 				t.Fatalf("an unapproved call ran: %q", got)
 			}
 			if answerWhileStopped {
-				if err := runrecord.WriteAnswer(res.Dir, Answer{Call: "host/s2/c1", Decision: runrecord.Approved, By: "fsd approve", Time: time.Now()}); err != nil {
+				if err := runrecord.WriteAnswer(res.Dir, runrecord.Answer{Call: "host/s2/c1", Decision: runrecord.Approved, By: "fsd approve", Time: time.Now()}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -384,7 +345,7 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 					if got := ranLines(t, log); got != nil {
 						t.Errorf("the call ran before it was approved: %q", got)
 					}
-					if err := r2.Answer(Answer{Call: call, Decision: runrecord.Approved}); err != nil {
+					if err := r2.Answer(runrecord.Answer{Call: call, Decision: runrecord.Approved}); err != nil {
 						t.Fatal(err)
 					}
 				case err := <-done:
@@ -425,7 +386,7 @@ func TestApprovalTakenThenInDoubt(t *testing.T) {
 	s := approvalSkill(log, spec.ApproveAlways)
 	s.Tools[len(s.Tools)-1].Run.OnInterrupt = spec.OnInterruptFail
 	p := project(s)
-	r, err := New(p, Options{Model: crashAfter(read("ops"), call("effect", map[string]int{"n": 1})), RunsDir: t.TempDir(), Approve: ApprovalAuto})
+	r, err := New(p, Options{Model: crashAfter(read("ops"), call("effect", map[string]int{"n": 1})), RunsDir: t.TempDir(), Approve: approval.Auto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +483,7 @@ func TestApprovalOtherTasksContinue(t *testing.T) {
 	if got := r.Pending(); len(got) != 1 || got[0].Task != "deploy" || got[0].Agent != "ops/runner" {
 		t.Errorf("Pending() = %+v", got)
 	}
-	if err := r.Answer(Answer{Call: call, Decision: runrecord.Approved}); err != nil {
+	if err := r.Answer(runrecord.Answer{Call: call, Decision: runrecord.Approved}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

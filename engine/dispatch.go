@@ -46,12 +46,12 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	at := hb.attempt(t, deps, skill, agent, a)
 	var approver work.Approver
 	if appr := hb.workers.gen.appr; appr != nil {
-		at.Approve, at.ApprovalTimeout = appr.def, appr.timeout
+		at.Approve, at.ApprovalTimeout = appr.Default(), appr.Timeout()
 		// The attempt's calls wait for approval under its own ctx: they
 		// end with it.
 		actx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		approver = appr.remoteApprover(actx, t, at.Number)
+		approver = appr.Remote(actx, t.ID, t.Agent(), at.Number)
 	}
 	res, err := hb.dispatch.Dispatch(ctx, at, event.SinkFunc(hb.ev.stamped), approver)
 	if err != nil {

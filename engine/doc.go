@@ -5,9 +5,10 @@
 // of the host and of each board worker.
 //
 // It does not parse manifests (spec), window transcripts (transcript), index
-// markdown (artifact), schedule tasks (board) or talk to providers (model/…):
-// it wires them together, and it is the only package that knows the order in
-// which things happen in a step.
+// markdown (artifact), schedule tasks (board), wait for approvals
+// (approval: the generator asks its Gate before a call runs; a Run answers
+// through it) or talk to providers (model/…): it wires them together, and it
+// is the only package that knows the order in which things happen in a step.
 //
 // Every board task attempt runs by one path (dispatch.go, attempt.go):
 // the board's runner makes a work.Attempt, a work.Dispatcher delivers

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
@@ -78,7 +79,7 @@ func loadExample(t *testing.T, path string) (*spec.Project, *recorder, *engine.R
 	rec := &recorder{inner: scripted.New(s, func(id string) (string, error) { return run.Handle(id) }), reqs: map[string][]model.Request{}}
 	// Calls that ask for approval are approved (as with fsd run --approve
 	// auto): nobody is there to answer.
-	run, err = engine.New(p, engine.Options{Model: rec, RunsDir: t.TempDir(), Approve: engine.ApprovalAuto})
+	run, err = engine.New(p, engine.Options{Model: rec, RunsDir: t.TempDir(), Approve: approval.Auto})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,12 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
 	"github.com/fsdrun/fsd/transcript"
@@ -39,7 +41,7 @@ type env interface {
 	command(name string) (isCommand, failsInDoubt bool)
 	// approval says what a call's tool declares about approval (skill
 	// tools and scripts; fsd's own tools never ask).
-	approval(c model.ToolCall) toolApproval
+	approval(c model.ToolCall) approval.Tool
 }
 
 // genDeps are what a generator needs from whoever runs it.
@@ -68,7 +70,7 @@ type genDeps struct {
 	durability spec.Durability
 	// appr stands before calls that need a person's approval; nil asks
 	// for none.
-	appr *approvals
+	appr *approval.Gate
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -344,19 +346,19 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	// A call that needs approval waits here, before anything runs; its
 	// step is durable (runsCommand or needsApproval synced it), so a run
 	// stopped while it waits finds it pending on resume.
-	gate, err := g.appr.gate(ctx, PendingCall{Call: id, Tool: c.Name, Args: c.Args, Task: g.caller.TaskID, Agent: g.caller.Agent}, g.env.approval(c))
+	gate, err := g.appr.Check(ctx, runrecord.PendingCall{Call: id, Tool: c.Name, Args: c.Args, Task: g.caller.TaskID, Agent: g.caller.Agent}, g.env.approval(c))
 	if err != nil {
 		return res, g.errorf("%w", err)
 	}
-	if gate.reject != nil {
-		return *gate.reject, nil
+	if gate.Reject != nil {
+		return *gate.Reject, nil
 	}
-	if gate.fresh {
+	if gate.Fresh {
 		// Approved only now: it cannot have run before, so the in-doubt
 		// rule does not apply — it runs (once).
 		act = journal.Execute
 	}
-	c.Args = gate.args
+	c.Args = gate.Args
 	switch act {
 	case journal.FailInDoubt:
 		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("in-doubt call not run again (on-interrupt: fail)")
@@ -365,8 +367,8 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("running an in-doubt call again with the same FSD_CALL_ID")
 	}
 	res = g.env.call(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), c)
-	if gate.note != "" {
-		res.Text = gate.note + res.Text
+	if gate.Note != "" {
+		res.Text = gate.Note + res.Text
 	}
 	if ctx.Err() != nil {
 		// The run was stopped while the call ran: its result (a
@@ -403,7 +405,7 @@ func (g *generator) mayAsk(calls []model.ToolCall, offered map[string]bool) bool
 		return false
 	}
 	for _, c := range calls {
-		if offered[c.Name] && g.appr.policy(g.env.approval(c)) != spec.ApproveNever {
+		if offered[c.Name] && g.appr.Policy(g.env.approval(c)) != spec.ApproveNever {
 			return true
 		}
 	}

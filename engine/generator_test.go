@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -25,7 +26,7 @@ func (e *testEnv) tools() []model.ToolDef                        { return e.defs
 func (e *testEnv) loaded(string) bool                            { return true }
 func (e *testEnv) settle()                                       {}
 func (e *testEnv) command(string) (isCommand, failsInDoubt bool) { return false, false }
-func (e *testEnv) approval(model.ToolCall) toolApproval          { return toolApproval{} }
+func (e *testEnv) approval(model.ToolCall) approval.Tool         { return approval.Tool{} }
 func (e *testEnv) call(_ context.Context, c model.ToolCall) model.ToolResult {
 	e.calls = append(e.calls, c.Name)
 	return model.ToolResult{Text: "ran " + c.Name}

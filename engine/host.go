@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -165,19 +166,19 @@ func (h *hostEnv) command(name string) (bool, bool) {
 	return true, t.failsInDoubt()
 }
 
-func (h *hostEnv) approval(c model.ToolCall) toolApproval {
+func (h *hostEnv) approval(c model.ToolCall) approval.Tool {
 	if c.Name == runScriptDef.Name {
 		// A script is its skill's: the skill's policy (and the
 		// workflow's default) applies.
 		if _, l, bad := h.mgr.scriptCall(c.Args); bad == nil {
-			return toolApproval{skill: l.skill.Approve, external: true}
+			return approval.Tool{Skill: l.skill.Approve, External: true}
 		}
-		return toolApproval{} // a bad call runs nothing: no approval
+		return approval.Tool{} // a bad call runs nothing: no approval
 	}
 	if l, t, ok := h.mgr.skillTool(c.Name); ok {
 		return t.approval(l.skill)
 	}
-	return toolApproval{}
+	return approval.Tool{}
 }
 
 func (h *hostEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult {

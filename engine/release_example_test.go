@@ -66,7 +66,7 @@ func TestReleaseExample(t *testing.T) {
 	if !strings.Contains(string(notes.Output), `"highlights":["calls can wait for approval"`) {
 		t.Errorf("the notes task's typed output: %s", notes.Output)
 	}
-	if err := run.Answer(engine.Answer{Call: e.Approval, Decision: runrecord.Rejected, Reason: "the freeze is on"}); err != nil {
+	if err := run.Answer(runrecord.Answer{Call: e.Approval, Decision: runrecord.Rejected, Reason: "the freeze is on"}); err != nil {
 		t.Fatal(err)
 	}
 	o := <-done

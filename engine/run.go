@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
@@ -77,11 +78,11 @@ type Options struct {
 	// flushDelay overrides journal.FlushDelay (tests make it long, so
 	// only commits write the journal).
 	flushDelay time.Duration
-	// Approve says who answers calls that need approval: ApprovalAsk (the
-	// default) waits for Run.Answer or an answer written into the run
-	// record (fsd approve); ApprovalAuto approves them all, ApprovalDeny
-	// rejects them all.
-	Approve ApprovalMode
+	// Approve says who answers calls that need approval: approval.Ask
+	// (the default) waits for Run.Answer or an answer written into the
+	// run record (fsd approve); approval.Auto approves them all,
+	// approval.Deny rejects them all.
+	Approve approval.Mode
 	// ApprovalTimeout fails a call that waited this long for approval
 	// softly: the model reads that no answer came. 0 waits as long as it
 	// takes.
@@ -124,7 +125,7 @@ type Run struct {
 	acct *account
 	box  *toolbox
 	// appr holds the calls waiting for approval and their answers.
-	appr *approvals
+	appr *approval.Gate
 }
 
 // Result is what a finished run produced.
@@ -210,13 +211,11 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		r.ID = opts.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 	}
 	r.ev = emitter{runID: r.ID, now: r.now}
-	switch opts.Approve {
-	case "", ApprovalAsk, ApprovalAuto, ApprovalDeny:
-	default:
-		return nil, fmt.Errorf("engine: unknown approval mode %q (want ask, auto or deny)", opts.Approve)
+	mode, err := approval.ParseMode(string(opts.Approve))
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
-	r.appr = newApprovals(opts.Approve, opts.ApprovalTimeout, p.Workflow.Approve, r.now)
-	r.appr.emit = r.ev.emit
+	r.appr = approval.New(approval.Config{Mode: mode, Timeout: opts.ApprovalTimeout, Default: p.Workflow.Approve, Now: r.now, Emit: r.ev.emit})
 	return r, nil
 }
 
@@ -315,7 +314,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	if err := r.watchApprovals(runCtx, &sum); err != nil {
 		return res, err
 	}
-	defer r.appr.close()
+	defer r.appr.Close()
 	started := event.Event{Type: event.RunStarted, Text: r.wf.Name}
 	if r.opts.Resume != nil {
 		// What the run used before: a view adds this run's calls to it.
@@ -354,7 +353,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		r.ev.emit(fin)
 		sum.Pending = nil
 		if err != nil {
-			sum.Pending = r.appr.list() // calls a stopped run leaves waiting
+			sum.Pending = r.appr.Pending() // calls a stopped run leaves waiting
 		}
 		if werr := r.rec.writeJSON("run.json", sum); err == nil && werr != nil {
 			err = werr

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -117,7 +118,7 @@ func (f *funcEnv) settle()                     {}
 func (f *funcEnv) command(string) (bool, bool) { return false, false }
 
 // approval: Go functions given to Generate ask for no approval.
-func (f *funcEnv) approval(model.ToolCall) toolApproval { return toolApproval{} }
+func (f *funcEnv) approval(model.ToolCall) approval.Tool { return approval.Tool{} }
 func (f *funcEnv) call(ctx context.Context, c model.ToolCall) (res model.ToolResult) {
 	t, ok := f.byName[c.Name]
 	if !ok {

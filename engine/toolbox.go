@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/mcptool"
 	"github.com/fsdrun/fsd/model"
@@ -81,11 +82,11 @@ func mcpTool(s *spec.Skill, t *mcptool.Tool) skillTool {
 // approval is what a call of t declares about approval, s its skill. A
 // call that would only answer the untrusted skill's refusal runs nothing:
 // asking a person to approve it would be for nothing.
-func (t skillTool) approval(s *spec.Skill) toolApproval {
+func (t skillTool) approval(s *spec.Skill) approval.Tool {
 	if r, ok := t.callable.(interface{ Refuses() bool }); ok && r.Refuses() {
-		return toolApproval{}
+		return approval.Tool{}
 	}
-	return toolApproval{own: t.approve, skill: s.Approve, external: t.external()}
+	return approval.Tool{Own: t.approve, Skill: s.Approve, External: t.external()}
 }
 
 // kv picks the store a call of t works on: the load's state, or the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/mcptool"
@@ -43,7 +44,7 @@ func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 	acct := &account{tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	return runAttempt(ctx, t, attemptDeps{
 		gen: genDeps{runID: t.Run, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
-			arts: arts, appr: workApprovals(t, o.Approver, ev.emit, o)},
+			arts: arts, appr: approval.ForWorker(t, o, ev.emit)},
 		ev: ev, model: o.Model, skill: o.Skill, box: box,
 		open: func() (*transcript.Transcript, *genJournal, error) {
 			return journaledTranscript(o.Journal, journal.Gen{Task: t.Task, Attempt: max(t.Number, 1)}, resumed), resumed, nil

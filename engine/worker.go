@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
@@ -45,10 +46,10 @@ func (w *workerEnv) command(name string) (bool, bool) {
 	return true, t.failsInDoubt()
 }
 
-func (w *workerEnv) approval(c model.ToolCall) toolApproval {
+func (w *workerEnv) approval(c model.ToolCall) approval.Tool {
 	t, ok := w.byName[c.Name]
 	if !ok {
-		return toolApproval{}
+		return approval.Tool{}
 	}
 	return t.approval(w.skill)
 }

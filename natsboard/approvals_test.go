@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
@@ -257,20 +258,20 @@ func logLines(t *testing.T, log string) []string {
 func TestRemoteApproval(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		mode   engine.ApprovalMode
+		mode   approval.Mode
 		answer func(t *testing.T, ar *approvalRun, call string)
 		ran    string // the command's log
 		read   string // what the model read
 		by     string
 	}{
 		{name: "approve", answer: func(t *testing.T, ar *approvalRun, call string) {
-			must(t, ar.r.Answer(engine.Answer{Call: call, Decision: runrecord.Approved, By: "test"}))
+			must(t, ar.r.Answer(runrecord.Answer{Call: call, Decision: runrecord.Approved, By: "test"}))
 		}, ran: "task:deploy/s1/c1 1", read: "did 1", by: "test"},
 		{name: "edit", answer: func(t *testing.T, ar *approvalRun, call string) {
-			must(t, ar.r.Answer(engine.Answer{Call: call, Decision: runrecord.Edited, Args: json.RawMessage(`{"n":7}`), By: "test"}))
+			must(t, ar.r.Answer(runrecord.Answer{Call: call, Decision: runrecord.Edited, Args: json.RawMessage(`{"n":7}`), By: "test"}))
 		}, ran: "task:deploy/s1/c1 7", read: "[the approver edited the arguments to {\"n\":7}]\ndid 7", by: "test"},
 		{name: "reject", answer: func(t *testing.T, ar *approvalRun, call string) {
-			must(t, ar.r.Answer(engine.Answer{Call: call, Decision: runrecord.Rejected, Reason: "not on a Friday", By: "test"}))
+			must(t, ar.r.Answer(runrecord.Answer{Call: call, Decision: runrecord.Rejected, Reason: "not on a Friday", By: "test"}))
 		}, read: "The call was not run: the approver rejected it (not on a Friday).", by: "test"},
 		{name: "fsd approve --edit", answer: func(t *testing.T, ar *approvalRun, call string) {
 			out, err := exec.Command(fsdBin, "approve", ar.r.ID, call, "--edit", `{"n": 5}`, "--runs-dir", ar.runsDir).CombinedOutput()
@@ -278,7 +279,7 @@ func TestRemoteApproval(t *testing.T) {
 				t.Fatalf("fsd approve: %v\n%s", err, out)
 			}
 		}, ran: "task:deploy/s1/c1 5", read: "[the approver edited the arguments to {\"n\":5}]\ndid 5", by: "fsd approve"},
-		{name: "auto", mode: engine.ApprovalAuto, ran: "task:deploy/s1/c1 1", read: "did 1", by: "auto"},
+		{name: "auto", mode: approval.Auto, ran: "task:deploy/s1/c1 1", read: "did 1", by: "auto"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each its own server and worker: mostly waiting
@@ -347,7 +348,7 @@ func TestRemoteApprovalFirstOncePerRun(t *testing.T) {
 	if e.Task != "one" {
 		t.Errorf("asked about %+v, want task one's call", e)
 	}
-	must(t, ar.r.Answer(engine.Answer{Call: e.Approval, By: "test"}))
+	must(t, ar.r.Answer(runrecord.Answer{Call: e.Approval, By: "test"}))
 	ar.wait(t)
 	if got := strings.Join(logLines(t, log), "|"); got != "task:one/s1/c1 1|task:two/s1/c1 1" {
 		t.Errorf("the command ran %q", got)
@@ -370,7 +371,7 @@ func TestRemoteApprovalAnsweredOnceAcrossRedelivery(t *testing.T) {
 	stopFirst := f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "first", Concurrency: 1, Trust: []string{skills}})
 	ar := f.start(t, wf, engine.Options{})
 	e := ar.next(t)
-	must(t, ar.r.Answer(engine.Answer{Call: e.Approval, By: "test"}))
+	must(t, ar.r.Answer(runrecord.Answer{Call: e.Approval, By: "test"}))
 	until(t, "the first worker to start the call", func() bool { return len(logLines(t, log)) == 1 })
 	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "second", Concurrency: 1, Trust: []string{skills}})
 	stopFirst() // kills the hanging call and hands the task back to the queue
@@ -429,7 +430,7 @@ func TestRemoteApprovalAnswerAfterHandBack(t *testing.T) {
 	case <-time.After(time.Minute): // a hang guard, not a timing assertion
 		t.Fatal("the second worker did not ask")
 	}
-	must(t, ar.r.Answer(engine.Answer{Call: e.Approval, By: "test"}))
+	must(t, ar.r.Answer(runrecord.Answer{Call: e.Approval, By: "test"}))
 	ar.wait(t)
 	if got := strings.Join(logLines(t, log), "|"); got != "task:deploy/s1/c1 1" {
 		t.Errorf("the command ran %q, want once", got)

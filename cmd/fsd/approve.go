@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/runrecord"
 )
@@ -28,17 +28,15 @@ func addApprovalFlags(cmd *cobra.Command, f *runFlags) {
 }
 
 // approvalMode checks --approve and --approval-timeout.
-func approvalMode(f runFlags) (engine.ApprovalMode, error) {
+func approvalMode(f runFlags) (approval.Mode, error) {
 	if f.approvalTimeout < 0 {
 		return "", usage("--approval-timeout: %s is negative", f.approvalTimeout)
 	}
-	switch m := engine.ApprovalMode(f.approve); m {
-	case "":
-		return engine.ApprovalAsk, nil
-	case engine.ApprovalAsk, engine.ApprovalAuto, engine.ApprovalDeny:
-		return m, nil
+	m, err := approval.ParseMode(f.approve)
+	if err != nil {
+		return "", usage("unknown --approve %q; want ask, auto or deny", f.approve)
 	}
-	return "", usage("unknown --approve %q; want ask, auto or deny", f.approve)
+	return m, nil
 }
 
 func newApproveCmd() *cobra.Command {
@@ -63,7 +61,7 @@ it is resumed (fsd resume RUN). The first answer to a call stands.`,
 		Args:              usageArgs(cobra.RangeArgs(1, 2)),
 		ValidArgsFunction: completeRunIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a := engine.Answer{Decision: runrecord.Approved, By: "fsd approve", Time: time.Now()}
+			a := runrecord.Answer{Decision: runrecord.Approved, By: "fsd approve", Time: time.Now()}
 			if len(args) == 2 {
 				a.Call = args[1]
 			}
@@ -89,7 +87,7 @@ it is resumed (fsd resume RUN). The first answer to a call stands.`,
 }
 
 // approve writes an answer into the run record for its waiting run.
-func approve(w io.Writer, runsDir, runArg string, a engine.Answer) error {
+func approve(w io.Writer, runsDir, runArg string, a runrecord.Answer) error {
 	dir, err := findRun(runsDir, runArg)
 	if err != nil {
 		return err

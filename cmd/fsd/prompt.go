@@ -94,7 +94,7 @@ func (p *prompter) one(e event.Event) {
 	}
 	a.Time = time.Now()
 	if err := p.run.Answer(a); err != nil {
-		if errors.Is(err, engine.ErrAnswered) {
+		if errors.Is(err, runrecord.ErrAnswered) {
 			fmt.Fprintf(p.out, "call %s was answered elsewhere meanwhile\n", e.Approval)
 			return
 		}
@@ -105,8 +105,8 @@ func (p *prompter) one(e event.Event) {
 // ask puts the question and reads the answer: a[pprove], e[dit] (then the
 // arguments as JSON on one line), r[eject] (then the reason). It asks
 // again after anything else; it fails only when the input ends.
-func ask(in *bufio.Reader, out io.Writer, e event.Event) (engine.Answer, error) {
-	a := engine.Answer{Call: e.Approval, By: "terminal"}
+func ask(in *bufio.Reader, out io.Writer, e event.Event) (runrecord.Answer, error) {
+	a := runrecord.Answer{Call: e.Approval, By: "terminal"}
 	who := "the host"
 	if e.Task != "" {
 		who = fmt.Sprintf("task %s (%s)", e.Task, e.Agent)

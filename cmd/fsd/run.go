@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model/cassette"
@@ -280,7 +281,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Journ
 		stopView = live.Stop
 		defer live.Stop()
 		sink = live
-		if mode == engine.ApprovalAsk && stdinIsTerminal() {
+		if mode == approval.Ask && stdinIsTerminal() {
 			// …and can answer approvals right there.
 			ask = newPrompter(os.Stdin, stderr, live.Hold)
 			sink = event.Multi{live, ask}

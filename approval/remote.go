@@ -1,7 +1,7 @@
-package engine
+package approval
 
-// Approvals of calls made on remote workers (fsd run --nats): the worker
-// asks, the coordinator's approvals answer — the same prompt, fsd
+// Approvals of calls made on remote workers (fsd run --nats): the worker's
+// gate asks, the coordinator's gate answers — the same prompt, fsd
 // approve, --approve and --approval-timeout, approvals.jsonl, run.json
 // and events as for a call made in the coordinator's process. The
 // transport is the Dispatcher's (package natsboard: request/reply on a
@@ -25,45 +25,46 @@ import (
 )
 
 const (
-	// approvalHold is how long a worker lets the coordinator hold one
+	// remoteHold is how long a worker lets the coordinator hold one
 	// request (a long poll); the first request of a call holds
-	// approvalFirstHold, so a call answered at once (auto, a first tool
+	// remoteFirstHold, so a call answered at once (auto, a first tool
 	// approved before, an answer on record) never parks its task.
-	approvalHold      = 10 * time.Second
-	approvalFirstHold = time.Second
-	// approvalRetry is the pause before asking again a coordinator that
+	remoteHold      = 10 * time.Second
+	remoteFirstHold = time.Second
+	// remoteRetry is the pause before asking again a coordinator that
 	// did not answer (down, restarting).
-	approvalRetry = time.Second
+	remoteRetry = time.Second
 )
 
-// workApprovals are the approvals of a task run by Work: ask sends its
-// calls to the coordinator; without one (nil), a call that needs approval
-// is rejected — never run unapproved — and the model reads why.
-func workApprovals(t *work.Attempt, ask work.Approver, emit func(event.Event), o work.Options) *approvals {
-	a := newApprovals(ApprovalDeny, t.ApprovalTimeout, t.Approve, o.Now)
-	a.log = o.Logger
-	a.emit = emit
-	if ask == nil {
-		a.denyReason = "this call needs a person's approval, and this worker has no coordinator to ask; run the task with fsd run --nats, or set approve: never on the tool"
-		return a
+// ForWorker returns the gate of an attempt run on a worker (by
+// engine.Work): it asks the run over o.Approver, with the attempt's
+// workflow default and approval timeout; without an Approver, a call
+// that needs approval is rejected — never run unapproved — and the model
+// reads why. emit sends its events (the run reports the approvals it
+// answers, so a gate that asks sends none).
+func ForWorker(t *work.Attempt, o work.Options, emit func(event.Event)) *Gate {
+	g := New(Config{Mode: Deny, Timeout: t.ApprovalTimeout, Default: t.Approve, Now: o.Now, Emit: emit, Log: o.Logger})
+	if o.Approver == nil {
+		g.denyReason = "this call needs a person's approval, and this worker has no coordinator to ask; run the task with fsd run --nats, or set approve: never on the tool"
+		return g
 	}
-	a.ask = ask
-	a.emit = func(event.Event) {} // the coordinator reports the approvals it answers
-	return a
+	g.ask = o.Approver
+	g.emit = func(event.Event) {} // the coordinator reports the approvals it answers
+	return g
 }
 
 // askRemote is decide on a worker: the coordinator answers. While no
 // answer has come the task gives its worker slot back (its message keeps
 // its heartbeats). A coordinator that cannot be reached is asked again
 // until the approval timeout, then the call is rejected.
-func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Approve) (ans Answer, needed, fresh bool, err error) {
-	a.mu.Lock()
-	approvedOnce := a.first[p.Tool]
-	a.mu.Unlock()
+func (g *Gate) askRemote(ctx context.Context, p runrecord.PendingCall, policy spec.Approve) (ans runrecord.Answer, needed, fresh bool, err error) {
+	g.mu.Lock()
+	approvedOnce := g.first[p.Tool]
+	g.mu.Unlock()
 	if policy == spec.ApproveNever || (policy == spec.ApproveFirst && approvedOnce) {
-		return Answer{}, false, false, nil
+		return runrecord.Answer{}, false, false, nil
 	}
-	q := work.ApprovalRequest{PendingCall: p, Policy: policy, Hold: approvalFirstHold}
+	q := work.ApprovalRequest{PendingCall: p, Policy: policy, Hold: remoteFirstHold}
 	var (
 		unpark      func() error
 		unreachable time.Time // since when no coordinator answered
@@ -77,9 +78,9 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 		}
 	}()
 	for {
-		rep, rerr := a.ask.Approve(ctx, q)
+		rep, rerr := g.ask.Approve(ctx, q)
 		if ctx.Err() != nil {
-			return Answer{}, false, false, context.Cause(ctx)
+			return runrecord.Answer{}, false, false, context.Cause(ctx)
 		}
 		if rerr == nil && q.Taking {
 			// The coordinator counted the call as taken: fresh only if no
@@ -87,7 +88,7 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 			return ans, true, rep.Status == work.ApprovalAnswered && rep.Fresh, nil
 		}
 		if rerr == nil && rep.Status != work.ApprovalPending {
-			ans, needed, fresh, err = a.settle(p, rep)
+			ans, needed, fresh, err = g.settle(p, rep)
 			if err != nil || !needed || !fresh || ans.Decision == runrecord.Rejected {
 				return ans, needed, fresh, err
 			}
@@ -100,27 +101,27 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 		if unpark == nil {
 			// A task waiting for a person is not work: its slot goes to
 			// others.
-			a.log.Info().Str("call", p.Call).Str("tool", p.Tool).Msg("waiting for approval from the coordinator")
+			g.log.Info().Str("call", p.Call).Str("tool", p.Tool).Msg("waiting for approval from the coordinator")
 			unpark = board.Park(ctx)
 		}
 		if !q.Taking {
-			q.Hold = approvalHold
+			q.Hold = remoteHold
 		}
 		if rerr == nil {
 			unreachable, lastErr = time.Time{}, nil
 			continue // the coordinator held the request: ask again at once
 		}
 		if unreachable.IsZero() {
-			unreachable = a.now()
-			a.log.Warn().Err(rerr).Str("call", p.Call).Msg("the coordinator does not answer; asking again until it does")
+			unreachable = g.now()
+			g.log.Warn().Err(rerr).Str("call", p.Call).Msg("the coordinator does not answer; asking again until it does")
 		}
 		lastErr = rerr
-		wait := approvalRetry
-		if a.timeout > 0 {
-			left := a.timeout - a.now().Sub(unreachable)
+		wait := remoteRetry
+		if g.timeout > 0 {
+			left := g.timeout - g.now().Sub(unreachable)
 			if left <= 0 {
-				return Answer{Call: p.Call, Decision: runrecord.Rejected, By: "timeout", Time: a.now(),
-					Reason: fmt.Sprintf("no answer within %s: the run's coordinator (fsd run --nats) could not be reached (%v)", a.timeout, lastErr)}, true, true, nil
+				return runrecord.Answer{Call: p.Call, Decision: runrecord.Rejected, By: "timeout", Time: g.now(),
+					Reason: fmt.Sprintf("no answer within %s: the run's coordinator (fsd run --nats) could not be reached (%v)", g.timeout, lastErr)}, true, true, nil
 			}
 			wait = min(wait, left)
 		}
@@ -128,7 +129,7 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return Answer{}, false, false, context.Cause(ctx)
+			return runrecord.Answer{}, false, false, context.Cause(ctx)
 		case <-t.C:
 		}
 	}
@@ -136,16 +137,16 @@ func (a *approvals) askRemote(ctx context.Context, p PendingCall, policy spec.Ap
 
 // settle checks the coordinator's reply: anything but a well-formed
 // answer to this call rejects it.
-func (a *approvals) settle(p PendingCall, rep work.ApprovalReply) (Answer, bool, bool, error) {
-	reject := func(reason string) (Answer, bool, bool, error) {
-		return Answer{Call: p.Call, Decision: runrecord.Rejected, By: "coordinator", Time: a.now(), Reason: reason}, true, false, nil
+func (g *Gate) settle(p runrecord.PendingCall, rep work.ApprovalReply) (runrecord.Answer, bool, bool, error) {
+	reject := func(reason string) (runrecord.Answer, bool, bool, error) {
+		return runrecord.Answer{Call: p.Call, Decision: runrecord.Rejected, By: "coordinator", Time: g.now(), Reason: reason}, true, false, nil
 	}
 	switch rep.Status {
 	case work.ApprovalFree:
-		a.mu.Lock()
-		a.first[p.Tool] = true
-		a.mu.Unlock()
-		return Answer{}, false, false, nil
+		g.mu.Lock()
+		g.first[p.Tool] = true
+		g.mu.Unlock()
+		return runrecord.Answer{}, false, false, nil
 	case work.ApprovalRefused:
 		return reject("the run's coordinator refused the request: " + rep.Reason)
 	case work.ApprovalAnswered:
@@ -162,9 +163,9 @@ func (a *approvals) settle(p PendingCall, rep work.ApprovalReply) (Answer, bool,
 		return reject(fmt.Sprintf("the approver's decision %q is not approved, edited or rejected", ans.Decision))
 	}
 	if ans.Decision != runrecord.Rejected {
-		a.mu.Lock()
-		a.first[p.Tool] = true
-		a.mu.Unlock()
+		g.mu.Lock()
+		g.first[p.Tool] = true
+		g.mu.Unlock()
 	}
 	return *ans, true, rep.Fresh, nil
 }
@@ -175,7 +176,7 @@ func (a *approvals) settle(p PendingCall, rep work.ApprovalReply) (Answer, bool,
 // while the call waits, and the wait ends with the task), however often
 // and from however many workers it is asked.
 type remoteApprover struct {
-	a      *approvals
+	g      *Gate
 	ctx    context.Context
 	prefix string // the attempt's call ids start with it
 	task   string
@@ -191,14 +192,15 @@ type remoteCall struct {
 	taken bool // a worker took the answer (work.ApprovalRequest.Taking): the call may have run
 }
 
-// remoteApprover returns the approver of one attempt of t, run by the
-// dispatch whose ctx is ctx.
-func (a *approvals) remoteApprover(ctx context.Context, t *board.Task, attempt int) *remoteApprover {
-	name := "task:" + t.ID
+// Remote returns the approver of one attempt of a task (its id and
+// agent), run by the dispatch whose ctx is ctx: the run's side of a
+// worker's gate. Its calls wait under ctx and end with it.
+func (g *Gate) Remote(ctx context.Context, task, agent string, attempt int) work.Approver {
+	name := "task:" + task
 	if attempt > 1 {
 		name += "#" + strconv.Itoa(attempt)
 	}
-	return &remoteApprover{a: a, ctx: ctx, prefix: name + "/", task: t.ID, agent: t.Agent(), calls: map[string]*remoteCall{}}
+	return &remoteApprover{g: g, ctx: ctx, prefix: name + "/", task: task, agent: agent, calls: map[string]*remoteCall{}}
 }
 
 // Approve implements work.Approver on the coordinator. It never fails: a
@@ -263,8 +265,8 @@ func (r *remoteApprover) take(call string) work.ApprovalReply {
 	return rep
 }
 
-func (r *remoteApprover) decide(c *remoteCall, p PendingCall, policy spec.Approve) {
-	ans, needed, fresh, err := r.a.decide(r.ctx, p, policy)
+func (r *remoteApprover) decide(c *remoteCall, p runrecord.PendingCall, policy spec.Approve) {
+	ans, needed, fresh, err := r.g.decide(r.ctx, p, policy)
 	rep := work.ApprovalReply{Status: work.ApprovalAnswered, Answer: &ans, Fresh: fresh}
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || r.ctx.Err() != nil:

@@ -1,4 +1,4 @@
-package engine
+package approval
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/work"
 )
@@ -24,25 +24,22 @@ import (
 func TestRemoteAnswerThatReachedNoWorkerIsFresh(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
-	coord := newApprovals(ApprovalAuto, 0, "", time.Now)
 	asked := 0
-	coord.emit = func(e event.Event) {
+	coord := New(Config{Mode: Auto, Emit: func(e event.Event) {
 		if e.Type == event.ApprovalRequested {
 			asked++
 		}
-	}
-	r := coord.remoteApprover(ctx, &board.Task{ID: "deploy", Assignee: "ops/a"}, 1)
-	call := PendingCall{Call: "task:deploy/s1/c1", Tool: "effect"}
+	}})
+	r := coord.Remote(ctx, "deploy", "ops/a", 1)
+	call := runrecord.PendingCall{Call: "task:deploy/s1/c1", Tool: "effect"}
 
 	// The stopped worker's request: answered, but the reply reaches no one.
 	rep, err := r.Approve(ctx, work.ApprovalRequest{PendingCall: call, Policy: spec.ApproveAlways, Hold: time.Second})
 	if err != nil || rep.Status != work.ApprovalAnswered {
 		t.Fatalf("first request: %+v, %v", rep, err)
 	}
-	worker := func() *approvals {
-		w := newApprovals(ApprovalDeny, 0, "", time.Now)
-		w.ask, w.log, w.emit = r, zerolog.Nop(), func(event.Event) {}
-		return w
+	worker := func() *Gate {
+		return ForWorker(&work.Attempt{}, work.Options{Approver: r, Logger: zerolog.Nop()}, nil)
 	}
 	for i, wantFresh := range []bool{true, false} {
 		ans, needed, fresh, err := worker().decide(ctx, call, spec.ApproveAlways)
