@@ -58,39 +58,11 @@ func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.
 		res.Error = err.Error()
 		return res
 	}
-	a := spec.DefaultAgent()
-	if t.Skill != "" {
-		if d.skill == nil || d.skill.ID != t.Skill {
-			res.Error = fmt.Sprintf("worker: skill %q was not loaded", t.Skill)
-			return res
-		}
-		ag, ok := d.skill.Agent(t.Agent)
-		if !ok {
-			res.Error = fmt.Sprintf("skill %s has no agent %q", t.Skill, t.Agent)
-			return res
-		}
-		a = ag.WithDefaults()
-	}
-	w := &workerEnv{box: d.box, log: d.gen.log, skill: d.skill, byName: map[string]skillTool{}, state: tool.NewMemKV(), arts: d.gen.arts}
-	if t.Skill != "" {
-		release, err := w.allow(ctx, d.skill, a.Tools)
-		defer release()
-		if err != nil {
-			res.Error = err.Error()
-			return res
-		}
-	}
-	w.block = strings.TrimSpace(a.Prompt)
-	if t.Observations != "" {
-		w.block += "\n\n<observations>\n" + t.Observations + "</observations>\n"
-	}
-	typed, err := newTypedOutput(a)
+	w, a, typed, release, err := d.worker(ctx, t)
+	defer release()
 	if err != nil {
 		res.Error = err.Error()
 		return res
-	}
-	if typed != nil {
-		w.block += typed.prompt()
 	}
 	tr, resumed, err := d.open()
 	if err != nil {
@@ -150,4 +122,40 @@ func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.
 	}
 	res.Result = answer
 	return res
+}
+
+// worker sets up an attempt's worker from its agent (the default
+// worker's when the attempt names none): the tools its agent may call
+// (release lets go of the MCP servers they hold), and its prompt with the
+// flow observations it was given and its output schema's instructions.
+func (d attemptDeps) worker(ctx context.Context, t *work.Attempt) (w *workerEnv, a spec.Agent, typed *typedOutput, release func(), err error) {
+	release = func() {}
+	a = spec.DefaultAgent()
+	if t.Skill != "" {
+		if d.skill == nil || d.skill.ID != t.Skill {
+			return nil, a, nil, release, fmt.Errorf("worker: skill %q was not loaded", t.Skill)
+		}
+		ag, ok := d.skill.Agent(t.Agent)
+		if !ok {
+			return nil, a, nil, release, fmt.Errorf("skill %s has no agent %q", t.Skill, t.Agent)
+		}
+		a = ag.WithDefaults()
+	}
+	w = &workerEnv{box: d.box, log: d.gen.log, skill: d.skill, byName: map[string]skillTool{}, state: tool.NewMemKV(), arts: d.gen.arts}
+	if t.Skill != "" {
+		if release, err = w.allow(ctx, d.skill, a.Tools); err != nil {
+			return nil, a, nil, release, err
+		}
+	}
+	w.block = strings.TrimSpace(a.Prompt)
+	if t.Observations != "" {
+		w.block += "\n\n<observations>\n" + t.Observations + "</observations>\n"
+	}
+	if typed, err = newTypedOutput(a); err != nil {
+		return nil, a, nil, release, err
+	}
+	if typed != nil {
+		w.block += typed.prompt()
+	}
+	return w, a, typed, release, nil
 }
