@@ -1,12 +1,7 @@
 package engine
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/fsdrun/fsd/board"
@@ -60,10 +55,10 @@ func (a *account) attempt() *account {
 // requests.jsonl, one per model call, which hold every call up to the
 // last commit even when the process was killed; run.json's totals (made
 // at its start and end) when the record has no such lines.
-func (a *account) restore(s RunSummary, dir string) {
+func (a *account) restore(s runrecord.Summary, dir string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.replay(filepath.Join(dir, runrecord.RequestsFile)) {
+	if a.replay(dir) {
 		return
 	}
 	a.run = tally{u: s.Usage(), cost: s.Cost}
@@ -72,25 +67,12 @@ func (a *account) restore(s RunSummary, dir string) {
 	}
 }
 
-// replay books the response lines of a requests.jsonl; false if it
-// cannot be read. A torn or foreign line is skipped: it is one call's
-// figures at most. a.mu is held.
-func (a *account) replay(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for sc.Scan() {
-		b := sc.Bytes()
-		if !bytes.Contains(b, []byte(`"kind":"response"`)) {
-			continue // blobs and requests: most of the file, not parsed
-		}
-		var l runrecord.Line
-		if json.Unmarshal(b, &l) != nil || l.Kind != runrecord.KindResponse || l.Usage == nil || l.Usage.IsZero() {
-			continue
+// replay books the response lines of the record in dir's requests.jsonl;
+// false if it cannot be read. a.mu is held.
+func (a *account) replay(dir string) bool {
+	err := runrecord.Responses(dir, func(l runrecord.Line) {
+		if l.Usage == nil || l.Usage.IsZero() {
+			return
 		}
 		a.run.add(*l.Usage, l.Cost)
 		if l.Task != "" {
@@ -98,8 +80,8 @@ func (a *account) replay(path string) bool {
 			book(a.tasks, l.Task).add(*l.Usage, l.Cost)
 			book(a.agents, agentOf(c)).add(*l.Usage, l.Cost)
 		}
-	}
-	return sc.Err() == nil
+	})
+	return err == nil
 }
 
 // add books one call's usage; modelName prices it. It returns the call's
@@ -214,21 +196,21 @@ func (a *account) task(id string) (model.Usage, float64) {
 
 // byAgent is what each agent used, for run.json (a resume restores its
 // budgets from it).
-func (a *account) byAgent() map[string]AgentUsage {
+func (a *account) byAgent() map[string]runrecord.AgentUsage {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.agents) == 0 {
 		return nil
 	}
-	out := make(map[string]AgentUsage, len(a.agents))
+	out := make(map[string]runrecord.AgentUsage, len(a.agents))
 	for name, t := range a.agents {
-		out[name] = AgentUsage{Usage: t.u, Cost: t.cost}
+		out[name] = runrecord.AgentUsage{Usage: t.u, Cost: t.cost}
 	}
 	return out
 }
 
 // summarize writes the run's figures into s.
-func (a *account) summarize(s *RunSummary) {
+func (a *account) summarize(s *runrecord.Summary) {
 	u, cost := a.total()
 	s.SetUsage(u)
 	s.Cost = cost

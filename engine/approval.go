@@ -15,23 +15,23 @@ func (r *Run) Pending() []runrecord.PendingCall { return r.appr.Pending() }
 func (r *Run) Answer(a runrecord.Answer) error { return r.appr.Answer(a) }
 
 // watchApprovals connects the run's approval gate to its record: answers
-// are files in the record's folder, and run.json says "waiting" and lists
+// are files in the record's folder, and run.json says waiting and lists
 // the pending calls while any wait. sum is run.json as written at start.
-func (r *Run) watchApprovals(runCtx context.Context, sum *RunSummary) error {
+func (r *Run) watchApprovals(runCtx context.Context, sum *runrecord.Summary) error {
 	// A resumed run starts with the calls its first process left waiting:
 	// they stay listed until the replay reaches them.
 	r.appr.Start(func() bool { return runCtx.Err() != nil }, sum.Pending)
 	if r.rec == nil {
 		return nil
 	}
-	return r.appr.Open(r.rec.dir, func(pending []runrecord.PendingCall) {
+	return r.appr.Open(r.rec.Dir(), func(pending []runrecord.PendingCall) {
 		s := *sum
-		s.Status, s.Pending = "running", pending
+		s.Status, s.Pending = runrecord.Running, pending
 		if len(pending) > 0 {
-			s.Status = "waiting"
+			s.Status = runrecord.Waiting
 		}
 		r.acct.summarize(&s)
-		if err := r.rec.writeJSON("run.json", s); err != nil {
+		if err := r.rec.WriteSummary(s); err != nil {
 			r.log.Warn().Err(err).Msg("could not list the pending approvals in run.json")
 		}
 	})

@@ -52,7 +52,7 @@ type approvalRun struct {
 	events []event.Event
 	model  *recModel
 	// waiting is run.json as read while each call waited.
-	waiting []RunSummary
+	waiting []runrecord.Summary
 }
 
 func runAnswering(t *testing.T, p *spec.Project, opts Options, answers []runrecord.Answer, steps ...step) approvalRun {
@@ -78,7 +78,7 @@ func runAnswering(t *testing.T, p *spec.Project, opts Options, answers []runreco
 		res, err := r.Execute(context.Background(), "")
 		done <- approvalRun{res: res, err: err}
 	}()
-	var waiting []RunSummary
+	var waiting []runrecord.Summary
 	for _, a := range answers {
 		var e event.Event
 		select {
@@ -88,7 +88,7 @@ func runAnswering(t *testing.T, p *spec.Project, opts Options, answers []runreco
 		case <-time.After(20 * time.Second): // a hang guard, not a timing assertion
 			t.Fatal("no approval was requested")
 		}
-		var sum RunSummary
+		var sum runrecord.Summary
 		b := readFile(t, filepath.Join(opts.RunsDir, r.ID, "run.json"))
 		if err := json.Unmarshal(b, &sum); err != nil {
 			t.Fatal(err)
@@ -155,7 +155,7 @@ func TestApprovalApproveEditReject(t *testing.T) {
 			if len(w.Pending) == 1 {
 				_ = json.Compact(&args, w.Pending[0].Args)
 			}
-			if w.Status != "waiting" || len(w.Pending) != 1 || w.Pending[0].Call != "host/s2/c1" || w.Pending[0].Tool != "effect" ||
+			if w.Status != runrecord.Waiting || len(w.Pending) != 1 || w.Pending[0].Call != "host/s2/c1" || w.Pending[0].Tool != "effect" ||
 				args.String() != `{"n":1}` {
 				t.Errorf("run.json while waiting: status %q, pending %+v", w.Status, w.Pending)
 			}
@@ -168,11 +168,11 @@ func TestApprovalApproveEditReject(t *testing.T) {
 			if n := strings.Count(string(lines), `"kind":"answered"`); n != 1 || !strings.Contains(string(lines), `"decision":"`+tc.answer.Decision+`"`) {
 				t.Errorf("approvals.jsonl: %s", lines)
 			}
-			var sum RunSummary
+			var sum runrecord.Summary
 			if err := json.Unmarshal(readFile(t, filepath.Join(out.res.Dir, "run.json")), &sum); err != nil {
 				t.Fatal(err)
 			}
-			if sum.Status != "finished" || len(sum.Pending) != 0 {
+			if sum.Status != runrecord.Finished || len(sum.Pending) != 0 {
 				t.Errorf("run.json at the end: %s, pending %v", sum.Status, sum.Pending)
 			}
 		})
@@ -300,11 +300,11 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 			if !errors.Is(err, ErrInterrupted) {
 				t.Fatalf("first run: %v", err)
 			}
-			var sum RunSummary
+			var sum runrecord.Summary
 			if err := json.Unmarshal(readFile(t, filepath.Join(res.Dir, "run.json")), &sum); err != nil {
 				t.Fatal(err)
 			}
-			if sum.Status != "interrupted" || len(sum.Pending) != 1 || sum.Pending[0].Call != "host/s2/c1" {
+			if sum.Status != runrecord.Interrupted || len(sum.Pending) != 1 || sum.Pending[0].Call != "host/s2/c1" {
 				t.Fatalf("run.json after the stop: %s, pending %+v", sum.Status, sum.Pending)
 			}
 			if got := ranLines(t, log); got != nil {
@@ -367,11 +367,11 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 			if n := len(m2.requests()); n != 1 {
 				t.Errorf("%d model calls on resume, want 1", n)
 			}
-			sum = RunSummary{}
+			sum = runrecord.Summary{}
 			if err := json.Unmarshal(readFile(t, filepath.Join(res.Dir, "run.json")), &sum); err != nil {
 				t.Fatal(err)
 			}
-			if sum.Status != "finished" || len(sum.Pending) != 0 {
+			if sum.Status != runrecord.Finished || len(sum.Pending) != 0 {
 				t.Errorf("run.json at the end: %s, pending %v", sum.Status, sum.Pending)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -186,14 +187,14 @@ func TestResumeRaisesBudget(t *testing.T) {
 		t.Fatalf("resume under a raised budget: answer %q, %d calls, %v", res2.Answer, calls, err)
 	}
 	sum := readSummary(t, res.Dir)
-	if sum.InputTokens != 500 || sum.Status != "finished" {
+	if sum.InputTokens != 500 || sum.Status != runrecord.Finished {
 		t.Errorf("run.json: %d input tokens, status %s; want 500 (3 calls, then 2 after the resume), finished", sum.InputTokens, sum.Status)
 	}
 }
 
-func readSummary(t *testing.T, dir string) RunSummary {
+func readSummary(t *testing.T, dir string) runrecord.Summary {
 	t.Helper()
-	var s RunSummary
+	var s runrecord.Summary
 	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "run.json")), &s); err != nil {
 		t.Fatal(err)
 	}

@@ -228,8 +228,8 @@ func TestRecordWriteErrorFailsRun(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "events.jsonl") {
 		t.Fatalf("err = %v, want a record error naming events.jsonl", err)
 	}
-	var sum RunSummary
-	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "run.json")), &sum); err != nil || sum.Status != "failed" {
+	var sum runrecord.Summary
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "run.json")), &sum); err != nil || sum.Status != runrecord.Failed {
 		t.Errorf("run.json %+v (%v), want status failed", sum, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -343,8 +344,8 @@ func TestDelegationCancel(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the run did not stop after cancel")
 	}
-	var sum RunSummary
-	if err := json.Unmarshal(readFile(t, res.Dir+"/run.json"), &sum); err != nil || sum.Status != "interrupted" {
+	var sum runrecord.Summary
+	if err := json.Unmarshal(readFile(t, res.Dir+"/run.json"), &sum); err != nil || sum.Status != runrecord.Interrupted {
 		t.Errorf("run.json = %+v (%v)", sum, err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

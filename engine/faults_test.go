@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -108,8 +109,8 @@ func TestModelErrorKeepsRecord(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no step 2") {
 		t.Fatalf("err = %v", err)
 	}
-	var sum RunSummary
-	if err := json.Unmarshal(readFile(t, res.Dir+"/run.json"), &sum); err != nil || sum.Status != "failed" || !strings.Contains(sum.Error, "no step 2") {
+	var sum runrecord.Summary
+	if err := json.Unmarshal(readFile(t, res.Dir+"/run.json"), &sum); err != nil || sum.Status != runrecord.Failed || !strings.Contains(sum.Error, "no step 2") {
 		t.Errorf("run.json = %+v (%v)", sum, err)
 	}
 	entries := readTranscript(t, res.Dir, "transcript.jsonl")

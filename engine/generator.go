@@ -55,7 +55,7 @@ type genDeps struct {
 	log    zerolog.Logger
 	// rec keeps what each model call was sent (requests.jsonl); nil keeps
 	// nothing.
-	rec *record
+	rec *runrecord.Writer
 	now func() time.Time
 	// arts keeps results over maxResult tokens as artifacts (nil: results
 	// always go whole into the window).
@@ -200,11 +200,11 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 // the request and its usage recorded, booked and reported.
 func (g *generator) respond(ctx context.Context, step int) (*model.Request, *model.Response, bool, error) {
 	s := g.assemble(step)
-	req := s.req
+	req := s.Request
 	if resp, ok := g.replay.response(step); ok {
 		return req, resp, true, nil
 	}
-	g.rec.request(g.recName, s, g.tr.Len(), g.clock())
+	g.rec.Request(g.recName, s, g.tr.Len(), g.clock())
 	var done func(*model.Response, error)
 	if g.obs != nil {
 		done = g.obs.Chat(ctx, req)
@@ -218,7 +218,7 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 		done(resp, err)
 	}
 	cost := g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
-	g.rec.response(g.recName, req.Caller, resp.Usage, cost, tk, err, g.clock())
+	g.rec.Response(g.recName, req.Caller, resp.Usage, cost, tk, err, g.clock())
 	g.emitRequest(req, tk, resp.Usage, cost)
 	// Providers name themselves ("openai: …", "scripted model: …"); the
 	// layer above names the generator.
@@ -446,16 +446,16 @@ func (g *generator) add(m model.Message) error {
 // the context block and tool list are built anew, the transcript window is
 // cut to the cap (W1, W2), and reader results of unloaded skills become
 // stubs (H4).
-func (g *generator) request(step int) *model.Request { return g.assemble(step).req }
+func (g *generator) request(step int) *model.Request { return g.assemble(step).Request }
 
 // assemble is request with what the run record keeps of it.
-func (g *generator) assemble(step int) sent {
+func (g *generator) assemble(step int) runrecord.Sent {
 	c := g.caller
 	c.Step = step
 	window, spans := g.tr.WindowSpans(g.maxMessages)
 	msgs := reclaim(window, g.env.loaded)
-	return sent{
-		req: &model.Request{
+	return runrecord.Sent{
+		Request: &model.Request{
 			Context:  g.env.contextBlock(),
 			Messages: msgs,
 			Tools:    withReaders(g.env.tools(), msgs, &g.kept),
@@ -466,8 +466,8 @@ func (g *generator) assemble(step int) sent {
 			CacheKey: g.cacheKey(),
 			Output:   g.outputReq(),
 		},
-		spans: spans,
-		stubs: stubsOf(window, msgs, spans),
+		Window: spans,
+		Stubs:  stubsOf(window, msgs, spans),
 	}
 }
 
@@ -586,4 +586,26 @@ func (c *tokenCache) request(req *model.Request) event.Tokens {
 	}
 	tk.Total = tk.Context + tk.Window + tk.Tools
 	return tk
+}
+
+// stubsOf returns the transcript positions and texts of window messages
+// that reclaim replaced, or nil.
+func stubsOf(window, sentMsgs []model.Message, spans []transcript.Span) map[int]string {
+	if len(window) == 0 || &window[0] == &sentMsgs[0] {
+		return nil // reclaim copies the window only when it changes it
+	}
+	var stubs map[int]string
+	i := 0
+	for _, sp := range spans {
+		for pos := sp.From; pos < sp.To && i < len(window); pos++ {
+			if sentMsgs[i].Text != window[i].Text {
+				if stubs == nil {
+					stubs = map[int]string{}
+				}
+				stubs[pos] = sentMsgs[i].Text
+			}
+			i++
+		}
+	}
+	return stubs
 }

@@ -30,7 +30,7 @@ import (
 // (or Close): no other process can resume or write the same run.
 type Journal struct {
 	Dir     string
-	Summary RunSummary
+	Summary runrecord.Summary
 	// Repaired lists the files whose torn last line was repaired, with
 	// what was done; the run logs them.
 	Repaired []string
@@ -101,13 +101,9 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 	if abs, aerr := filepath.Abs(dir); aerr == nil {
 		dir = abs
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
-	}
 	j = &Journal{Dir: dir, gens: map[string]*genJournal{}}
-	if err := json.Unmarshal(b, &j.Summary); err != nil {
-		return nil, fmt.Errorf("%w: run.json: %v", ErrNotResumable, err)
+	if j.Summary, err = runrecord.ReadSummary(dir); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 	}
 	// The record is data, not authority: the folder names the run.
 	j.Summary.ID = filepath.Base(dir)
@@ -124,11 +120,11 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 			lock.Unlock()
 		}
 	}()
-	if (j.Summary.Status == "running" || j.Summary.Status == "waiting") && !o.ignorePID && j.Summary.PID != os.Getpid() && proc.Alive(j.Summary.PID) {
+	if j.Summary.Status.Live() && !o.ignorePID && j.Summary.PID != os.Getpid() && proc.Alive(j.Summary.PID) {
 		return nil, fmt.Errorf("%w: run %s is still running (pid %d); stop it first, or --force if that process is not fsd",
 			ErrInUse, j.Summary.ID, j.Summary.PID)
 	}
-	if j.Summary.Status == "finished" {
+	if j.Summary.Status == runrecord.Finished {
 		return nil, fmt.Errorf("%w: run %s already finished", ErrNotResumable, j.Summary.ID)
 	}
 	if j.Summary.Seed == "" {

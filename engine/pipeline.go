@@ -23,11 +23,7 @@ func (r *Run) saveBoard(b *board.Board) {
 			t.Output = nil // cut JSON is no JSON: the record keeps the clipped text
 		}
 	}
-	if err := r.rec.writeJSON("board.json", map[string]any{"tasks": tasks}); err != nil {
-		r.rec.mu.Lock()
-		r.rec.fail(err)
-		r.rec.mu.Unlock()
-	}
+	_ = r.rec.WriteBoard(tasks) // a failure cuts the record, and the run fails with it
 }
 
 // pipeline runs a workflow without a host: the static board runs with the

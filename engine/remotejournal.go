@@ -74,7 +74,7 @@ func (hb *hostBoard) recordRemote(ctx context.Context, rt *work.Attempt, res *wo
 	gen := journal.Gen{Task: rt.Task, Attempt: rt.Number}
 	for _, e := range entries[min(have, len(entries)):] {
 		// A failed append fails the record, and with it the run.
-		if _, err := rec.log.Append(gen, e); err != nil {
+		if _, err := rec.Journal().Append(gen, e); err != nil {
 			return
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/mcptool"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
 	"github.com/fsdrun/fsd/work"
@@ -99,7 +100,7 @@ type Options struct {
 	// the run record (fsd passes natsboard.Redact). nil: a workflow with
 	// board: settings is recorded without them, and its file is not
 	// copied.
-	Redact Redact
+	Redact runrecord.Redact
 }
 
 // Run is one execution of a workflow. Create it with New, start it with
@@ -112,7 +113,7 @@ type Run struct {
 	opts    Options
 	cat     *catalog
 	arts    *artifact.Store
-	rec     *record
+	rec     *runrecord.Writer
 	ledger  *supply.Ledger
 	log     zerolog.Logger
 	now     func() time.Time
@@ -281,21 +282,21 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	if r.opts.RunsDir != "" {
-		rec, err := openRecord(r.opts.RunsDir, r.ID, r.project, r.opts.Redact, lock, r.opts.flushDelay)
+		rec, err := runrecord.Create(r.opts.RunsDir, r.ID, r.project, runrecord.WriteOptions{Lock: lock, Redact: r.opts.Redact,
+			FlushDelay: r.opts.flushDelay, OnError: func(err error) { stop(fmt.Errorf("run record: %w", err)) }})
 		if err != nil {
 			return res, err
 		}
-		rec.onErr = func(err error) { stop(fmt.Errorf("run record: %w", err)) }
 		r.rec = rec
-		res.Dir = rec.dir
+		res.Dir = rec.Dir()
 		defer func() {
-			if cerr := rec.close(); err == nil && cerr != nil {
+			if cerr := rec.Close(); err == nil && cerr != nil {
 				err = cerr
 			}
 		}()
 	}
-	r.ev.sink = event.Multi{r.opts.Sink, r.rec.sink()}
-	sum := RunSummary{ID: r.ID, Workflow: r.wf.File, Status: "running", Started: r.now(), PID: os.Getpid(),
+	r.ev.sink = event.Multi{r.opts.Sink, r.rec.Sink()}
+	sum := runrecord.Summary{ID: r.ID, Workflow: r.wf.File, Status: runrecord.Running, Started: r.now(), PID: os.Getpid(),
 		Input: input, Seed: r.seed, Meta: r.opts.Meta, Digests: digests}
 	if j := r.opts.Resume; j != nil {
 		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed+1
@@ -308,7 +309,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		// Still pending until the replay reaches them and asks again.
 		sum.Pending = j.Summary.Pending
 	}
-	if err := r.rec.writeJSON("run.json", sum); err != nil {
+	if err := r.rec.WriteSummary(sum); err != nil {
 		return res, err
 	}
 	if err := r.watchApprovals(runCtx, &sum); err != nil {
@@ -330,8 +331,8 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
 		}
-		sum.Status, sum.Finished = "finished", r.now()
-		switch werr := r.rec.writeErr(); {
+		sum.Status, sum.Finished = runrecord.Finished, r.now()
+		switch werr := r.rec.Err(); {
 		case werr != nil:
 			// Whatever the run did, its record is cut: not a success.
 			err = fmt.Errorf("the run record is incomplete: %w", werr)
@@ -342,9 +343,9 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		sum.Answer = clipRecord(res.Answer)
 		if err != nil {
 			fin.Err = err.Error()
-			sum.Status, sum.Error, sum.Answer = "failed", clipRecord(err.Error()), ""
+			sum.Status, sum.Error, sum.Answer = runrecord.Failed, clipRecord(err.Error()), ""
 			if errors.Is(err, ErrInterrupted) {
-				sum.Status = "interrupted"
+				sum.Status = runrecord.Interrupted
 			}
 		}
 		r.acct.summarize(&sum)
@@ -355,10 +356,10 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		if err != nil {
 			sum.Pending = r.appr.Pending() // calls a stopped run leaves waiting
 		}
-		if werr := r.rec.writeJSON("run.json", sum); err == nil && werr != nil {
+		if werr := r.rec.WriteSummary(sum); err == nil && werr != nil {
 			err = werr
 		}
-		if werr := r.rec.writeErr(); err == nil && werr != nil {
+		if werr := r.rec.Err(); err == nil && werr != nil {
 			err = fmt.Errorf("the run record is incomplete: %w", werr)
 		}
 	}()
@@ -397,7 +398,7 @@ func clipRecord(s string) string {
 // skill manifest, keyed by paths relative to the workflow's folder.
 func (r *Run) digests() (journal.Digests, error) {
 	d := journal.Digests{}
-	y, err := resolvedJSON(withoutBudgets(r.project), r.opts.Redact)
+	y, err := runrecord.ResolvedJSON(withoutBudgets(r.project), r.opts.Redact)
 	if err != nil {
 		return nil, err
 	}

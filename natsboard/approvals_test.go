@@ -304,7 +304,7 @@ limits: {concurrency: 1}
 					return ar.count(event.TaskCompleted) == 1
 				})
 				s := ar.summary(t)
-				if s.Status != "waiting" || len(s.Pending) != 1 || s.Pending[0].Call != e.Approval || s.Pending[0].Task != "deploy" {
+				if s.Status != runrecord.Waiting || len(s.Pending) != 1 || s.Pending[0].Call != e.Approval || s.Pending[0].Task != "deploy" {
 					t.Errorf("run.json while the call waits: status %s, pending %+v", s.Status, s.Pending)
 				}
 				tc.answer(t, ar, e.Approval)
@@ -326,7 +326,7 @@ limits: {concurrency: 1}
 			if n := ar.count(event.ApprovalAnswered); n != 1 {
 				t.Errorf("%d approval.answered events, want 1", n)
 			}
-			if s := ar.summary(t); s.Status != "finished" || len(s.Pending) != 0 {
+			if s := ar.summary(t); s.Status != runrecord.Finished || len(s.Pending) != 0 {
 				t.Errorf("run.json at the end: %s, pending %+v", s.Status, s.Pending)
 			}
 		})
@@ -531,7 +531,7 @@ func TestRemoteApprovalCoordinatorRestart(t *testing.T) {
 		rec = filepath.Join(runs, ents[0].Name())
 		b, err := os.ReadFile(filepath.Join(rec, runrecord.RunFile))
 		var s runrecord.Summary
-		return err == nil && json.Unmarshal(b, &s) == nil && s.Status == "waiting"
+		return err == nil && json.Unmarshal(b, &s) == nil && s.Status == runrecord.Waiting
 	})
 	run.kill()
 	if out, err := exec.Command(fsdBin, "approve", runID(rec), "task:deploy/s1/c1", "--edit", `{"n": 3}`, "--runs-dir", runs).CombinedOutput(); err != nil {

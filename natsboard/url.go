@@ -97,7 +97,7 @@ func RedactURL(u string) string {
 	return strings.Join(parts, ",")
 }
 
-// Redact is the engine's engine.Redact for board.nats: the run record
+// Redact is a runrecord.Redact for board.nats: the run record
 // keeps the workflow with every URL of board.nats redacted, and the
 // workflow's file with each URL that carries a user, password or token
 // replaced by its redacted form where the text spells it out. src comes

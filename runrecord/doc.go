@@ -1,9 +1,11 @@
-// Package runrecord reads a run record — the folder `fsd run` leaves under
-// .fsd/runs/<run-id>/ — and owns the layout of the parts others read:
-// file names, run.json, and requests.jsonl (what each model call was sent).
+// Package runrecord owns the run record — the folder `fsd run` leaves
+// under .fsd/runs/<run-id>/: its layout (file names, run.json with the
+// run's Status, requests.jsonl, the journal's lines), its Writer and its
+// readers.
 //
-// The engine writes a record; everything that reads one (fsd show, fsd
-// runs, fsd ui, fsd report) reads it through this package, so a change of
-// the format is made in one place. It does not run anything and does not
-// resume runs (the engine's Journal does).
+// The engine writes a record through Writer, and everything that reads
+// one (fsd show, fsd runs, fsd ui, fsd report, a resume) reads it through
+// this package, so a change of the format is made in one place. It does
+// not run anything and does not resume runs: the engine's Journal replays
+// what Writer wrote.
 package runrecord

@@ -14,7 +14,8 @@ import (
 // The files of a run record.
 const (
 	RunFile      = "run.json"       // Summary: status, times, answer or error, tokens
-	WorkflowFile = "workflow.yaml"  // the workflow as resolved
+	WorkflowFile = "workflow.yaml"  // the workflow file's bytes as read, NATS credentials redacted
+	ResolvedFile = "resolved.json"  // the workflow as resolved: defaults filled, skills found
 	EventsFile   = "events.jsonl"   // every event, one a line
 	BoardFile    = "board.json"     // every task with status and result
 	RequestsFile = "requests.jsonl" // what each model call was sent (Line)
@@ -30,11 +31,9 @@ const (
 type Summary struct {
 	ID       string `json:"id"`
 	Workflow string `json:"workflow"`
-	// Status is running, waiting (a call waits for approval: Pending),
-	// finished, failed or interrupted (a signal or a timeout stopped it).
-	// A run that is "running" or "waiting" in its record but whose PID is
-	// gone was interrupted too (killed).
-	Status      string    `json:"status"`
+	// Status says where the run is; a live one (Status.Live) whose PID
+	// is gone was interrupted too (killed).
+	Status      Status    `json:"status"`
 	PID         int       `json:"pid"`
 	Started     time.Time `json:"started"`
 	Finished    time.Time `json:"finished,omitzero"`

@@ -78,15 +78,12 @@ var ErrNoRecord = errors.New("no run record")
 // run still writing) is skipped; anything else malformed is an error.
 func Open(dir string) (*Record, error) {
 	rec := &Record{Dir: dir}
-	b, err := os.ReadFile(filepath.Join(dir, RunFile))
-	if err != nil {
+	var err error
+	if rec.Summary, err = ReadSummary(dir); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w in %s", ErrNoRecord, dir)
 		}
 		return nil, err
-	}
-	if err := json.Unmarshal(b, &rec.Summary); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
 	}
 	if err := readLines(filepath.Join(dir, EventsFile), func(b []byte) error {
 		var e event.Event
@@ -98,14 +95,8 @@ func Open(dir string) (*Record, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, BoardFile)); err == nil {
-		var bj struct {
-			Tasks []board.Task `json:"tasks"`
-		}
-		if err := json.Unmarshal(b, &bj); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, BoardFile), err)
-		}
-		rec.Tasks = bj.Tasks
+	if rec.Tasks, err = ReadBoard(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
 	}
 	if err := rec.readGens(); err != nil {
 		return nil, err
@@ -307,6 +298,66 @@ func readLines(path string, fn func([]byte) error) error {
 	}
 }
 
+// ReadBoard reads board.json of the record in dir: every task, in the
+// board's order. A run that never ran a board has none (an error wrapping
+// os.ErrNotExist).
+func ReadBoard(dir string) ([]board.Task, error) {
+	path := filepath.Join(dir, BoardFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var bj struct {
+		Tasks []board.Task `json:"tasks"`
+	}
+	if err := json.Unmarshal(b, &bj); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return bj.Tasks, nil
+}
+
+// ReadSummary reads run.json of the record in dir. A missing file is an
+// error wrapping os.ErrNotExist; one that does not decode names the file.
+func ReadSummary(dir string) (Summary, error) {
+	path := filepath.Join(dir, RunFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Summary{}, err
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return Summary{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Responses calls fn with each response line of requests.jsonl in dir,
+// one per model call, in order; the rest of the file (blobs, requests) is
+// not decoded. A torn or unreadable line is skipped: it is one call's
+// figures at most. The error is the file's (os.ErrNotExist when there is
+// none).
+func Responses(dir string, fn func(Line)) error {
+	f, err := os.Open(filepath.Join(dir, RequestsFile))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		b := sc.Bytes()
+		if !bytes.Contains(b, []byte(`"kind":"`+KindResponse+`"`)) {
+			continue // blobs and requests: most of the file, not parsed
+		}
+		var l Line
+		if json.Unmarshal(b, &l) != nil || l.Kind != KindResponse {
+			continue
+		}
+		fn(l)
+	}
+	return sc.Err()
+}
+
 // List reads run.json of every run under runsDir, newest first. Folders
 // without one are skipped.
 func List(runsDir string) ([]Summary, error) {
@@ -316,12 +367,7 @@ func List(runsDir string) ([]Summary, error) {
 	}
 	var sums []Summary
 	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(runsDir, e.Name(), RunFile))
-		if err != nil {
-			continue
-		}
-		var s Summary
-		if json.Unmarshal(b, &s) == nil {
+		if s, err := ReadSummary(filepath.Join(runsDir, e.Name())); err == nil {
 			sums = append(sums, s)
 		}
 	}

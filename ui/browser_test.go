@@ -8,12 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/runrecord"
@@ -58,11 +60,23 @@ func screenshots(t *testing.T) string {
 	return dir
 }
 
-// gatedModel runs the example's script, holding the task named in gate
-// until the channel is closed.
-func startExample(t *testing.T, runs, id string, gateTask string, gate chan struct{}) (*engine.Run, <-chan error) {
+// example is a run of an example workflow on its scripted model.
+type example struct {
+	workflow string // the example's workflow file; the fan-out when empty
+	// gateTask's model calls wait until gate is closed.
+	gateTask string
+	gate     chan struct{}
+	sink     event.Sink
+}
+
+// startExample starts the example's run as id under runs, its input
+// carrying the planted key.
+func startExample(t *testing.T, runs, id string, ex example) (*engine.Run, <-chan error) {
 	t.Helper()
-	p, diags := spec.LoadProject("../examples/fanout/fanout.workflow.yaml")
+	if ex.workflow == "" {
+		ex.workflow = "../examples/fanout/fanout.workflow.yaml"
+	}
+	p, diags := spec.LoadProject(ex.workflow)
 	if err := diags.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +87,9 @@ func startExample(t *testing.T, runs, id string, gateTask string, gate chan stru
 	var run *engine.Run
 	inner := scripted.New(s, func(id string) (string, error) { return run.Handle(id) })
 	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
-		if req.Caller.TaskID == gateTask && gate != nil {
+		if req.Caller.TaskID == ex.gateTask && ex.gate != nil {
 			select {
-			case <-gate:
+			case <-ex.gate:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
@@ -83,7 +97,7 @@ func startExample(t *testing.T, runs, id string, gateTask string, gate chan stru
 		return inner.Generate(ctx, req)
 	})
 	seed := [32]byte{7}
-	run, err = engine.New(p, engine.Options{Model: m, RunsDir: runs, RunID: id, Seed: &seed})
+	run, err = engine.New(p, engine.Options{Model: m, RunsDir: runs, RunID: id, Seed: &seed, Sink: ex.sink})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +172,7 @@ func TestUIInBrowser(t *testing.T) {
 	defer cancel()
 	dir := screenshots(t)
 	runs := t.TempDir()
-	if _, done := startExample(t, runs, "fanout-finished", "", nil); <-done != nil {
+	if _, done := startExample(t, runs, "fanout-finished", example{}); <-done != nil {
 		t.Fatal("the example failed")
 	}
 	srv := httptest.NewServer(ui.NewServer(runs, []string{secret}).Handler())
@@ -216,7 +230,7 @@ func TestUIInBrowser(t *testing.T) {
 
 	// A live run: the page follows it as tasks complete.
 	gate := make(chan struct{})
-	_, done := startExample(t, runs, "fanout-live", "analysis", gate)
+	_, done := startExample(t, runs, "fanout-live", example{gateTask: "analysis", gate: gate})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		rec, err := runrecord.Open(filepath.Join(runs, "fanout-live"))
@@ -293,4 +307,85 @@ func dropRequests(t *testing.T, dir, gen string) {
 	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A page open on a run that waits for an approval shows the pending call
+// and keeps streaming: what the run does after the page opened (the
+// answer, the task's end, the run's end) shows up without a reload.
+func TestUIWaitingRunStaysLive(t *testing.T) {
+	ctx, cancel := browser(t)
+	defer cancel()
+	dir := screenshots(t)
+	runs := t.TempDir()
+	asked := make(chan event.Event, 1)
+	sink := event.SinkFunc(func(e event.Event) {
+		if e.Type == event.ApprovalRequested {
+			asked <- e
+		}
+	})
+	run, done := startExample(t, runs, "release-waiting", example{workflow: "../examples/release/release.workflow.yaml", sink: sink})
+	var e event.Event
+	select {
+	case e = <-asked:
+	case err := <-done:
+		t.Fatalf("the run ended without asking for approval: %v", err)
+	case <-time.After(30 * time.Second): // a hang guard, not a timing assertion
+		t.Fatal("no approval was asked")
+	}
+	// Answered once, whatever happens, so the run ends with the test.
+	var once sync.Once
+	answer := func() {
+		once.Do(func() {
+			if err := run.Answer(runrecord.Answer{Call: e.Approval, Decision: runrecord.Approved, By: "test"}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	ended := false
+	defer func() {
+		if !ended {
+			answer()
+			<-done
+		}
+	}()
+	srv := httptest.NewServer(ui.NewServer(runs, []string{secret}).Handler())
+	defer srv.Close()
+
+	pending := fmt.Sprintf(`#pending .pending[data-call=%q]`, e.Approval)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/run/release-waiting"),
+		chromedp.WaitVisible(pending),
+		chromedp.WaitVisible(`h1 .status.waiting`),
+		chromedp.WaitVisible(`#board g.node[data-task="ship"][data-status="waiting"]`))
+	call, err := chromedp.Run(ctx, chromedp.Text(pending))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"publish", "task ship", `"version": "1.4.0"`, "fsd approve release-waiting " + e.Approval} {
+		if !strings.Contains(call, want) {
+			t.Errorf("the pending call on the page lacks %q:\n%s", want, call)
+		}
+	}
+	shot(t, ctx, dir, "live-waiting.png")
+
+	// The page opened while the run waited; what follows the answer must
+	// reach it through the stream.
+	answer()
+	ended = true
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.WaitVisible(`#board g.node[data-task="ship"][data-status="completed"]`),
+		chromedp.WaitVisible(`h1 .status.finished`),
+		chromedp.WaitVisible(`#answer`))
+	if n := count(t, ctx, "#pending"); n != 0 {
+		t.Errorf("the finished run's page still lists %d pending calls", n)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(`#answer`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "published 1.4.0 to stable") {
+		t.Errorf("answer on the page: %q", text)
+	}
+	shot(t, ctx, dir, "live-waiting-answered.png")
 }

@@ -117,8 +117,9 @@ func (s *Server) maskBytes(b []byte) []byte {
 }
 
 // live sends an "update" event whenever the run's record grows, and
-// "done" once the run is no longer running. The page refetches the run
-// on each update.
+// "done" once the run is no longer live (runrecord.Status.Live): a run
+// waiting for an approval is live, since an answer lets it go on. The
+// page refetches the run on each update.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	d, ok := s.dir(r.PathValue("id"))
 	if !ok {
@@ -136,13 +137,13 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(s.Poll)
 	defer tick.Stop()
 	for {
-		stamp, running := fingerprint(d)
+		stamp, live := fingerprint(d)
 		if stamp != last {
 			last = stamp
 			fmt.Fprintf(w, "event: update\ndata: %d\n\n", time.Now().UnixMilli())
 			fl.Flush()
 		}
-		if !running {
+		if !live {
 			fmt.Fprint(w, "event: done\ndata: 1\n\n")
 			fl.Flush()
 			return
@@ -156,7 +157,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 }
 
 // fingerprint is the sizes and times of a record's files, and whether
-// run.json still says running.
+// run.json still says the run is live.
 func fingerprint(dir string) (string, bool) {
 	var b strings.Builder
 	for _, name := range []string{runrecord.RunFile, runrecord.EventsFile, runrecord.RequestsFile, runrecord.BoardFile} {
@@ -164,12 +165,8 @@ func fingerprint(dir string) (string, bool) {
 			fmt.Fprintf(&b, "%s:%d:%d;", name, fi.Size(), fi.ModTime().UnixNano())
 		}
 	}
-	running := false
-	if data, err := os.ReadFile(filepath.Join(dir, runrecord.RunFile)); err == nil {
-		var sum runrecord.Summary
-		running = json.Unmarshal(data, &sum) == nil && sum.Status == "running"
-	}
-	return b.String(), running
+	sum, err := runrecord.ReadSummary(dir)
+	return b.String(), err == nil && sum.Status.Live()
 }
 
 var pageTmpl = template.Must(template.ParseFS(assets, "assets/page.html"))

@@ -17,7 +17,7 @@ import (
 // run folder under the runs dir get 404; the live stream ends with "done" for a finished run.
 func TestServerMasksSecretsAndRefusesPaths(t *testing.T) {
 	runs := t.TempDir()
-	if _, done := startExample(t, runs, "r1", "", nil); <-done != nil {
+	if _, done := startExample(t, runs, "r1", example{}); <-done != nil {
 		t.Fatal("the example failed")
 	}
 	srv := httptest.NewServer(ui.NewServer(runs, []string{secret}).Handler())

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
@@ -14,9 +15,15 @@ type RunView struct {
 	Summary runrecord.Summary `json:"summary"`
 	Tasks   []TaskView        `json:"tasks"`
 	Gens    []GenView         `json:"gens"`
-	// Now is when the view was built: a running run's bars end there.
-	Now time.Time `json:"now"`
+	// Live: the run may still change (runrecord.Status.Live); its bars
+	// end at Now, when the view was built.
+	Live bool      `json:"live"`
+	Now  time.Time `json:"now"`
 }
+
+// taskWaiting is the status the page gives a task whose call waits for
+// approval (not a board status: the board has it running).
+const taskWaiting = "waiting"
 
 // TaskView is one board task.
 type TaskView struct {
@@ -72,14 +79,14 @@ type Span struct {
 // the events (they are written as things happen, so a running run shows
 // its board as it is), completed by board.json.
 func View(rec *runrecord.Record, now time.Time) RunView {
-	v := RunView{Summary: rec.Summary, Now: now}
+	v := RunView{Summary: rec.Summary, Live: rec.Summary.Status.Live(), Now: now}
 	v.Summary.Seed = "" // nothing a page needs
 	byID := map[string]*TaskView{}
 	var order []string
 	task := func(id string) *TaskView {
 		t, ok := byID[id]
 		if !ok {
-			t = &TaskView{ID: id, Status: "pending"}
+			t = &TaskView{ID: id, Status: string(board.Pending)}
 			byID[id] = t
 			order = append(order, id)
 		}
@@ -100,13 +107,20 @@ func View(rec *runrecord.Record, now time.Time) RunView {
 			t.Agent, t.Goal, t.Deps = e.Agent, e.Goal, e.Deps
 		case event.TaskStarted:
 			t := task(e.Task)
-			t.Status, t.Started, t.Finished = "running", e.Time, time.Time{}
+			t.Status, t.Started, t.Finished = string(board.Running), e.Time, time.Time{}
 		case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
 			t := task(e.Task)
-			t.Status, t.Finished = map[string]string{event.TaskCompleted: "completed", event.TaskFailed: "failed", event.TaskCancelled: "cancelled"}[e.Type], e.Time
+			t.Status, t.Finished = string(map[string]board.Status{event.TaskCompleted: board.Completed, event.TaskFailed: board.Failed, event.TaskCancelled: board.Cancelled}[e.Type]), e.Time
 			if e.Err != "" {
 				t.Error = e.Err
 			}
+		}
+	}
+	// A task whose call waits for a person shows it, as the live board
+	// does; the call itself is listed from run.json (Summary.Pending).
+	for _, p := range rec.Summary.Pending {
+		if t, ok := byID[p.Task]; ok && v.Live && (t.Status == string(board.Running) || t.Status == string(board.Pending)) {
+			t.Status = taskWaiting
 		}
 	}
 	for _, g := range rec.Gens {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 )
 
 // maxRows bounds the tasks drawn; a bigger board shows the running and
@@ -130,9 +131,9 @@ func (b *Board) Emit(e event.Event) {
 		if e.Usage != nil {
 			b.usage, b.cost = *e.Usage, e.Cost
 		}
-		b.status = "finished"
+		b.status = string(runrecord.Finished)
 		if e.Err != "" {
-			b.status = "failed"
+			b.status = string(runrecord.Failed)
 		}
 	}
 }

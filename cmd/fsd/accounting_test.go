@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/view"
 )
 
@@ -56,7 +56,7 @@ func TestAccountingAcrossViews(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("%d runs", len(dirs))
 	}
-	var sum engine.RunSummary
+	var sum runrecord.Summary
 	b, err := os.ReadFile(filepath.Join(runs, dirs[0].Name(), "run.json"))
 	if err != nil {
 		t.Fatal(err)

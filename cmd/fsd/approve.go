@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -92,13 +91,9 @@ func approve(w io.Writer, runsDir, runArg string, a runrecord.Answer) error {
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, runrecord.RunFile))
+	sum, err := runrecord.ReadSummary(dir)
 	if err != nil {
 		return fail(exitProblems, "%v", err)
-	}
-	var sum runrecord.Summary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		return fail(exitProblems, "%s: %v", filepath.Join(dir, runrecord.RunFile), err)
 	}
 	id := filepath.Base(dir)
 	if len(sum.Pending) == 0 {
@@ -128,7 +123,7 @@ func approve(w io.Writer, runsDir, runArg string, a runrecord.Answer) error {
 		return fail(exitProblems, "approve: %v", err)
 	}
 	fmt.Fprintf(w, "%s %s (%s) in run %s\n", a.Decision, p.Call, p.Tool, id)
-	if sum.Status != "waiting" || !proc.Alive(sum.PID) {
+	if sum.Status != runrecord.Waiting || !proc.Alive(sum.PID) {
 		fmt.Fprintf(w, "the run is not running: fsd resume %s takes the answer\n", id)
 	}
 	return nil

@@ -37,7 +37,7 @@ func waitForPending(t *testing.T) (proc *subprocess, id, runs string) {
 			id = entries[0].Name()
 			var sum runrecord.Summary
 			if b, err := os.ReadFile(filepath.Join(runs, id, runrecord.RunFile)); err == nil && json.Unmarshal(b, &sum) == nil &&
-				sum.Status == "waiting" && len(sum.Pending) == 1 {
+				sum.Status == runrecord.Waiting && len(sum.Pending) == 1 {
 				return proc, id, runs
 			}
 		}

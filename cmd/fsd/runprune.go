@@ -90,7 +90,7 @@ func pruneRuns(w io.Writer, dir string, age time.Duration, dryRun bool, now time
 			kept++
 			continue
 		}
-		if r.Status == "running" { // its process is alive
+		if r.Status.Live() { // its process is alive
 			busy++
 			continue
 		}

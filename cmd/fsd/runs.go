@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/view"
@@ -55,12 +54,12 @@ number of calls waiting): fsd approve answers them.
 }
 
 // runRow is one run as fsd runs lists it. Status is the record's status,
-// except that a "running" run whose process is gone is "interrupted".
+// except that a live run whose process is gone is interrupted.
 type runRow struct {
-	engine.RunSummary
-	Status   string  `json:"status"`
-	Duration float64 `json:"duration_seconds,omitempty"`
-	Dir      string  `json:"dir"`
+	runrecord.Summary
+	Status   runrecord.Status `json:"status"`
+	Duration float64          `json:"duration_seconds,omitempty"`
+	Dir      string           `json:"dir"`
 }
 
 // loadRuns reads every run record under dir, newest first. Folders without
@@ -89,22 +88,18 @@ func loadRuns(dir string, now time.Time) (rows []runRow, unreadable []error, err
 }
 
 func loadRun(dir string, now time.Time) (runRow, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	s, err := runrecord.ReadSummary(dir)
 	if err != nil {
 		return runRow{}, err
 	}
-	var s engine.RunSummary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return runRow{}, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
-	}
 	// The record is data: the folder names the run, as fsd resume takes it.
 	s.ID = filepath.Base(dir)
-	row := runRow{RunSummary: s, Status: s.Status, Dir: dir}
+	row := runRow{Summary: s, Status: s.Status, Dir: dir}
 	end := s.Finished
-	if s.Status == "running" || s.Status == "waiting" {
+	if s.Status.Live() {
 		end = now
 		if !proc.Alive(s.PID) {
-			row.Status = "interrupted" // fsd resume picks it up
+			row.Status = runrecord.Interrupted // fsd resume picks it up
 			end = time.Time{}
 		}
 	}
@@ -157,8 +152,8 @@ func listRuns(w, stderr io.Writer, dir string, limit int, asJSON bool, now time.
 		if r.TokensEstimated {
 			est = "~"
 		}
-		status := r.Status
-		if n := len(r.Pending); n > 0 && status != "waiting" {
+		status := string(r.Status)
+		if n := len(r.Pending); n > 0 && r.Status != runrecord.Waiting {
 			// Stopped while calls waited: fsd approve, then fsd resume.
 			status += fmt.Sprintf(" (%d waiting)", n)
 		}
@@ -233,7 +228,7 @@ func completeRunIDs(cmd *cobra.Command, args []string, _ string) ([]cobra.Comple
 	rows, _, _ := loadRuns(dir, time.Now())
 	out := make([]cobra.Completion, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, cobra.CompletionWithDesc(r.ID, r.Status+" "+r.Workflow))
+		out = append(out, cobra.CompletionWithDesc(r.ID, string(r.Status)+" "+r.Workflow))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }

@@ -10,21 +10,21 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/runrecord"
 )
 
 // fakeRun writes a run record that started age ago.
-func fakeRun(t *testing.T, runs, id, status string, pid int, age time.Duration, answer string) string {
+func fakeRun(t *testing.T, runs, id string, status runrecord.Status, pid int, age time.Duration, answer string) string {
 	t.Helper()
 	dir := filepath.Join(runs, id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now().Add(-age)
-	s := engine.RunSummary{ID: id, Workflow: "wf.workflow.yaml", Status: status, PID: pid, Started: started,
+	s := runrecord.Summary{ID: id, Workflow: "wf.workflow.yaml", Status: status, PID: pid, Started: started,
 		Input: "go", Answer: answer, InputTokens: 100, OutputTokens: 20}
-	if status != "running" {
+	if status != runrecord.Running {
 		s.Finished = started.Add(1500 * time.Millisecond)
 	}
 	b, _ := json.Marshal(s)
@@ -53,7 +53,7 @@ func TestRunsListJSONAndLimit(t *testing.T) {
 	}
 	var got []string
 	for _, r := range rows {
-		got = append(got, r.ID+" "+r.Status)
+		got = append(got, r.ID+" "+string(r.Status))
 	}
 	want := "20261130-100000-cccc3333 interrupted,20261120-100000-bbbb2222 failed,20261101-100000-aaaa1111 finished"
 	if strings.Join(got, ",") != want {
@@ -107,7 +107,7 @@ func TestShowSummary(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d); code != exitOK || err != nil {
 		t.Fatalf("show --json: %v\n%s", err, out)
 	}
-	if d.ID != id || d.Status != "finished" || len(d.Tasks) != 1 || d.Tasks[0].ID != "note" || d.Answer == "" || d.InputTokens == 0 {
+	if d.ID != id || d.Status != runrecord.Finished || len(d.Tasks) != 1 || d.Tasks[0].ID != "note" || d.Answer == "" || d.InputTokens == 0 {
 		t.Errorf("show --json: %+v", d)
 	}
 

@@ -17,6 +17,7 @@ import (
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/view"
 )
 
@@ -35,7 +36,7 @@ type taskUsage struct {
 
 // taskUsages reads each task's figures from its last end event.
 func taskUsages(dir string) map[string]taskUsage {
-	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	f, err := os.Open(filepath.Join(dir, runrecord.EventsFile))
 	if err != nil {
 		return nil
 	}
@@ -65,21 +66,15 @@ func loadRunDetail(dir string, now time.Time) (runDetail, error) {
 		return runDetail{}, err
 	}
 	d := runDetail{runRow: row, Tasks: []board.Task{}, TaskUsage: taskUsages(dir)}
-	b, err := os.ReadFile(filepath.Join(dir, "board.json"))
+	tasks, err := runrecord.ReadBoard(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return d, nil // a run that never started a board
 	}
 	if err != nil {
 		return runDetail{}, err
 	}
-	var snap struct {
-		Tasks []board.Task `json:"tasks"`
-	}
-	if err := json.Unmarshal(b, &snap); err != nil {
-		return runDetail{}, fmt.Errorf("%s: %w", filepath.Join(dir, "board.json"), err)
-	}
-	if snap.Tasks != nil {
-		d.Tasks = snap.Tasks
+	if tasks != nil {
+		d.Tasks = tasks
 	}
 	return d, nil
 }
@@ -88,7 +83,7 @@ func printRunDetail(w io.Writer, d runDetail) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\n", d.ID)
 	fmt.Fprintf(tw, "workflow\t%s\n", d.Workflow)
-	status := d.Status
+	status := string(d.Status)
 	if d.Resumed > 0 {
 		status += fmt.Sprintf(" (resumed %s)", plural(d.Resumed, "time"))
 	}
@@ -146,7 +141,7 @@ func printRunDetail(w io.Writer, d runDetail) {
 	case d.Error != "":
 		fmt.Fprintf(w, "\nerror\n%s\n", indent(d.Error))
 	}
-	if d.Status == "interrupted" || d.Status == "failed" {
+	if d.Status == runrecord.Interrupted || d.Status == runrecord.Failed {
 		ref := d.ID
 		if d.Dir != filepath.Join(defaultRunsDir, d.ID) {
 			ref = shellArg(d.Dir)

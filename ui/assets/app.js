@@ -4,7 +4,7 @@
 "use strict";
 
 const SVGNS = "http://www.w3.org/2000/svg";
-const COLORS = { completed: "#2e9e5b", finished: "#2e9e5b", running: "#2f6fde", failed: "#d13d3d",
+const COLORS = { completed: "#2e9e5b", finished: "#2e9e5b", running: "#2f6fde", waiting: "#c26a00", failed: "#d13d3d",
   pending: "#98a2b3", cancelled: "#b08a2e", interrupted: "#d13d3d" };
 
 function el(tag, attrs, ...kids) {
@@ -136,7 +136,7 @@ function timeline(v) {
   });
   if (times.length === 0) return el("p", { class: "empty" }, "Nothing ran yet.");
   const t0 = Math.min(...times), now = new Date(v.now);
-  const t1 = Math.max(...times, v.summary.status === "running" ? now : 0);
+  const t1 = Math.max(...times, v.live ? now : 0);
   const span = Math.max(t1 - t0, 1), L = 110, W = 900, RH = 24;
   const x = (t) => L + ((new Date(t) - t0) / span) * (W - L - 10);
   const g = svg("svg", { id: "timeline", width: W, height: rows.length * RH + 30, viewBox: `0 0 ${W} ${rows.length * RH + 30}` });
@@ -217,6 +217,20 @@ function transcripts(v, open) {
     (g.steps || []).map(step)));
 }
 
+// pendingCalls lists the calls waiting for a person's approval, with how
+// to answer each (fsd approve, from any shell).
+function pendingCalls(s) {
+  const calls = s.pending || [];
+  if (calls.length === 0) return null;
+  return el("section", { id: "pending" },
+    el("h2", {}, `Waiting for approval (${calls.length})`),
+    calls.map((p) => el("div", { class: "pending", "data-call": p.call },
+      el("div", { class: "role" }, `${p.tool} · ${p.task ? "task " + p.task : "host"} · call ${p.call}`,
+        isSet(p.since) ? ` · waiting since ${new Date(p.since).toLocaleTimeString()}` : ""),
+      el("pre", { class: "args" }, JSON.stringify(p.args ?? {}, null, 2)),
+      el("div", { class: "meta" }, `answer with: fsd approve ${s.id} ${p.call} [--edit JSON | --reject REASON]`))));
+}
+
 function renderRun(main, v) {
   v.gens = v.gens || [];
   v.tasks = v.tasks || [];
@@ -231,6 +245,7 @@ function renderRun(main, v) {
     s.input ? el("p", {}, el("b", {}, "Input: "), s.input) : null,
     s.answer ? el("div", {}, el("b", {}, "Answer"), el("div", { class: "answer", id: "answer" }, s.answer)) : null,
     s.error ? el("div", { class: "error" }, s.error) : null,
+    pendingCalls(s),
     el("h2", {}, "Board"), boardGraph(v.tasks || []),
     el("h2", {}, "Timeline"), timeline(v),
     el("h2", {}, "Tokens per task"), tokenChart(v),
