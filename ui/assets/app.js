@@ -218,8 +218,9 @@ function transcripts(v, open) {
 }
 
 // pendingCalls lists the calls waiting for a person's approval, with how
-// to answer each (fsd approve, from any shell).
-function pendingCalls(s) {
+// to answer each (fsd approve, from any shell; a stopped run takes the
+// answer when resumed).
+function pendingCalls(s, live) {
   const calls = s.pending || [];
   if (calls.length === 0) return null;
   return el("section", { id: "pending" },
@@ -228,7 +229,8 @@ function pendingCalls(s) {
       el("div", { class: "role" }, `${p.tool} · ${p.task ? "task " + p.task : "host"} · call ${p.call}`,
         isSet(p.since) ? ` · waiting since ${new Date(p.since).toLocaleTimeString()}` : ""),
       el("pre", { class: "args" }, JSON.stringify(p.args ?? {}, null, 2)),
-      el("div", { class: "meta" }, `answer with: fsd approve ${s.id} ${p.call} [--edit JSON | --reject REASON]`))));
+      el("div", { class: "meta" }, `answer with: fsd approve ${s.id} ${p.call} [--edit JSON | --reject REASON]`
+        + (live ? "" : `, then fsd resume ${s.id}`)))));
 }
 
 function renderRun(main, v) {
@@ -245,7 +247,7 @@ function renderRun(main, v) {
     s.input ? el("p", {}, el("b", {}, "Input: "), s.input) : null,
     s.answer ? el("div", {}, el("b", {}, "Answer"), el("div", { class: "answer", id: "answer" }, s.answer)) : null,
     s.error ? el("div", { class: "error" }, s.error) : null,
-    pendingCalls(s),
+    pendingCalls(s, v.live),
     el("h2", {}, "Board"), boardGraph(v.tasks || []),
     el("h2", {}, "Timeline"), timeline(v),
     el("h2", {}, "Tokens per task"), tokenChart(v),
