@@ -1,0 +1,115 @@
+package runrecord_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
+)
+
+// What a Writer writes, Open reads back: run.json with its status and
+// pending calls, board.json, a generator's journal and the request it
+// sent, rebuilt as sent. While the Writer is open the folder is locked.
+func TestWriterRoundTrip(t *testing.T) {
+	runs := t.TempDir()
+	p := &spec.Project{Workflow: &spec.Workflow{Name: "w"}}
+	w, err := runrecord.Create(runs, "r1", p, runrecord.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runrecord.Create(runs, "r1", p, runrecord.WriteOptions{}); !errors.Is(err, journal.ErrLocked) {
+		t.Errorf("a second writer of an open record: %v, want journal.ErrLocked", err)
+	}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	sum := runrecord.Summary{ID: "r1", Status: runrecord.Waiting, Started: now, Input: "go",
+		Pending: []runrecord.PendingCall{{Call: "host/s1/c1", Tool: "effect", Args: json.RawMessage(`{"n":1}`), Since: now}}}
+	if err := w.WriteSummary(sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteBoard([]board.Task{{ID: "t1", Goal: "do", Status: board.Completed, Result: "done"}}); err != nil {
+		t.Fatal(err)
+	}
+	tr := transcript.New(genWriter{w.Journal(), journal.Gen{}})
+	if err := tr.AppendMessage(model.Message{Role: model.User, Text: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	req := &model.Request{Context: "ctx", Messages: []model.Message{{Role: model.User, Text: "go"}},
+		Tools: []model.ToolDef{{Name: "effect", Description: "does", Parameters: []byte(`{"type":"object"}`)}}}
+	w.Request(runrecord.GenName(journal.Gen{}), runrecord.Sent{Request: req, Window: []transcript.Span{{From: 0, To: 1}}}, 1, now)
+	if err := tr.AppendMessage(model.Message{Role: model.Assistant, Text: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Response(runrecord.GenName(journal.Gen{}), req.Caller, model.Usage{InputTokens: 10, OutputTokens: 2}, 0, nil, nil, now)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	rec, err := runrecord.Open(w.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// run.json is indented: arguments are compared as JSON values.
+	compact := cmp.Transformer("compact", func(r json.RawMessage) string {
+		var b bytes.Buffer
+		if err := json.Compact(&b, r); err != nil {
+			return string(r)
+		}
+		return b.String()
+	})
+	if diff := cmp.Diff(sum, rec.Summary, compact); diff != "" {
+		t.Errorf("run.json (-written +read):\n%s", diff)
+	}
+	if !rec.Summary.Status.Live() {
+		t.Error("a waiting run read back is not live")
+	}
+	if len(rec.Tasks) != 1 || rec.Tasks[0].Result != "done" {
+		t.Errorf("board.json: %+v", rec.Tasks)
+	}
+	if len(rec.Gens) != 1 || len(rec.Gens[0].Steps) != 1 {
+		t.Fatalf("generators: %+v", rec.Gens)
+	}
+	st := rec.Gens[0].Steps[0]
+	got := model.Request{Context: st.Request.Context, Messages: st.Request.Messages, Tools: st.Request.Tools}
+	want := model.Request{Context: req.Context, Messages: req.Messages, Tools: req.Tools}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the request read back (-sent +read):\n%s", diff)
+	}
+	if st.Usage == nil || st.Usage.InputTokens != 10 || len(st.Response) != 1 || st.Response[0].Text != "done" {
+		t.Errorf("step: usage %+v, response %+v", st.Usage, st.Response)
+	}
+	// Closed: the folder is free again (a resume takes it).
+	w2, err := runrecord.Create(runs, "r1", p, runrecord.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// genWriter writes a transcript's entries to one generator's part of a
+// journal.
+type genWriter struct {
+	log journal.Log
+	gen journal.Gen
+}
+
+func (g genWriter) Write(b []byte) (int, error) {
+	if _, err := g.log.Append(g.gen, b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
