@@ -1,9 +1,10 @@
 // Package ui is fsd's local web view of run records: a list of runs and,
 // per run, the board as a graph, a timeline of tasks and calls, tokens per
 // task, and every generator's transcript with each request expandable as
-// the model received it. A running run's page updates live (server-sent
-// events from the record as it grows). The same run page is written as
-// one self-contained HTML file by Report.
+// the model received it. A live run's page — running, or waiting for an
+// approval, whose pending calls it lists — updates as the record grows
+// (server-sent events). The same run page is written as one
+// self-contained HTML file by Report.
 //
 // Its assets are embedded (no CDN, no build step: plain JavaScript and
 // inline SVG), it reads records only through runrecord, and every byte it

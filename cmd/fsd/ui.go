@@ -24,7 +24,8 @@ func newUICmd() *cobra.Command {
 		Short: "Serve a local web view of the runs: board, timeline, tokens, every request as sent",
 		Long: "Serve the runs under --runs-dir on a local address (loopback by default): the list of runs and,\n" +
 			"per run, the board as a graph, a timeline of tasks and calls, tokens per task and each transcript\n" +
-			"with every request expandable as the model received it. A running run's page updates live.",
+			"with every request expandable as the model received it. A live run's page (running, or waiting\n" +
+			"for an approval) updates as it goes.",
 		Example: `  fsd ui                       # then open the URL it prints
   fsd ui --addr 127.0.0.1:9000 --runs-dir ci/.fsd/runs`,
 		Args: usageArgs(cobra.NoArgs),
