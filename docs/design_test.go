@@ -141,6 +141,84 @@ func TestNamedFilesExist(t *testing.T) {
 	}
 }
 
+// enforcedRef is one place an invariant row's "enforced in" column
+// names: a Go file and what follows its colon up to the next file.
+var enforcedRef = regexp.MustCompile(`([a-z0-9_]+(?:/[a-z0-9_]+)+\.go)(?::([^;]*))?`)
+
+// declared returns the names file declares at top level: funcs, types,
+// vars and consts, and methods as Recv.Name.
+func declared(t *testing.T, file string) map[string]bool {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			name := d.Name.Name
+			if d.Recv != nil && len(d.Recv.List) == 1 {
+				recv := d.Recv.List[0].Type
+				if s, ok := recv.(*ast.StarExpr); ok {
+					recv = s.X
+				}
+				if g, ok := recv.(*ast.IndexExpr); ok {
+					recv = g.X
+				}
+				if id, ok := recv.(*ast.Ident); ok {
+					name = id.Name + "." + name
+				}
+			}
+			names[name] = true
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					names[s.Name.Name] = true
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						names[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return names
+}
+
+// TestEnforcedInExists fails when an invariant row's "enforced in"
+// column names a function, method or type that the file it gives does
+// not declare (a function renamed or moved without the doc). A name in
+// parentheses is a remark (a field, what a function does), not checked.
+func TestEnforcedInExists(t *testing.T) {
+	checked := 0
+	for _, m := range regexp.MustCompile(`(?m)^\| ([LCHWD][1-9]) \|.*$`).FindAllStringSubmatch(readDesign(t), -1) {
+		cells := strings.Split(strings.Trim(m[0], "|"), " | ")
+		if len(cells) < 4 {
+			t.Errorf("design.md's row %s has %d columns, want id, rule, enforced in, proved by", m[1], len(cells))
+			continue
+		}
+		for _, ref := range enforcedRef.FindAllStringSubmatch(cells[2], -1) {
+			file := filepath.Join("..", ref[1])
+			if _, err := os.Stat(file); err != nil {
+				continue // TestNamedFilesExist says so
+			}
+			names := declared(t, file)
+			remarks := regexp.MustCompile(`\([^)]*\)`).ReplaceAllString(ref[2], "")
+			for _, n := range regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_.]*)`").FindAllStringSubmatch(remarks, -1) {
+				checked++
+				if !names[n[1]] {
+					t.Errorf("design.md's row %s names %s in %s, which does not declare it", m[1], n[1], ref[1])
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no function named in an \"enforced in\" column: is the pattern reading the table?")
+	}
+}
+
 // TestDocumentedDefaults: where README.md or design.md give a key's
 // number as "`key` N" or "`key` (default N)", N is the default spec.Facts
 // states, and README gives every limit's default so (it lists every key
