@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/fsdrun/fsd/spec"
 )
@@ -366,5 +367,46 @@ func TestLayerTable(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("design.md's layer table differs from docs/layers_test.go's layers; it should read:\n%s",
 			"| "+strings.Join(want, " |\n| ")+" |")
+	}
+}
+
+// anchor is the fragment GitHub gives a heading: lower case, spaces as
+// hyphens, punctuation other than hyphens and underscores dropped.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// TestLinksToHeadingsResolve fails when README.md or design.md links to
+// a heading of its own (`(#fragment)`) that it no longer has, as after a
+// heading is renamed.
+func TestLinksToHeadingsResolve(t *testing.T) {
+	for _, file := range []string{"../README.md", "design.md"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		anchors := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(text, -1) {
+			anchors[anchor(m[1])] = true
+		}
+		links := regexp.MustCompile(`\]\(#([^)]+)\)`).FindAllStringSubmatch(text, -1)
+		if len(links) == 0 {
+			t.Errorf("%s links to no heading: is the pattern reading it?", file)
+		}
+		for _, m := range links {
+			if !anchors[m[1]] {
+				t.Errorf("%s links to #%s, which is no heading of it", file, m[1])
+			}
+		}
 	}
 }
