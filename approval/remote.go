@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -196,10 +195,8 @@ type remoteCall struct {
 // agent), run by the dispatch whose ctx is ctx: the run's side of a
 // worker's gate. Its calls wait under ctx and end with it.
 func (g *Gate) Remote(ctx context.Context, task, agent string, attempt int) work.Approver {
-	name := "task:" + task
-	if attempt > 1 {
-		name += "#" + strconv.Itoa(attempt)
-	}
+	// The attempt's generator name, which prefixes its call ids.
+	name := (&work.Attempt{Task: task, Number: attempt}).Name()
 	return &remoteApprover{g: g, ctx: ctx, prefix: name + "/", task: task, agent: agent, calls: map[string]*remoteCall{}}
 }
 

@@ -54,3 +54,30 @@ func TestRemoteAnswerThatReachedNoWorkerIsFresh(t *testing.T) {
 		t.Errorf("asked %d times, want once", asked)
 	}
 }
+
+// TestRemoteTakesOnlyItsAttemptsCalls: an attempt's approver answers the
+// calls whose ids start with that attempt's generator name
+// (work.Attempt.Name) and refuses another attempt's, so a late worker of
+// attempt 1 cannot have a call of attempt 2 approved, nor the reverse.
+func TestRemoteTakesOnlyItsAttemptsCalls(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	for _, tt := range []struct {
+		attempt int
+		call    string
+		want    string
+	}{
+		{1, "task:deploy/s1/c1", work.ApprovalAnswered},
+		{1, "task:deploy#2/s1/c1", work.ApprovalRefused},
+		{2, "task:deploy#2/s1/c1", work.ApprovalAnswered},
+		{2, "task:deploy/s1/c1", work.ApprovalRefused},
+		{2, "task:deploy#2/", work.ApprovalRefused},
+	} {
+		r := New(Config{Mode: Auto}).Remote(ctx, "deploy", "ops/a", tt.attempt)
+		q := work.ApprovalRequest{PendingCall: runrecord.PendingCall{Call: tt.call, Tool: "effect"}, Policy: spec.ApproveAlways, Hold: time.Second}
+		rep, err := r.Approve(ctx, q)
+		if err != nil || rep.Status != tt.want {
+			t.Errorf("attempt %d, call %s: %+v, %v; want status %s", tt.attempt, tt.call, rep, err, tt.want)
+		}
+	}
+}
