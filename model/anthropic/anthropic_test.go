@@ -106,17 +106,7 @@ func wantResponse() *model.Response {
 	}
 }
 
-func TestResponseMapping(t *testing.T) {
-	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
-	defer srv.Close()
-	got, err := prov.Model(t, srv).Generate(context.Background(), conversation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(wantResponse(), got); diff != "" {
-		t.Errorf("response (-want +got):\n%s", diff)
-	}
-}
+func TestResponseMapping(t *testing.T) { prov.Whole(t, wantResponse()) }
 
 const okStream = "event: message_start\n" +
 	`data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"usage":{"input_tokens":100,"cache_read_input_tokens":20,"output_tokens":1}}}` + "\n\n" +

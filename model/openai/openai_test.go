@@ -95,17 +95,7 @@ func wantResponse() *model.Response {
 	}
 }
 
-func TestResponseMapping(t *testing.T) {
-	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
-	defer srv.Close()
-	got, err := prov.Model(t, srv).Generate(context.Background(), conversation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(wantResponse(), got); diff != "" {
-		t.Errorf("response (-want +got):\n%s", diff)
-	}
-}
+func TestResponseMapping(t *testing.T) { prov.Whole(t, wantResponse()) }
 
 func TestFailures(t *testing.T) {
 	prov.Failures(t, testKey, []providertest.Failure{

@@ -107,6 +107,16 @@ func (p Provider) Call(t *testing.T, reply fakeserver.Reply, req *model.Request)
 	return resp, srv.Requests()[0].Body
 }
 
+// Whole answers Request with OKBody, not streamed, and checks that the
+// response is want.
+func (p Provider) Whole(t *testing.T, want *model.Response) {
+	t.Helper()
+	got, _ := p.Call(t, fakeserver.Reply{Body: p.OKBody}, p.Request())
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("response (-want +got):\n%s", diff)
+	}
+}
+
 // Streaming streams OKStream and checks that the deltas reached OnText
 // in order and the response is want. It returns the request body.
 func (p Provider) Streaming(t *testing.T, want *model.Response) map[string]any {
