@@ -316,7 +316,7 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 				}
 			}
 
-			j, err := LoadJournal(res.Dir)
+			j, err := LoadReplay(res.Dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,7 +30,7 @@ type attemptDeps struct {
 	box   *toolbox
 	// open opens the attempt's transcript, journaled where the attempt
 	// runs, and the journal a resumed attempt goes on after (nil: none).
-	open func() (*transcript.Transcript, *genJournal, error)
+	open func() (*transcript.Transcript, *genReplay, error)
 }
 
 // runAttempt runs one task attempt to its outcome, however the attempt
@@ -109,7 +109,7 @@ func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.
 		res.Error = err.Error()
 		return res
 	}
-	g.replay = newReplay(resumed, len(g.tr.Messages()))
+	g.replay = newCursor(resumed, len(g.tr.Messages()))
 	answer, err := g.loop(ctx)
 	res.Replayed = g.endReplayed
 	res.Usage, _ = gd.acct.total()

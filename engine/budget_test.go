@@ -149,7 +149,7 @@ func TestResumeRaisesBudget(t *testing.T) {
 
 	resumeWith := func(edit func(*spec.Workflow)) (*Result, error) {
 		t.Helper()
-		j, err := LoadJournal(res.Dir)
+		j, err := LoadReplay(res.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}

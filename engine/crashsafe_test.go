@@ -54,7 +54,7 @@ func crashedRun(t *testing.T, p *spec.Project, steps ...step) string {
 
 func resume(t *testing.T, p *spec.Project, dir string, m model.Model, opts Options) (*Result, []event.Event, error) {
 	t.Helper()
-	j, err := LoadJournal(dir)
+	j, err := LoadReplay(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestResumeRepairsTornTails(t *testing.T) {
 	appendTo(t, filepath.Join(dir, "journal.jsonl"), `{"seq":9,"kind":"mess`)
 	appendTo(t, filepath.Join(dir, "events.jsonl"), `{"type":"text","run":"x","text":"whole but no newline"}`)
 
-	j, err := LoadJournal(dir)
+	j, err := LoadReplay(dir)
 	if err != nil {
 		t.Fatalf("a torn journal must load after repair: %v", err)
 	}
@@ -139,11 +139,11 @@ func TestResumeRepairsTornTails(t *testing.T) {
 func TestOneWriterPerRun(t *testing.T) {
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
-	j, err := LoadJournal(dir)
+	j, err := LoadReplay(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadJournal(dir); !errors.Is(err, ErrInUse) {
+	if _, err := LoadReplay(dir); !errors.Is(err, ErrInUse) {
 		t.Fatalf("second resume: %v, want ErrInUse", err)
 	}
 	// A fresh run with the same id is refused too: it would write the
@@ -164,10 +164,10 @@ func TestOneWriterPerRun(t *testing.T) {
 	}
 	defer func() { live.Process.Kill(); live.Wait() }()
 	editSummary(t, dir, func(s map[string]any) { s["status"] = "running"; s["pid"] = live.Process.Pid })
-	if _, err := LoadJournal(dir); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "still running") {
+	if _, err := LoadReplay(dir); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "still running") {
 		t.Fatalf("resume of a live run: %v", err)
 	}
-	j, err = LoadJournal(dir, IgnoreLivePID())
+	j, err = LoadReplay(dir, IgnoreLivePID())
 	if err != nil {
 		t.Fatalf("with IgnoreLivePID: %v", err)
 	}

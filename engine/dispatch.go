@@ -160,7 +160,7 @@ func (p *inProcess) Dispatch(ctx context.Context, a *work.Attempt, _ event.Sink,
 	gen := p.workers.gen
 	gen.acct = gen.acct.attempt()
 	res := runAttempt(ctx, a, attemptDeps{gen: gen, ev: p.ev, model: p.workers.model, skill: skill, box: p.workers.box,
-		open: func() (*transcript.Transcript, *genJournal, error) {
+		open: func() (*transcript.Transcript, *genReplay, error) {
 			return p.workers.transcript(a.Task, max(a.Number, 1))
 		}})
 	res.Booked = true

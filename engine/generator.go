@@ -94,9 +94,9 @@ type generator struct {
 	// streamReset, when set, hears that the deltas streamed for the
 	// current call are void (the provider retried it).
 	streamReset func()
-	// journal and replay serve a resumed run (see Journal).
-	journal *genJournal
-	replay  *replay
+	// journal and replay serve a resumed run (see Replay).
+	journal *genReplay
+	replay  *cursor
 	// name identifies the generator in call ids: "host", "task:ID" or
 	// "task:ID#N" for attempt N > 1. It is the same on resume.
 	name string

@@ -62,7 +62,7 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 	if err := g.add(model.Message{Role: model.User, Text: input}); err != nil {
 		return "", err
 	}
-	g.replay = newReplay(g.journal, len(g.tr.Messages()))
+	g.replay = newCursor(g.journal, len(g.tr.Messages()))
 	return g.loop(ctx)
 }
 

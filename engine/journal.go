@@ -15,7 +15,7 @@ import (
 	"github.com/fsdrun/fsd/transcript"
 )
 
-// Journal is what an interrupted run left in its record: every
+// Replay is what an interrupted run left in its record: every
 // generator's transcript, step by step. A resumed run replays it — model
 // responses and command-tool results come from the journal, not from the
 // model or the program — and goes on live from the first step the journal
@@ -26,38 +26,38 @@ import (
 // executing it rebuilds the run's state. A re-executed result that differs
 // from the journal's stops the resume with an error saying where.
 //
-// A loaded Journal holds the run folder's lock until the resumed run ends
+// A loaded Replay holds the run folder's lock until the resumed run ends
 // (or Close): no other process can resume or write the same run.
-type Journal struct {
+type Replay struct {
 	Dir     string
 	Summary runrecord.Summary
 	// Repaired lists the files whose torn last line was repaired, with
 	// what was done; the run logs them.
 	Repaired []string
-	gens     map[string]*genJournal
+	gens     map[string]*genReplay
 	lock     *journal.Locked
 }
 
-// genJournal is one generator's journal.
-type genJournal struct {
+// genReplay is one generator's journal.
+type genReplay struct {
 	entries int // entries on disk, not written again
 	msgs    []model.Message
 }
 
-// newGenJournal is a generator's journal from its entries: the messages
+// newGenReplay is a generator's journal from its entries: the messages
 // as the transcript held them, context lines in their places, so replay
 // positions match the live transcript's.
-func newGenJournal(entries []transcript.Entry) (*genJournal, error) {
+func newGenReplay(entries []transcript.Entry) (*genReplay, error) {
 	msgs, err := transcript.Rebuild(entries)
 	if err != nil {
 		return nil, err
 	}
-	return &genJournal{entries: len(entries), msgs: msgs}, nil
+	return &genReplay{entries: len(entries), msgs: msgs}, nil
 }
 
-// rawGenJournal is newGenJournal of entries as a journal stores them
+// rawGenReplay is newGenReplay of entries as a journal stores them
 // (a worker's, read from JetStream); none is nil: nothing to resume.
-func rawGenJournal(raw []json.RawMessage) (*genJournal, error) {
+func rawGenReplay(raw []json.RawMessage) (*genReplay, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
@@ -70,16 +70,16 @@ func rawGenJournal(raw []json.RawMessage) (*genJournal, error) {
 			return nil, fmt.Errorf("entry %d says it is entry %d", i, entries[i].Seq)
 		}
 	}
-	return newGenJournal(entries)
+	return newGenReplay(entries)
 }
 
 // ErrNotResumable is returned for a run record that cannot be resumed.
 var ErrNotResumable = errors.New("run cannot be resumed")
 
-// ErrInUse is returned by LoadJournal while another process holds the run.
+// ErrInUse is returned by LoadReplay while another process holds the run.
 var ErrInUse = errors.New("run is in use")
 
-// LoadOption configures LoadJournal.
+// LoadOption configures LoadReplay.
 type LoadOption func(*loadOptions)
 
 type loadOptions struct{ ignorePID bool }
@@ -89,11 +89,11 @@ type loadOptions struct{ ignorePID bool }
 // name an unrelated process. The lock is still required.
 func IgnoreLivePID() LoadOption { return func(o *loadOptions) { o.ignorePID = true } }
 
-// LoadJournal takes the lock of the run in dir and reads its journal.
+// LoadReplay takes the lock of the run in dir and reads its journal.
 // The run's id is the folder's name, whatever run.json says. Every
 // JSON-lines file is repaired first (journal.RepairTail), so appends go
 // on after a whole line.
-func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
+func LoadReplay(dir string, opts ...LoadOption) (j *Replay, err error) {
 	var o loadOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -101,7 +101,7 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 	if abs, aerr := filepath.Abs(dir); aerr == nil {
 		dir = abs
 	}
-	j = &Journal{Dir: dir, gens: map[string]*genJournal{}}
+	j = &Replay{Dir: dir, gens: map[string]*genReplay{}}
 	if j.Summary, err = runrecord.ReadSummary(dir); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 	}
@@ -158,7 +158,7 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 	}
 	for _, ge := range gens {
-		g, err := newGenJournal(ge.Entries)
+		g, err := newGenReplay(ge.Entries)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %s: %v", ErrNotResumable, runrecord.JournalFile, ge.Name, err)
 		}
@@ -169,7 +169,7 @@ func LoadJournal(dir string, opts ...LoadOption) (j *Journal, err error) {
 
 // Close releases the run's lock when the journal will not be resumed;
 // Execute releases it itself.
-func (j *Journal) Close() error {
+func (j *Replay) Close() error {
 	if j == nil {
 		return nil
 	}
@@ -185,28 +185,28 @@ func transcriptName(task string, attempt int) string {
 }
 
 // gen returns the journal of a generator, or nil.
-func (j *Journal) gen(name string) *genJournal {
+func (j *Replay) gen(name string) *genReplay {
 	if j == nil {
 		return nil
 	}
 	return j.gens[name]
 }
 
-// replay is a generator's cursor over its journal. Results are matched to
+// cursor is a generator's cursor over its journal. Results are matched to
 // calls by position (step, index), not by call id: some OpenAI-compatible
 // servers reuse ids across responses.
-type replay struct {
+type cursor struct {
 	msgs  []model.Message // the journal's messages from the loop's start
 	steps []int           // indices in msgs of assistant messages, one per step
 }
 
-// newReplay positions a journal at a generator's loop: the first prefix
+// newCursor positions a journal at a generator's loop: the first prefix
 // messages (history, inherited turns, the task message) precede the steps.
-func newReplay(g *genJournal, prefix int) *replay {
+func newCursor(g *genReplay, prefix int) *cursor {
 	if g == nil || prefix > len(g.msgs) {
 		return nil
 	}
-	rp := &replay{msgs: g.msgs[prefix:]}
+	rp := &cursor{msgs: g.msgs[prefix:]}
 	for i, m := range rp.msgs {
 		if m.Role == model.Assistant {
 			rp.steps = append(rp.steps, i)
@@ -216,7 +216,7 @@ func newReplay(g *genJournal, prefix int) *replay {
 }
 
 // response returns the journaled response of a step.
-func (rp *replay) response(step int) (*model.Response, bool) {
+func (rp *cursor) response(step int) (*model.Response, bool) {
 	if rp == nil || step >= len(rp.steps) {
 		return nil, false
 	}
@@ -225,7 +225,7 @@ func (rp *replay) response(step int) (*model.Response, bool) {
 }
 
 // result returns the journaled result of the i-th call of a step.
-func (rp *replay) result(step, i int) (model.Message, bool) {
+func (rp *cursor) result(step, i int) (model.Message, bool) {
 	if rp == nil || step >= len(rp.steps) {
 		return model.Message{}, false
 	}

@@ -190,7 +190,7 @@ func TestMCPResumeDoesNotCallAgain(t *testing.T) {
 	if n := count(t, log, "echo"); n != 1 {
 		t.Fatalf("first run called echo %d times", n)
 	}
-	j, err := LoadJournal(res.Dir)
+	j, err := LoadReplay(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

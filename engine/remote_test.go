@@ -104,11 +104,11 @@ func (d *journalingDispatcher) Dispatch(ctx context.Context, t *work.Attempt, s 
 		return nil, ctx.Err()
 	}
 	res, err := d.fakeDispatcher.Dispatch(ctx, t, s, a)
-	res.Journaled = len(remoteEntries(t.Task))
+	res.Logged = len(remoteEntries(t.Task))
 	return res, err
 }
 
-func (d *journalingDispatcher) Journal(_ context.Context, run, task string, attempt int) ([]json.RawMessage, error) {
+func (d *journalingDispatcher) AttemptLog(_ context.Context, run, task string, attempt int) ([]json.RawMessage, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.reads == nil {

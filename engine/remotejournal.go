@@ -29,7 +29,7 @@ const journalCopyTimeout = 30 * time.Second
 // all before, the attempt's end is the journal's: its task.completed or
 // task.failed says replayed, as a local worker's does.
 func (hb *hostBoard) recordRemote(ctx context.Context, rt *work.Attempt, res *work.Outcome) {
-	n := res.Journaled
+	n := res.Logged
 	if n == 0 {
 		return // nothing journaled (a failure before the generator ran)
 	}
@@ -47,16 +47,16 @@ func (hb *hostBoard) recordRemote(ctx context.Context, rt *work.Attempt, res *wo
 		return
 	}
 	log := hb.log.With().Str("task", rt.Task).Int("attempt", rt.Number).Logger()
-	entries := res.Journal
+	entries := res.Log
 	if len(entries) < n {
-		jr, ok := hb.dispatch.(work.JournalReader)
+		jr, ok := hb.dispatch.(work.LogReader)
 		if !ok {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalCopyTimeout)
 		defer cancel()
 		var err error
-		if entries, err = jr.Journal(ctx, rt.Run, rt.Task, rt.Number); err != nil {
+		if entries, err = jr.AttemptLog(ctx, rt.Run, rt.Task, rt.Number); err != nil {
 			log.Warn().Err(err).Msg("the worker's transcript could not be read; the run record lacks it")
 			return
 		}
@@ -82,7 +82,7 @@ func (hb *hostBoard) recordRemote(ctx context.Context, rt *work.Attempt, res *wo
 
 // sameTranscript reports whether entries hold the messages of the
 // journal j: the record's part of the attempt is the worker's prefix.
-func sameTranscript(j *genJournal, entries []json.RawMessage) bool {
+func sameTranscript(j *genReplay, entries []json.RawMessage) bool {
 	es := make([]transcript.Entry, len(entries))
 	for i, e := range entries {
 		if json.Unmarshal(e, &es[i]) != nil {

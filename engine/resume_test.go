@@ -45,7 +45,7 @@ func TestResumeConversation(t *testing.T) {
 		t.Fatalf("first run: %v", err)
 	}
 
-	j, err := LoadJournal(res.Dir)
+	j, err := LoadReplay(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestResumeConversation(t *testing.T) {
 	if reads != 1 {
 		t.Errorf("transcript has %d read_skill results, want 1 (journal not rewritten)", reads)
 	}
-	if _, err := LoadJournal(res.Dir); !errors.Is(err, ErrNotResumable) {
+	if _, err := LoadReplay(res.Dir); !errors.Is(err, ErrNotResumable) {
 		t.Errorf("a finished run loaded as resumable: %v", err)
 	}
 }
@@ -118,7 +118,7 @@ func TestResumeDivergence(t *testing.T) {
 	})
 	r, _ := New(p, Options{Model: m, RunsDir: t.TempDir()})
 	res, _ := r.Execute(context.Background(), "")
-	j, err := LoadJournal(res.Dir)
+	j, err := LoadReplay(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestResumeDivergence(t *testing.T) {
 		t.Fatalf("err = %v, want ErrChanged naming the workflow", err)
 	}
 	// With it, the replay notices where the run went another way.
-	j, err = LoadJournal(res.Dir)
+	j, err = LoadReplay(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,12 +166,12 @@ func TestResumeCutsTornTail(t *testing.T) {
 	}
 	f.Close()
 
-	j, err := LoadJournal(res.Dir)
+	j, err := LoadReplay(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, path); string(got) != string(whole) {
-		t.Fatalf("LoadJournal left the torn tail: file ends %q", got[max(len(got)-60, 0):])
+		t.Fatalf("LoadReplay left the torn tail: file ends %q", got[max(len(got)-60, 0):])
 	}
 	r2, _ := New(p, Options{Model: model.Func(func(context.Context, *model.Request) (*model.Response, error) {
 		return &model.Response{Text: "resumed"}, nil
@@ -205,7 +205,7 @@ func TestResumeRefusesPreJournalRecord(t *testing.T) {
 			if tc.name == "conversation" {
 				os.Remove(filepath.Join(dir, "tasks"))
 			}
-			j, err := LoadJournal(dir)
+			j, err := LoadReplay(dir)
 			if err == nil {
 				j.Close()
 				t.Fatal("a pre-journal record loaded as an empty journal")

@@ -55,10 +55,10 @@ type Options struct {
 	// own chat history passes it here and the new input becomes the next
 	// turn.
 	History []model.Message
-	// Resume replays an interrupted run's journal (LoadJournal): the run
+	// Resume replays an interrupted run's journal (LoadReplay): the run
 	// keeps its id and record folder, completed model calls and command
 	// tools are not repeated, and it goes on live from where it stopped.
-	Resume *Journal
+	Resume *Replay
 	// Seed seeds the handle source when Rand is nil; nil draws a random
 	// seed. The seed is kept in run.json so a resume draws the same handles.
 	Seed *[32]byte

@@ -88,7 +88,7 @@ type boardDeps struct {
 	cat     *catalog
 	ev      *emitter
 	log     zerolog.Logger
-	resume  *Journal
+	resume  *Replay
 	save    func(*board.Board)
 	workers workerDeps
 	// dispatch delivers the board's task attempts to workers elsewhere;
@@ -105,7 +105,7 @@ type workerDeps struct {
 	box    *toolbox
 	// transcript opens a task attempt's transcript (and its journal on
 	// resume).
-	transcript func(task string, attempt int) (*transcript.Transcript, *genJournal, error)
+	transcript func(task string, attempt int) (*transcript.Transcript, *genReplay, error)
 }
 
 // newHostBoard builds a board for the host h (nil: a pipeline's).

@@ -38,7 +38,7 @@ func (g *genLog) Sync() error {
 // newTranscript opens a generator's transcript, journaled when the run
 // keeps a record. A resumed run appends after what the journal holds, and
 // returns that generator's journal.
-func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *genJournal, error) {
+func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *genReplay, error) {
 	j := r.opts.Resume.gen(transcriptName(task, attempt))
 	var log journal.Log
 	if r.rec != nil {
@@ -51,7 +51,7 @@ func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *
 // in memory only), whose steps wait for their commits (WithStepSync);
 // after j's entries, which log already holds and are not written again.
 // A worker process (Work) opens its task's the same way on its own log.
-func journaledTranscript(log journal.Log, gen journal.Gen, j *genJournal) *transcript.Transcript {
+func journaledTranscript(log journal.Log, gen journal.Gen, j *genReplay) *transcript.Transcript {
 	opts := []transcript.Option{transcript.WithStepSync()}
 	if j != nil {
 		opts = append(opts, transcript.WithJournal(j.entries))

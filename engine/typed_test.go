@@ -240,7 +240,7 @@ func TestTypedOutputResume(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("first run: %v", err)
 	}
-	j, err := LoadJournal(res.Dir)
+	j, err := LoadReplay(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

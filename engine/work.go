@@ -18,7 +18,7 @@ import (
 // runAttempt the run's in-process dispatcher calls, with the worker's own
 // model, toolbox, MCP servers, artifacts and account, its events to
 // o.Sink, its calls that need approval to o.Approver and its transcript
-// journaled to o.Journal; resumed after o.Journaled when an earlier
+// journaled to o.Log; resumed after o.Logged when an earlier
 // delivery journaled steps. A task failure is Outcome.Error, never a
 // panic.
 func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
@@ -31,7 +31,7 @@ func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 	if o.Rand == nil {
 		o.Rand = rand.Reader
 	}
-	resumed, err := rawGenJournal(o.Journaled)
+	resumed, err := rawGenReplay(o.Logged)
 	if err != nil {
 		return &work.Outcome{Model: t.Model, Error: fmt.Sprintf("worker: the task's journal: %v", err)}
 	}
@@ -46,8 +46,8 @@ func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 		gen: genDeps{runID: t.Run, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
 			arts: arts, appr: approval.ForWorker(t, o, ev.emit)},
 		ev: ev, model: o.Model, skill: o.Skill, box: box,
-		open: func() (*transcript.Transcript, *genJournal, error) {
-			return journaledTranscript(o.Journal, journal.Gen{Task: t.Task, Attempt: max(t.Number, 1)}, resumed), resumed, nil
+		open: func() (*transcript.Transcript, *genReplay, error) {
+			return journaledTranscript(o.Log, journal.Gen{Task: t.Task, Attempt: max(t.Number, 1)}, resumed), resumed, nil
 		},
 	})
 }

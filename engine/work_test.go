@@ -77,7 +77,7 @@ func TestWorkResumesFromJournal(t *testing.T) {
 			task, s := effectTask(log, policy)
 			first := &memLog{}
 			asked := 0
-			res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s, Journal: first})
+			res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s, Log: first})
 			if res.Error != "" || res.Result != "read did 2" || asked != 3 {
 				t.Fatalf("first delivery: %+v, model asked %d times", res, asked)
 			}
@@ -91,7 +91,7 @@ func TestWorkResumesFromJournal(t *testing.T) {
 			rec := &event.Recorder{}
 			asked = 0
 			res = Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s, Sink: rec,
-				Journal: second, Journaled: journaled})
+				Log: second, Logged: journaled})
 			if res.Error != "" {
 				t.Fatal(res.Error)
 			}
@@ -143,7 +143,7 @@ func TestWorkJournalDurability(t *testing.T) {
 		task.Durability = d
 		l := &memLog{}
 		asked := 0
-		if res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s, Journal: l}); res.Error != "" {
+		if res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s, Log: l}); res.Error != "" {
 			t.Fatal(res.Error)
 		}
 		waits[d] = l.waits
@@ -157,7 +157,7 @@ func TestWorkJournalDurability(t *testing.T) {
 	task, s := effectTask(log, "")
 	asked := 0
 	res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s,
-		Journal: &memLog{fail: errors.New("stream gone")}})
+		Log: &memLog{fail: errors.New("stream gone")}})
 	if !strings.Contains(res.Error, "stream gone") {
 		t.Errorf("task with a failing journal: %+v", res)
 	}

@@ -513,10 +513,10 @@ func (w *runWatch) stop() {
 	_ = w.w.Stop()
 }
 
-// Journal reads one attempt's transcript from the journal stream, as the
-// latest delivery that ran it journaled it: the engine copies it into the
-// coordinator's run record (work.JournalReader).
-func (c *Coordinator) Journal(ctx context.Context, run, task string, attempt int) ([]json.RawMessage, error) {
+// AttemptLog reads one attempt's transcript from the attempt log (the
+// journal stream), as the latest delivery that ran it wrote it: the
+// engine copies it into the coordinator's run record (work.LogReader).
+func (c *Coordinator) AttemptLog(ctx context.Context, run, task string, attempt int) ([]json.RawMessage, error) {
 	v, err := readJournal(ctx, c.res.journal, run, task, attempt)
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func TestResumedWatchHoldsNoOutcomes(t *testing.T) {
 	entry, _ := json.Marshal(map[string]any{"seq": 0, "text": strings.Repeat("x", size)})
 	for i := range n {
 		out := Outcome{V: WireVersion, Outcome: work.Outcome{Result: fmt.Sprintf("result %d", i),
-			Journaled: 1, Journal: []json.RawMessage{entry}}}
+			Logged: 1, Log: []json.RawMessage{entry}}}
 		data, err := json.Marshal(out)
 		must(t, err)
 		_, err = r.results.Create(ctx, ResultKey("big", fmt.Sprintf("t%d", i), 1), data)
@@ -53,8 +53,8 @@ func TestResumedWatchHoldsNoOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Result != "result 7" || len(res.Journal) != 1 || len(res.Journal[0]) != len(entry) {
-		t.Errorf("t7's outcome: result %q, %d journal entries", res.Result, len(res.Journal))
+	if res.Result != "result 7" || len(res.Log) != 1 || len(res.Log[0]) != len(entry) {
+		t.Errorf("t7's outcome: result %q, %d journal entries", res.Result, len(res.Log))
 	}
 }
 

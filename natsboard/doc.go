@@ -18,7 +18,7 @@
 // run/task/attempt, and later results for the same key are discarded.
 // Worker events are best effort (at most once). A task's transcript is
 // journaled to the stream JournalStream, one message per entry, fenced by
-// delivery (JournalLog; see journal.go); the outcome
+// delivery (AttemptLog; see journal.go); the outcome
 // carries it inline when it is small, for the coordinator's run record
 // (transcript.go). cancelTask reaches the worker running the task by
 // request/reply on the attempt's cancel subject; nothing else the

@@ -2,7 +2,7 @@ package natsboard
 
 // A task attempt's transcript journal on JetStream: what lets another
 // worker resume a task's generator after the worker running it died,
-// exactly as a local resume does (engine.Journal). One message per
+// exactly as a local resume does (engine.Replay). One message per
 // transcript entry on the subject fsd.journal.RUN.TASK.ATTEMPT of the
 // stream JournalStream, in the order the transcript wrote them.
 //
@@ -179,12 +179,12 @@ func entryOf(seq uint64, h nats.Header, data []byte) journalEntry {
 // connection has as many unacked publishes as it allows (4,000).
 const journalStallWait = 10 * time.Second
 
-// JournalLog is the journal.Log of one delivery of one task attempt on
+// AttemptLog is the journal.Log of one delivery of one task attempt on
 // JetStream. Append publishes asynchronously, in order, and returns at
 // once; Wait returns when every entry up to a Mark is stored (acked by
 // the stream), or with the first error: a failed publish is never taken
 // for a stored one.
-type JournalLog struct {
+type AttemptLog struct {
 	js       jetstream.JetStream
 	gen      journal.Gen
 	subject  string
@@ -201,19 +201,19 @@ type JournalLog struct {
 	waitMu sync.Mutex // one waiter reads the futures at a time
 }
 
-// NewJournalLog starts the journal of delivery (the task message's
+// NewAttemptLog starts the journal of delivery (the task message's
 // NumDelivered) of an attempt, whose view of the journal ended at stream
 // sequence base (0: empty). js should time async publishes out
 // (jetstream.WithPublishAsyncTimeout), or a lost ack makes Wait wait
 // until the connection closes.
-func NewJournalLog(js jetstream.JetStream, run, task string, attempt int, delivery, base uint64) *JournalLog {
-	return &JournalLog{js: js, gen: journal.Gen{Task: task, Attempt: max(attempt, 1)},
+func NewAttemptLog(js jetstream.JetStream, run, task string, attempt int, delivery, base uint64) *AttemptLog {
+	return &AttemptLog{js: js, gen: journal.Gen{Task: task, Attempt: max(attempt, 1)},
 		subject: journalSubject(run, task, attempt), delivery: strconv.FormatUint(delivery, 10),
 		base: strconv.FormatUint(base, 10), max: js.Conn().MaxPayload()}
 }
 
 // Append publishes one entry of the attempt's generator.
-func (l *JournalLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
+func (l *AttemptLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
 	if g.Task != l.gen.Task || max(g.Attempt, 1) != l.gen.Attempt {
 		return 0, fmt.Errorf("journal of %s: an entry of another generator (%s #%d)", l.subject, g.Task, g.Attempt)
 	}
@@ -251,7 +251,7 @@ func (l *JournalLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
 }
 
 // Wait returns once the entries up to m are stored, or the first error.
-func (l *JournalLog) Wait(m journal.Mark) error {
+func (l *AttemptLog) Wait(m journal.Mark) error {
 	l.waitMu.Lock()
 	defer l.waitMu.Unlock()
 	for {
@@ -281,14 +281,14 @@ func (l *JournalLog) Wait(m journal.Mark) error {
 }
 
 // Last is the Mark of every entry appended so far.
-func (l *JournalLog) Last() journal.Mark {
+func (l *AttemptLog) Last() journal.Mark {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.n
 }
 
 // Err is the error that stopped the journal, if any.
-func (l *JournalLog) Err() error {
+func (l *AttemptLog) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.err

@@ -94,7 +94,7 @@ func testJS(t *testing.T, url string) *resources {
 
 // appendEntries appends transcript entries with seqs from..to-1 and
 // waits for them.
-func appendEntries(t *testing.T, l *JournalLog, from, to int, tag string) {
+func appendEntries(t *testing.T, l *AttemptLog, from, to int, tag string) {
 	t.Helper()
 	var m journal.Mark
 	for i := from; i < to; i++ {
@@ -118,19 +118,19 @@ func TestJournalStaleWriterOnServer(t *testing.T) {
 	if v, err := journalOf(ctx, r, "run-1", "t.0", 1); err != nil || len(v) != 0 {
 		t.Fatalf("empty journal: %v %v", v, err)
 	}
-	a := NewJournalLog(r.jsj, "run-1", "t.0", 1, 1, 0)
+	a := NewAttemptLog(r.jsj, "run-1", "t.0", 1, 1, 0)
 	appendEntries(t, a, 0, 2, "a")
 	v, err := readJournal(ctx, r.journal, "run-1", "t.0", 1)
 	if err != nil || tags(v.entries) != "a0 a1" {
 		t.Fatalf("first view %q: %v", tags(v.entries), err)
 	}
-	b := NewJournalLog(r.jsj, "run-1", "t.0", 1, 2, v.last())
+	b := NewAttemptLog(r.jsj, "run-1", "t.0", 1, 2, v.last())
 	appendEntries(t, a, 2, 3, "stale")
 	appendEntries(t, b, 2, 3, "b")
 	appendEntries(t, a, 3, 5, "stale")
 	appendEntries(t, b, 3, 4, "b")
 	// Another attempt's journal is another subject.
-	appendEntries(t, NewJournalLog(r.jsj, "run-1", "t.0", 2, 1, 0), 0, 1, "other")
+	appendEntries(t, NewAttemptLog(r.jsj, "run-1", "t.0", 2, 1, 0), 0, 1, "other")
 	got, err := journalOf(ctx, r, "run-1", "t.0", 1)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestJournalLogPublishFailure(t *testing.T) {
 	srv := runServer(t)
 	r := testJS(t, srv.ClientURL())
 	ctx := context.Background()
-	l := NewJournalLog(r.jsj, "run-1", "t0", 1, 1, 0)
+	l := NewAttemptLog(r.jsj, "run-1", "t0", 1, 1, 0)
 	appendEntries(t, l, 0, 1, "a")
 	if err := r.js.DeleteStream(ctx, JournalStream); err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func TestJournalLogPublishFailure(t *testing.T) {
 	if _, err := r.js.CreateStream(ctx, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{journalSubjects + ".>"}}); err != nil {
 		t.Fatal(err)
 	}
-	l2 := NewJournalLog(r.jsj, "run-1", "t0", 1, 2, 0)
+	l2 := NewAttemptLog(r.jsj, "run-1", "t0", 1, 2, 0)
 	m, err = l2.Append(l2.gen, []byte(`{"seq":0}`))
 	if err == nil {
 		err = l2.Wait(m)
@@ -179,7 +179,7 @@ func TestJournalLogPublishFailure(t *testing.T) {
 		t.Error("an entry stored in another stream counted as journaled")
 	}
 	// An entry the server cannot take in one message fails at once.
-	l3 := NewJournalLog(r.jsj, "run-1", "t1", 1, 1, 0)
+	l3 := NewAttemptLog(r.jsj, "run-1", "t1", 1, 1, 0)
 	big := `{"seq":0,"text":"` + strings.Repeat("x", int(r.nc.MaxPayload())) + `"}`
 	if _, err := l3.Append(l3.gen, []byte(big)); err == nil || !strings.Contains(err.Error(), "max_payload") {
 		t.Errorf("oversized entry: %v", err)

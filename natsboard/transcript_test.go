@@ -40,8 +40,8 @@ func TestRemoteTranscriptInRecord(t *testing.T) {
 	}
 	for task, inline := range map[string]bool{"t0": true, "join": false} {
 		out, _ := outcome(t, s.ClientURL(), runID(rec), task, 1)
-		if out.Journaled != 2 || (out.Journal != nil) != inline {
-			t.Errorf("outcome of %s: %d entries journaled, %d inline; want 2, inline %v", task, out.Journaled, len(out.Journal), inline)
+		if out.Logged != 2 || (out.Log != nil) != inline {
+			t.Errorf("outcome of %s: %d entries journaled, %d inline; want 2, inline %v", task, out.Logged, len(out.Log), inline)
 		}
 	}
 }

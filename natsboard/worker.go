@@ -363,10 +363,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res *work.Outcome, l *lease, log zerolog.Logger) {
 	res.Worker = w.opts.Name
 	data, err := json.Marshal(Outcome{V: WireVersion, Outcome: *res})
-	if err == nil && res.Journal != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
+	if err == nil && res.Log != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
 		// Too big with the transcript inline: the coordinator reads it
 		// from the journal stream instead.
-		res.Journal = nil
+		res.Log = nil
 		data, err = json.Marshal(Outcome{V: WireVersion, Outcome: *res})
 	}
 	if err != nil {
@@ -497,7 +497,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 			return fail("%v", err)
 		}
 	}
-	jl := NewJournalLog(w.res.jsj, m.Run, m.Task, m.Number, delivery, view.last())
+	jl := NewAttemptLog(w.res.jsj, m.Run, m.Task, m.Number, delivery, view.last())
 	if len(view.entries) > 0 {
 		log.Info().Int("entries", len(view.entries)).Uint64("delivery", delivery).Msg("resuming the task from its journal")
 	}
@@ -512,7 +512,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
 		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
 			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
-		Journal: tee, Journaled: view.entries,
+		Log: tee, Logged: view.entries,
 	})
 	// The whole transcript is stored before the outcome is committed
 	// (a step's durability may have left the last entries unwaited).
@@ -529,8 +529,8 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 	// What the coordinator copies into its run record: the view this
 	// delivery resumed from and what it journaled after it, inline when
 	// it is small.
-	res.Journaled = len(view.entries) + int(jl.Last())
-	res.Journal = tee.inline()
+	res.Logged = len(view.entries) + int(jl.Last())
+	res.Log = tee.inline()
 	return res, nil
 }
 

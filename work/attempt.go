@@ -24,15 +24,15 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, a *Attempt, events event.Sink, approvals Approver) (*Outcome, error)
 }
 
-// JournalReader is implemented by a Dispatcher whose workers journal the
-// transcripts of the attempts they run where they run. Journal returns
-// one attempt's entries in order, each the JSON object a journal line
-// holds after its generator's fields (journal.Head). The engine calls it
-// only when it keeps a run record, the record lacks entries the outcome
-// counts (Outcome.Journaled) and the outcome does not carry them inline
-// (Outcome.Journal).
-type JournalReader interface {
-	Journal(ctx context.Context, run, task string, attempt int) ([]json.RawMessage, error)
+// LogReader is implemented by a Dispatcher whose workers keep an
+// attempt log: the transcript of each attempt, where it runs. AttemptLog
+// returns one attempt's entries in order, each the JSON object a journal
+// line holds after its generator's fields (journal.Head). The engine
+// calls it only when it keeps a run record, the record lacks entries the
+// outcome counts (Outcome.Logged) and the outcome does not carry them
+// inline (Outcome.Log).
+type LogReader interface {
+	AttemptLog(ctx context.Context, run, task string, attempt int) ([]json.RawMessage, error)
 }
 
 // Attempt is everything a worker needs to run one task attempt: the
@@ -119,17 +119,17 @@ type Outcome struct {
 	// the worker received it, after the run's --model): Usage is priced
 	// by it, as an in-process call is by the model that answered.
 	Model string `json:"model,omitempty"`
-	// Journaled is how many transcript entries the attempt's journal
-	// where it ran holds (0: none, or journaled in the run record
-	// itself): the run copies those its record lacks into it.
-	Journaled int `json:"journaled,omitempty"`
-	// Journal is the attempt's transcript when the outcome carries it
-	// inline (a small one), each entry the JSON object a journal line
-	// holds after its generator's fields; else the run reads it from the
-	// dispatcher (JournalReader).
-	Journal []json.RawMessage `json:"journal,omitempty"`
+	// Logged is how many transcript entries the attempt log holds where
+	// the attempt ran (0: none, or journaled in the run record itself):
+	// the run copies those its record lacks into it.
+	Logged int `json:"journaled,omitempty"`
+	// Log is the attempt's transcript when the outcome carries it inline
+	// (a small one), each entry the JSON object a journal line holds after
+	// its generator's fields; else the run reads it from the dispatcher
+	// (LogReader).
+	Log []json.RawMessage `json:"journal,omitempty"`
 	// Replayed says the attempt's end came from its journal (a resume
 	// restated it), so its task's end event says replayed. Never sent: a
-	// remote attempt's is judged from Journaled.
+	// remote attempt's is judged from Logged.
 	Replayed bool `json:"-"`
 }

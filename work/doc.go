@@ -3,7 +3,7 @@
 // its worker is supplied, its agent and limits), the Outcome that comes
 // back (result, usage, observations, history items, transcript), and the
 // seams between them — a Dispatcher that delivers attempts, an Approver
-// that answers a worker's calls that need a person, a JournalReader for
+// that answers a worker's calls that need a person, a LogReader for
 // transcripts journaled where the worker ran, and Func, the one function
 // that runs an attempt's generator (engine.Work).
 //

@@ -44,16 +44,16 @@ type Options struct {
 	Rand io.Reader
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// Journal journals the attempt's transcript, entry by entry, as a run
-	// record's journal.jsonl does in process (a NATS worker's: a
-	// JetStream subject); nil keeps it in memory only. Steps wait for it
-	// as the attempt's Durability says.
-	Journal journal.Log
-	// Journaled are the entries earlier deliveries of this attempt
-	// journaled, each a transcript entry's JSON. The attempt resumes after
+	// Log is the attempt log: it takes the attempt's transcript, entry by
+	// entry, where the attempt runs (a NATS worker's: a JetStream subject)
+	// as a run record's journal.jsonl does in process; nil keeps it in
+	// memory only. Steps wait for it as the attempt's Durability says.
+	Log journal.Log
+	// Logged are the entries earlier deliveries of this attempt put in its
+	// log, each a transcript entry's JSON. The attempt resumes after
 	// them as a local resume does: journaled model responses and command
 	// results are reused, not asked or run again, and an in-doubt call
 	// follows journal.Plan. Journal must already hold them: they are not
 	// written again.
-	Journaled []json.RawMessage
+	Logged []json.RawMessage
 }

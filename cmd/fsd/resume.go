@@ -35,7 +35,7 @@ func newResumeCmd() *cobra.Command {
 			if f.force {
 				opts = append(opts, engine.IgnoreLivePID())
 			}
-			j, err := engine.LoadJournal(dir, opts...)
+			j, err := engine.LoadReplay(dir, opts...)
 			if err != nil {
 				return fail(exitProblems, "resume %s: %v", args[0], err)
 			}

@@ -234,7 +234,7 @@ func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io
 }
 
 // execute runs a workflow, or resumes one when journal is set.
-func execute(ctx context.Context, path string, f runFlags, journal *engine.Journal, stdout, stderr io.Writer) error {
+func execute(ctx context.Context, path string, f runFlags, journal *engine.Replay, stdout, stderr io.Writer) error {
 	if f.events != "" && f.events != "json" {
 		return usage("unknown --events %q; want json", f.events)
 	}
