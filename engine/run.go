@@ -263,19 +263,8 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	var lock *journal.Locked
 	if j := r.opts.Resume; j != nil {
 		defer j.Close() // a no-op once the record took the lock over
-		// The record folder is the journal's.
-		r.opts.RunsDir = filepath.Dir(j.Dir)
-		if input == "" || input == r.wf.Input {
-			input = j.Summary.Input
-		}
-		if diff := journal.Diff(j.Summary.Digests, digests); len(diff) > 0 {
-			if !r.opts.Force {
-				return res, fmt.Errorf("%w: %s; resume with --force to run it as it is now", ErrChanged, strings.Join(diff, ", "))
-			}
-			r.log.Warn().Strs("changed", diff).Msg("resuming a run whose files changed (--force)")
-		}
-		for _, rep := range j.Repaired {
-			r.log.Warn().Str("file", rep).Msg("repaired the run record's torn last line")
+		if input, err = r.resuming(j, input, digests); err != nil {
+			return res, err
 		}
 		lock = j.lock
 	}
@@ -331,37 +320,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
 		}
-		sum.Status, sum.Finished = runrecord.Finished, r.now()
-		switch werr := r.rec.Err(); {
-		case werr != nil:
-			// Whatever the run did, its record is cut: not a success.
-			err = fmt.Errorf("the run record is incomplete: %w", werr)
-		case err != nil && ctx.Err() != nil:
-			err = fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
-		}
-		fin := event.Event{Type: event.RunFinished, Answer: res.Answer}
-		sum.Answer = clipRecord(res.Answer)
-		if err != nil {
-			fin.Err = err.Error()
-			sum.Status, sum.Error, sum.Answer = runrecord.Failed, clipRecord(err.Error()), ""
-			if errors.Is(err, ErrInterrupted) {
-				sum.Status = runrecord.Interrupted
-			}
-		}
-		r.acct.summarize(&sum)
-		u, cost := r.acct.total()
-		fin.Usage, fin.Cost = &u, cost
-		r.ev.emit(fin)
-		sum.Pending = nil
-		if err != nil {
-			sum.Pending = r.appr.Pending() // calls a stopped run leaves waiting
-		}
-		if werr := r.rec.WriteSummary(sum); err == nil && werr != nil {
-			err = werr
-		}
-		if werr := r.rec.Err(); err == nil && werr != nil {
-			err = fmt.Errorf("the run record is incomplete: %w", werr)
-		}
+		err = r.finish(ctx, res, &sum, err)
 	}()
 	if obs := r.opts.Observer; obs != nil {
 		var end func(string, error)
@@ -374,6 +333,64 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		res.Answer, err = r.conversation(runCtx, input)
 	}
 	return res, err
+}
+
+// resuming checks a resumed run against the record it goes on from: the
+// record folder is the replay's, the input is the first run's unless a
+// new one is given, and files that changed stop it unless --force.
+func (r *Run) resuming(j *Replay, input string, digests journal.Digests) (string, error) {
+	r.opts.RunsDir = filepath.Dir(j.Dir)
+	if input == "" || input == r.wf.Input {
+		input = j.Summary.Input
+	}
+	if diff := journal.Diff(j.Summary.Digests, digests); len(diff) > 0 {
+		if !r.opts.Force {
+			return input, fmt.Errorf("%w: %s; resume with --force to run it as it is now", ErrChanged, strings.Join(diff, ", "))
+		}
+		r.log.Warn().Strs("changed", diff).Msg("resuming a run whose files changed (--force)")
+	}
+	for _, rep := range j.Repaired {
+		r.log.Warn().Str("file", rep).Msg("repaired the run record's torn last line")
+	}
+	return input, nil
+}
+
+// finish ends the run whatever err it ends with: run.finished and
+// run.json say how (finished, failed or interrupted), with the usage and
+// the calls a stopped run leaves waiting; a record cut short fails it.
+func (r *Run) finish(ctx context.Context, res *Result, sum *runrecord.Summary, err error) error {
+	sum.Status, sum.Finished = runrecord.Finished, r.now()
+	switch werr := r.rec.Err(); {
+	case werr != nil:
+		// Whatever the run did, its record is cut: not a success.
+		err = fmt.Errorf("the run record is incomplete: %w", werr)
+	case err != nil && ctx.Err() != nil:
+		err = fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
+	}
+	fin := event.Event{Type: event.RunFinished, Answer: res.Answer}
+	sum.Answer = clipRecord(res.Answer)
+	if err != nil {
+		fin.Err = err.Error()
+		sum.Status, sum.Error, sum.Answer = runrecord.Failed, clipRecord(err.Error()), ""
+		if errors.Is(err, ErrInterrupted) {
+			sum.Status = runrecord.Interrupted
+		}
+	}
+	r.acct.summarize(sum)
+	u, cost := r.acct.total()
+	fin.Usage, fin.Cost = &u, cost
+	r.ev.emit(fin)
+	sum.Pending = nil
+	if err != nil {
+		sum.Pending = r.appr.Pending() // calls a stopped run leaves waiting
+	}
+	if werr := r.rec.WriteSummary(*sum); err == nil && werr != nil {
+		err = werr
+	}
+	if werr := r.rec.Err(); err == nil && werr != nil {
+		err = fmt.Errorf("the run record is incomplete: %w", werr)
+	}
+	return err
 }
 
 // maxRecordText bounds the answers and results kept in run.json and
