@@ -19,7 +19,7 @@ func (s *Store) Keep(skillID, name string, data []byte) (string, error) {
 	return s.keep(&entry{skillID: skillID}, name, data, "")
 }
 
-// KeepResult stores a tool result too large for the window (issue 14) and
+// KeepResult stores a tool result too large for the window and
 // returns its handle. skillID "" makes it work (L5): readable for the whole
 // run, whatever is loaded; a reader's result passes its skill, so the
 // instructions it holds leave with the skill (H4). handle, when not empty,

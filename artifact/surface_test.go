@@ -10,7 +10,7 @@ import (
 // The reader tools are in every request while a handle skill is loaded:
 // all their definitions together cost at most 600 tokens (o200k, counted
 // as request events count tools: name, description, parameter schema),
-// against 2,202 for the fifteen tools before issue 14.
+// against 2,202 for fifteen separate tools.
 func TestReaderSurfaceTokens(t *testing.T) {
 	total := 0
 	for _, d := range Tools() {

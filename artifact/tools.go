@@ -39,8 +39,8 @@ type param struct {
 	typ  string // JSON type: string, integer, boolean
 }
 
-// op is one thing a reader tool can get: what artifact_md_sections and
-// its fourteen siblings were, one tool each, before issue 14.
+// op is one thing a reader tool can get (a get value of its tool), so
+// fifteen operations cost the model two tool definitions, not fifteen.
 type op struct {
 	tool   string
 	get    string
@@ -94,7 +94,7 @@ var ops = []op{
 
 // toolDescs are the tools' descriptions as requests carry them: every
 // reader tool is in every request while a handle skill is loaded, so they
-// are kept to a line that maps each get to its arguments (issue 14: all
+// are kept to a line that maps each get to its arguments (all
 // reader definitions together at most 600 tokens). What handle and path
 // mean is said once, in the context block.
 var toolDescs = map[string]string{

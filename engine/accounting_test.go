@@ -34,7 +34,7 @@ func (v *varied) Generate(ctx context.Context, req *model.Request) (*model.Respo
 	return resp, err
 }
 
-// Issue 14, item 5: one accounting. Every request event carries its
+// One accounting. Every request event carries its
 // usage (the provider's, or the estimate marked so); each task's end
 // event carries the sum of its requests; run.finished, run.json and the
 // live board carry the sum of all of them; prices give the same cost

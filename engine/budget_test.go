@@ -66,7 +66,7 @@ func billedFunc(f model.Func) model.Func {
 	}
 }
 
-// Per-agent budgets (issue 14, item 6): limits.agents bounds what all of
+// Per-agent budgets: limits.agents bounds what all of
 // an agent's tasks use together. Once team/iso has used its 300 input
 // tokens its next task fails with an error naming the budget, while
 // another agent's task runs; the task event says which budget.

@@ -21,7 +21,7 @@ func bigBody(id string, n int) string {
 	return b.String()
 }
 
-// The handle channel's saving (issue 4): three loaded skills whose bodies
+// The handle channel's saving: three loaded skills whose bodies
 // are each at least 4,000 tokens cost, in the current-context block of
 // every request, at most 3 % of what they cost inline.
 func TestHandleSavingOverInline(t *testing.T) {

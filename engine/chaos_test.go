@@ -355,7 +355,7 @@ func (c *checker) checkHost(req *model.Request) {
 		for i, m := range req.Messages {
 			if m.Role == model.Context {
 				// A load's context line keeps a preview of the
-				// instructions after the unload (issue 20), bounded.
+				// instructions after the unload, bounded.
 				if err := checkContextLine(m.Text); err != nil {
 					c.fail("H4: %s: message %d: %v", who, i, err)
 				}

@@ -93,7 +93,7 @@ func skipNil(steps []step) []step {
 	return out
 }
 
-// The acceptance measurement of issue 14: the realistic task over a
+// The token economy's measurement: the realistic task over a
 // 25k-token skill and over a 300-token one, for each channel; total input
 // tokens for handle, inline, auto and the default (no channel set, which
 // is auto), and each as a share of inline. Targets: handle at most 12 % of

@@ -200,7 +200,7 @@ func TestInlineEnvelopeAndCatalog(t *testing.T) {
 	}
 	for _, msg := range second.Messages {
 		if msg.Role == model.Context {
-			continue // the load's line previews the first 200 characters (issue 20)
+			continue // the load's line previews the first 200 characters
 		}
 		if strings.Contains(msg.Text, "BODY-OF-aa") {
 			t.Errorf("H3: inline body leaked into the transcript: %+v", msg)

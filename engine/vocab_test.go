@@ -33,7 +33,7 @@ func (b billed) Generate(ctx context.Context, req *model.Request) (*model.Respon
 // starts: "billed" or "unbilled".
 const vocabChild = "FSD_TEST_VOCAB_CHILD"
 
-// Issue 12, item 3: a run whose provider reports usage never loads the
+// A run whose provider reports usage never loads the
 // o200k vocabulary — loading the workflow (catalog budget), the run (a
 // host reading skills, a board of tasks), its record and the live board
 // all go without it. The same runs with a model that reports no usage

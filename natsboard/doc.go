@@ -1,14 +1,14 @@
 // Package natsboard spreads one run's task board over worker processes
-// through NATS JetStream (issue 17): `fsd run --nats URL` and
+// through NATS JetStream: `fsd run --nats URL` and
 // `fsd worker --nats URL`.
 //
 // It owns the wire format (Message, Outcome), the JetStream resources
 // (a work-queue stream of task messages, a key-value bucket of results,
-// an object store of skill files) and both ends: the Coordinator, an
-// engine.Dispatcher that publishes a task attempt and waits for its
+// an object store of skill files) and both ends: the Coordinator, a
+// work.Dispatcher that publishes a task attempt and waits for its
 // result, and the Worker, which takes task messages, loads the task's
 // skill from the object store (content-addressed, digest-checked, cached
-// on disk) and runs it with engine.Work.
+// on disk) and runs it with the work.Func it is given (engine.Work).
 //
 // Guarantees: delivery is at least once (explicit acks; a running task
 // sends in-progress heartbeats, and a message whose worker died is

@@ -3,7 +3,7 @@
 // contextChanged entries (L5), written to the run record as JSON lines as
 // they are appended, so a crash loses at most the step in flight (W1).
 //
-// A contextChanged entry may carry a line for the model (issue 20): it
+// A contextChanged entry may carry a line for the model: it
 // joins the message sequence as a model.Context message, after the results
 // of any calls still open when it was made, and is a group of one in the
 // window.

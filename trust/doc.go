@@ -1,4 +1,4 @@
-// Package trust decides which skills may run commands (issue 7, item 3).
+// Package trust decides which skills may run commands.
 //
 // A skill is trusted when its folder and its manifest, with every symlink
 // resolved, lie inside one of the roots the user trusts: by default the

@@ -329,7 +329,7 @@ func measurePrefixes(t *testing.T, label string, reqs []string, worker bool) pre
 	return st
 }
 
-// The acceptance test of issue 14's cache-friendly requests: over a 200-step
+// Cache-friendly requests: over a 200-step
 // host run with three skill loads and a board of six tasks, against a
 // stand-in Anthropic server, each generator's requests have at least 85 %
 // of their input tokens in a byte-identical prefix of that generator's
