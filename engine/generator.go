@@ -344,7 +344,7 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 		return model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact}, nil
 	}
 	// A call that needs approval waits here, before anything runs; its
-	// step is durable (runsCommand or needsApproval synced it), so a run
+	// step is durable (runsCommand or mayAsk synced it), so a run
 	// stopped while it waits finds it pending on resume.
 	gate, err := g.appr.Check(ctx, runrecord.PendingCall{Call: id, Tool: c.Name, Args: c.Args, Task: g.caller.TaskID, Agent: g.caller.Agent}, g.env.approval(c))
 	if err != nil {

@@ -84,7 +84,7 @@ func napTask(run, id string) *work.Attempt {
 // reaches the worker: its command tool is killed, its model is not asked
 // again, the worker commits an outcome saying the task was cancelled, and
 // the board reports the task cancelled.
-func TestCancelTaskStopsRemoteTask(t *testing.T) {
+func TestCancelTaskStopsAttempt(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "napping")
 	var asked atomic.Int32
 	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -222,7 +222,7 @@ func readOutcome(url, run, task string, attempt int) (*Outcome, error) {
 // the queue (no worker runs it) gets its cancellation committed by the
 // coordinator at once, and the worker that takes the message later drops
 // it without running the task.
-func TestCancelQueuedRemoteTask(t *testing.T) {
+func TestCancelQueuedAttempt(t *testing.T) {
 	srv := runServer(t)
 	wf := napProject(t, filepath.Join(t.TempDir(), "unused"))
 	c := coordinator(t, srv.ClientURL(), wf)

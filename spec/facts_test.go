@@ -139,9 +139,10 @@ func jsonValue(v any) any {
 	return v
 }
 
-// describedDefault finds the default a description states in its usual
-// forms: "(default 3)", "(default: the workflow's ...)", "step (default;
-// ...)", "sub (client only, the default)".
+// describedNumber finds the number a description gives as its default:
+// "(default 3)", "(default: 1,000)". A description that states a default
+// in words ("step (default; ...)", "sub (client only, the default)") is
+// checked for the default's word instead.
 var describedNumber = regexp.MustCompile(`\(default:? ([0-9][0-9,]*)`)
 
 // TestSchemasAgreeWithFacts: every `default` and `enum` of the skill and
