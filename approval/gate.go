@@ -3,7 +3,6 @@ package approval
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
@@ -179,9 +177,15 @@ func (g *Gate) Open(dir string, summary func(pending []runrecord.PendingCall)) e
 	return nil
 }
 
-// Close closes approvals.jsonl.
+// Close closes approvals.jsonl. A call answered after it (a worker's
+// call still deciding as the run ends) is not journaled.
 func (g *Gate) Close() error {
-	if g == nil || g.file == nil {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.file == nil {
 		return nil
 	}
 	err := g.file.Close()
@@ -271,215 +275,7 @@ func (g *Gate) decide(ctx context.Context, p runrecord.PendingCall, policy spec.
 	return ans, true, true, nil
 }
 
-// await lists the call as pending and waits for its answer, then journals
-// the answer (synced) before returning it.
-func (g *Gate) await(ctx context.Context, p runrecord.PendingCall) (runrecord.Answer, error) {
-	p.Since = g.now()
-	ans, ok, err := g.lookup(p.Call)
-	if err != nil {
-		return runrecord.Answer{}, err
-	}
-	if !ok {
-		switch g.mode {
-		case Auto:
-			ans, ok = runrecord.Answer{Call: p.Call, Decision: runrecord.Approved, By: "auto", Time: g.now()}, true
-		case Deny:
-			ans, ok = runrecord.Answer{Call: p.Call, Decision: runrecord.Rejected, Reason: g.denyReason, By: "deny", Time: g.now()}, true
-		}
-		if ok {
-			// Written like any answer, so a resume reads the same one.
-			if ans, err = g.put(ans); err != nil {
-				return runrecord.Answer{}, err
-			}
-		}
-	}
-	if !ok {
-		if ans, err = g.wait(ctx, p); err != nil {
-			return runrecord.Answer{}, err
-		}
-	}
-	g.mu.Lock()
-	if ans.Decision != runrecord.Rejected {
-		g.first[p.Tool] = true
-	}
-	g.unlist(p.Call)
-	g.mu.Unlock()
-	if err := g.journal(runrecord.ApprovalLine{Kind: "answered", PendingCall: p, Answer: &ans}); err != nil {
-		return runrecord.Answer{}, err
-	}
-	g.mu.Lock()
-	g.taken[p.Call] = ans
-	g.mu.Unlock()
-	g.emit(event.Event{Type: event.ApprovalAnswered, Task: p.Task, Agent: p.Agent, Tool: p.Tool, Approval: p.Call,
-		Status: ans.Decision, Args: ans.Args, Reason: ans.Reason, By: ans.By})
-	return ans, nil
-}
-
-// wait lists p as pending until an answer arrives, the timeout answers
-// for it, or ctx ends.
-func (g *Gate) wait(ctx context.Context, p runrecord.PendingCall) (runrecord.Answer, error) {
-	g.mu.Lock()
-	g.unlist(p.Call) // listed by the stopped run this one resumes
-	g.pending = append(g.pending, p)
-	g.publish()
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if ctx.Err() != nil && g.stopped != nil && g.stopped() {
-			return // the run stopped: run.json keeps the call pending
-		}
-		g.unlist(p.Call)
-	}()
-	if err := g.journal(runrecord.ApprovalLine{Kind: "requested", PendingCall: p}); err != nil {
-		return runrecord.Answer{}, err
-	}
-	g.emit(event.Event{Type: event.ApprovalRequested, Task: p.Task, Agent: p.Agent, Tool: p.Tool, Approval: p.Call, Args: p.Args})
-	// A task waiting for a person is not work: its slot goes to others.
-	unpark := board.Park(ctx)
-	ans, err := g.poll(ctx, p)
-	if uerr := unpark(); err == nil && uerr != nil {
-		err = uerr
-	}
-	return ans, err
-}
-
-func (g *Gate) poll(ctx context.Context, p runrecord.PendingCall) (runrecord.Answer, error) {
-	var deadline <-chan time.Time
-	if g.timeout > 0 {
-		t := time.NewTimer(g.timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		g.mu.Lock()
-		wake := g.wake
-		g.mu.Unlock()
-		ans, ok, err := g.lookup(p.Call)
-		if err != nil || ok {
-			return ans, err
-		}
-		select {
-		case <-ctx.Done():
-			return runrecord.Answer{}, context.Cause(ctx)
-		case <-deadline:
-			// No answer in time: the call fails softly, as if rejected,
-			// unless an answer won the race.
-			return g.put(runrecord.Answer{Call: p.Call, Decision: runrecord.Rejected, By: "timeout", Time: g.now(),
-				Reason: fmt.Sprintf("no answer within %s", g.timeout)})
-		case <-wake:
-		case <-tick.C:
-		}
-	}
-}
-
-// put records an answer unless the call has one; it returns the answer
-// that stands.
-func (g *Gate) put(ans runrecord.Answer) (runrecord.Answer, error) {
-	err := g.store(ans)
-	if errors.Is(err, runrecord.ErrAnswered) {
-		cur, _, rerr := g.lookup(ans.Call)
-		return cur, rerr
-	}
-	return ans, err
-}
-
-// store records an answer once (runrecord.ErrAnswered after that) and wakes the
-// waiting calls of this process.
-func (g *Gate) store(ans runrecord.Answer) error {
-	if g.dir != "" {
-		if err := runrecord.WriteAnswer(g.dir, ans); err != nil {
-			return err
-		}
-	} else {
-		g.mu.Lock()
-		if _, ok := g.memory[ans.Call]; ok {
-			g.mu.Unlock()
-			return fmt.Errorf("call %s: %w", ans.Call, runrecord.ErrAnswered)
-		}
-		g.memory[ans.Call] = ans
-		g.mu.Unlock()
-	}
-	g.mu.Lock()
-	close(g.wake)
-	g.wake = make(chan struct{})
-	g.mu.Unlock()
-	return nil
-}
-
-func (g *Gate) lookup(call string) (runrecord.Answer, bool, error) {
-	if g.dir == "" {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		ans, ok := g.memory[call]
-		return ans, ok, nil
-	}
-	return runrecord.ReadAnswer(g.dir, call)
-}
-
-// journal appends a line to approvals.jsonl and syncs it: an "answered"
-// line is durable before the call may run.
-func (g *Gate) journal(l runrecord.ApprovalLine) error {
-	if g.file == nil {
-		return nil
-	}
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if _, err := g.file.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("run record: %s: %w", runrecord.ApprovalsFile, err)
-	}
-	if err := g.file.Sync(); err != nil {
-		return fmt.Errorf("run record: %s: %w", runrecord.ApprovalsFile, err)
-	}
-	return nil
-}
-
-// unlist takes a call off the pending list. g.mu is held.
-func (g *Gate) unlist(call string) {
-	n := len(g.pending)
-	g.pending = slices.DeleteFunc(g.pending, func(x runrecord.PendingCall) bool { return x.Call == call })
-	if len(g.pending) != n {
-		g.publish()
-	}
-}
-
-// publish tells run.json about the pending calls. g.mu is held.
-func (g *Gate) publish() {
-	if g.summary != nil {
-		g.summary(slices.Clone(g.pending))
-	}
-}
-
-// Pending returns the calls waiting for approval now, oldest first.
-func (g *Gate) Pending() []runrecord.PendingCall {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.pending)
-}
-
-// Answer answers a pending call (by its id, PendingCall.Call): a person's
-// answer, given in this process. A zero Time is now and an empty
-// Decision approves. The first answer to a call stands: a later one, from
-// here or from `fsd approve`, gets runrecord.ErrAnswered.
-func (g *Gate) Answer(a runrecord.Answer) error {
-	if a.Time.IsZero() {
-		a.Time = g.now()
-	}
-	if a.Decision == "" {
-		a.Decision = runrecord.Approved
-	}
-	if a.Decision == runrecord.Edited && !json.Valid(a.Args) {
-		return errors.New("edited arguments are not JSON")
-	}
-	return g.store(a)
-}
-
+// splitLines returns the non-empty lines of b.
 func splitLines(b []byte) [][]byte {
 	var out [][]byte
 	for len(b) > 0 {

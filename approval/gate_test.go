@@ -83,3 +83,27 @@ func TestGateAnswerFirstStands(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseWhileJournaling: a call answered as the run ends (a worker's
+// call still deciding) may journal while the run closes the gate; the
+// two share approvals.jsonl under the gate's lock, and what comes after
+// Close is not journaled, never written to a closed file. Run with -race.
+func TestCloseWhileJournaling(t *testing.T) {
+	g := New(Config{Mode: Auto})
+	if err := g.Open(t.TempDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		done <- g.journal(runrecord.ApprovalLine{Kind: "requested", PendingCall: runrecord.PendingCall{Call: "host/s1/c1"}})
+	}()
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("journal racing Close: %v", err)
+	}
+	if err := g.journal(runrecord.ApprovalLine{Kind: "requested"}); err != nil {
+		t.Errorf("journal after Close: %v", err)
+	}
+}
