@@ -3,6 +3,7 @@ package runrecord
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +45,8 @@ func Find(runsDir, run string) (string, error) {
 // contains it (the random tail of an id is enough). A folder is a run
 // when it holds run.json. Several matches are an *AmbiguousError; none,
 // or an id that is a path, wraps ErrNoRun: FindID never leaves runsDir,
-// so a web view may pass it what a URL says.
+// so a web view may pass it what a URL says. A runs folder that is not
+// there holds no run; one that cannot be read is that error.
 func FindID(runsDir, id string) (string, error) {
 	if id == "" {
 		return "", fmt.Errorf("%w: the run id is empty", ErrNoRun)
@@ -55,7 +57,11 @@ func FindID(runsDir, id string) (string, error) {
 	if dir := filepath.Join(runsDir, id); isRun(dir) {
 		return dir, nil
 	}
-	entries, _ := os.ReadDir(runsDir) // sorted by name
+	entries, err := os.ReadDir(runsDir) // sorted by name
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Not "no such run": the runs folder itself cannot be read.
+		return "", fmt.Errorf("find run %s: %w", id, err)
+	}
 	var prefixed, containing []string
 	for _, e := range entries {
 		name := e.Name()

@@ -111,3 +111,19 @@ func TestFindIDStaysInRunsDir(t *testing.T) {
 		t.Errorf("FindID by tail = %q, %v", got, err)
 	}
 }
+
+// TestFindUnreadableRunsDir: a runs folder that cannot be read is that
+// error, not "no such run", so a user is told what to fix; one that is
+// not there holds no run.
+func TestFindUnreadableRunsDir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "runs")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runrecord.FindID(file, "8d7f19f8"); err == nil || errors.Is(err, runrecord.ErrNoRun) {
+		t.Errorf("FindID in a file: %v, want the read error", err)
+	}
+	if _, err := runrecord.FindID(filepath.Join(t.TempDir(), "none"), "8d7f19f8"); !errors.Is(err, runrecord.ErrNoRun) {
+		t.Errorf("FindID in a missing folder: %v, want ErrNoRun", err)
+	}
+}

@@ -199,6 +199,8 @@ func findRun(runsDir, arg string) (string, error) {
 		return dir, nil
 	case errors.As(err, &amb):
 		return "", usage("%v", err)
+	case !errors.Is(err, runrecord.ErrNoRun):
+		return "", fail(exitProblems, "%v", err)
 	}
 	return "", usage("no run %s in %s; %s lists them", arg, runsDir, runsHint(runsDir))
 }
