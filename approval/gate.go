@@ -157,16 +157,14 @@ func (g *Gate) Open(dir string, summary func(pending []runrecord.PendingCall)) e
 	if _, err := journal.RepairTail(path); err != nil {
 		return fmt.Errorf("run record: repair %s: %w", runrecord.ApprovalsFile, err)
 	}
-	if b, err := os.ReadFile(path); err == nil {
-		for _, line := range splitLines(b) {
-			var l runrecord.ApprovalLine
-			if json.Unmarshal(line, &l) != nil || l.Kind != "answered" || l.Answer == nil {
-				continue
-			}
-			g.taken[l.Call] = *l.Answer
-			if l.Answer.Decision != runrecord.Rejected {
-				g.first[l.Tool] = true
-			}
+	answered, err := runrecord.ReadAnswered(dir)
+	if err != nil {
+		return fmt.Errorf("run record: %w", err)
+	}
+	for _, l := range answered {
+		g.taken[l.Call] = *l.Answer
+		if l.Answer.Decision != runrecord.Rejected {
+			g.first[l.Tool] = true
 		}
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -273,23 +271,4 @@ func (g *Gate) decide(ctx context.Context, p runrecord.PendingCall, policy spec.
 		return runrecord.Answer{}, false, false, err
 	}
 	return ans, true, true, nil
-}
-
-// splitLines returns the non-empty lines of b.
-func splitLines(b []byte) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		i := 0
-		for i < len(b) && b[i] != '\n' {
-			i++
-		}
-		if i > 0 {
-			out = append(out, b[:i])
-		}
-		if i < len(b) {
-			i++
-		}
-		b = b[i:]
-	}
-	return out
 }

@@ -142,3 +142,19 @@ func ReadAnswer(dir, call string) (a Answer, ok bool, err error) {
 	}
 	return a, true, nil
 }
+
+// ReadAnswered reads the "answered" lines of ApprovalsFile in the record
+// dir, in order: the answers the run acted on, so a call among them may
+// have run. A missing file has none; a line that does not decode is
+// skipped, as a torn last line is.
+func ReadAnswered(dir string) ([]ApprovalLine, error) {
+	var out []ApprovalLine
+	err := readLines(filepath.Join(dir, ApprovalsFile), func(b []byte) error {
+		var l ApprovalLine
+		if json.Unmarshal(b, &l) == nil && l.Kind == "answered" && l.Answer != nil {
+			out = append(out, l)
+		}
+		return nil
+	})
+	return out, err
+}
