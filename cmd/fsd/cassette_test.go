@@ -95,14 +95,7 @@ func fakeOpenAIUsage(t *testing.T, replies []fakeReply, usage map[string]any) (*
 // record or output.
 func TestRecordThenReplay(t *testing.T) {
 	const key = "sk-test-0123456789-secret-key"
-	srv, bodies := fakeOpenAI(t, []fakeReply{
-		{calls: []fakeCall{{"read_skill", `{"id":"greeter"}`}}},
-		{calls: []fakeCall{{"greet", `{"name":"Ada"}`}}},
-		{calls: []fakeCall{{"addTask", `{"id":"note","goal":"Welcome note for Ada","assignee":"writer"}`}}},
-		{calls: []fakeCall{{"runBoard", `{}`}}},
-		{text: "Welcome aboard, Ada!"},
-		{text: "Ada is welcomed; the note is ready."},
-	})
+	srv, bodies := fakeOpenAI(t, helloReplies)
 	t.Setenv("OPENAI_API_KEY", key)
 	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 	dir := t.TempDir()
