@@ -56,13 +56,17 @@ const (
 
 // ApprovalReply is the run's reply to an ApprovalRequest.
 type ApprovalReply struct {
-	Status string            `json:"status"`
+	// Status is one of ApprovalAnswered, ApprovalFree, ApprovalPending
+	// and ApprovalRefused.
+	Status string `json:"status"`
+	// Answer is the answer (ApprovalAnswered).
 	Answer *runrecord.Answer `json:"answer,omitempty"`
 	// Fresh: the answer was given for this asking, and no worker took it
 	// before (ApprovalRequest.Taking) — so the call cannot have run (the
 	// in-doubt rule of a replayed step does not apply). To a request that
 	// is not Taking it is provisional: the worker takes the answer before
 	// it counts.
-	Fresh  bool   `json:"fresh,omitempty"`
+	Fresh bool `json:"fresh,omitempty"`
+	// Reason says why the request was refused (ApprovalRefused).
 	Reason string `json:"reason,omitempty"`
 }

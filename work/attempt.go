@@ -40,13 +40,15 @@ type LogReader interface {
 // agent, its limits and the model name. It never carries credentials: a
 // worker takes those from its own environment.
 type Attempt struct {
+	// Run and Task are the run's id and the board task's.
 	Run  string `json:"run"`
 	Task string `json:"task"`
 	// Number counts the task's attempts: 1 for the first, more for its
 	// retries.
-	Number int    `json:"attempt"`
-	Goal   string `json:"goal"`
-	Input  string `json:"input,omitempty"`
+	Number int `json:"attempt"`
+	// Goal and Input are the task's, as on the board.
+	Goal  string `json:"goal"`
+	Input string `json:"input,omitempty"`
 	// Deps are the results of the task's dependencies (D3).
 	Deps []board.DepResult `json:"deps,omitempty"`
 	// Skill and Agent name the agent (Agent's name inside skill Skill);
@@ -63,7 +65,8 @@ type Attempt struct {
 	Observations string `json:"observations,omitempty"`
 	// Model is the model string the workflow gives the agent ("": the
 	// worker's default).
-	Model  string `json:"model,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Limits are the run's, with the agent's max-steps.
 	Limits Limits `json:"limits"`
 	// Deadline is when the attempt times out (the agent's timeout, not
 	// the run's); zero: none.
@@ -91,13 +94,19 @@ func (a *Attempt) Name() string {
 
 // Limits are the limits an attempt's generator runs under.
 type Limits struct {
-	MaxSteps              int `json:"max-steps"`
+	// MaxSteps bounds the attempt's model calls (D8).
+	MaxSteps int `json:"max-steps"`
+	// MaxTranscriptMessages is the window's cap (W1).
 	MaxTranscriptMessages int `json:"max-transcript-messages"`
-	MaxResultTokens       int `json:"max-result-tokens,omitempty"`
+	// MaxResultTokens is the size in tokens above which a tool result is
+	// kept as an artifact (0: every result goes whole into the window).
+	MaxResultTokens int `json:"max-result-tokens,omitempty"`
 }
 
 // Outcome is what one task attempt came to.
 type Outcome struct {
+	// Result is the task's answer (its typed output's JSON when its agent
+	// has an output schema).
 	Result string `json:"result,omitempty"`
 	// Error is the task's error; "" when it completed.
 	Error string `json:"error,omitempty"`
@@ -108,7 +117,8 @@ type Outcome struct {
 	// them, for the run's ledger (D7). They enter the ledger when the
 	// outcome comes back, completed or failed, whatever the transport.
 	Observations []supply.Observation `json:"observations,omitempty"`
-	Usage        model.Usage          `json:"usage"`
+	// Usage is what the attempt's model calls used, all together.
+	Usage model.Usage `json:"usage"`
 	// Booked says Usage is already in the run's account: the attempt ran
 	// with it (in process), and its budgets were checked at every step.
 	// Never sent: a worker elsewhere books nothing of the run's.

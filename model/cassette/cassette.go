@@ -28,12 +28,19 @@ type header struct {
 
 // Exchange is one recorded model call.
 type Exchange struct {
+	// Agent and Task name the caller (model.Caller): replay matches
+	// calls by caller and Seq, never by arrival order.
 	Agent string `json:"agent,omitempty"`
 	Task  string `json:"task,omitempty"`
 	// Seq is the call's place among its caller's calls, from 0.
-	Seq      int             `json:"seq"`
-	Step     int             `json:"step"` // Caller.Step, for readers
-	Digest   string          `json:"digest"`
+	Seq  int `json:"seq"`
+	Step int `json:"step"` // Caller.Step, for readers
+	// Digest is the canonicalised request's hash: a replayed request
+	// whose digest differs fails.
+	Digest string `json:"digest"`
+	// Request summarises the request (hashes, lengths, previews) for a
+	// person reading why a replay differs; Response is what the model
+	// answered.
 	Request  Summary         `json:"request"`
 	Response *model.Response `json:"response,omitempty"`
 	// Error is a call that failed for good; replay fails the same way.
