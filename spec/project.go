@@ -78,7 +78,7 @@ func runChecks(w *Workflow, checks []WorkflowCheck) diag.List {
 	return out
 }
 
-// ValidatePaths is what `fsd validate` runs; see ValidateFiles.
+// ValidatePaths is ValidateFiles without the list of files it read.
 func ValidatePaths(paths []string, strict bool, checks ...WorkflowCheck) diag.List {
 	_, d := ValidateFiles(paths, strict, checks...)
 	return d

@@ -10,6 +10,7 @@ import (
 // safe for concurrent use (a long-running server writes while a failed
 // call reads).
 type Tail struct {
+	// Max is how many bytes String returns at most.
 	Max int
 
 	mu  sync.Mutex

@@ -16,7 +16,8 @@ import (
 type Endpoint struct {
 	Provider string // names every error: "openai", "anthropic"
 	Model    string // checked to be set; the provider puts it in the body
-	APIKey   string
+	// APIKey is sent in KeyHeader and masked in every error.
+	APIKey string
 	// BaseURL points at another server speaking the same API; ""
 	// means DefaultBaseURL.
 	BaseURL, DefaultBaseURL string
@@ -30,7 +31,9 @@ type Endpoint struct {
 	// HTTPClient carries the requests; nil means a plain client
 	// (deadlines come from the retry policy, not from the client).
 	HTTPClient *http.Client
-	Retry      retry.Policy
+	// Retry says how often and after what waits a failed call is tried
+	// again.
+	Retry retry.Policy
 }
 
 // Format is what one provider's wire format reads: a whole answer, and
