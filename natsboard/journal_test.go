@@ -143,10 +143,10 @@ func TestJournalStaleWriterOnServer(t *testing.T) {
 	}
 }
 
-// TestJournalLogPublishFailure: when the stream refuses (it was deleted)
+// TestAttemptLogPublishFailure: when the stream refuses (it was deleted)
 // Wait fails, and so does every later Append: a step never counts as
 // journaled when it is not.
-func TestJournalLogPublishFailure(t *testing.T) {
+func TestAttemptLogPublishFailure(t *testing.T) {
 	srv := runServer(t)
 	r := testJS(t, srv.ClientURL())
 	ctx := context.Background()

@@ -6,6 +6,6 @@
 // The engine writes a record through Writer, and everything that reads
 // one (fsd show, fsd runs, fsd ui, fsd report, a resume) reads it through
 // this package, so a change of the format is made in one place. It does
-// not run anything and does not resume runs: the engine's Journal replays
-// what Writer wrote.
+// not run anything and does not resume runs: a resume replays what
+// Writer wrote through the engine's Replay.
 package runrecord
