@@ -70,8 +70,8 @@ func TestRemoteDeadlineIsTheAgentsTimeout(t *testing.T) {
 
 // journalingDispatcher is a dispatcher whose worker journals: each
 // attempt's transcript is a task message and the answer "done TASK", and
-// Journal serves it (as natsboard's Coordinator serves the worker's
-// journal from JetStream). block holds a task's Dispatch until ctx ends.
+// AttemptLog serves it (as natsboard's Coordinator serves the worker's
+// attempt log from JetStream). block holds a task's Dispatch until ctx ends.
 type journalingDispatcher struct {
 	fakeDispatcher
 	block   string

@@ -53,7 +53,7 @@ type Options struct {
 	// log, each a transcript entry's JSON. The attempt resumes after
 	// them as a local resume does: journaled model responses and command
 	// results are reused, not asked or run again, and an in-doubt call
-	// follows journal.Plan. Journal must already hold them: they are not
+	// follows journal.Plan. Log must already hold them: they are not
 	// written again.
 	Logged []json.RawMessage
 }
