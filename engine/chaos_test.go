@@ -848,8 +848,8 @@ func TestChaosConversationWorkerReclaim(t *testing.T) {
 // model) must not break a conversation-supply worker: the parent's
 // runBoard call is in flight while a sibling with the same id has its
 // result, and the inherited conversation must still leave the pending
-// call out. Today supply's dropPending matches results by id, keeps the
-// in-flight assistant message, and the worker fails with "malformed
+// call out. Matching results to calls by id alone would keep the
+// in-flight assistant message, and the worker would fail with "malformed
 // transcript" before its first step.
 func TestChaosDuplicateCallIDs(t *testing.T) {
 	p := project(team())

@@ -94,7 +94,7 @@ func messageBlocks(msg model.Message) (string, []block, error) {
 	case model.User, model.Context:
 		// A context line joins the user turn it falls in (after the tool
 		// results of its group, or after the person's message): the merge
-		// in buildParams keeps roles alternating.
+		// in buildRequest keeps roles alternating.
 		if msg.Text == "" {
 			return "user", nil, nil
 		}
