@@ -25,7 +25,7 @@ const (
 	maxArgsBytes = 1 << 20
 )
 
-// The reader tools (DESIGN §4), as the model sees them: two tools, each
+// The reader tools (docs/design.md, Channels), as the model sees them: two tools, each
 // with a selector argument, get, naming what to read. ToolMD answers
 // from the markdown index (skill instructions, .md resources); ToolRead
 // reads any artifact as lines and bytes.

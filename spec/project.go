@@ -86,7 +86,7 @@ func ValidatePaths(paths []string, strict bool, checks ...WorkflowCheck) diag.Li
 
 // ValidateFiles validates files and folders and returns the files it
 // checked and every problem, sorted. A file's kind comes from its name
-// (DESIGN §2); a YAML file named explicitly that is neither a skill nor a
+// (docs/design.md, Files); a YAML file named explicitly that is neither a skill nor a
 // script is a workflow. Folders are searched recursively for both. A
 // workflow's skills are loaded and checked with it; skills that belong to
 // no workflow given are checked against each other. Each file is reported

@@ -45,7 +45,7 @@ var ReservedTools = []string{
 	"artifact_md", "artifact_read", "run_skill_script",
 }
 
-// IsSkillFile reports whether a file name is a skill by DESIGN §2:
+// IsSkillFile reports whether a file name is a skill (docs/design.md, Files):
 // *.skill.yaml, skill.yaml (or .yml) or SKILL.md.
 func IsSkillFile(name string) bool {
 	base := filepath.Base(name)
