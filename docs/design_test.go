@@ -220,16 +220,12 @@ func TestEnforcedInExists(t *testing.T) {
 	}
 }
 
-// TestDocumentedDefaults: where README.md or design.md give a key's
-// number as "`key` N" or "`key` (default N)", N is the default spec.Facts
-// states, and README gives every limit's default so (it lists every key
-// with its default).
+// TestDocumentedDefaults: where README.md or a page of docs/ gives a
+// key's number as "`key` N" or "`key` (default N)", N is the default
+// spec.Facts states, and the file formats page gives every limit's
+// default so (it lists every key with its default).
 func TestDocumentedDefaults(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	texts := map[string]string{"README.md": string(readme), "docs/design.md": readDesign(t)}
+	texts := manual(t)
 	checked := 0
 	for _, f := range spec.Facts() {
 		want, ok := f.Default.(int)
@@ -240,8 +236,8 @@ func TestDocumentedDefaults(t *testing.T) {
 		stated := regexp.MustCompile("`" + regexp.QuoteMeta(name) + "`\\s+\\(?(?:default:?\\s+)?([0-9]+(?:,[0-9]{3})*)")
 		for file, text := range texts {
 			ms := stated.FindAllStringSubmatch(text, -1)
-			if len(ms) == 0 && file == "README.md" && strings.HasPrefix(f.Key, "limits.") {
-				t.Errorf("README.md does not give %s's default (%d) as `%s` %d", f.Key, want, name, want)
+			if len(ms) == 0 && file == "docs/formats.md" && strings.HasPrefix(f.Key, "limits.") {
+				t.Errorf("docs/formats.md does not give %s's default (%d) as `%s` %d", f.Key, want, name, want)
 			}
 			for _, m := range ms {
 				checked++
@@ -254,6 +250,32 @@ func TestDocumentedDefaults(t *testing.T) {
 	if checked == 0 {
 		t.Error("no documented default found: is the pattern reading the docs?")
 	}
+}
+
+// manual returns README.md and every page of docs/, by path from the
+// repository's root.
+func manual(t *testing.T) map[string]string {
+	t.Helper()
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range append([]string{"../README.md"}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(p, "../")
+		if !strings.HasPrefix(p, "../") {
+			name = "docs/" + p
+		}
+		out[name] = string(b)
+	}
+	if _, ok := out["docs/formats.md"]; !ok {
+		t.Fatal("docs/formats.md is missing")
+	}
+	return out
 }
 
 // section returns the text of design.md's "## title" section.
@@ -385,28 +407,52 @@ func anchor(heading string) string {
 	return b.String()
 }
 
-// TestLinksToHeadingsResolve fails when README.md or design.md links to
-// a heading of its own (`(#fragment)`) that it no longer has, as after a
-// heading is renamed.
+// TestLinksToHeadingsResolve fails when README.md or a page of docs/
+// links to a heading (`(#fragment)`, or `(page.md#fragment)` between the
+// pages) that is not there, as after a heading is renamed or a section
+// moves, or to a page or repository file that does not exist.
 func TestLinksToHeadingsResolve(t *testing.T) {
-	for _, file := range []string{"../README.md", "design.md"} {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := string(b)
-		anchors := map[string]bool{}
-		for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(text, -1) {
-			anchors[anchor(m[1])] = true
-		}
-		links := regexp.MustCompile(`\]\(#([^)]+)\)`).FindAllStringSubmatch(text, -1)
-		if len(links) == 0 {
-			t.Errorf("%s links to no heading: is the pattern reading it?", file)
-		}
-		for _, m := range links {
-			if !anchors[m[1]] {
-				t.Errorf("%s links to #%s, which is no heading of it", file, m[1])
+	texts := manual(t)
+	anchors := map[string]map[string]bool{}
+	for file, text := range texts {
+		anchors[file] = map[string]bool{}
+		fence := false
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "```") {
+				fence = !fence
+			}
+			if m := regexp.MustCompile(`^#+ (.+)$`).FindStringSubmatch(line); m != nil && !fence {
+				anchors[file][anchor(m[1])] = true
 			}
 		}
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]*)\)`)
+	n := 0
+	for file, text := range texts {
+		for _, m := range link.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			n++
+			path, frag, _ := strings.Cut(target, "#")
+			page := file
+			if path != "" {
+				page = filepath.ToSlash(filepath.Join(filepath.Dir(file), path))
+				if _, err := os.Stat(filepath.Join("..", page)); err != nil {
+					t.Errorf("%s links to %s, which does not exist", file, target)
+					continue
+				}
+			}
+			if frag == "" {
+				continue
+			}
+			if a, ok := anchors[page]; !ok || !a[frag] {
+				t.Errorf("%s links to %s: %s has no heading #%s", file, target, page, frag)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no link found: is the pattern reading the pages?")
 	}
 }

@@ -13,7 +13,7 @@ import (
 // entering and leaving the context (contextChanged entries, L5, C4). They
 // are rendered once, when the change happens, and stored on the entry, so
 // the record shows exactly what the model saw and a resumed run replays the
-// same bytes. The exact forms (README "Skill lifecycle", docs/design.md):
+// same bytes. The exact forms (docs/behaviour.md, docs/design.md):
 //
 //	[fsd context] loaded skill ID VERSION (read; channel handle, handle H)
 //	  instructions (first 200 of N characters): "…"

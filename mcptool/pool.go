@@ -14,7 +14,7 @@ import (
 	"github.com/fsdrun/fsd/spec"
 )
 
-// Defaults, stated in the README.
+// Defaults, stated in docs/mcp.md.
 const (
 	// DefaultTimeout bounds one call when the server sets no timeout.
 	DefaultTimeout = 30 * time.Second

@@ -9,7 +9,7 @@ import (
 // Fact is the default or the values of one manifest key. Facts is the one
 // place fsd states them: the decoders and the runtime use the Go names the
 // table is built from, and the JSON Schemas' `default` and `enum`
-// keywords, README and docs/design.md are checked against it by tests.
+// keywords, README.md and the pages of docs/ are checked against it by tests.
 type Fact struct {
 	// Kind is the schema the key belongs to: schemas.KindWorkflow or
 	// schemas.KindSkill (a SKILL.md's frontmatter shares the skill's).

@@ -11,16 +11,16 @@ import (
 	"testing"
 )
 
-// The README's exit-code table lists exactly the codes fsd uses, and each
+// The exit-code table (docs/cli.md) lists exactly the codes fsd uses, and each
 // code means what the table says (signals: TestSignalsInterrupt).
 func TestExitCodeTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(b), "### Exit codes\n")
+	_, table, ok := strings.Cut(string(b), "## Exit codes\n")
 	if !ok {
-		t.Fatal("README has no exit-code table")
+		t.Fatal("docs/cli.md has no exit-code table")
 	}
 	row := regexp.MustCompile(`(?m)^\| (\d+) \|`)
 	var documented []int
@@ -33,7 +33,7 @@ func TestExitCodeTable(t *testing.T) {
 	sort.Ints(documented)
 	sort.Ints(used)
 	if stringify(documented) != stringify(used) {
-		t.Errorf("README documents exit codes %v, fsd uses %v", documented, used)
+		t.Errorf("docs/cli.md documents exit codes %v, fsd uses %v", documented, used)
 	}
 
 	// A record with a bad seed is a problem with the record, not with fsd.

@@ -10,5 +10,5 @@
 // fsd speaks the two wire formats itself instead of linking the vendors'
 // SDKs: it uses one endpoint of each, and the SDKs (hundreds of services
 // each) tripled the binary and made a cold build take minutes and gigabytes
-// of compiler memory (see README, "Building").
+// of compiler memory (see docs/building.md).
 package wire
