@@ -123,6 +123,38 @@ func TestAgentTokenBudget(t *testing.T) {
 	}
 }
 
+// An in-process attempt books each call into the run's account as it
+// happens, so an agent's budget stops a task mid-way, not only at its
+// dispatch: a task whose agent may use 250 input tokens makes its third
+// call (after 200 used, at 300 the budget is spent) and no fourth.
+func TestBudgetStopsTaskMidway(t *testing.T) {
+	p := project(team())
+	p.Workflow.Host = nil
+	p.Workflow.Limits.Agents = map[string]spec.Budget{"team/iso": {MaxInputTokens: 250}}
+	p.Workflow.Tasks = []spec.Task{{ID: "only", Goal: "one", Assignee: "team/iso"}}
+	calls := 0
+	worker := func(req *model.Request) *model.Response {
+		calls++
+		return call("team_echo", map[string]string{"text": "x"})(req) // never done on its own
+	}
+	_, evs, err := funcRun(t, context.Background(), p, Options{}, billedFunc(scriptFunc(nil, worker)))
+	if calls != 3 {
+		t.Errorf("%d model calls, want 3: the budget is checked before each call of the task", calls)
+	}
+	var failed string
+	for _, e := range evs {
+		if e.Type == event.TaskFailed {
+			failed = e.Err
+		}
+	}
+	if !strings.Contains(failed, "token budget reached") || !strings.Contains(failed, "limits.agents.team/iso.max-input-tokens is 250") {
+		t.Errorf("task error %q, want the agent's budget", failed)
+	}
+	if err == nil {
+		t.Error("the run finished; want it to fail on the budget")
+	}
+}
+
 // A run stopped by a token budget resumes under a raised one: budgets
 // are not part of the workflow's digest, so no --force is needed, and
 // the resumed run's budget counts what the first run used. Changing
