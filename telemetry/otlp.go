@@ -24,7 +24,7 @@ import (
 // (http/protobuf), configured by the standard OTEL_EXPORTER_OTLP_*
 // variables. It is fsd's own rather than otlptracehttp because that one
 // imports the OTLP collector package, and with it gRPC and grpc-gateway,
-// which fsd never uses (open-telemetry/opentelemetry-go#2579); see
+// which an HTTP exporter never runs; see
 // docs/design.md for the build figures.
 type exporter struct {
 	url      string // the traces URL, as given or built from the base endpoint
