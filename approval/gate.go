@@ -193,6 +193,8 @@ func (g *Gate) Close() error {
 
 // Policy is the approval policy of a call: the tool's own, else — for a
 // tool acting outside fsd — its skill's, else the workflow's, else never.
+//
+// A1: where a call's policy comes from.
 func (g *Gate) Policy(t Tool) spec.Approve {
 	p := t.Own
 	if t.External {
@@ -221,6 +223,9 @@ type Result struct {
 // and journals it before the call may run. While it waits, a board task
 // gives its concurrency slot back. The error is non-nil only when ctx
 // ended the wait: the call stays pending and runs nothing.
+//
+// A3, A8: before anything runs; a rejection or an edit is the model's to
+// read.
 func (g *Gate) Check(ctx context.Context, p runrecord.PendingCall, t Tool) (Result, error) {
 	res := Result{Args: p.Args}
 	if g == nil {
@@ -253,6 +258,8 @@ func (g *Gate) Check(ctx context.Context, p runrecord.PendingCall, t Tool) (Resu
 // runs without an answer (approve: never, or a first tool approved
 // already); fresh when the answer was given for this asking (not taken
 // from the record). A worker's gate asks the run's.
+//
+// A2: first is per run and per tool name; a rejection does not count.
 func (g *Gate) decide(ctx context.Context, p runrecord.PendingCall, policy spec.Approve) (ans runrecord.Answer, needed, fresh bool, err error) {
 	if g.ask != nil {
 		return g.askRemote(ctx, p, policy)

@@ -41,6 +41,9 @@ const (
 // that needs approval is rejected — never run unapproved — and the model
 // reads why. emit sends its events (the run reports the approvals it
 // answers, so a gate that asks sends none).
+//
+// A10, A12: a worker's gate asks the coordinator and never runs a call
+// unanswered.
 func ForWorker(t *work.Attempt, o work.Options, emit func(event.Event)) *Gate {
 	g := New(Config{Mode: Deny, Timeout: t.ApprovalTimeout, Default: t.Approve, Now: o.Now, Emit: emit, Log: o.Logger})
 	if o.Approver == nil {
@@ -56,6 +59,9 @@ func ForWorker(t *work.Attempt, o work.Options, emit func(event.Event)) *Gate {
 // answer has come the task gives its worker slot back (its message keeps
 // its heartbeats). A coordinator that cannot be reached is asked again
 // until the approval timeout, then the call is rejected.
+//
+// A6, A12: the worker slot is given back while waiting; an unreachable
+// coordinator is asked again until the approval timeout rejects the call.
 func (g *Gate) askRemote(ctx context.Context, p runrecord.PendingCall, policy spec.Approve) (ans runrecord.Answer, needed, fresh bool, err error) {
 	g.mu.Lock()
 	approvedOnce := g.first[p.Tool]
@@ -194,6 +200,8 @@ type remoteCall struct {
 // Remote returns the approver of one attempt of a task (its id and
 // agent), run by the dispatch whose ctx is ctx: the run's side of a
 // worker's gate. Its calls wait under ctx and end with it.
+//
+// A10: the run's gate decides a worker's call as a local one.
 func (g *Gate) Remote(ctx context.Context, task, agent string, attempt int) work.Approver {
 	// The attempt's generator name, which prefixes its call ids.
 	name := (&work.Attempt{Task: task, Number: attempt}).Name()
@@ -244,6 +252,8 @@ func (r *remoteApprover) Approve(ctx context.Context, q work.ApprovalRequest) (w
 // run it: fresh for the first taker of an answer given in this dispatch,
 // and from then on the call may have run. An answer this dispatch did not
 // give (a restarted coordinator answered from the record) is not fresh.
+//
+// A11: fresh only for the first worker that takes the answer.
 func (r *remoteApprover) take(call string) work.ApprovalReply {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -134,6 +134,8 @@ func (g *Gate) put(ans runrecord.Answer) (runrecord.Answer, error) {
 
 // store records an answer once (runrecord.ErrAnswered after that) and wakes the
 // waiting calls of this process.
+//
+// A4: the first answer stands; later ones get ErrAnswered.
 func (g *Gate) store(ans runrecord.Answer) error {
 	if g.dir != "" {
 		if err := runrecord.WriteAnswer(g.dir, ans); err != nil {
@@ -167,6 +169,8 @@ func (g *Gate) lookup(call string) (runrecord.Answer, bool, error) {
 
 // journal appends a line to approvals.jsonl and syncs it: an "answered"
 // line is durable before the call may run.
+//
+// A5: the answered line is durable before the call may run.
 func (g *Gate) journal(l runrecord.ApprovalLine) error {
 	b, err := json.Marshal(l)
 	if err != nil {
@@ -196,6 +200,8 @@ func (g *Gate) unlist(call string) {
 }
 
 // publish tells run.json about the pending calls. g.mu is held.
+//
+// A7: run.json says waiting and lists the pending calls.
 func (g *Gate) publish() {
 	if g.summary != nil {
 		g.summary(slices.Clone(g.pending))

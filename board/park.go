@@ -9,6 +9,8 @@ import "context"
 // again, waiting while the limit is reached, and fails only when ctx ends
 // first. Outside a board's runner, Park does nothing and its function
 // returns at once.
+//
+// A6: a task that waits gives its slot back.
 func Park(ctx context.Context) (unpark func() error) {
 	s := slotOf(ctx)
 	if s == nil {

@@ -46,6 +46,9 @@ type Report struct {
 // progress. After a cancel, tasks that finished keep their results,
 // interrupted ones are cancelled and the rest stay pending; no goroutine
 // of the run outlives Run.
+//
+// D3: at most concurrency tasks run at once, each only after its deps
+// completed.
 func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 	b.mu.Lock()
 	if b.running {

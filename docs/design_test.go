@@ -20,8 +20,17 @@ import (
 	"github.com/fsdrun/fsd/spec"
 )
 
+// idPattern is an invariant's id: its table's letter and a number. L, C,
+// H, W, D: skill lifecycle, catalog, channels, window, delegation; J, R,
+// N, A, T, S: journal, records and resume, workers over NATS, approvals,
+// trust, secrets.
+const idPattern = `[LCHWDJRNATS][1-9][0-9]?`
+
 // invariantID is how code comments cite an invariant of design.md.
-var invariantID = regexp.MustCompile(`\b[LCHWD][1-9]\b`)
+var invariantID = regexp.MustCompile(`\b` + idPattern + `\b`)
+
+// invariantRow is a row of one of design.md's invariant tables.
+var invariantRow = regexp.MustCompile(`(?m)^\| (` + idPattern + `) \|.*$`)
 
 // testRef is a test named in design.md: `TestX` (package engine) or
 // `pkg.TestX`.
@@ -85,7 +94,7 @@ func readDesign(t *testing.T) string {
 // start `| ID |`.
 func listed(design string) map[string]bool {
 	ids := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^\| ([LCHWD][1-9]) \|`).FindAllStringSubmatch(design, -1) {
+	for _, m := range invariantRow.FindAllStringSubmatch(design, -1) {
 		ids[m[1]] = true
 	}
 	return ids
@@ -193,7 +202,7 @@ func declared(t *testing.T, file string) map[string]bool {
 // parentheses is a remark (a field, what a function does), not checked.
 func TestEnforcedInExists(t *testing.T) {
 	checked := 0
-	for _, m := range regexp.MustCompile(`(?m)^\| ([LCHWD][1-9]) \|.*$`).FindAllStringSubmatch(readDesign(t), -1) {
+	for _, m := range invariantRow.FindAllStringSubmatch(readDesign(t), -1) {
 		cells := strings.Split(strings.Trim(m[0], "|"), " | ")
 		if len(cells) < 4 {
 			t.Errorf("design.md's row %s has %d columns, want id, rule, enforced in, proved by", m[1], len(cells))
@@ -216,6 +225,43 @@ func TestEnforcedInExists(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no function named in an \"enforced in\" column: is the pattern reading the table?")
+	}
+}
+
+// TestInvariantsAreProvedAndCited fails when an invariant row names no
+// test in its "proved by" column (nor says "no test yet"), or when no
+// comment of a file its "enforced in" column names cites its id: the
+// code that keeps a rule says so where it does, as the rule's row says.
+func TestInvariantsAreProvedAndCited(t *testing.T) {
+	comments := readCode(t).comments
+	rows := invariantRow.FindAllStringSubmatch(readDesign(t), -1)
+	if len(rows) == 0 {
+		t.Fatal("design.md defines no invariants")
+	}
+	for _, m := range rows {
+		id := m[1]
+		cells := strings.Split(strings.Trim(m[0], "|"), " | ")
+		if len(cells) < 4 {
+			continue // TestEnforcedInExists says so
+		}
+		if !testRef.MatchString(cells[3]) && !strings.Contains(cells[3], "no test yet") {
+			t.Errorf("design.md's row %s names no test that proves it (say \"no test yet\" if none does)", id)
+		}
+		cite := regexp.MustCompile(`\b` + id + `\b`)
+		var files []string
+		cited := false
+		for _, ref := range enforcedRef.FindAllStringSubmatch(cells[2], -1) {
+			file := filepath.Join("..", ref[1])
+			files = append(files, ref[1])
+			for _, text := range comments[file] {
+				cited = cited || cite.MatchString(text)
+			}
+		}
+		if len(files) == 0 {
+			t.Errorf("design.md's row %s names no file where it is enforced", id)
+		} else if !cited {
+			t.Errorf("design.md's row %s: no comment in %s cites %s", id, strings.Join(files, ", "), id)
+		}
 	}
 }
 

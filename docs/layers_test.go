@@ -24,6 +24,8 @@ type layer struct {
 // its layer allows, so what a part knows stays small and a change below
 // does not reach through. docs/design.md, "Layers", says why each
 // boundary is where it is.
+//
+// N2: transports sit beside the engine and may not import it.
 var layers = []layer{
 	{name: "leaf", packages: []string{"diag", "tokens/...", "journal", "output", "model", "internal/...", "scaffold", "examples/..."}},
 	{name: "providers", packages: []string{"model/..."}, imports: []string{"leaf", "providers"}},

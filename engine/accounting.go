@@ -55,6 +55,8 @@ func (a *account) attempt() *account {
 // requests.jsonl, one per model call, which hold every call up to the
 // last commit even when the process was killed; run.json's totals (made
 // at its start and end) when the record has no such lines.
+//
+// R5: a resumed run's account starts from its record.
 func (a *account) restore(s runrecord.Summary, dir string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

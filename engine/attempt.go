@@ -41,6 +41,8 @@ type attemptDeps struct {
 // the run's ledger, bounded by max-steps (D8); resumed after the journal
 // its transcript opens with. A task failure is Outcome.Error, never a
 // panic.
+//
+// N1: every attempt, in process or on a worker, runs here.
 func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.Outcome) {
 	res = &work.Outcome{Model: t.Model}
 	defer func() {

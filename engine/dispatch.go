@@ -155,6 +155,7 @@ type inProcess struct {
 	resolve func(assignee string) (*spec.Skill, *spec.Agent, bool)
 }
 
+// N1: the in-process dispatcher runs the same runAttempt as a worker.
 func (p *inProcess) Dispatch(ctx context.Context, a *work.Attempt, _ event.Sink, _ work.Approver) (*work.Outcome, error) {
 	skill, _, _ := p.resolve(a.Assignee)
 	gen := p.workers.gen

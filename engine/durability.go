@@ -14,6 +14,9 @@ import (
 // its concurrency slot, so the next task starts meanwhile. (Mid-loop
 // waits keep the slot: a worker that gave it up would have to win it
 // back, and with concurrency 1 two tasks' steps would interleave.)
+//
+// J5: an effect's call is on disk before the effect, in either durability
+// mode. J8: only a final answer's wait gives the slot away.
 func (g *generator) commit(ctx context.Context, effect, last bool) error {
 	if !effect && g.durability == spec.DurabilityEffects {
 		return nil

@@ -115,6 +115,8 @@ type generator struct {
 
 // callID is FSD_CALL_ID of a step's i-th call: stable across resume,
 // since the journal replays the same steps in the same order.
+//
+// J7: the same id on every resume, since a resume replays the same steps.
 func (g *generator) callID(step, i int) string {
 	name := g.name
 	if name == "" {
@@ -326,6 +328,9 @@ func (g *generator) final(text string) (answer, repair string, err error) {
 
 // callOne answers one call of a step. In a step the journal holds (a
 // resume), journal.Plan decides whether the call runs again.
+//
+// R3, A3: the journal is asked first, then the approval gate, then the call
+// runs.
 func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, offered, replayed bool,
 	journaled model.Message, inJournal bool) (model.ToolResult, error) {
 	if !offered {
@@ -400,6 +405,8 @@ func (g *generator) runsCommand(calls []model.ToolCall, offered map[string]bool)
 // mayAsk reports whether a response calls a tool that may wait for
 // approval: the step is made durable first, so a run stopped while the
 // call waits finds it on resume.
+//
+// A3: the step is synced before a call may wait for a person.
 func (g *generator) mayAsk(calls []model.ToolCall, offered map[string]bool) bool {
 	if g.appr == nil {
 		return false
@@ -414,6 +421,8 @@ func (g *generator) mayAsk(calls []model.ToolCall, offered map[string]bool) bool
 
 // storedText is s as a JSON journal stores it: each byte that is not part
 // of valid UTF-8 becomes U+FFFD, as encoding/json writes it.
+//
+// R6: compare what the journal stores, not what the tool returned.
 func storedText(s string) string {
 	if utf8.ValidString(s) {
 		return s
@@ -446,6 +455,9 @@ func (g *generator) add(m model.Message) error {
 // the context block and tool list are built anew, the transcript window is
 // cut to the cap (W1, W2), and reader results of unloaded skills become
 // stubs (H4).
+//
+// W3: the context block is built outside the window's cap, so it is always
+// there.
 func (g *generator) request(step int) *model.Request { return g.assemble(step).Request }
 
 // assemble is request with what the run record keeps of it.

@@ -93,6 +93,9 @@ func IgnoreLivePID() LoadOption { return func(o *loadOptions) { o.ignorePID = tr
 // The run's id is the folder's name, whatever run.json says. Every
 // JSON-lines file is repaired first (journal.RepairTail), so appends go
 // on after a whole line.
+//
+// J1, J2: the lock and the live-pid check come first, then every file's
+// torn tail is repaired before anything appends.
 func LoadReplay(dir string, opts ...LoadOption) (j *Replay, err error) {
 	var o loadOptions
 	for _, opt := range opts {
@@ -216,6 +219,8 @@ func newCursor(g *genReplay, prefix int) *cursor {
 }
 
 // response returns the journaled response of a step.
+//
+// R2: a journaled response is replayed, never asked for again.
 func (rp *cursor) response(step int) (*model.Response, bool) {
 	if rp == nil || step >= len(rp.steps) {
 		return nil, false
@@ -225,6 +230,8 @@ func (rp *cursor) response(step int) (*model.Response, bool) {
 }
 
 // result returns the journaled result of the i-th call of a step.
+//
+// R2: a journaled result is replayed, never run again.
 func (rp *cursor) result(step, i int) (model.Message, bool) {
 	if rp == nil || step >= len(rp.steps) {
 		return model.Message{}, false

@@ -203,6 +203,9 @@ func ids(ls []*loadedSkill) []string {
 
 // load prepares a skill: spools its body for the handle channel and
 // compiles its tools. Per-load state starts empty (L4).
+//
+// H1: a handle skill's body is spooled once and the request carries its
+// pointer.
 func (m *manager) load(ctx context.Context, s *spec.Skill) (*loadedSkill, error) {
 	l := &loadedSkill{skill: s, channel: m.channelOf(s), state: tool.NewMemKV(), byName: map[string]skillTool{}}
 	if l.channel == spec.ChannelHandle {

@@ -28,6 +28,8 @@ const journalCopyTimeout = 30 * time.Second
 // predecessor may have copied some or all). When the record held them
 // all before, the attempt's end is the journal's: its task.completed or
 // task.failed says replayed, as a local worker's does.
+//
+// N12: a remote attempt's transcript enters the record once.
 func (hb *hostBoard) recordRemote(ctx context.Context, rt *work.Attempt, res *work.Outcome) {
 	n := res.Logged
 	if n == 0 {

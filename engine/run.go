@@ -338,6 +338,8 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 // resuming checks a resumed run against the record it goes on from: the
 // record folder is the replay's, the input is the first run's unless a
 // new one is given, and files that changed stop it unless --force.
+//
+// R4: a resume refuses a run whose files differ from its digests.
 func (r *Run) resuming(j *Replay, input string, digests journal.Digests) (string, error) {
 	r.opts.RunsDir = filepath.Dir(j.Dir)
 	if input == "" || input == r.wf.Input {
@@ -358,6 +360,8 @@ func (r *Run) resuming(j *Replay, input string, digests journal.Digests) (string
 // finish ends the run whatever err it ends with: run.finished and
 // run.json say how (finished, failed or interrupted), with the usage and
 // the calls a stopped run leaves waiting; a record cut short fails it.
+//
+// R1: the record is complete however the run ends.
 func (r *Run) finish(ctx context.Context, res *Result, sum *runrecord.Summary, err error) error {
 	sum.Status, sum.Finished = runrecord.Finished, r.now()
 	switch werr := r.rec.Err(); {
@@ -445,6 +449,9 @@ func (r *Run) digests() (journal.Digests, error) {
 // budgets (limits.max-input-tokens, max-output-tokens, agents) and the
 // prices. They bound or price the run without changing what it does, so
 // a run stopped by a budget resumes under a raised one without --force.
+//
+// R5: budgets and prices bound or price the run without changing what it
+// does.
 func withoutBudgets(p *spec.Project) *spec.Project {
 	wf := *p.Workflow
 	wf.Limits.MaxInputTokens, wf.Limits.MaxOutputTokens, wf.Limits.Agents = 0, 0, nil

@@ -49,6 +49,8 @@ type hostBoard struct {
 }
 
 // restated notes that a task's worker ended in its journal.
+//
+// R7: a task's end from the journal is restated, replayed.
 func (hb *hostBoard) restated(task string) {
 	hb.mu.Lock()
 	defer hb.mu.Unlock()

@@ -82,6 +82,8 @@ func mcpTool(s *spec.Skill, t *mcptool.Tool) skillTool {
 // approval is what a call of t declares about approval, s its skill. A
 // call that would only answer the untrusted skill's refusal runs nothing:
 // asking a person to approve it would be for nothing.
+//
+// A9: a call that would only be refused asks nobody.
 func (t skillTool) approval(s *spec.Skill) approval.Tool {
 	if r, ok := t.callable.(interface{ Refuses() bool }); ok && r.Refuses() {
 		return approval.Tool{}
@@ -114,6 +116,8 @@ func (tb *toolbox) store(id string) *tool.MemKV {
 }
 
 // compile compiles a skill's tools once per manifest version.
+//
+// T3: trust is decided per skill when its tools are compiled.
 func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()

@@ -21,6 +21,9 @@ import (
 // journaled to o.Log; resumed after o.Logged when an earlier
 // delivery journaled steps. A task failure is Outcome.Error, never a
 // panic.
+//
+// N1, N10: a worker's attempt runs the one task path, resumed from its
+// attempt log.
 func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 	if o.Model == nil {
 		return &work.Outcome{Model: t.Model, Error: "worker: no model"}

@@ -72,6 +72,8 @@ func (w *workerEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult
 
 // restating marks the events sent to sink while the generator restates
 // journaled work (a resume) as replayed.
+//
+// R7: what a resume restates says replayed.
 func (g *generator) restating(sink func(event.Event)) event.Sink {
 	return event.SinkFunc(func(e event.Event) {
 		e.Replayed = e.Replayed || g.replaying

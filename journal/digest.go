@@ -34,6 +34,8 @@ func (d Digests) AddFile(key, path string) error {
 // and those of what a resume would run: changed, added and removed keys,
 // each a phrase a user can act on. A run recorded without digests (an
 // older fsd) has nothing to compare and yields nothing.
+//
+// R4: each difference is named.
 func Diff(recorded, now Digests) []string {
 	if len(recorded) == 0 {
 		return nil

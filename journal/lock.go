@@ -19,6 +19,8 @@ type Locked struct {
 // Lock takes the exclusive lock of dir without waiting: a second writer of
 // the same run gets ErrLocked at once instead of interleaving its lines
 // with the first's.
+//
+// J1: one process writes a run's record.
 func Lock(dir string) (*Locked, error) {
 	f, err := os.Open(dir)
 	if err != nil {

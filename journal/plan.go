@@ -40,6 +40,8 @@ type Call struct {
 
 // Plan decides what a resumed run does with a call whose step the journal
 // holds. Calls of steps the journal does not hold are live: Execute.
+//
+// R3: a journaled result exactly once; an in-doubt call per on-interrupt.
 func Plan(c Call) Action {
 	switch {
 	case !c.Command:

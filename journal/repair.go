@@ -38,6 +38,8 @@ func (r Repair) String() string {
 // the next append would glue a line onto the torn one, and the file would
 // not parse again. A missing file is fine: there is nothing to repair.
 // Only the file's tail is read.
+//
+// J2: repair before append.
 func RepairTail(path string) (Repair, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {

@@ -166,6 +166,9 @@ func (w *Writer) Append(g Gen, entry []byte) (Mark, error) {
 
 // Wait returns once the lines up to m are durable, or the journal's
 // error. It holds nothing while it waits.
+//
+// J3: lines are durable in append order; one sync serves every waiter of
+// its moment.
 func (w *Writer) Wait(m Mark) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -260,6 +263,9 @@ func (w *Writer) lazy() {
 // run is the writer goroutine: each round writes what was appended (the
 // streams first, so an event is on file no later than the journal line it
 // follows), then syncs the journal if a waiter asked for a line it wrote.
+//
+// J3, J4: the one goroutine that writes; its first failed write stops the
+// journal for good.
 func (w *Writer) run() {
 	defer close(w.done)
 	var spare []byte

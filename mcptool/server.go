@@ -148,6 +148,8 @@ func (s *server) dropped(cs *mcp.ClientSession) string {
 // command prepares a stdio server's process: argv without a shell, in the
 // skill's folder (or cwd inside it), with the minimal environment. An
 // untrusted skill's server never starts.
+//
+// T4: an untrusted skill's stdio server never starts.
 func (s *server) command() (*mcp.CommandTransport, error) {
 	dir, err := filepath.Abs(s.skill.Dir)
 	if err != nil {
@@ -173,6 +175,8 @@ func (s *server) command() (*mcp.CommandTransport, error) {
 // http prepares a Streamable HTTP session. Header values come from the
 // environment; an untrusted skill sends none, since its manifest could
 // name any secret and any URL.
+//
+// T4: an untrusted skill's HTTP server gets no environment headers.
 func (s *server) http() (*mcp.StreamableClientTransport, error) {
 	h := http.Header{}
 	for name, env := range s.cfg.Headers {

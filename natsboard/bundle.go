@@ -159,6 +159,8 @@ var attemptWait = 10 * time.Second
 // retry calls f until it succeeds, fails for good, or has failed
 // transiently 10 times (about 5 s of waiting between attempts in all);
 // each attempt gets at most attemptWait.
+//
+// N8: a transient error is tried again, each try bounded.
 func retry(ctx context.Context, f func(context.Context) error) error {
 	var err error
 	for i := range 10 {
@@ -227,6 +229,8 @@ func (o objects) publishBundle(ctx context.Context, dir string) (string, error) 
 // fetchBundle writes the bundle with index digest d into cache (once) and
 // returns its folder. Every file is digest-checked before it is written;
 // the folder appears whole or not at all.
+//
+// N9: a skill folder lands in the cache whole or not at all.
 func (o objects) fetchBundle(ctx context.Context, cache, d string) (string, error) {
 	if err := checkDigest(d); err != nil {
 		return "", fmt.Errorf("bundle: %w", err)
@@ -284,6 +288,8 @@ func (o objects) fetchBundle(ctx context.Context, cache, d string) (string, erro
 
 // fetchFile writes the object with digest d into cache (once) and returns
 // its path: how a worker gets the scripted model's script.
+//
+// N9: every object is checked against the digest asked for.
 func (o objects) fetchFile(ctx context.Context, cache, d, name string) (string, error) {
 	if err := checkDigest(d); err != nil {
 		return "", fmt.Errorf("file %s: %w", name, err)

@@ -47,6 +47,9 @@ func cancelsSubject(key string) string { return cancelSubject + "." + key }
 // worker runs the attempt (its message is still queued) or none answers
 // in time, stop commits that outcome itself: a later delivery finds it
 // and is dropped, and a late worker's own outcome is discarded.
+//
+// N3, N13: the coordinator's cancellation is committed with the same
+// create-only write.
 func (c *Coordinator) stop(key string, ready <-chan *Outcome, w *runWatch) *work.Outcome {
 	log := c.opts.Logger.With().Str("attempt", key).Logger()
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.CancelGrace)
@@ -102,6 +105,8 @@ func (r *running) add(key string, cancel context.CancelCauseFunc) func() {
 
 // listen answers cancel requests for the tasks this worker runs; a
 // request for a task it does not run gets no answer.
+//
+// N13: cancelTask, and nothing else, stops a worker's attempt.
 func (w *Worker) listen() (*nats.Subscription, error) {
 	return w.res.nc.Subscribe(cancelSubject+".>", func(msg *nats.Msg) {
 		key := strings.TrimPrefix(msg.Subject, cancelSubject+".")

@@ -143,6 +143,10 @@ func (c *Coordinator) Publish(ctx context.Context, p *spec.Project) error {
 // outcome says it was cancelled. When ctx ends for any other reason (the
 // run was interrupted or timed out), Dispatch returns and the task goes
 // on running on its worker: its outcome is committed for a resume.
+//
+// N4, N13, N14, N19: the message id is the attempt's key; only cancelTask
+// reaches the worker; a message over max_payload fails at once; the outcome
+// comes from the bucket, never from events.
 func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events event.Sink, approvals work.Approver) (*work.Outcome, error) {
 	w, err := c.watch(ctx, t.Run)
 	if err != nil {
@@ -236,6 +240,8 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 // cut off from NATS, however long, then goes on once it is back, as its
 // tasks waiting for outcomes do. After 5 s it says so once ("cannot
 // what"), and again when f got through.
+//
+// N8: a task's publish waits out a partition instead of failing the task.
 func keepTrying(ctx context.Context, log zerolog.Logger, what string, f func() error) error {
 	start, warned := time.Now(), false
 	for i := 1; ; i++ {
@@ -363,6 +369,8 @@ var watchProbe = 2 * time.Second
 // reads the revision of the run's latest outcome in the bucket every
 // watchProbe; one the watch has not delivered by the next look has it
 // re-created from its last revision on.
+//
+// N16: a watch that has fallen behind the bucket is started again.
 func (w *runWatch) guard() {
 	t := time.NewTicker(watchProbe)
 	defer t.Stop()

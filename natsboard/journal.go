@@ -113,6 +113,9 @@ func journalView(in []journalEntry) *view {
 
 // readJournal reads an attempt's subject up to its last entry as of now
 // and applies the fencing rule.
+//
+// N11: entries are fenced by delivery, so a stale writer never changes the
+// view.
 func readJournal(ctx context.Context, s jetstream.Stream, run, task string, attempt int) (*view, error) {
 	subject := journalSubject(run, task, attempt)
 	key := ResultKey(run, task, attempt)
@@ -213,6 +216,8 @@ func NewAttemptLog(js jetstream.JetStream, run, task string, attempt int, delive
 }
 
 // Append publishes one entry of the attempt's generator.
+//
+// N14: an entry over max_payload fails the step, saying so.
 func (l *AttemptLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
 	if g.Task != l.gen.Task || max(g.Attempt, 1) != l.gen.Attempt {
 		return 0, fmt.Errorf("journal of %s: an entry of another generator (%s #%d)", l.subject, g.Task, g.Attempt)
@@ -251,6 +256,8 @@ func (l *AttemptLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
 }
 
 // Wait returns once the entries up to m are stored, or the first error.
+//
+// N10: the first failed publish fails this wait and every later one.
 func (l *AttemptLog) Wait(m journal.Mark) error {
 	l.waitMu.Lock()
 	defer l.waitMu.Unlock()

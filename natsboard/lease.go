@@ -36,6 +36,8 @@ func newLease(asked time.Time, ackWait time.Duration) *lease {
 
 // held reports whether the delivery is still this worker's, with a
 // margin for a Nak sent now to reach the server in time.
+//
+// N7: with a margin for the Nak to arrive in time.
 func (l *lease) held() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -63,6 +65,8 @@ func (l *lease) confirmed(sent time.Time) {
 // After its lease ran out it tells the server nothing: the server has
 // delivered the message again or will, one ack wait after the last
 // heartbeat.
+//
+// N7: only the lease holder hands a delivery back.
 func handBack(msg jetstream.Msg, l *lease, delay time.Duration, log zerolog.Logger) bool {
 	if !l.held() {
 		log.Info().Msg("task not handed back: no heartbeat reached NATS for an ack wait, so it goes, or went, to another worker anyway")

@@ -56,6 +56,8 @@ func notUnique(err error) bool {
 // every overlapping pool until an operator removed its consumer by hand.
 // A consumer with a task in flight is kept: its redelivery numbers fence
 // the task's journal. It returns how many it removed.
+//
+// N18: only pools that are stale at every look are removed.
 func removeStalePools(ctx context.Context, res *resources, opts WorkerOptions) int {
 	idle := func() map[string]string {
 		out := map[string]string{}
@@ -165,6 +167,8 @@ const removalGrace = 3 * time.Second
 // without its store, an operator or an overlapping pool removed them) it
 // creates them again, so the worker takes the next run's tasks instead of
 // failing every fetch for good.
+//
+// N15: a lost queue is made again.
 func (w *Worker) reopenQueue(ctx context.Context) {
 	// Every fetching slot fails alike: one of them looks, and at most
 	// every few seconds (a server that is down would make each wait).

@@ -33,6 +33,8 @@ func created(ctx context.Context, js jetstream.JetStream) (map[string]time.Time,
 // wait forever for tasks that are no longer queued. A stream gone, or
 // created at another time than when the coordinator connected, ends
 // every wait of the run with the store-lost error instead.
+//
+// N15: a store lost is noticed at a reconnect, not waited on.
 func (c *Coordinator) watchStore(ctx context.Context) {
 	born, err := created(ctx, c.res.js)
 	if err != nil {

@@ -63,6 +63,8 @@ func (t *teeLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
 
 // inline returns the attempt's whole transcript, resumed entries first,
 // when it is small enough to go in the outcome; nil otherwise.
+//
+// N12: inline in the outcome when it fits a quarter of max_payload.
 func (t *teeLog) inline() []json.RawMessage {
 	t.mu.Lock()
 	defer t.mu.Unlock()

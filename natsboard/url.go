@@ -82,6 +82,8 @@ const Redacted = "REDACTED"
 // RedactURL drops the user, password or token of every URL of a
 // comma-separated NATS URL list, for errors, logs and run records: a
 // NATS credential is a secret like a model's API key.
+//
+// S5: a NATS credential is a secret.
 func RedactURL(u string) string {
 	var parts []string
 	for _, p := range strings.Split(u, ",") {

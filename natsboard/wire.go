@@ -49,6 +49,8 @@ const DefaultAckWait = 30 * time.Second
 const retention = 7 * 24 * time.Hour
 
 // Message is a task message on the work queue: one attempt of one task.
+//
+// S6: never credentials: a worker calls the model with its own keys.
 type Message struct {
 	V int `json:"v"`
 	work.Attempt

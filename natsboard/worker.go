@@ -154,6 +154,8 @@ func consumerName(pattern string) string {
 }
 
 // trustedBundles digests the skill folders under the trusted roots.
+//
+// T5: what a worker trusts is content under its own --trust.
 func trustedBundles(roots []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(roots) == 0 {
@@ -271,6 +273,10 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // handle runs one delivery of a task message and commits its outcome.
+//
+// N3, N5, N8, N17: a committed key is acked unrun; the delivery past the
+// bound fails softly; a NATS failure for now or the worker's stop hands the
+// message back.
 func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 	log := w.opts.Logger
 	var m Message
@@ -360,6 +366,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 
 // commit commits a delivery's outcome, then acks its message: a failed
 // commit hands the message back for another delivery (while l holds).
+//
+// N3, N14: the first create-only commit is the outcome; one over
+// max_payload is replaced by an error saying so.
 func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res *work.Outcome, l *lease, log zerolog.Logger) {
 	res.Worker = w.opts.Name
 	data, err := json.Marshal(Outcome{V: WireVersion, Outcome: *res})
@@ -400,6 +409,9 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res 
 // one committed meanwhile (a cancel that came as this worker took the
 // message, another worker's after a redelivery) makes this run moot, and
 // it is cancelled.
+//
+// N6: heartbeats keep a live task's message; a dead worker's moves on after
+// one ack wait.
 func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, cancel context.CancelCauseFunc, l *lease) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -442,6 +454,9 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, c
 // after what earlier deliveries journaled), journaling as delivery. A
 // failure to load or to journal is the task's error, unless it may pass
 // (a transient NATS error): that is returned as err.
+//
+// N10, T5: a redelivery resumes from the attempt log; trust is the worker's
+// own, by bundle digest.
 func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bool, log zerolog.Logger) (*work.Outcome, error) {
 	fail := func(format string, args ...any) (*work.Outcome, error) {
 		return &work.Outcome{Error: fmt.Sprintf(format, args...)}, nil

@@ -80,6 +80,8 @@ func AnswerPath(dir, call string) string {
 // or not at all (written aside, then linked into place), and only once:
 // when the call has an answer already, WriteAnswer returns ErrAnswered and
 // changes nothing.
+//
+// A4: a call's answer appears whole and only once.
 func WriteAnswer(dir string, a Answer) error {
 	switch a.Decision {
 	case Approved, Rejected:
@@ -147,6 +149,8 @@ func ReadAnswer(dir, call string) (a Answer, ok bool, err error) {
 // dir, in order: the answers the run acted on, so a call among them may
 // have run. A missing file has none; a line that does not decode is
 // skipped, as a torn last line is.
+//
+// A5: the calls an earlier process acted on, in doubt on resume.
 func ReadAnswered(dir string) ([]ApprovalLine, error) {
 	var out []ApprovalLine
 	err := readLines(filepath.Join(dir, ApprovalsFile), func(b []byte) error {

@@ -47,6 +47,8 @@ func Find(runsDir, run string) (string, error) {
 // or an id that is a path, wraps ErrNoRun: FindID never leaves runsDir,
 // so a web view may pass it what a URL says. A runs folder that is not
 // there holds no run; one that cannot be read is that error.
+//
+// R10: an id that is a path is no run.
 func FindID(runsDir, id string) (string, error) {
 	if id == "" {
 		return "", fmt.Errorf("%w: the run id is empty", ErrNoRun)

@@ -109,6 +109,8 @@ func GenName(g journal.Gen) string {
 // case-insensitive file systems; "." never appears, so ".attempt-2" and
 // ".jsonl" suffixes cannot be forged. A name over MaxNameBytes keeps its
 // head and ends in a hash of the whole id.
+//
+// R9: injective, so no task id can take another's file or forge a suffix.
 func FileName(id string) string {
 	const hexDigits = "0123456789abcdef"
 	var b strings.Builder

@@ -241,6 +241,8 @@ func (rec *Record) readRequests() error {
 
 // rebuild makes the request of a request line from the transcript and
 // the blobs.
+//
+// R8: the request rebuilt byte for byte.
 func rebuild(g *Gen, l Line, blobs map[string]Line) (*Step, error) {
 	where := fmt.Sprintf("%s step %d", l.Gen, l.Step+1)
 	ctx, ok := blobs[l.Context]

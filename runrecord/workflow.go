@@ -66,6 +66,8 @@ func ResolvedJSON(p *spec.Project, redact Redact) ([]byte, error) {
 
 // writeWorkflow writes the workflow into the record: the file's bytes as
 // read (a person reads those best) and the resolved values as JSON.
+//
+// S5: without a Redact no board setting is kept.
 func (w *Writer) writeWorkflow(p *spec.Project, redact Redact) error {
 	j, err := ResolvedJSON(p, redact)
 	if err != nil {

@@ -76,6 +76,8 @@ type WriteOptions struct {
 // Create opens the record of run id under runsDir for writing: it makes
 // the folder (or, on resume, reopens it and repairs each JSONL file's
 // torn last line), takes its lock, and writes the workflow.
+//
+// J1: the writer holds the run folder's lock from Create to Close.
 func Create(runsDir, id string, p *spec.Project, o WriteOptions) (w *Writer, err error) {
 	dir := filepath.Join(runsDir, id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -162,6 +164,8 @@ func (w *Writer) Dir() string { return w.dir }
 func (w *Writer) Journal() journal.Log { return w.log }
 
 // fail keeps the first write error of the record. w.mu is held.
+//
+// J4: a failed write of the record fails the run.
 func (w *Writer) fail(err error) {
 	if w.err != nil {
 		return
@@ -258,6 +262,8 @@ type Sent struct {
 // The line is written before the model is called, so a call that hangs or
 // crashes the process is still on record. Writes are not synced: the
 // transcript's step sync is what resume relies on.
+//
+// R8: a call is on record before it is made.
 func (w *Writer) Request(gen string, s Sent, at int, now time.Time) {
 	if w == nil {
 		return

@@ -46,6 +46,8 @@ const (
 
 // newExporter reads the OTLP exporter variables: the traces-specific one
 // wins over the general one, as the OTel specification says.
+//
+// S4: a header's value is never in an error.
 func newExporter(getenv func(string) string) (*exporter, error) {
 	get := func(name string) (string, string) {
 		if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_" + name)); v != "" {

@@ -137,6 +137,7 @@ func (o *observer) Agent(ctx context.Context, c model.Caller) (context.Context, 
 	}
 }
 
+// S4: no text in a span without Content (--otel-content).
 func (o *observer) Chat(ctx context.Context, req *model.Request) func(*model.Response, error) {
 	c := req.Caller
 	m := o.model(c)
@@ -256,6 +257,7 @@ func secrets(values []string) *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }
 
+// S3: span content is masked.
 func (o *observer) mask(s string) string {
 	if o.secrets == nil {
 		return s

@@ -108,6 +108,8 @@ func withOutput(status, stdout, stderr string) string {
 
 // environ is what a command is told of its call: FSD_RUN_ID and
 // FSD_CALL_ID, each when known.
+//
+// J7: FSD_RUN_ID and FSD_CALL_ID, stable across resumes.
 func (ids CallIDs) environ() []string {
 	var env []string
 	for _, kv := range [][2]string{{"FSD_RUN_ID", ids.Run}, {"FSD_CALL_ID", ids.Call}} {

@@ -31,6 +31,8 @@ var interpreters = map[string][]string{
 // runs itself; otherwise its #! line or its extension names the
 // interpreter. The path is checked like a reader's: no absolute path, no
 // "..", no symlink leading out of the skill's folder.
+//
+// T4: a script follows a command tool's trust rule.
 func RunScript(ctx context.Context, dir, script string, args []string, opts ...Option) Result {
 	c := &Tool{name: ScriptToolName, kind: spec.RunCommand, timeout: DefaultTimeout, trusted: true, lookupEnv: os.LookupEnv}
 	for _, o := range opts {

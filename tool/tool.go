@@ -204,6 +204,8 @@ func (c *Tool) Def() model.ToolDef {
 // Call runs the tool with args (a JSON object) and returns what the model
 // reads. kv is used by state and store tools only. ctx cancels a running
 // command.
+//
+// T3: an untrusted skill's command starts no process.
 func (c *Tool) Call(ctx context.Context, args json.RawMessage, kv KV) Result {
 	if c.Refuses() {
 		return c.refusal()

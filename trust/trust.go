@@ -25,6 +25,8 @@ type Roots struct {
 // New resolves each root with filepath.Abs and filepath.EvalSymlinks. A
 // root must exist and be a folder: trusting a path that is not there yet
 // would trust whatever appears at it later.
+//
+// T2: a root that is not a folder is refused.
 func New(roots []string) (*Roots, error) {
 	r := &Roots{seen: map[string]bool{}}
 	for _, root := range roots {
@@ -78,6 +80,8 @@ func (r *Roots) Contains(path string) bool {
 // working directory and the base of ./scripts) and its manifest (which
 // says what the commands are) must be inside a root. A skill built in code
 // with no folder is not trusted.
+//
+// T1: folder and manifest both under a root, symlinks resolved.
 func (r *Roots) Skill(s *spec.Skill) bool {
 	if s == nil || !r.Contains(s.Dir) {
 		return false
@@ -85,6 +89,7 @@ func (r *Roots) Skill(s *spec.Skill) bool {
 	return s.File == "" || r.Contains(s.File)
 }
 
+// T2: a path that cannot be resolved is untrusted.
 func resolve(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -109,6 +109,7 @@ func (s *Server) json(w http.ResponseWriter, v any) {
 	_, _ = w.Write(s.maskBytes(b))
 }
 
+// S3: every response and report is masked.
 func (s *Server) maskBytes(b []byte) []byte {
 	if s.mask == nil {
 		return b

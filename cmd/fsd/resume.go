@@ -10,6 +10,7 @@ import (
 	"github.com/fsdrun/fsd/engine"
 )
 
+// S5: the record keeps no NATS credentials, so a resume asks for them.
 func newResumeCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{

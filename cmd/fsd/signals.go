@@ -42,6 +42,8 @@ func signalExit(sig os.Signal) int {
 
 // withSignals returns ctx cancelled, with a signalCause, by the first stop
 // signal; stop releases the handler.
+//
+// R1: a signal cancels the run, which still writes its record.
 func withSignals(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	ch := make(chan os.Signal, 1)

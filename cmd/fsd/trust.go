@@ -18,6 +18,8 @@ func addTrustFlag(cmd *cobra.Command, f *runFlags) {
 // found through a `skills:` path outside the workflow's folder loads and
 // its other tools work, but its command tools refuse until --trust covers
 // it.
+//
+// T1: the roots come from the command line, never from the record.
 func skillTrust(wf *spec.Workflow, extra []string) (func(*spec.Skill) bool, error) {
 	dir := wf.Dir
 	if dir == "" {

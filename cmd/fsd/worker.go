@@ -60,6 +60,8 @@ func newWorkerCmd() *cobra.Command {
 	return cmd
 }
 
+// N17: a signal is a worker's normal end: exit 0 with the tasks handed
+// back.
 func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool) error {
 	if f.nats == "" {
 		return usage("fsd worker needs --nats URL (a NATS server with JetStream: nats-server -js)")

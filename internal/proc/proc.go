@@ -39,6 +39,9 @@ type Program struct {
 // its own process group (Pdeathsig on Linux), and, when ctx ends before
 // the program does, its whole group killed. Start it with Run, or hand it
 // to whatever starts it (an MCP transport) and KillGroup it when done.
+//
+// J6: the program's own process group, Pdeathsig, and the group killed when
+// ctx ends.
 func Command(ctx context.Context, p Program) *exec.Cmd {
 	name := p.Argv[0]
 	if !filepath.IsAbs(name) && strings.ContainsRune(name, filepath.Separator) {
@@ -63,6 +66,8 @@ func Command(ctx context.Context, p Program) *exec.Cmd {
 // HOME and names, each read with lookup and skipped when unset. A set
 // pair wins over a name it shares: it is what fsd promises the program.
 // Nothing else is inherited.
+//
+// S1: nothing of fsd's environment is inherited but what is named.
 func Environ(lookup func(string) (string, bool), names []string, set ...string) []string {
 	env := make([]string, 0, len(set)+2+len(names))
 	seen := map[string]bool{}

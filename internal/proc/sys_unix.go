@@ -22,6 +22,8 @@ func ownGroup(cmd *exec.Cmd) {
 // KillGroup kills what is left of a started program's process group: a
 // child it left in the background (`sleep 30 &`) is not a result of the
 // call and must not outlive it.
+//
+// J6: what a program started dies with its call.
 func KillGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

@@ -81,6 +81,8 @@ func newConfig(opts []Option) (config, redact.Secrets) {
 
 // SecretsFromEnv returns the values of the variables in environ (as from
 // os.Environ) whose names end in _KEY, _TOKEN or _SECRET.
+//
+// S3: *_KEY, *_TOKEN and *_SECRET values are secrets.
 func SecretsFromEnv(environ []string) []string {
 	var out []string
 	for _, kv := range environ {

@@ -30,6 +30,8 @@ func New(values ...string) Secrets {
 }
 
 // String returns text with every secret masked.
+//
+// S2: masked wherever text may leave.
 func (s Secrets) String(text string) string {
 	for _, v := range s {
 		if strings.Contains(text, v) {

@@ -63,6 +63,8 @@ type Client struct {
 
 // NewClient checks e and builds its client, which reads answers with f.
 // It makes no request.
+//
+// S2: the key is masked in every error the client returns.
 func NewClient(e Endpoint, f Format) (*Client, error) {
 	if strings.TrimSpace(e.Model) == "" {
 		return nil, errors.New(e.Provider + ": no model name")
