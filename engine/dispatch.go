@@ -36,9 +36,9 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	if agent != nil {
 		a = agent.WithDefaults()
 	}
-	// Token budgets are checked at dispatch, and by an in-process attempt
-	// before each of its model calls: a worker elsewhere cannot see what
-	// the others use.
+	// N22: token budgets are checked at dispatch, and by an in-process
+	// attempt before each of its model calls: a worker elsewhere cannot
+	// see what the others use.
 	caller := model.Caller{Agent: t.Agent(), TaskID: t.ID}
 	if err := hb.workers.gen.acct.check(caller); err != nil {
 		return "", err
@@ -108,7 +108,7 @@ func (hb *hostBoard) fold(ctx context.Context, t *board.Task, at *work.Attempt, 
 	if res.Replayed {
 		hb.restated(t.ID) // its end is the journal's: task.completed restates it
 	}
-	if !res.Booked {
+	if !res.Booked { // N22: a worker's usage, booked here once
 		wd.gen.acct.add(caller, cmp.Or(res.Model, at.Model), res.Usage)
 	}
 	// An attempt's observations become visible to the tasks dispatched

@@ -452,6 +452,8 @@ var errStoreLost = fmt.Errorf("the watch of bucket %s stopped: was it removed, o
 
 // deliver hands an outcome to the Dispatch waiting for it, or notes that
 // it came.
+//
+// N21: an outcome that came before its Dispatch is noted by key only.
 func (w *runWatch) deliver(key string, value []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -466,6 +468,8 @@ func (w *runWatch) deliver(key string, value []byte) {
 
 // decodeOutcome reads a committed outcome; one that cannot be read fails
 // its task saying so (it is committed: nothing else will come).
+//
+// N20: never a wait for good.
 func decodeOutcome(key string, value []byte) *Outcome {
 	var out Outcome
 	if err := json.Unmarshal(value, &out); err != nil {

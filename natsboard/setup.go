@@ -161,6 +161,8 @@ func (r *resources) replicaWarnings(ctx context.Context, want int) []string {
 
 // defaultReplicas is 1 on a single server and 3 (or the cluster's size,
 // if smaller) in a cluster: a run then survives losing a node.
+//
+// N23: set at creation only.
 func defaultReplicas(nc *nats.Conn) int {
 	if nc.ConnectedClusterName() == "" {
 		return 1
