@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"time"
 
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/transcript"
@@ -44,15 +45,17 @@ func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *
 	if r.rec != nil {
 		log = r.rec.Journal()
 	}
-	return journaledTranscript(log, journal.Gen{Task: task, Attempt: attempt}, j), j, nil
+	return journaledTranscript(log, journal.Gen{Task: task, Attempt: attempt}, j, r.now), j, nil
 }
 
 // journaledTranscript opens generator gen's transcript on log (nil: kept
 // in memory only), whose steps wait for their commits (WithStepSync);
 // after j's entries, which log already holds and are not written again.
+// Entries are stamped by now, the run's clock, so a transcript's times
+// line up with the run's events and requests.
 // A worker process (Work) opens its task's the same way on its own log.
-func journaledTranscript(log journal.Log, gen journal.Gen, j *genReplay) *transcript.Transcript {
-	opts := []transcript.Option{transcript.WithStepSync()}
+func journaledTranscript(log journal.Log, gen journal.Gen, j *genReplay, now func() time.Time) *transcript.Transcript {
+	opts := []transcript.Option{transcript.WithStepSync(), transcript.WithClock(now)}
 	if j != nil {
 		opts = append(opts, transcript.WithJournal(j.entries))
 	}

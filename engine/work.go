@@ -50,7 +50,7 @@ func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 			arts: arts, appr: approval.ForWorker(t, o, ev.emit)},
 		ev: ev, model: o.Model, skill: o.Skill, box: box,
 		open: func() (*transcript.Transcript, *genReplay, error) {
-			return journaledTranscript(o.Log, journal.Gen{Task: t.Task, Attempt: max(t.Number, 1)}, resumed), resumed, nil
+			return journaledTranscript(o.Log, journal.Gen{Task: t.Task, Attempt: max(t.Number, 1)}, resumed, o.Now), resumed, nil
 		},
 	})
 }
