@@ -67,6 +67,10 @@ type example struct {
 	gateTask string
 	gate     chan struct{}
 	sink     event.Sink
+	now      func() time.Time // the run's clock; nil is time.Now
+	// before, if set, is called before each model call of a task and
+	// may hold it.
+	before func(ctx context.Context, task string) error
 }
 
 // startExample starts the example's run as id under runs, its input
@@ -94,10 +98,15 @@ func startExample(t *testing.T, runs, id string, ex example) (*engine.Run, <-cha
 				return nil, ctx.Err()
 			}
 		}
+		if ex.before != nil {
+			if err := ex.before(ctx, req.Caller.TaskID); err != nil {
+				return nil, err
+			}
+		}
 		return inner.Generate(ctx, req)
 	})
 	seed := [32]byte{7}
-	run, err = engine.New(p, engine.Options{Model: m, RunsDir: runs, RunID: id, Seed: &seed, Sink: ex.sink})
+	run, err = engine.New(p, engine.Options{Model: m, RunsDir: runs, RunID: id, Seed: &seed, Sink: ex.sink, Now: ex.now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,6 +132,8 @@ function timeline(v) {
   const times = [];
   rows.forEach((r) => {
     if (r.task && isSet(r.task.started)) times.push(new Date(r.task.started));
+    // A task ends after its last call: its bar must fit too.
+    if (r.task && isSet(r.task.finished)) times.push(new Date(r.task.finished));
     r.calls.forEach((c) => { if (isSet(c.start)) times.push(new Date(c.start)); if (isSet(c.end)) times.push(new Date(c.end)); });
   });
   if (times.length === 0) return el("p", { class: "empty" }, "Nothing ran yet.");
