@@ -117,7 +117,11 @@ func TestScreenshots(t *testing.T) {
 	}
 	srv := httptest.NewServer(ui.NewServer(runs, []string{secret}).Handler())
 	defer srv.Close()
+	// Dates and numbers read the same on every machine.
 	do(t, ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, tg, emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "en_US"}); err != nil {
+			return err
+		}
 		_, err := cdp.Call(ctx, tg, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "UTC"})
 		return err
 	}))
