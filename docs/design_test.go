@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 
@@ -42,9 +43,18 @@ type code struct {
 	funcs    map[string][]string // package folder, relative to the module -> top-level funcs
 }
 
-// readCode parses every Go file of the module, comments included.
+// readCode parses every Go file of the module, comments included, once
+// for all the tests that read it.
 func readCode(t *testing.T) code {
 	t.Helper()
+	c, err := parsedCode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var parsedCode = sync.OnceValues(func() (code, error) {
 	c := code{comments: map[string][]string{}, funcs: map[string][]string{}}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
@@ -75,11 +85,8 @@ func readCode(t *testing.T) code {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+	return c, err
+})
 
 func readDesign(t *testing.T) string {
 	t.Helper()

@@ -1,7 +1,6 @@
 package natsboard
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/runrecord"
-	"github.com/fsdrun/fsd/spec"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -37,16 +35,7 @@ func TestOutcomesDoNotNeedEvents(t *testing.T) {
 	url := func(user string) string {
 		return strings.Replace(srv.ClientURL(), "nats://", "nats://"+user+"@", 1)
 	}
-	ctx := context.Background()
-	c, err := Connect(ctx, url("coord:c"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	p, _ := spec.LoadProject(wf)
-	if err := c.Publish(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	c := coordinator(t, url("coord:c"), wf)
 	serve(t, url("worker:w"), WorkerOptions{Work: engine.Work, Name: "w1", Trust: []string{filepath.Join("..", "examples", "skills")}, AckWait: 2 * time.Second})
 
 	remote := runLocal(t, wf, c, t.TempDir())
