@@ -17,7 +17,7 @@ import (
 // Defaults, stated in docs/mcp.md.
 const (
 	// DefaultTimeout bounds one call when the server sets no timeout.
-	DefaultTimeout = 30 * time.Second
+	DefaultTimeout = spec.DefaultMCPTimeout
 	// DefaultIdle is how long a server of an unloaded skill stays up in
 	// case the skill is read again.
 	DefaultIdle = time.Minute

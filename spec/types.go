@@ -398,6 +398,14 @@ const (
 	DefaultRecent                = 8
 )
 
+// Defaults of the bounds on one call when the manifest sets none: a
+// command tool's run time (tools[].run.timeout) and one call of an MCP
+// server's tools (mcp.*.timeout).
+const (
+	DefaultCommandTimeout = 30 * time.Second
+	DefaultMCPTimeout     = 30 * time.Second
+)
+
 // WithDefaults returns l with every zero field set to its default.
 func (l Limits) WithDefaults() Limits {
 	for _, lf := range limitFields {

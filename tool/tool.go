@@ -20,7 +20,7 @@ import (
 
 // Limits of a call, stated to the model when they bite.
 const (
-	DefaultTimeout = 30 * time.Second
+	DefaultTimeout = spec.DefaultCommandTimeout
 	MaxArgsBytes   = 1 << 20 // arguments larger than this are refused
 	MaxOutputBytes = 1 << 20 // stdout beyond this is dropped and marked
 	StderrTail     = 4 << 10 // how much of stderr's end a failure shows
