@@ -2,8 +2,10 @@ package golden
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,11 +32,18 @@ func Check(t testing.TB, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (go test %s -update creates it)", err, pkgArg())
+		t.Fatalf("%v (%s creates it)", err, command(t))
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+		t.Errorf("%s mismatch (-want +got):\n%s\nIf the change is meant, %s rewrites it.", path, diff, command(t))
 	}
+}
+
+// command is the go test command that rewrites t's golden files: its
+// package, its top-level test, -update.
+func command(t testing.TB) string {
+	name, _, _ := strings.Cut(t.Name(), "/")
+	return fmt.Sprintf("go test %s -run '^%s$' -update", pkgArg(), name)
 }
 
 // CheckString is Check for text output.

@@ -16,7 +16,8 @@ type fakeTB struct {
 	fatal bool
 }
 
-func (f *fakeTB) Helper() {}
+func (f *fakeTB) Helper()      {}
+func (f *fakeTB) Name() string { return "TestPage/sub" }
 func (f *fakeTB) Errorf(format string, args ...any) {
 	f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
 }
@@ -53,7 +54,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{"equal", path, "a\nb\n", false, ""},
 		{"differs", path, "a\nc\n", false, path + " mismatch (-want +got)"},
-		{"missing", path + ".nope", "a\n", true, "go test ./internal/golden -update creates it"},
+		{"says how to rewrite", path, "a\nc\n", false, "go test ./internal/golden -run '^TestPage$' -update rewrites it"},
+		{"missing", path + ".nope", "a\n", true, "go test ./internal/golden -run '^TestPage$' -update creates it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
