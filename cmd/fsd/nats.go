@@ -17,7 +17,7 @@ import (
 // addNATSFlag registers --nats on fsd run.
 func addNATSFlag(cmd *cobra.Command, f *runFlags) {
 	cmd.Flags().StringVar(&f.nats, "nats", "",
-		"send the board's tasks to `fsd worker` processes through this NATS server with JetStream (overrides the workflow's board.nats)")
+		"send the board's tasks to fsd worker processes through the NATS server `URL` (with JetStream; overrides the workflow's board.nats)")
 }
 
 // natsDispatcher connects to the run's NATS server, when --nats or the

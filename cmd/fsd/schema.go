@@ -8,7 +8,7 @@ import (
 
 func newSchemaCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "schema skill|workflow|script",
+		Use:   "schema skill|skill-md|workflow|script",
 		Short: "Print the JSON Schema of skill manifests, workflows or scripted-model scripts",
 		Long: `Print an embedded JSON Schema (draft 2020-12). Point an editor at it with a
 first line such as
