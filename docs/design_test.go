@@ -304,14 +304,19 @@ func TestDocumentedDefaults(t *testing.T) {
 	}
 }
 
-// manual returns README.md and every page of docs/, by path from the
-// repository's root.
+// manual returns README.md and every page of docs/ and docs/reference/,
+// by path from the repository's root.
 func manual(t *testing.T) map[string]string {
 	t.Helper()
 	pages, err := filepath.Glob("*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	reference, err := filepath.Glob("reference/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, reference...)
 	out := map[string]string{}
 	for _, p := range append([]string{"../README.md"}, pages...) {
 		b, err := os.ReadFile(p)
