@@ -3,6 +3,7 @@
 package docs
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -274,8 +275,8 @@ func TestInvariantsAreProvedAndCited(t *testing.T) {
 
 // TestDocumentedDefaults: where README.md or a page of docs/ gives a
 // key's number as "`key` N" or "`key` (default N)", N is the default
-// spec.Facts states, and the file formats page gives every limit's
-// default so (it lists every key with its default).
+// spec.Facts states, and the workflow reference gives every limit's
+// default in its table of keys.
 func TestDocumentedDefaults(t *testing.T) {
 	texts := manual(t)
 	checked := 0
@@ -286,11 +287,16 @@ func TestDocumentedDefaults(t *testing.T) {
 		}
 		name := f.Key[strings.LastIndex(f.Key, ".")+1:]
 		stated := regexp.MustCompile("`" + regexp.QuoteMeta(name) + "`\\s+\\(?(?:default:?\\s+)?([0-9]+(?:,[0-9]{3})*)")
+		if row := "| [`" + f.Key + "`]"; strings.HasPrefix(f.Key, "limits.") {
+			ref := texts["docs/reference/workflow.md"]
+			_, rest, _ := strings.Cut(ref, row)
+			line, _, _ := strings.Cut(rest, "\n")
+			if !strings.HasSuffix(line, fmt.Sprintf("| `%d` |", want)) {
+				t.Errorf("docs/reference/workflow.md does not give %s's default (%d) in its row %q", f.Key, want, row+line)
+			}
+		}
 		for file, text := range texts {
 			ms := stated.FindAllStringSubmatch(text, -1)
-			if len(ms) == 0 && file == "docs/formats.md" && strings.HasPrefix(f.Key, "limits.") {
-				t.Errorf("docs/formats.md does not give %s's default (%d) as `%s` %d", f.Key, want, name, want)
-			}
 			for _, m := range ms {
 				checked++
 				if got := strings.ReplaceAll(m[1], ",", ""); got != strconv.Itoa(want) {

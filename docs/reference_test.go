@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsdrun/fsd/internal/golden"
 	"github.com/fsdrun/fsd/schemas"
+	"github.com/fsdrun/fsd/spec"
 )
 
 // schemaPage is a page of docs/reference generated from one schema.
@@ -572,3 +573,21 @@ func prose(s string) string {
 
 // cell is prose fit for a table cell.
 func cell(s string) string { return strings.ReplaceAll(prose(s), "|", `\|`) }
+
+// TestSkillDirsDescribed: the workflow schema's skills key names the
+// folders spec searches when the key is absent (spec.DefaultSkillDirs), a
+// default a schema cannot state as a value.
+func TestSkillDirsDescribed(t *testing.T) {
+	set := loadSchemas(t)
+	file := schemas.KindWorkflow + ".schema.json"
+	skills := set.get(set.get(at{file, set[file]}, "properties"), "skills")
+	desc := set.get(skills, "description")
+	if !desc.ok() {
+		t.Fatal("the workflow schema's skills has no description")
+	}
+	for _, dir := range spec.DefaultSkillDirs {
+		if !strings.Contains(desc.n.Value, dir) {
+			t.Errorf("the workflow schema's skills does not name %s, a folder searched without the key: %q", dir, desc.n.Value)
+		}
+	}
+}
