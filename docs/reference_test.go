@@ -2,7 +2,6 @@ package docs
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -543,14 +542,14 @@ func renderIndex(set schemaSet) string {
 	b.WriteString("Generated from the JSON Schemas in `schemas/` and from the command tree of `fsd`, and checked by `go test`: " +
 		"a page that no longer matches its source fails the test, which prints the command that rewrites it. " +
 		"The guides say how things fit together: [File formats](../formats.md) and [the CLI](../cli.md).\n\n")
-	b.WriteString("| Page | What it lists |\n|---|---|\n")
+	b.WriteString("| Page | Generated from | What it is |\n|---|---|---|\n")
 	for _, p := range schemaPages {
 		file := p.kind + ".schema.json"
 		desc := set.get(at{file, set[file]}, "description").n.Value
 		first, _, _ := strings.Cut(desc, ". ")
-		fmt.Fprintf(&b, "| [%s](%s) | every key of %s: %s |\n", p.title, p.file, path.Base("schemas/"+file), cell(strings.TrimSuffix(first, ".")))
+		fmt.Fprintf(&b, "| [%s](%s) | [schemas/%s](../../schemas/%s) | %s |\n", p.title, p.file, file, file, cell(strings.TrimSuffix(first, ".")))
 	}
-	b.WriteString("| [Command line](cli.md) | every command of `fsd`, its usage, examples and flags |\n")
+	b.WriteString("| [Command line](cli.md) | the commands of `fsd` (`newRootCmd`) | every command, its usage, examples and flags |\n")
 	return b.String()
 }
 
