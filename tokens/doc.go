@@ -12,6 +12,15 @@
 // (TestVocabularyIsOpenAIs), and the splitter is fuzzed against the
 // pattern run by Go's regexp (FuzzPieces).
 //
+// Two bounds keep a count's cost linear in the text and capped, at the
+// price of exactness where it does not matter: a run of more than 2 KiB
+// without a space (one piece to the pattern) is merged in chunks, about
+// one token off per chunk (TestChunkedCountNearExact), and a text over
+// MaxExact (256 KiB) is counted exactly that far and estimated beyond
+// (TestCountEstimatesBeyondMaxExact). So a 100 MB answer without a space
+// costs what 256 KiB of it does, not minutes and gigabytes
+// (TestCountLongRunMemory, BenchmarkCount).
+//
 // Every token count fsd reports (request sizes, artifact_read get=size,
 // the context command) goes through Count, so the numbers agree with each
 // other. It is not a billing meter: providers may count framing tokens this
