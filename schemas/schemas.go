@@ -115,7 +115,7 @@ func Validate(kind string, root *yaml.Node, file string) diag.List {
 	}
 	v, err := Value(root)
 	if err != nil {
-		return diag.List{errorAt(err, file)}
+		return diag.List{ErrorAt(err, file)}
 	}
 	verr := s.Validate(v)
 	if verr == nil {
@@ -131,10 +131,12 @@ func Validate(kind string, root *yaml.Node, file string) diag.List {
 	return out.Dedupe()
 }
 
-// errorAt turns a Value error into a diagnostic at its node.
-func errorAt(err error, file string) diag.Diagnostic {
+// ErrorAt turns a Value error into a diagnostic at its node in file.
+func ErrorAt(err error, file string) diag.Diagnostic {
 	if ve, ok := err.(*ValueError); ok {
-		return diag.Errorf(pos(ve.Node, file), "yaml", "%s", ve.Msg)
+		d := diag.Errorf(pos(ve.Node, file), "yaml", "%s", ve.Msg)
+		d.Hint = ve.Hint
+		return d
 	}
 	return diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, "yaml", "%v", err)
 }

@@ -90,3 +90,19 @@ func TestValueAliasBomb(t *testing.T) {
 		t.Errorf("alias bomb: err = %v", err)
 	}
 }
+
+// Text reached through aliases is bounded too, not only nodes: a few
+// aliases of a large string stop at the alias that passes MaxAliasBytes.
+func TestValueAliasBytes(t *testing.T) {
+	src := "big: &big " + strings.Repeat("x", MaxAliasBytes/3) + "\nuses: [*big, *big, *big, *big]\n"
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Value(&doc)
+	ve, ok := err.(*ValueError)
+	// The fourth alias (column 26) passes the bound: three fit.
+	if !ok || ve.Node.Line != 2 || ve.Node.Column != 26 || !strings.Contains(ve.Msg, "aliases repeat more than") || ve.Hint == "" {
+		t.Fatalf("err = %#v", err)
+	}
+}

@@ -9,16 +9,31 @@ import (
 	"go.yaml.in/yaml/v4"
 )
 
-// MaxAliasNodes bounds how many nodes a document may reach through aliases
-// when it is turned into a value. Aliases are pointers in the parsed tree,
-// so a few lines can name billions of nodes (the "billion laughs" alias
-// bomb); past this bound Value stops at once with an error at the alias.
-const MaxAliasNodes = 100_000
+// Bounds on what a document may reach through aliases when it is turned
+// into a value. Aliases are pointers in the parsed tree, so a few lines
+// can name billions of nodes (the "billion laughs" alias bomb), or a
+// large text many times over (a 1 MiB string aliased a thousand times is
+// a small file and a gigabyte of schema). Past either bound Value stops
+// at once with an error at the alias.
+const (
+	// MaxAliasNodes bounds the nodes reached through aliases.
+	MaxAliasNodes = 100_000
+	// MaxAliasBytes bounds the text (scalar values and keys) reached
+	// through aliases: as much again as the largest manifest (4 MiB, the
+	// spec package's MaxFileSize), so a loaded document holds at most
+	// twice what a file can say. Anchors that share a schema fragment or
+	// a prompt stay far below it; what is built from a value (a tool's
+	// schema in every request, a skill's receipt, token counts) costs a
+	// small multiple of its text, so the worst a manifest costs stays in
+	// megabytes.
+	MaxAliasBytes = 4 << 20
+)
 
 // ValueError is a problem turning YAML into a JSON value, at Node.
 type ValueError struct {
 	Node *yaml.Node
 	Msg  string
+	Hint string // how to fix it, or ""
 }
 
 func (e *ValueError) Error() string {
@@ -27,8 +42,9 @@ func (e *ValueError) Error() string {
 
 // Value turns a YAML node into the JSON value a schema validates:
 // map[string]any, []any, string, int64, float64, bool or nil. Aliases are
-// followed within MaxAliasNodes; scalars are typed by their resolved YAML
-// tag, so `on: yes` stays a string and `8` is an integer.
+// followed within MaxAliasNodes and MaxAliasBytes; scalars are typed by
+// their resolved YAML tag, so `on: yes` stays a string and `8` is an
+// integer.
 func Value(n *yaml.Node) (any, error) {
 	c := converter{}
 	return c.value(n, false)
@@ -36,6 +52,27 @@ func Value(n *yaml.Node) (any, error) {
 
 type converter struct {
 	expanded int // nodes visited through an alias
+	bytes    int // scalar bytes visited through an alias
+}
+
+// grow counts n, reached through an alias, against the bounds.
+func (c *converter) grow(n *yaml.Node) error {
+	c.expanded++
+	if c.expanded > MaxAliasNodes {
+		return &ValueError{Node: n, Msg: fmt.Sprintf("aliases expand to more than %d nodes; an alias bomb?", MaxAliasNodes)}
+	}
+	if n.Kind == yaml.ScalarNode {
+		c.bytes += len(n.Value)
+	} else if n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			c.bytes += len(n.Content[i].Value)
+		}
+	}
+	if c.bytes > MaxAliasBytes {
+		return &ValueError{Node: n, Msg: fmt.Sprintf("aliases repeat more than %d bytes (%d MiB) of text; a large value aliased many times?", MaxAliasBytes, MaxAliasBytes>>20),
+			Hint: "anchor only small values, or write a large one out where it is used"}
+	}
+	return nil
 }
 
 func (c *converter) value(n *yaml.Node, viaAlias bool) (any, error) {
@@ -43,9 +80,8 @@ func (c *converter) value(n *yaml.Node, viaAlias bool) (any, error) {
 		return nil, nil
 	}
 	if viaAlias {
-		c.expanded++
-		if c.expanded > MaxAliasNodes {
-			return nil, &ValueError{Node: n, Msg: fmt.Sprintf("aliases expand to more than %d nodes; an alias bomb?", MaxAliasNodes)}
+		if err := c.grow(n); err != nil {
+			return nil, err
 		}
 	}
 	switch n.Kind {
@@ -61,7 +97,7 @@ func (c *converter) value(n *yaml.Node, viaAlias bool) (any, error) {
 		v, err := c.value(n.Alias, true)
 		if ve, ok := err.(*ValueError); ok && !viaAlias {
 			// Point at the alias the user wrote, not deep inside the anchor.
-			return nil, &ValueError{Node: n, Msg: ve.Msg}
+			return nil, &ValueError{Node: n, Msg: ve.Msg, Hint: ve.Hint}
 		}
 		return v, err
 	case yaml.MappingNode:

@@ -59,12 +59,13 @@ func decodeOutput(d *decoder, n *yaml.Node, s *Skill, a *Agent) {
 	}
 	v, err := schemas.Value(root)
 	if err != nil {
-		if ve, ok := err.(*schemas.ValueError); ok {
-			d.diags = append(d.diags, diag.Errorf(diag.Pos{File: file, Line: ve.Node.Line, Col: ve.Node.Column}, "yaml", "%s", ve.Msg))
-		}
+		d.diags = append(d.diags, schemas.ErrorAt(err, file))
 		return
 	}
 	m, _ := v.(map[string]any)
+	if !schemaFits(d, file, root, fmt.Sprintf("agent %q's output schema", a.Name), m) {
+		return
+	}
 	if _, err := output.Compile(a.Name, m); err != nil {
 		at := root
 		msg := err.Error()

@@ -27,6 +27,15 @@ const (
 	MaxCompatibility = 500
 	// MaxResources bounds the files listed as a SKILL.md folder's resources.
 	MaxResources = 1000
+	// MaxToolDescription bounds a tool's description, in bytes, and
+	// MaxToolSchema a tool's input schema and an agent's output schema,
+	// as compact JSON: each is sent with every request that offers the
+	// tool or asks for the output, so their size is paid on every model
+	// call. Both are several times what a generous hand-written tool
+	// needs (a long description is a few hundred words; a schema of
+	// dozens of documented arguments is a few KiB).
+	MaxToolDescription = 16 << 10
+	MaxToolSchema      = 64 << 10
 )
 
 // readFile reads a manifest, refusing files over MaxFileSize without

@@ -249,6 +249,10 @@ func decodeTools(d *decoder, n *yaml.Node, s *Skill) {
 				t.Name, _ = str(f.v)
 			case "description":
 				t.Description, _ = str(f.v)
+				if len(t.Description) > MaxToolDescription {
+					d.errorf(f.v, "limit", "tool description is %d bytes, over the %d-byte (%d KiB) limit; it is sent with every model request that offers the tool", len(t.Description), MaxToolDescription, MaxToolDescription>>10).Hint =
+						"say what the tool does and when to call it; detail belongs in the skill's instructions"
+				}
 			case "input":
 				decodeInput(d, f.v, &t)
 			case "approve":
@@ -287,7 +291,9 @@ func decodeInput(d *decoder, n *yaml.Node, t *Tool) {
 	if typ, ok := m["type"]; ok && typ != "object" {
 		d.errorf(n, "input", "a tool's input schema must have type object, got %v", typ).Hint = "put the arguments under properties:"
 	}
-	t.Input = m
+	if schemaFits(d, d.file, n, "the tool's input schema", m) {
+		t.Input = m
+	}
 }
 
 func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {

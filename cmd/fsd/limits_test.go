@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,6 +83,16 @@ func TestManifestLimits(t *testing.T) {
 	deep := "id: deep\nname: Deep\ndescription: Too deep.\nversion: 1.0.0\nmetadata: {x: " +
 		strings.Repeat("[", 120) + strings.Repeat("]", 120) + "}\n"
 	bomb := string(readAll(t, filepath.Join("..", "..", "spec", "testdata", "bad", "alias-bomb.skill.yaml")))
+	// A 1 MiB string aliased 1,000 times in a tool's input: a 1 MiB file
+	// naming a gigabyte of schema. The fifth alias, on line 16, passes
+	// the bound.
+	var aliased strings.Builder
+	aliased.WriteString("id: limit\nname: Limit\ndescription: One string, many times.\nversion: 1.0.0\n" +
+		"tools:\n  - name: big\n    run: {reply: ok}\n    input:\n      type: object\n" +
+		"      description: &big " + strings.Repeat("x", 1<<20) + "\n      properties:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&aliased, "        p%d: {type: string, description: *big}\n", i)
+	}
 	tasks := "limits: {max-total-tasks: 2, max-pending-tasks: 10}\ntasks:\n  - {id: a, goal: a}\n  - {id: b, goal: b}\n  - {id: c, goal: c}\n"
 	for _, tc := range []struct {
 		name, skill, extra, want string
@@ -89,6 +100,7 @@ func TestManifestLimits(t *testing.T) {
 		{"file size", huge, "", "limit.skill.yaml:1:1: file is 4386073 bytes, over the 4194304-byte (4 MiB) limit [limit]"},
 		{"YAML depth", deep, "", "exceeded max depth of 100 [syntax]"},
 		{"alias expansion", bomb, "", "aliases expand to more than 100000 nodes; an alias bomb? [yaml]"},
+		{"aliased text", aliased.String(), "", "limit.skill.yaml:16:41: aliases repeat more than 4194304 bytes (4 MiB) of text"},
 		{"static tasks", "", tasks, "3 static tasks exceed max-total-tasks (2) [limit]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,4 +151,19 @@ func readAll(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The scripted model's script is checked as `fsd validate` checks it
+// before a run reads it: a large answer aliased in one step's arguments
+// (marshalled whole at the call) stops the run at the alias.
+func TestRunChecksScript(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "s.workflow.yaml")
+	write(t, wf, "name: s\nmodel: scripted\nscript: s.script.yaml\nhost: {prompt: hi}\ninput: go\n")
+	write(t, filepath.Join(dir, "s.script.yaml"), "host:\n  - say: &big "+strings.Repeat("x", 1<<20)+
+		"\n  - call: echo\n    args: {a: *big, b: *big, c: *big, d: *big, e: *big}\n")
+	code, _, errs := fsd(t, "run", wf, "--runs-dir", filepath.Join(dir, "runs"))
+	if want := "s.script.yaml:4:51: aliases repeat more than 4194304 bytes"; code != exitProblems || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %.300q; want exit %d and %q", code, errs, exitProblems, want)
+	}
 }

@@ -108,11 +108,21 @@ func (m *models) scripted() (model.Model, error) {
 	if wf.Script == "" {
 		return nil, fmt.Errorf("%s: the model is scripted but the workflow names no script (add `script: NAME.script.yaml`)", wf.File)
 	}
-	s, err := scripted.Load(wf.ScriptPath())
+	s, err := loadScript(wf.ScriptPath())
 	if err != nil {
 		return nil, err
 	}
 	return scripted.New(s, m.handle), nil
+}
+
+// loadScript loads a scripted model's script once spec has checked it as
+// `fsd validate` does (limits, aliases, schema, step shapes), so a run
+// reads only what validation passes.
+func loadScript(path string) (*scripted.Script, error) {
+	if err := spec.ValidateScript(path).Err(); err != nil {
+		return nil, err
+	}
+	return scripted.Load(path)
 }
 
 // Generate routes a request to its caller's model.

@@ -109,7 +109,7 @@ func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool)
 			if script == "" {
 				return nil, errNoScript
 			}
-			s, err := scripted.Load(script)
+			s, err := loadScript(script)
 			if err != nil {
 				return nil, err
 			}
