@@ -22,8 +22,9 @@ import (
 
 type mcpFlags struct {
 	runFlags
-	http string // listen address for Streamable HTTP; "" serves stdio
-	tool string // the tool's name; "" derives it from the workflow's name
+	http  string   // listen address for Streamable HTTP; "" serves stdio
+	allow []string // --allow-host names for HTTP
+	tool  string   // the tool's name; "" derives it from the workflow's name
 }
 
 func newMCPCmd() *cobra.Command {
@@ -48,7 +49,10 @@ final answer. Each call is a normal run with its record in --runs-dir; the board
 progress (tasks finished of tasks known) goes to the client as progress
 notifications. Over stdio, stdout carries the protocol and nothing else; logs go to
 stderr. --http ADDR serves Streamable HTTP at http://ADDR/mcp instead; an address
-without a host (":8080") listens on 127.0.0.1 only.`,
+without a host (":8080") listens on 127.0.0.1 only, and 0.0.0.0:PORT on every
+interface, with a warning. Over HTTP the server answers only requests whose Host
+(and Origin, from a browser) is localhost, 127.0.0.1 or [::1] at its port, the
+listening address, or an --allow-host name; others get 403.`,
 		Example: `  fsd mcp serve examples/fanout/fanout.workflow.yaml
   claude mcp add fanout -- fsd mcp serve /path/to/fanout.workflow.yaml
   fsd mcp serve --http :8931 weekly.workflow.yaml`,
@@ -62,6 +66,7 @@ without a host (":8080") listens on 127.0.0.1 only.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.http, "http", "", "serve Streamable HTTP on ADDR (e.g. :8931, loopback unless a host is given) instead of stdio")
+	addAllowHostFlag(cmd, &f.allow)
 	cmd.Flags().StringVar(&f.tool, "tool", "", "the tool's name (default: the workflow's name)")
 	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>")
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records go")
@@ -108,7 +113,7 @@ func serveMCP(ctx context.Context, path string, f mcpFlags, stdin io.Reader, std
 		}
 		return nil
 	}
-	return serveHTTP(ctx, srv, f.http, path, name, stderr)
+	return serveHTTP(ctx, srv, guardedHTTP{flag: "--http", addr: f.http, allow: f.allow}, path, name, stderr)
 }
 
 // runForMCP is one call: a normal run, with its record.
@@ -138,35 +143,19 @@ func runForMCP(ctx context.Context, path string, f mcpFlags, input string, sink 
 }
 
 // serveHTTP serves Streamable HTTP at /mcp until a stop signal.
-func serveHTTP(ctx context.Context, srv *mcp.Server, addr, path, tool string, stderr io.Writer) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fail(exitUsage, "--http %q: want HOST:PORT or :PORT (%v)", addr, err)
+func serveHTTP(ctx context.Context, srv *mcp.Server, g guardedHTTP, path, tool string, stderr io.Writer) error {
+	g.grace = 5 * time.Second
+	g.exposed = "anyone on the network can run the workflow and read its answers"
+	g.started = func(a net.Addr) {
+		fmt.Fprintf(stderr, "fsd: serving %s as MCP tool %s at http://%s/mcp\n", path, tool, a)
 	}
-	if host == "" {
-		host = "127.0.0.1" // loopback unless the user names a host
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
-	if err != nil {
-		return fail(exitProblems, "--http: %v", err)
-	}
+	// The guard checks Host and Origin against the server's names. The SDK's
+	// own Host check (loopback names only, on a loopback listener) stays on
+	// unless other names are allowed, which it would refuse.
+	opts := &mcp.StreamableHTTPOptions{DisableLocalhostProtection: len(g.allow) > 0}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := withSignals(ctx)
-	defer stop()
-	fmt.Fprintf(stderr, "fsd: serving %s as MCP tool %s at http://%s/mcp\n", path, tool, ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fail(exitProblems, "--http: %v", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(sctx)
-	return nil
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
+	return g.serve(ctx, mux, stderr)
 }
 
 type nopWriteCloser struct{ io.Writer }

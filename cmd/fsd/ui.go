@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
@@ -19,47 +17,41 @@ import (
 
 func newUICmd() *cobra.Command {
 	var runsDir, addr string
+	var allow []string
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve a local web view of the runs: board, timeline, tokens, every request as sent",
 		Long: "Serve the runs under --runs-dir on a local address (loopback by default): the list of runs and,\n" +
 			"per run, the board as a graph, a timeline of tasks and calls, tokens per task and each transcript\n" +
 			"with every request expandable as the model received it. A live run's page (running, or waiting\n" +
-			"for an approval) updates as it goes.",
+			"for an approval) updates as it goes.\n\n" +
+			"An address without a host (\":9000\") listens on 127.0.0.1 only; 0.0.0.0:PORT listens on every\n" +
+			"interface, with a warning. The server answers only requests whose Host (and Origin, from a\n" +
+			"browser) is localhost, 127.0.0.1 or [::1] at its port, the listening address, or an --allow-host\n" +
+			"name; others get 403, so a web page cannot read the records through a rebound DNS name.",
 		Example: `  fsd ui                       # then open the URL it prints
-  fsd ui --addr 127.0.0.1:9000 --runs-dir ci/.fsd/runs`,
+  fsd ui --addr 127.0.0.1:9000 --runs-dir ci/.fsd/runs
+  fsd ui --addr :8484 --allow-host runs.example.com   # behind a proxy that keeps Host`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveUI(cmd.Context(), runsDir, addr, cmd.OutOrStdout())
+			return serveUI(cmd.Context(), runsDir, guardedHTTP{flag: "--addr", addr: addr, allow: allow}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8484", "address to listen on (keep it on loopback: records hold prompts and results)")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8484", "address to listen on, HOST:PORT or :PORT (loopback); records hold prompts and results")
+	addAllowHostFlag(cmd, &allow)
 	return cmd
 }
 
-func serveUI(ctx context.Context, runsDir, addr string, out io.Writer) error {
-	if ctx == nil {
-		ctx = context.Background()
+// serveUI serves the web view until a stop signal; its first line on out
+// is the URL.
+func serveUI(ctx context.Context, runsDir string, g guardedHTTP, out, stderr io.Writer) error {
+	g.grace = 2 * time.Second
+	g.exposed = "the run records (prompts, answers, tool output) are readable from the network"
+	g.started = func(a net.Addr) {
+		fmt.Fprintf(out, "fsd ui: http://%s/ (runs in %s; Ctrl-C to stop)\n", a, runsDir)
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fail(exitProblems, "ui: %v", err)
-	}
-	srv := &http.Server{Handler: ui.NewServer(runsDir, cassette.SecretsFromEnv(os.Environ())).Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(out, "fsd ui: http://%s/ (runs in %s; Ctrl-C to stop)\n", ln.Addr(), runsDir)
-	ctx, stop := withSignals(ctx)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fail(exitProblems, "ui: %v", err)
-	}
-	return nil
+	return g.serve(ctx, ui.NewServer(runsDir, cassette.SecretsFromEnv(os.Environ())).Handler(), stderr)
 }
 
 func newReportCmd() *cobra.Command {
