@@ -355,3 +355,75 @@ func TestToolName(t *testing.T) {
 		t.Errorf("names clash after cleaning or cutting")
 	}
 }
+
+// A trusted skill's HTTP headers go only to its url's origin (scheme, host
+// and port): a server that redirects elsewhere — another host name, or
+// another port of the same host — does not hand the skill's credentials
+// to what is there. A redirect within the origin keeps them.
+func TestHTTPHeadersStayWithTheirOrigin(t *testing.T) {
+	srv := mcptest.Server(nil)
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	// counting serves MCP and counts the requests that arrive, and those
+	// that carry the Authorization header.
+	type count struct{ all, auth atomic.Int64 }
+	counting := func(c *count) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.all.Add(1)
+			if r.Header.Get("Authorization") != "" {
+				c.auth.Add(1)
+			}
+			mcpHandler.ServeHTTP(w, r)
+		})
+	}
+	var front, other count
+	otherTS := httptest.NewServer(counting(&other))
+	defer otherTS.Close()
+	var dest string
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", counting(&front))
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, dest, http.StatusTemporaryRedirect) })
+	frontTS := httptest.NewServer(mux)
+	defer frontTS.Close()
+
+	for _, tc := range []struct {
+		name, dest string
+		sameOrigin bool
+	}{
+		{"another host", strings.Replace(otherTS.URL, "127.0.0.1", "localhost", 1) + "/mcp", false},
+		{"another port", otherTS.URL + "/mcp", false},
+		{"same origin", frontTS.URL + "/mcp", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dest = tc.dest
+			for _, c := range []*count{&front, &other} {
+				c.all.Store(0)
+				c.auth.Store(0)
+			}
+			e := newEnv(t)
+			e.vars["TRACKER_TOKEN"] = "Bearer s3cret"
+			s := httpSkill(frontTS.URL+"/old", []string{"echo"})
+			s.MCP[0].Headers = map[string]string{"Authorization": "TRACKER_TOKEN"}
+			p := newPool(t, e, Options{})
+			tools, notes := p.Acquire(context.Background(), s)
+			if len(notes) > 0 || len(tools) != 1 {
+				t.Fatalf("%d tools, notes %v", len(tools), notes)
+			}
+			if res := call(tools[0], `{"text":"ok"}`); res.Text != "echo: ok" {
+				t.Errorf("echo = %+v", res)
+			}
+			p.Close()
+			target := &other
+			if tc.sameOrigin {
+				target = &front
+			}
+			switch all, auth := target.all.Load(), target.auth.Load(); {
+			case all == 0:
+				t.Fatalf("the redirect was not followed")
+			case tc.sameOrigin && auth != all:
+				t.Errorf("%d of %d requests to the server's own origin carried the header", auth, all)
+			case !tc.sameOrigin && auth != 0:
+				t.Errorf("%d of %d requests to %s carried the skill's Authorization header", auth, all, tc.dest)
+			}
+		})
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -190,26 +192,52 @@ func (s *server) http() (*mcp.StreamableClientTransport, error) {
 		h.Set(name, v)
 	}
 	s.cmd = nil
+	u, err := url.Parse(s.cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("not connected: url %q: %v", s.cfg.URL, err)
+	}
 	return &mcp.StreamableClientTransport{
 		Endpoint:             s.cfg.URL,
-		HTTPClient:           &http.Client{Transport: headers{h: h, base: s.pool.transport}},
+		HTTPClient:           &http.Client{Transport: headers{h: h, origin: origin(u), base: s.pool.transport}},
 		DisableStandaloneSSE: true, // fsd asks; it needs no server-initiated messages
 		MaxRetries:           2,
 	}, nil
 }
 
-// headers adds fixed headers to every request.
+// headers adds the server's headers to the requests that go to its
+// origin (scheme, host and port of its url) and takes them off the others.
+//
+// T6: a redirect to another origin must not carry the skill's credentials
+// there. The http.Client's own rule is not enough: it strips only the
+// headers it knows (Authorization, Cookie) and only on a change of
+// domain, and a transport that adds headers would add them back on every
+// hop.
 type headers struct {
-	h    http.Header
-	base http.RoundTripper
+	h      http.Header
+	origin string
+	base   http.RoundTripper
 }
 
 func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
+	same := origin(r.URL) == t.origin
 	for k, v := range t.h {
-		r.Header[k] = v
+		if same {
+			r.Header[k] = v
+		} else {
+			delete(r.Header, k)
+		}
 	}
 	return t.base.RoundTrip(r)
+}
+
+// origin is u's scheme, host and port, the port written out.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // close ends the session (a stdio server: stdin closed, then SIGTERM,

@@ -31,9 +31,9 @@ func addAllowHostFlag(cmd *cobra.Command, allow *[]string) {
 	cmd.Flags().StringArrayVar(allow, "allow-host", nil, "also answer requests whose Host (or Origin) is NAME, a host or host:port (repeatable; e.g. the name of a proxy in front; by default only localhost, 127.0.0.1, [::1] and the listening address)")
 }
 
-// serve serves h until ctx ends or a stop signal. Listening on every
-// interface is allowed, but said on stderr: the records become readable
-// from the network.
+// serve serves h behind the guard (S7) until ctx ends or a stop signal.
+// Listening on every interface is allowed, but said on stderr: the
+// records become readable from the network.
 func (g guardedHTTP) serve(ctx context.Context, h http.Handler, stderr io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()

@@ -19,7 +19,7 @@ type Listener struct {
 	names map[string]bool
 }
 
-// Listen listens on addr, "HOST:PORT" or ":PORT". A ":PORT" listens on
+// Listen listens on addr, "HOST:PORT" or ":PORT". S7: a ":PORT" listens on
 // 127.0.0.1 only: listening on every interface is said explicitly
 // ("0.0.0.0:PORT"). The server answers to localhost, 127.0.0.1 and [::1] at
 // the bound port, to addr's host and the listener's own address, and to
@@ -72,9 +72,9 @@ func (l *Listener) Exposed() bool {
 	return !ok || !a.IP.IsLoopback()
 }
 
-// Check returns why r must be refused, or nil: its Host is not one of the
-// server's names, or it carries an Origin (a browser page's) whose host is
-// not one either.
+// Check returns why r must be refused, or nil (S7): its Host is not one
+// of the server's names, or it carries an Origin (a browser page's) whose
+// host is not one either.
 func (l *Listener) Check(r *http.Request) error {
 	if r.Host == "" {
 		return errors.New("no Host header")
