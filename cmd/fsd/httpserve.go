@@ -28,7 +28,7 @@ type guardedHTTP struct {
 
 // addAllowHostFlag declares --allow-host on a command that serves HTTP.
 func addAllowHostFlag(cmd *cobra.Command, allow *[]string) {
-	cmd.Flags().StringArrayVar(allow, "allow-host", nil, "also answer requests whose Host (or Origin) is NAME, a host or host:port (repeatable; e.g. the name of a proxy in front; by default only localhost, 127.0.0.1, [::1] and the listening address)")
+	cmd.Flags().StringArrayVar(allow, "allow-host", nil, "also answer requests whose Host or Origin is `NAME`, a host or host:port (a proxy's name, say); by default only localhost, 127.0.0.1 and [::1] at the port, and the listening address")
 }
 
 // serve serves h behind the guard (S7) until ctx ends or a stop signal.
