@@ -378,10 +378,10 @@ func TestHTTPHeadersStayWithTheirOrigin(t *testing.T) {
 	var front, other count
 	otherTS := httptest.NewServer(counting(&other))
 	defer otherTS.Close()
-	var dest string
+	var dest atomic.Value // where /old redirects, set per case
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", counting(&front))
-	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, dest, http.StatusTemporaryRedirect) })
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, dest.Load().(string), http.StatusTemporaryRedirect) })
 	frontTS := httptest.NewServer(mux)
 	defer frontTS.Close()
 
@@ -394,7 +394,7 @@ func TestHTTPHeadersStayWithTheirOrigin(t *testing.T) {
 		{"same origin", frontTS.URL + "/mcp", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dest = tc.dest
+			dest.Store(tc.dest)
 			for _, c := range []*count{&front, &other} {
 				c.all.Store(0)
 				c.auth.Store(0)
