@@ -381,7 +381,9 @@ func TestHTTPHeadersStayWithTheirOrigin(t *testing.T) {
 	var dest atomic.Value // where /old redirects, set per case
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", counting(&front))
-	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, dest.Load().(string), http.StatusTemporaryRedirect) })
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, dest.Load().(string), http.StatusTemporaryRedirect)
+	})
 	frontTS := httptest.NewServer(mux)
 	defer frontTS.Close()
 
