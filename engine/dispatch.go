@@ -13,7 +13,6 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
-	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/transcript"
 	"github.com/fsdrun/fsd/work"
 )
@@ -139,7 +138,7 @@ func (hb *hostBoard) observations(t *board.Task, a spec.Agent) []supply.Observat
 	if a.Flow.Policy == spec.FlowAncestors {
 		ancestors = hb.b.Ancestors(t.ID)
 	}
-	return hb.workers.ledger.Select(a.Flow, t.ID, t.Deps, ancestors, tokens.Count)
+	return hb.workers.ledger.Select(a.Flow, t.ID, t.Deps, ancestors, sharedTokens.count)
 }
 
 // inProcess is the run's own dispatcher, used when it has no other: it

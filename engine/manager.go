@@ -13,7 +13,6 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
-	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/tool"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -118,7 +117,7 @@ func autoChannel(s *spec.Skill) spec.Channel {
 	}
 	// A body under the threshold has fewer bytes than tokens: no count
 	// needed.
-	if len(s.Instructions) <= spec.AutoInlineTokens || tokens.Count(s.Instructions) <= spec.AutoInlineTokens {
+	if len(s.Instructions) <= spec.AutoInlineTokens || sharedTokens.count(s.Instructions) <= spec.AutoInlineTokens {
 		return spec.ChannelInline
 	}
 	return spec.ChannelHandle

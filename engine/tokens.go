@@ -27,6 +27,8 @@ const (
 // its context block, window and tools, and from one step to the next
 // nearly all of them are the same strings: counting each once keeps the
 // tokenizer off the per-step path, however large a message in the window.
+// A skill's body (read_skill's channel) and the flow observations each
+// task's worker sees are counted through it too: the same texts again.
 //
 // One cache serves every run in the process: it memoizes a pure function,
 // so sharing it changes no behaviour, and the tool definitions every run
