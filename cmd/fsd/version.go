@@ -9,6 +9,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// A release build stamps these with the linker, so `fsd version` names the
+// release even where the toolchain records no VCS information (-trimpath,
+// -buildvcs=false, a source tarball):
+//
+//	go build -ldflags "-X main.version=v0.1.0 -X main.commit=$(git rev-parse HEAD) -X main.date=2026-12-01T00:00:00Z" ./cmd/fsd
+//
+// .goreleaser.yaml and scripts/release-build set them; an empty value falls
+// back to the build information.
+var (
+	version string
+	commit  string
+	date    string
+)
+
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
@@ -23,20 +37,25 @@ func newVersionCmd() *cobra.Command {
 	}
 }
 
-// versionLine describes this binary from the build information the Go
-// toolchain embeds: the module version (a tag for `go install …@v1.2.3`,
-// "(devel)" for a build from a checkout), the VCS commit and whether the
-// tree had local changes (absent with -buildvcs=false or outside a
+// stamp is what the linker set; each non-empty field wins over the build
+// information's.
+type stamp struct{ version, commit, date string }
+
+// versionLine describes this binary from the linker's stamp and, for what
+// it leaves empty, the build information the Go toolchain embeds: the
+// module version (a tag for `go install …@v1.2.3`, "(devel)" or a
+// pseudo-version for a build from a checkout), the VCS commit and whether
+// the tree had local changes (absent with -buildvcs=false or outside a
 // repository), and the Go version and platform.
 func versionLine() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		info = nil
 	}
-	return formatVersion(info, runtime.GOOS+"/"+runtime.GOARCH)
+	return formatVersion(info, stamp{version, commit, date}, runtime.GOOS+"/"+runtime.GOARCH)
 }
 
-func formatVersion(info *debug.BuildInfo, platform string) string {
+func formatVersion(info *debug.BuildInfo, s stamp, platform string) string {
 	version, goVersion := "(unknown)", runtime.Version()
 	var commit, when string
 	modified := false
@@ -57,6 +76,14 @@ func formatVersion(info *debug.BuildInfo, platform string) string {
 				modified = s.Value == "true"
 			}
 		}
+	}
+	if s.version != "" {
+		version = s.version
+	}
+	if s.commit != "" {
+		// A stamped commit describes the tree that was released, not the
+		// build information's: its time and local changes go with it.
+		commit, when, modified = s.commit, s.date, false
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "fsd %s", version)

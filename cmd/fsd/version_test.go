@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -8,29 +11,39 @@ import (
 
 func TestFormatVersion(t *testing.T) {
 	tests := []struct {
-		name string
-		info *debug.BuildInfo
-		want string
+		name  string
+		info  *debug.BuildInfo
+		stamp stamp
+		want  string
 	}{
 		{"released", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.4.0"}, Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "6dad566a8a1e0a2f3b3c9d9e1f2a3b4c5d6e7f80"}, {Key: "vcs.time", Value: "2026-11-30T17:40:00Z"}, {Key: "vcs.modified", Value: "false"}}},
+			{Key: "vcs.revision", Value: "6dad566a8a1e0a2f3b3c9d9e1f2a3b4c5d6e7f80"}, {Key: "vcs.time", Value: "2026-11-30T17:40:00Z"}, {Key: "vcs.modified", Value: "false"}}}, stamp{},
 			"fsd v0.4.0, commit 6dad566a8a1e (2026-11-30T17:40:00Z), go1.26.8 linux/amd64"},
 		{"checkout with changes", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "6dad566"}, {Key: "vcs.modified", Value: "true"}}},
+			{Key: "vcs.revision", Value: "6dad566"}, {Key: "vcs.modified", Value: "true"}}}, stamp{},
 			"fsd (devel), commit 6dad566, modified, go1.26.8 linux/amd64"},
 		// -buildvcs=false, a tarball, or a test binary: no VCS settings.
-		{"no vcs", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
+		{"no vcs", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}, stamp{},
 			"fsd (devel), commit unknown, go1.26.8 linux/amd64"},
+		// A release build: the linker's stamp wins over what the toolchain
+		// recorded, including a checkout's local changes.
+		{"stamped", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "6dad566"}, {Key: "vcs.modified", Value: "true"}}},
+			stamp{"v0.1.0", "0123456789abcdef0123", "2026-12-01T00:00:00Z"},
+			"fsd v0.1.0, commit 0123456789ab (2026-12-01T00:00:00Z), go1.26.8 linux/amd64"},
+		{"stamped version only", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "6dad566"}}}, stamp{version: "v0.1.0"},
+			"fsd v0.1.0, commit 6dad566, go1.26.8 linux/amd64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := formatVersion(tt.info, "linux/amd64"); got != tt.want {
+			if got := formatVersion(tt.info, tt.stamp, "linux/amd64"); got != tt.want {
 				t.Errorf("got  %q\nwant %q", got, tt.want)
 			}
 		})
 	}
 	// No build info at all still names the Go version.
-	if got := formatVersion(nil, "linux/amd64"); !strings.HasPrefix(got, "fsd (unknown), commit unknown, go") {
+	if got := formatVersion(nil, stamp{}, "linux/amd64"); !strings.HasPrefix(got, "fsd (unknown), commit unknown, go") {
 		t.Errorf("without build info: %q", got)
 	}
 }
@@ -47,5 +60,41 @@ func TestVersionCommandAndFlag(t *testing.T) {
 	}
 	if code, _, errs := fsd(t, "version", "extra"); code != exitUsage || !strings.HasPrefix(errs, "fsd: ") {
 		t.Errorf("fsd version extra: exit %d, %q", code, errs)
+	}
+}
+
+// raceBuild says this test binary was built with -race (race_test.go), so
+// the fsd binary a test builds shares its compiled packages and only links.
+var raceBuild bool
+
+// A binary built the way a release is, with -ldflags -X and no VCS
+// information, prints the stamped version and commit.
+func TestVersionStampedByLinker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fsd; skipped with -short")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	exe := filepath.Join(t.TempDir(), "fsd")
+	if runtime.GOOS == "windows" {
+		exe += ".exe"
+	}
+	ldflags := "-X main.version=v0.0.0-stamped -X main.commit=0123456789abcdef -X main.date=2026-12-01T00:00:00Z"
+	args := []string{"build", "-buildvcs=false", "-ldflags", ldflags, "-o", exe}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command(gobin, append(args, ".")...).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(exe, "version").Output()
+	if err != nil {
+		t.Fatalf("fsd version: %v", err)
+	}
+	want := "fsd v0.0.0-stamped, commit 0123456789ab (2026-12-01T00:00:00Z), go"
+	if !strings.HasPrefix(string(out), want) {
+		t.Errorf("fsd version printed %q, want it to start with %q", out, want)
 	}
 }
