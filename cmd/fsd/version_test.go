@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -77,16 +78,27 @@ func TestVersionStampedByLinker(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command on PATH")
 	}
+	pkg, err := os.Getwd() // before Parallel: no other test has moved it now
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Parallel() // it mostly waits for the linker
 	exe := filepath.Join(t.TempDir(), "fsd")
 	if runtime.GOOS == "windows" {
 		exe += ".exe"
 	}
-	ldflags := "-X main.version=v0.0.0-stamped -X main.commit=0123456789abcdef -X main.date=2026-12-01T00:00:00Z"
-	args := []string{"build", "-buildvcs=false", "-ldflags", ldflags, "-o", exe}
+	values := map[string]string{"main.version": "v0.0.0-stamped", "main.commit": "0123456789abcdef", "main.date": "2026-12-01T00:00:00Z"}
+	var ldflags []string
+	for _, name := range stampVars {
+		ldflags = append(ldflags, "-X", name+"="+values[name])
+	}
+	args := []string{"build", "-buildvcs=false", "-ldflags", strings.Join(ldflags, " "), "-o", exe}
 	if raceBuild {
 		args = append(args, "-race")
 	}
-	if out, err := exec.Command(gobin, append(args, ".")...).CombinedOutput(); err != nil {
+	build := exec.Command(gobin, append(args, ".")...)
+	build.Dir = pkg
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	out, err := exec.Command(exe, "version").Output()
