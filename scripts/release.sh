@@ -37,7 +37,17 @@ for target in $targets; do
 		go build -trimpath -ldflags "$ldflags" -o "$dist/$name/$exe" ./cmd/fsd
 	cp LICENSE README.md CHANGELOG.md "$dist/$name/"
 	if [ "$goos" = windows ]; then
-		(cd "$dist/$name" && zip -q -X "$dist/$name.zip" "$exe" LICENSE README.md CHANGELOG.md)
+		(
+			cd "$dist/$name"
+			if command -v zip >/dev/null; then
+				zip -q -X "$dist/$name.zip" "$exe" LICENSE README.md CHANGELOG.md
+			elif command -v python3 >/dev/null; then
+				python3 -m zipfile -c "$dist/$name.zip" "$exe" LICENSE README.md CHANGELOG.md
+			else
+				echo "release.sh: a windows archive needs zip or python3 on PATH" >&2
+				exit 1
+			fi
+		)
 	else
 		tar -C "$dist/$name" -czf "$dist/$name.tar.gz" "$exe" LICENSE README.md CHANGELOG.md
 	fi
