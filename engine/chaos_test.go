@@ -20,6 +20,7 @@ import (
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testlong"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/chaos"
 	"github.com/fsdrun/fsd/runrecord"
@@ -29,7 +30,7 @@ import (
 )
 
 var (
-	chaosRuns  = flag.Int("chaos.runs", 200, "number of seeded runs of TestChaos (seeds 1..N)")
+	chaosRuns  = flag.Int("chaos.runs", 0, "number of seeded runs of TestChaos (seeds 1..N; 0: 50, or 200 with FSD_LONG_TESTS=1)")
 	chaosSeed  = flag.Int64("chaos.seed", -1, "replay this one seed of TestChaos")
 	chaosHuge  = flag.Int("chaos.huge", 2<<20, "bytes of a huge argument in TestChaos")
 	chaosDir   = flag.String("chaos.dir", "", "keep the run records of TestChaos in this folder (default: a temp dir, removed)")
@@ -583,13 +584,18 @@ func waitGoroutines(base int) (int, bool) {
 
 // TestChaos runs the chaos model on a project built to reach every bound
 // and checks the invariants of docs/design.md after every step. Seeds 1..N
-// with -chaos.runs=N (default 200); one seed with -chaos.seed=S.
+// with -chaos.runs=N (default 50, or 200 with FSD_LONG_TESTS=1); one seed
+// with -chaos.seed=S.
 func TestChaos(t *testing.T) {
-	seeds := make([]uint64, 0, *chaosRuns)
+	runs := *chaosRuns
+	if runs == 0 {
+		runs = testlong.Runs(50, 200)
+	}
+	seeds := make([]uint64, 0, runs)
 	if *chaosSeed >= 0 {
 		seeds = append(seeds, uint64(*chaosSeed))
 	} else {
-		for s := 1; s <= *chaosRuns; s++ {
+		for s := 1; s <= runs; s++ {
 			seeds = append(seeds, uint64(s))
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testlong"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/runrecord"
@@ -449,6 +450,7 @@ func TestRemoteApprovalAnswerAfterHandBack(t *testing.T) {
 // the approval timeout, then the call is rejected — not run — with a
 // reason the model reads.
 func TestRemoteApprovalCoordinatorDown(t *testing.T) {
+	testlong.Skip(t)
 	wf, skills, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
 	f := newFixture(t, wf)
 	var read string
@@ -516,6 +518,7 @@ func lastToolResult(req *model.Request) (model.Message, bool) {
 // the stopped run; fsd resume serves the worker, which was asking all
 // along, and the call runs once, with the answer's arguments.
 func TestRemoteApprovalCoordinatorRestart(t *testing.T) {
+	testlong.Skip(t)
 	srv := runServer(t)
 	wf, skills, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
 	dir := filepath.Dir(wf)

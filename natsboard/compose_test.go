@@ -26,6 +26,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/fsdrun/fsd/internal/testlong"
 )
 
 const composeDir = "../examples/nats"
@@ -139,6 +141,7 @@ func mounts(t *testing.T, volumes []string) map[string]string {
 // from theirs, then the header's fsd run; the answer is the in-process
 // one and the run's stream, bucket and object store have 3 replicas.
 func TestComposeExample(t *testing.T) {
+	testlong.Skip(t)
 	services, header := readCompose(t)
 	var natsNames, workerNames []string
 	for name, s := range services {

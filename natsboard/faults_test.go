@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fsdrun/fsd/internal/testlong"
 	"github.com/fsdrun/fsd/runrecord"
 )
 
@@ -51,6 +52,7 @@ func runID(dir string) string { return filepath.Base(dir) }
 // no goodbye); after the ack wait the task goes to another worker and
 // completes there, exactly once.
 func TestWorkerKilledMidTask(t *testing.T) {
+	testlong.Skip(t)
 	srv := runServer(t)
 	wf := fanout(t, 1, "2s")
 	dir := filepath.Dir(wf)
@@ -86,6 +88,7 @@ func TestWorkerKilledMidTask(t *testing.T) {
 // node shut down in the middle of a run does not stop it: clients
 // reconnect to the others and the run finishes with every task once.
 func TestClusterNodeKilled(t *testing.T) {
+	testlong.Skip(t)
 	nodes := runCluster(t)
 	url := urls(nodes...)
 	wf := fanout(t, 16, "300ms")
@@ -121,6 +124,7 @@ func TestClusterNodeKilled(t *testing.T) {
 // once each, and the resumed run's task.completed says replayed exactly
 // for the outcomes the killed coordinator had recorded.
 func TestCoordinatorKilledResume(t *testing.T) {
+	testlong.Skip(t)
 	srv := runServer(t)
 	wf := fanout(t, 8, "1s")
 	dir := filepath.Dir(wf)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/internal/syncbuf"
+	"github.com/fsdrun/fsd/internal/testlong"
 	"github.com/fsdrun/fsd/work"
 )
 
@@ -44,6 +45,7 @@ func completions(t *testing.T, runDir string) map[string]int {
 // worker. When the network comes back the partitioned worker's late
 // outcome is discarded, and it goes on taking tasks.
 func TestWorkerPartitionedMidTask(t *testing.T) {
+	testlong.Skip(t)
 	srv := runServer(t)
 	p := newProxy(t, srv.Addr().String())
 	wf := fanout(t, 1, "3s")
@@ -102,6 +104,7 @@ func TestWorkerPartitionedMidTask(t *testing.T) {
 // task completed once in its record. (The run has more tasks than its
 // concurrency, so the coordinator publishes tasks as others complete.)
 func TestCoordinatorPartitioned(t *testing.T) {
+	testlong.Skip(t)
 	srv := runServer(t)
 	p := newProxy(t, srv.Addr().String())
 	wf := fanout(t, 20, "1s")
@@ -163,6 +166,7 @@ func clientGoroutines() (int, string) {
 // one), and once idle it runs no more client goroutines than it did
 // before the cuts, after a run of the same workflow.
 func TestWorkerConnectionFlaps(t *testing.T) {
+	testlong.Skip(t)
 	srv := runServer(t)
 	p := newProxy(t, srv.Addr().String())
 	wf := fanout(t, 12, "500ms")
@@ -226,6 +230,7 @@ func TestWorkerConnectionFlaps(t *testing.T) {
 // the server once the network is back and send the task, which the other
 // worker is running, to a third delivery.
 func TestPartitionedWorkerStoppedKeepsOffTask(t *testing.T) {
+	testlong.Skip(t)
 	srv := runServer(t)
 	p := newProxy(t, srv.Addr().String())
 	wf := fanout(t, 1, "4s")
@@ -259,6 +264,7 @@ func TestPartitionedWorkerStoppedKeepsOffTask(t *testing.T) {
 // when it is out; an error that is not transient, or the run's end, stops
 // it at once.
 func TestKeepTryingOutlastsRetry(t *testing.T) {
+	testlong.Skip(t)
 	var logged bytes.Buffer
 	log := zerolog.New(&logged)
 	calls := 0
@@ -358,6 +364,7 @@ func TestNATSClientErrorsLogged(t *testing.T) {
 // starts the run's results watch and publishes the task once the network
 // is back, and gets the outcome.
 func TestCoordinatorCutOffAtStart(t *testing.T) {
+	testlong.Skip(t)
 	srv := runServer(t)
 	p := newProxy(t, srv.Addr().String())
 	wf := fanout(t, 1, "")
@@ -391,6 +398,7 @@ func TestCoordinatorCutOffAtStart(t *testing.T) {
 // every task back at once: its lease on a delivery that came late in a
 // fetch is still held, not taken as run out.
 func TestStoppedWorkerHandsBackWithShortAckWait(t *testing.T) {
+	testlong.Skip(t)
 	srv := runServer(t)
 	wf := fanout(t, 3, "3s")
 	dir := filepath.Dir(wf)

@@ -19,10 +19,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsdrun/fsd/internal/testlong"
 )
 
 var (
-	killRuns = flag.Int("kill.runs", 30, "how many seeded kill-and-resume trials TestKillAnywhere runs")
+	killRuns = flag.Int("kill.runs", 0, "how many seeded kill-and-resume trials TestKillAnywhere runs (0: 4, or 30 with FSD_LONG_TESTS=1)")
 	killSeed = flag.Uint64("kill.seed", 1, "seed of TestKillAnywhere's kill moments (a trial's seed is this plus its number)")
 )
 
@@ -253,7 +255,9 @@ type killCounts struct {
 // parses; the tool that dedupes on FSD_CALL_ID did each call's effect
 // exactly once; the plain tool did each at most once more per in-doubt
 // re-run of that call; no tool process outlived a killed fsd.
-// -kill.runs=300 for more, -kill.seed=N for other moments.
+// Four trials by default (each kind of run in each durability mode), 30
+// with FSD_LONG_TESTS=1; -kill.runs=300 for more, -kill.seed=N for other
+// moments.
 func TestKillAnywhere(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs fsd as a subprocess many times")
@@ -296,7 +300,11 @@ func TestKillAnywhere(t *testing.T) {
 			counts.trials.Load(), counts.kills.Load(), counts.resumes.Load(), counts.inDoubt.Load(),
 			counts.plainDuplicates.Load(), counts.dedupeDuplicates.Load())
 	})
-	for trial := range *killRuns {
+	runs := *killRuns
+	if runs == 0 {
+		runs = testlong.Runs(4, 30)
+	}
+	for trial := range runs {
 		seed := *killSeed + uint64(trial)
 		conv := trial%2 == 1
 		want := cleans[trial%2]
