@@ -54,7 +54,7 @@ func New(cfg Config) (*Model, error) {
 		KeyHeader:  "X-Api-Key",
 		Header:     http.Header{"Anthropic-Version": {APIVersion}},
 		HTTPClient: cfg.HTTPClient, Retry: cfg.Retry,
-	}, wire.Format{Whole: wire.JSON(Name, parseMessage), Stream: stream})
+	}, wire.Format{Whole: wire.JSON(Name, parseWhole), Stream: stream})
 	if err != nil {
 		return nil, err
 	}

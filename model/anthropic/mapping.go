@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/fsdrun/fsd/model"
@@ -141,6 +142,16 @@ func inputSchema(raw json.RawMessage) (map[string]any, error) {
 		m["properties"] = map[string]any{}
 	}
 	return m, nil
+}
+
+// parseWhole maps a whole answer. A JSON body without an id or content is
+// no message (a proxy's own reply, say) and is refused rather than taken
+// for an empty answer.
+func parseWhole(msg *message) (*model.Response, error) {
+	if msg.ID == "" && msg.Content == nil {
+		return nil, errors.New("anthropic: the server's answer is not a message: it has no id and no content")
+	}
+	return parseMessage(msg)
 }
 
 // parseMessage maps an answer back to a model.Response. Input tokens count

@@ -170,38 +170,77 @@ func (p Provider) Failures(t *testing.T, key string, cases []Failure) {
 						replies[i] = p.AsStream(r)
 					}
 				}
-				srv := fakeserver.New(replies...)
-				defer srv.Close()
-				w := &Waits{}
-				pol := Policy(w)
-				pol.MaxRetries = tt.Retries
-				if tt.Timeout > 0 {
-					pol.Timeout = tt.Timeout
-				}
-				req := p.Request()
-				if streaming {
-					req.OnText = func(string) {}
-				}
-				resp, err := p.ModelWith(t, srv, pol).Generate(context.Background(), req)
-				if got := len(srv.Requests()); got != tt.WantCalls {
-					t.Errorf("%d requests, want %d", got, tt.WantCalls)
-				}
-				if diff := cmp.Diff(tt.WantWaits, *w, cmpopts.EquateEmpty()); diff != "" {
-					t.Errorf("waits (-want +got):\n%s", diff)
-				}
-				switch {
-				case tt.WantErr == "" && err != nil:
-					t.Fatalf("unexpected error: %v", err)
-				case tt.WantErr == "" && (resp == nil || len(resp.Calls) != 2):
-					t.Fatalf("response %+v, want two calls", resp)
-				case tt.WantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.WantErr)):
-					t.Fatalf("err = %v, want it to contain %q", err, tt.WantErr)
-				}
-				if err != nil && strings.Contains(err.Error(), key) {
-					t.Errorf("error leaks the API key: %v", err)
-				}
+				p.fail(t, key, tt, replies, streaming)
 			})
 		}
+	}
+}
+
+// StreamFailures runs each case streamed, its replies sent as they are,
+// and checks that no error carries key.
+func (p Provider) StreamFailures(t *testing.T, key string, cases []Failure) {
+	for _, tt := range cases {
+		t.Run(tt.Name, func(t *testing.T) { p.fail(t, key, tt, tt.Replies, true) })
+	}
+}
+
+// fail runs one Failure against replies.
+func (p Provider) fail(t *testing.T, key string, tt Failure, replies []fakeserver.Reply, streaming bool) {
+	t.Helper()
+	srv := fakeserver.New(replies...)
+	defer srv.Close()
+	w := &Waits{}
+	pol := Policy(w)
+	pol.MaxRetries = tt.Retries
+	if tt.Timeout > 0 {
+		pol.Timeout = tt.Timeout
+	}
+	req := p.Request()
+	if streaming {
+		req.OnText = func(string) {}
+	}
+	resp, err := p.ModelWith(t, srv, pol).Generate(context.Background(), req)
+	if got := len(srv.Requests()); got != tt.WantCalls {
+		t.Errorf("%d requests, want %d", got, tt.WantCalls)
+	}
+	if diff := cmp.Diff(tt.WantWaits, *w, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+	switch {
+	case tt.WantErr == "" && err != nil:
+		t.Fatalf("unexpected error: %v", err)
+	case tt.WantErr == "" && (resp == nil || len(resp.Calls) != 2):
+		t.Fatalf("response %+v, want two calls", resp)
+	case tt.WantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.WantErr)):
+		t.Fatalf("err = %v, want it to contain %q", err, tt.WantErr)
+	}
+	if err != nil && strings.Contains(err.Error(), key) {
+		t.Errorf("error leaks the API key: %v", err)
+	}
+}
+
+// Unstreamed checks that OKBody, sent as plain JSON in answer to a
+// streaming request (as servers that ignore "stream" do), is the answer
+// want after one request, its text handed to OnText once.
+func (p Provider) Unstreamed(t *testing.T, want *model.Response) {
+	t.Helper()
+	var deltas []string
+	req := p.Request()
+	req.OnText = func(d string) { deltas = append(deltas, d) }
+	srv := fakeserver.New(fakeserver.Reply{Body: p.OKBody}, fakeserver.Reply{Body: p.OKBody})
+	defer srv.Close()
+	got, err := p.Model(t, srv).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("response (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{want.Text}, deltas); diff != "" {
+		t.Errorf("deltas (-want +got):\n%s", diff)
 	}
 }
 

@@ -39,7 +39,8 @@ type Endpoint struct {
 // Format is what one provider's wire format reads: a whole answer, and
 // a streamed one event by event.
 type Format struct {
-	// Whole reads a non-streamed answer's body (see JSON).
+	// Whole reads a non-streamed answer's body (see JSON), and the body
+	// of a streaming request's reply that came whole, as plain JSON.
 	Whole func(body io.Reader) (*model.Response, error)
 	// Stream reads a streamed answer, handing each text delta to onText
 	// as it arrives. It returns an error when the stream ends before the
@@ -115,11 +116,9 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, body any) (*m
 				req.OnReset()
 			}
 			sent = false
-			resp, err = c.attempt(ctx, body, true, func(r io.Reader) (*model.Response, error) {
-				return c.format.Stream(NewSSE(c.provider, r), func(d string) { sent = true; req.OnText(d) })
-			})
+			resp, err = c.attempt(ctx, body, func(d string) { sent = true; req.OnText(d) })
 		} else {
-			resp, err = c.attempt(ctx, body, false, c.format.Whole)
+			resp, err = c.attempt(ctx, body, nil)
 		}
 		return err
 	})
@@ -129,10 +128,11 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, body any) (*m
 	return resp, nil
 }
 
-// attempt posts body once and reads the answer with read.
-func (c *Client) attempt(ctx context.Context, body any, stream bool, read func(io.Reader) (*model.Response, error)) (*model.Response, error) {
+// attempt posts body once and reads the answer: streamed, handing text to
+// onText, when onText is set; whole otherwise.
+func (c *Client) attempt(ctx context.Context, body any, onText func(string)) (*model.Response, error) {
 	h := c.header
-	if stream {
+	if onText != nil {
 		h = h.Clone()
 		h.Set("Accept", "text/event-stream")
 	}
@@ -141,7 +141,12 @@ func (c *Client) attempt(ctx context.Context, body any, stream bool, read func(i
 		return nil, err
 	}
 	defer r.Body.Close()
-	resp, err := read(r.Body)
+	var resp *model.Response
+	if onText != nil {
+		resp, err = c.readStream(r, onText)
+	} else {
+		resp, err = c.format.Whole(r.Body)
+	}
 	var se *retry.StatusError
 	if errors.As(err, &se) {
 		// An error sent inside a stream may echo the key, as an error

@@ -160,3 +160,21 @@ func TestNewClientRefuses(t *testing.T) {
 		})
 	}
 }
+
+// The start of a reply quoted in an error never holds part of the key,
+// even where the cut would split it.
+func TestBeginsMasksAcrossTheCut(t *testing.T) {
+	srv := fakeserver.New()
+	defer srv.Close()
+	c := newClient(t, srv, -1)
+	for _, at := range []int{0, maxHead - len(testKey), maxHead - 5, maxHead - 1, maxHead, maxHead + 3} {
+		body := []byte(strings.Repeat("x", at) + testKey + strings.Repeat("y", 400))
+		got := c.begins(body)
+		for n := 4; n <= len(testKey); n++ {
+			if strings.Contains(got, testKey[:n]) {
+				t.Errorf("key at %d: %q holds %d bytes of the key", at, got, n)
+				break
+			}
+		}
+	}
+}

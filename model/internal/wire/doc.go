@@ -2,8 +2,9 @@
 // runs a call (credentials and base URL, the retry loop, streaming with
 // a reset before a retried stream's text, the key masked in errors),
 // posting a JSON request, turning an error status into a
-// retry.StatusError, reading a body under a size cap, and reading a
-// server-sent event stream. A provider brings only what is its own: the
+// retry.StatusError, reading a body under a size cap, reading a
+// server-sent event stream, and reading the plain JSON (an error or a
+// whole answer) some servers send when asked to stream. A provider brings only what is its own: the
 // Endpoint (path, key header), the request body, and the Format that
 // reads its answers, whole and streamed.
 //

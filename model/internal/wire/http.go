@@ -73,20 +73,30 @@ func Post(ctx context.Context, client *http.Client, r Request) (*http.Response, 
 // a network error (retried); a body over model.MaxResponseBytes or one that
 // is not JSON is permanent.
 func ReadJSON(provider string, body io.Reader, v any) error {
-	// JSON escaping can double the size of text: the body may be twice the
-	// answer cap before the answer itself is.
-	limit := int64(2 * model.MaxResponseBytes)
-	raw, err := io.ReadAll(io.LimitReader(body, limit+1))
+	raw, err := readWhole(provider, body)
 	if err != nil {
 		return err
-	}
-	if int64(len(raw)) > limit {
-		return TooLarge(provider)
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return retry.Permanent(fmt.Errorf("%s: the server's answer is not valid JSON: %w", provider, err))
 	}
 	return nil
+}
+
+// readWhole reads a whole answer's body, failing with TooLarge past the
+// cap rather than holding more.
+func readWhole(provider string, body io.Reader) ([]byte, error) {
+	// JSON escaping can double the size of text: the body may be twice the
+	// answer cap before the answer itself is.
+	limit := int64(2 * model.MaxResponseBytes)
+	raw, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(raw)) > limit {
+		return nil, TooLarge(provider)
+	}
+	return raw, nil
 }
 
 // TooLarge is the error for an answer over model.MaxResponseBytes. It is
@@ -105,16 +115,37 @@ func Truncated(provider, missing string) error {
 // ErrorEnvelope reads the {"error":{"type":…,"message":…}} body both APIs
 // use.
 func ErrorEnvelope(body []byte) (typ, msg string) {
+	e, ok := envelope(body)
+	if !ok {
+		return "", ""
+	}
+	return e.Type, e.Message
+}
+
+// apiError is the error object of an error body. Code is a string on
+// OpenAI ("rate_limit_exceeded") and a number on some compatible servers.
+type apiError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Code    any    `json:"code"`
+}
+
+// envelope reads an error body: {"error":{…}} as both APIs send it, or
+// {"error":"message"} as some compatible servers do. ok is false when the
+// body is not one, or says nothing.
+func envelope(body []byte) (e apiError, ok bool) {
 	var env struct {
-		Error struct {
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		} `json:"error"`
+		Error json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(body, &env) == nil && env.Error.Message != "" {
-		return env.Error.Type, env.Error.Message
+	if json.Unmarshal(body, &env) != nil || len(env.Error) == 0 {
+		return apiError{}, false
 	}
-	return "", ""
+	if json.Unmarshal(env.Error, &e) != nil {
+		if json.Unmarshal(env.Error, &e.Message) != nil {
+			return apiError{}, false
+		}
+	}
+	return e, e.Message != ""
 }
 
 // Clip keeps an error message to one readable line.

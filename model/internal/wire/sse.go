@@ -22,6 +22,7 @@ type SSE struct {
 	r        *bufio.Reader
 	provider string
 	line     []byte
+	events   int // events returned so far
 }
 
 // NewSSE reads events from r.
@@ -46,6 +47,7 @@ func (s *SSE) Next() (Event, error) {
 		}
 		if len(line) == 0 {
 			if have {
+				s.events++
 				return ev, nil
 			}
 			continue
