@@ -111,8 +111,9 @@ func NewPool(o Options) *Pool {
 // (starting stdio programs) and lists their tools: call it once per load
 // (or per task of the skill's agents), and Release when the load ends.
 // notes say, for the model and the user, which servers could not be used
-// and why, and which allowlisted tools a server does not offer; the other
-// servers' tools are still returned.
+// and why, which tools were dropped as over a manifest tool's size limits,
+// and which allowlisted tools a server does not offer; the other servers'
+// tools, and a server's other tools, are still returned.
 func (p *Pool) Acquire(ctx context.Context, s *spec.Skill) (tools []*Tool, notes []string) {
 	for i := range s.MCP {
 		cfg := &s.MCP[i]
@@ -121,16 +122,14 @@ func (p *Pool) Acquire(ctx context.Context, s *spec.Skill) (tools []*Tool, notes
 			notes = append(notes, fmt.Sprintf("MCP server %s: %v", cfg.Name, err))
 			continue
 		}
-		ts, err := srv.list(ctx)
+		ts, listNotes, err := srv.list(ctx)
 		if err != nil {
 			p.log.Warn().Str("skill", s.ID).Str("server", cfg.Name).Err(err).Msg("MCP server unavailable")
 			notes = append(notes, fmt.Sprintf("MCP server %s is unavailable, its tools are not offered: %v", cfg.Name, err))
 			continue
 		}
 		tools = append(tools, ts...)
-		if missing := notOffered(cfg, ts); len(missing) > 0 {
-			notes = append(notes, fmt.Sprintf("MCP server %s does not offer %q, named in its tools allowlist", cfg.Name, missing))
-		}
+		notes = append(notes, listNotes...)
 	}
 	return tools, notes
 }
@@ -238,17 +237,15 @@ func (p *Pool) Stats(s *spec.Skill, server string) Stats {
 	return Stats{Starts: srv.starts, Connected: srv.sess != nil, Users: srv.refs}
 }
 
-func notOffered(cfg *spec.MCPServer, ts []*Tool) []string {
+// notOffered is the allowlist's names that are not among the tools the
+// server listed.
+func notOffered(cfg *spec.MCPServer, listed map[string]bool) []string {
 	if cfg.Tools == nil {
 		return nil
 	}
-	have := map[string]bool{}
-	for _, t := range ts {
-		have[t.remote] = true
-	}
 	var out []string
 	for _, n := range cfg.Tools {
-		if !have[n] {
+		if !listed[n] {
 			out = append(out, n)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -64,24 +65,37 @@ func (t *Tool) Server() string { return t.srv.cfg.Name }
 func (t *Tool) Remote() string { return t.remote }
 
 // list fetches the server's tools (all pages), keeps those the allowlist
-// lets through and compiles their input schemas.
-func (s *server) list(ctx context.Context) ([]*Tool, error) {
+// lets through and that are within a manifest tool's size limits, and
+// compiles their input schemas. notes say which tools were dropped and
+// which allowlisted ones the server does not offer.
+func (s *server) list(ctx context.Context) (out []*Tool, notes []string, err error) {
 	cs, err := s.session(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.pool.startTimeout)
 	defer cancel()
-	var out []*Tool
 	seen := map[string]string{}
+	listed := map[string]bool{}
 	for mt, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			if !protocolError(err) {
 				s.dropped(cs)
 			}
-			return nil, fmt.Errorf("listing tools: %w", err)
+			return nil, nil, fmt.Errorf("listing tools: %w", err)
 		}
 		if !s.cfg.Allows(mt.Name) {
+			continue
+		}
+		listed[mt.Name] = true
+		desc := mt.Description
+		if desc == "" {
+			desc = mt.Title
+		}
+		if part, size, limit := oversized(desc, mt.InputSchema); part != "" {
+			s.pool.log.Warn().Str("server", s.cfg.Name).Str("tool", mt.Name).Str("part", part).Int("bytes", size).Int("limit", limit).
+				Msg("MCP tool over the size limit is not offered")
+			notes = append(notes, fmt.Sprintf("MCP server %s: tool %s is not offered: its %s is %d bytes, over the %d KiB limit", s.cfg.Name, mt.Name, part, size, limit>>10))
 			continue
 		}
 		name := ToolName(s.skill.ID, s.cfg.Name, mt.Name)
@@ -99,14 +113,28 @@ func (s *server) list(ctx context.Context) ([]*Tool, error) {
 			s.pool.log.Warn().Str("server", s.cfg.Name).Str("tool", mt.Name).Err(err).Msg("MCP tool's input schema does not compile; arguments are checked only for being an object")
 			in, _ = tool.CompileInput(name, nil)
 		}
-		desc := mt.Description
-		if desc == "" {
-			desc = mt.Title
-		}
 		out = append(out, &Tool{srv: s, remote: mt.Name, input: in,
 			def: model.ToolDef{Name: name, Description: desc, Parameters: in.Params()}})
 	}
-	return out, nil
+	if missing := notOffered(s.cfg, listed); len(missing) > 0 {
+		notes = append(notes, fmt.Sprintf("MCP server %s does not offer %q, named in its tools allowlist", s.cfg.Name, missing))
+	}
+	return out, notes, nil
+}
+
+// oversized names the part of a server's tool that is over the limits a
+// manifest's tool has (spec.MaxToolDescription, spec.MaxToolSchema, measured
+// the same way), with its size; "" when both fit. Both parts go with every
+// model request that offers the tool, so a huge one would weigh on every
+// call of the run, and is dropped before its schema is compiled.
+func oversized(desc string, schema any) (part string, size, limit int) {
+	if len(desc) > spec.MaxToolDescription {
+		return "description", len(desc), spec.MaxToolDescription
+	}
+	if schema != nil && spec.JSONSize(schema, spec.MaxToolSchema) > spec.MaxToolSchema {
+		return "input schema", spec.JSONSize(schema, math.MaxInt), spec.MaxToolSchema
+	}
+	return "", 0, 0
 }
 
 // Call checks args against the server's input schema, sends the call and

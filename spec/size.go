@@ -63,3 +63,9 @@ func schemaFits(d *decoder, file string, n *yaml.Node, what string, v any) bool 
 		Hint:    "keep a schema to types and short descriptions; reference text belongs in the skill's instructions"})
 	return false
 }
+
+// JSONSize is how the tool limits measure a schema: about how many bytes
+// v (decoded from YAML or JSON) takes as compact JSON, counted no further
+// than past limit. A tool from anywhere else (an MCP server's tools/list)
+// is held to MaxToolSchema by the same measure.
+func JSONSize(v any, limit int) int { return jsonSize(v, limit) }
