@@ -219,29 +219,40 @@ func (p Provider) fail(t *testing.T, key string, tt Failure, replies []fakeserve
 	}
 }
 
-// Unstreamed checks that OKBody, sent as plain JSON in answer to a
-// streaming request (as servers that ignore "stream" do), is the answer
-// want after one request, its text handed to OnText once.
-func (p Provider) Unstreamed(t *testing.T, want *model.Response) {
-	t.Helper()
-	var deltas []string
-	req := p.Request()
-	req.OnText = func(d string) { deltas = append(deltas, d) }
-	srv := fakeserver.New(fakeserver.Reply{Body: p.OKBody}, fakeserver.Reply{Body: p.OKBody})
-	defer srv.Close()
-	got, err := p.Model(t, srv).Generate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(srv.Requests()); n != 1 {
-		t.Errorf("%d requests, want 1", n)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("response (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{want.Text}, deltas); diff != "" {
-		t.Errorf("deltas (-want +got):\n%s", diff)
-	}
+// Unstreamed checks replies to a streaming request that are not an event
+// stream (servers and proxies that ignore "stream"): OKBody, sent as plain
+// JSON, is the answer want after one request, its text handed to OnText
+// once; OKStream labelled text/plain is still read as events; an HTML page
+// (echoing key) fails after one request, naming its type and quoting its
+// start with the key masked. name is the provider's name in errors.
+func (p Provider) Unstreamed(t *testing.T, name, key string, want *model.Response) {
+	t.Run("whole answer", func(t *testing.T) {
+		var deltas []string
+		req := p.Request()
+		req.OnText = func(d string) { deltas = append(deltas, d) }
+		srv := fakeserver.New(fakeserver.Reply{Body: p.OKBody}, fakeserver.Reply{Body: p.OKBody})
+		defer srv.Close()
+		got, err := p.Model(t, srv).Generate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("response (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{want.Text}, deltas); diff != "" {
+			t.Errorf("deltas (-want +got):\n%s", diff)
+		}
+	})
+	p.StreamFailures(t, key, []Failure{
+		{Name: "a page", Replies: []fakeserver.Reply{{Body: "<html>\n<p>Sign in, " + key + "</p>", Header: map[string]string{"Content-Type": "text/html; charset=utf-8"}}},
+			WantCalls: 1, WantErr: name + `: the server answered a streaming request with Content-Type text/html; charset=utf-8, not an event stream; ` +
+				`the reply begins "<html> <p>Sign in, [REDACTED]</p>"`},
+		{Name: "events under another label", Replies: []fakeserver.Reply{{Body: p.OKStream, Chunked: true, Header: map[string]string{"Content-Type": "text/plain"}}},
+			WantCalls: 1},
+	})
 }
 
 // Cut is a first reply that ends a stream before the provider said the
