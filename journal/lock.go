@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // ErrLocked is returned by Lock when another process holds the folder.
@@ -16,12 +17,32 @@ type Locked struct {
 	f *os.File
 }
 
-// Lock takes the exclusive lock of dir without waiting: a second writer of
-// the same run gets ErrLocked at once instead of interleaving its lines
-// with the first's.
+// lockTries and lockPause bound how long Lock waits for a lock held for
+// an instant: a reader asking whether a run is live takes the lock and
+// gives it back at once (runrecord.Held, with TryLock), and a writer
+// starting just then must not take that for another writer.
+const (
+	lockTries = 5
+	lockPause = 10 * time.Millisecond
+)
+
+// Lock takes the exclusive lock of dir without waiting for a holder: a
+// second writer of the same run gets ErrLocked (within lockTries ×
+// lockPause) instead of interleaving its lines with the first's.
 //
 // J1: one process writes a run's record.
 func Lock(dir string) (*Locked, error) {
+	l, err := TryLock(dir)
+	for i := 1; i < lockTries && errors.Is(err, ErrLocked); i++ {
+		time.Sleep(lockPause)
+		l, err = TryLock(dir)
+	}
+	return l, err
+}
+
+// TryLock is Lock tried once: ErrLocked at once while another process
+// holds dir.
+func TryLock(dir string) (*Locked, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)

@@ -15,3 +15,7 @@ func flock(f *os.File) error {
 	}
 	return err
 }
+
+// LocksHold says Lock excludes other processes here: whether a process
+// holds a run folder is told by its lock.
+const LocksHold = true

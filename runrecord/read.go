@@ -74,8 +74,9 @@ type Step struct {
 // ErrNoRecord is wrapped when a folder holds no run record.
 var ErrNoRecord = errors.New("no run record")
 
-// Open reads the record in dir. A torn last line (a crash mid-write, or a
-// run still writing) is skipped; anything else malformed is an error.
+// Open reads the record in dir, its Summary's status Current. A torn
+// last line (a crash mid-write, or a run still writing) is skipped;
+// anything else malformed is an error.
 func Open(dir string) (*Record, error) {
 	rec := &Record{Dir: dir}
 	var err error
@@ -85,6 +86,8 @@ func Open(dir string) (*Record, error) {
 		}
 		return nil, err
 	}
+	// A reader shows where the run is now, not where run.json last said.
+	rec.Summary.Status = Current(dir, rec.Summary)
 	if err := readLines(filepath.Join(dir, EventsFile), func(b []byte) error {
 		var e event.Event
 		if err := json.Unmarshal(b, &e); err != nil {
@@ -360,21 +363,36 @@ func Responses(dir string, fn func(Line)) error {
 	return sc.Err()
 }
 
-// List reads run.json of every run under runsDir, newest first. Folders
-// without one are skipped.
+// List reads every run under runsDir with ReadRun, newest first: each
+// with its Current status, the incomplete ones too. A run.json that does
+// not decode is skipped (Scan says which).
 func List(runsDir string) ([]Summary, error) {
+	sums, _, err := Scan(runsDir)
+	return sums, err
+}
+
+// Scan is List, and the errors of the runs whose run.json could not be
+// read or decoded, so a listing can say so instead of hiding a damaged
+// record.
+func Scan(runsDir string) (sums []Summary, damaged []error, err error) {
 	entries, err := os.ReadDir(runsDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var sums []Summary
 	for _, e := range entries {
-		if s, err := ReadSummary(filepath.Join(runsDir, e.Name())); err == nil {
+		if !isListed(e) {
+			continue
+		}
+		s, err := ReadRun(filepath.Join(runsDir, e.Name()))
+		switch {
+		case err == nil:
 			sums = append(sums, s)
+		case !errors.Is(err, os.ErrNotExist):
+			damaged = append(damaged, err)
 		}
 	}
 	sort.SliceStable(sums, func(i, j int) bool { return sums[i].Started.After(sums[j].Started) })
-	return sums, nil
+	return sums, damaged, nil
 }
 
 // taskOfFile decodes a task file name: every byte other than a-z, 0-9

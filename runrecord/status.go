@@ -14,13 +14,17 @@ const (
 	Finished Status = "finished"
 	// Failed: the run ended with an error (Summary.Error).
 	Failed Status = "failed"
-	// Interrupted: a signal or a timeout stopped the run; fsd resume
-	// goes on from its journal.
+	// Interrupted: a signal or a timeout stopped the run, or its
+	// process died (a live status nobody holds, Current); fsd resume goes
+	// on from its journal.
 	Interrupted Status = "interrupted"
+	// Incomplete: the run's folder has no run.json: its process died
+	// before writing it. Nothing can be resumed; fsd runs prune removes
+	// it. Never written, only listed (ReadRun).
+	Incomplete Status = "incomplete"
 )
 
 // Live reports whether the run was still going when run.json was last
 // written, so its record may still change: it is running or waiting for
-// an approval. A live status whose process is gone (killed) is what a
-// reader that checks the PID shows as Interrupted.
+// an approval. Whether it still is, the folder's lock says (Current).
 func (s Status) Live() bool { return s == Running || s == Waiting }

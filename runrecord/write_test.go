@@ -69,11 +69,20 @@ func TestWriterRoundTrip(t *testing.T) {
 		}
 		return b.String()
 	})
-	if diff := cmp.Diff(sum, rec.Summary, compact); diff != "" {
+	written, err := runrecord.ReadSummary(w.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(sum, written, compact); diff != "" {
 		t.Errorf("run.json (-written +read):\n%s", diff)
 	}
-	if !rec.Summary.Status.Live() {
+	if !written.Status.Live() {
 		t.Error("a waiting run read back is not live")
+	}
+	// A reader shows it as it is: the writer closed without ending the
+	// run, and nobody holds the folder.
+	if rec.Summary.Status != runrecord.Interrupted {
+		t.Errorf("Open: status %s, want interrupted (nobody holds the folder)", rec.Summary.Status)
 	}
 	if len(rec.Tasks) != 1 || rec.Tasks[0].Result != "done" {
 		t.Errorf("board.json: %+v", rec.Tasks)

@@ -158,7 +158,8 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 }
 
 // fingerprint is the sizes and times of a record's files, and whether
-// run.json still says the run is live.
+// the run is live: run.json says so and a process holds the folder
+// (runrecord.Current), so a killed run is done too.
 func fingerprint(dir string) (string, bool) {
 	var b strings.Builder
 	for _, name := range []string{runrecord.RunFile, runrecord.EventsFile, runrecord.RequestsFile, runrecord.BoardFile} {
@@ -167,7 +168,7 @@ func fingerprint(dir string) (string, bool) {
 		}
 	}
 	sum, err := runrecord.ReadSummary(dir)
-	return b.String(), err == nil && sum.Status.Live()
+	return b.String(), err == nil && runrecord.Current(dir, sum).Live()
 }
 
 var pageTmpl = template.Must(template.ParseFS(assets, "assets/page.html"))

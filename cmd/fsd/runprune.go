@@ -25,7 +25,8 @@ func newRunsPruneCmd(runsDir *string) *cobra.Command {
 		Long: `Remove run records under --runs-dir whose run started more than AGE ago. AGE is
 a number of days (7d) or weeks (2w), or a Go duration (36h, 90m). A run that is
 still going, or that another fsd holds (a resume in progress), is never removed,
-however old; neither is a folder without a run.json.`,
+however old. A folder whose run died before writing run.json is removed like a
+run started when its id says.`,
 		Example: `  fsd runs prune --older-than 7d
   fsd runs prune --older-than 36h --dry-run`,
 		Args: usageArgs(cobra.NoArgs),
@@ -90,7 +91,7 @@ func pruneRuns(w io.Writer, dir string, age time.Duration, dryRun bool, now time
 			kept++
 			continue
 		}
-		if r.Status.Live() { // its process is alive
+		if r.Status.Live() { // a process holds it
 			busy++
 			continue
 		}

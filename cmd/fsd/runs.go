@@ -7,13 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/view"
 )
@@ -28,7 +26,8 @@ func newRunsCmd() *cobra.Command {
 		Use:   "runs",
 		Short: "List runs with status, start, duration and tokens, newest first",
 		Long: `List the run records under --runs-dir, newest first. A run whose record says
-running but whose process is gone shows as interrupted: fsd resume continues it.
+running but that no process holds (it was killed) shows as interrupted: fsd resume
+continues it. A folder whose run died before writing run.json shows as incomplete.
 A run with calls waiting for approval shows as waiting (or, stopped, with the
 number of calls waiting): fsd approve answers them.
 "fsd show RUN" shows one run; "fsd runs prune" removes old ones.`,
@@ -53,8 +52,8 @@ number of calls waiting): fsd approve answers them.
 	return cmd
 }
 
-// runRow is one run as fsd runs lists it. Status is the record's status,
-// except that a live run whose process is gone is interrupted.
+// runRow is one run as fsd runs lists it. Status is the run's current
+// status (runrecord.ReadRun): a live run no process holds is interrupted.
 type runRow struct {
 	runrecord.Summary
 	Status   runrecord.Status `json:"status"`
@@ -62,51 +61,40 @@ type runRow struct {
 	Dir      string           `json:"dir"`
 }
 
-// loadRuns reads every run record under dir, newest first. Folders without
-// a run.json are skipped: they are not runs. A run.json that cannot be
-// read or decoded is returned in unreadable, so a listing can say so
-// instead of hiding a damaged record.
+// loadRuns reads every run record under dir, newest first, those without
+// a run.json too (incomplete). A run.json that cannot be read or decoded
+// is returned in unreadable, so a listing can say so instead of hiding a
+// damaged record.
 func loadRuns(dir string, now time.Time) (rows []runRow, unreadable []error, err error) {
-	entries, err := os.ReadDir(dir)
+	sums, unreadable, err := runrecord.Scan(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		row, err := loadRun(filepath.Join(dir, e.Name()), now)
-		switch {
-		case err == nil:
-			rows = append(rows, row)
-		case !errors.Is(err, os.ErrNotExist):
-			unreadable = append(unreadable, err)
-		}
+	for _, s := range sums {
+		rows = append(rows, newRunRow(filepath.Join(dir, s.ID), s, now))
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Started.After(rows[j].Started) })
 	return rows, unreadable, nil
 }
 
 func loadRun(dir string, now time.Time) (runRow, error) {
-	s, err := runrecord.ReadSummary(dir)
+	s, err := runrecord.ReadRun(dir)
 	if err != nil {
 		return runRow{}, err
 	}
-	// The record is data: the folder names the run, as fsd resume takes it.
-	s.ID = filepath.Base(dir)
+	return newRunRow(dir, s, now), nil
+}
+
+// newRunRow is the row of the run s (ReadRun's) in dir.
+func newRunRow(dir string, s runrecord.Summary, now time.Time) runRow {
 	row := runRow{Summary: s, Status: s.Status, Dir: dir}
 	end := s.Finished
 	if s.Status.Live() {
 		end = now
-		if !proc.Alive(s.PID) {
-			row.Status = runrecord.Interrupted // fsd resume picks it up
-			end = time.Time{}
-		}
 	}
 	if !end.IsZero() && !s.Started.IsZero() {
 		row.Duration = end.Sub(s.Started).Seconds()
 	}
-	return row, nil
+	return row
 }
 
 func listRuns(w, stderr io.Writer, dir string, limit int, asJSON bool, now time.Time) error {
@@ -162,7 +150,7 @@ func listRuns(w, stderr io.Writer, dir string, limit int, asJSON bool, now time.
 		if priced {
 			line += view.Cost(r.Cost) + "\t"
 		}
-		fmt.Fprintln(tw, line+r.Workflow)
+		fmt.Fprintln(tw, line+shownPath(r.Workflow))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -178,6 +166,23 @@ func (r runRow) durationText() string {
 		return "-"
 	}
 	return time.Duration(r.Duration * float64(time.Second)).Round(time.Millisecond).String()
+}
+
+// shownPath is how a person at this shell names path: relative to the
+// working folder (run.json keeps the workflow's absolute path, so that a
+// resume finds it from anywhere).
+func shownPath(path string) string {
+	if !filepath.IsAbs(path) {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil {
+		return rel
+	}
+	return path
 }
 
 func writeIndentedJSON(w io.Writer, v any) error {
@@ -230,7 +235,7 @@ func completeRunIDs(cmd *cobra.Command, args []string, _ string) ([]cobra.Comple
 	rows, _, _ := loadRuns(dir, time.Now())
 	out := make([]cobra.Completion, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, cobra.CompletionWithDesc(r.ID, string(r.Status)+" "+r.Workflow))
+		out = append(out, cobra.CompletionWithDesc(r.ID, string(r.Status)+" "+shownPath(r.Workflow)))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }

@@ -152,18 +152,22 @@ func TestRunsPrune(t *testing.T) {
 	oldLive := fakeRun(t, runs, "20261104-100000-aaaa0004", "running", os.Getpid(), 20*day, "")
 	oldHeld := fakeRun(t, runs, "20261105-100000-aaaa0005", "interrupted", 0, 20*day, "") // being resumed
 	young := fakeRun(t, runs, "20261129-100000-aaaa0006", "finished", 0, day, "x")
+	// Killed before it wrote run.json: nothing to resume, removed too.
 	noRecord := filepath.Join(runs, "20261001-100000-aaaa0007")
 	if err := os.Mkdir(noRecord, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := journal.Lock(oldHeld)
-	if err != nil {
-		t.Fatal(err)
+	// A live run, and a resume in progress, hold their folders.
+	for _, dir := range []string{oldLive, oldHeld} {
+		lock, err := journal.Lock(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lock.Unlock()
 	}
-	defer lock.Unlock()
 
 	code, out, errs := fsd(t, "runs", "prune", "--older-than", "7d", "--runs-dir", runs, "--dry-run")
-	if code != exitOK || !strings.HasSuffix(out, "would remove 3 runs, kept 1, skipped 2 still running\n") {
+	if code != exitOK || !strings.HasSuffix(out, "would remove 4 runs, kept 1, skipped 2 still running\n") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, errs)
 	}
 	if _, err := os.Stat(oldDone); err != nil {
@@ -171,15 +175,15 @@ func TestRunsPrune(t *testing.T) {
 	}
 
 	code, out, errs = fsd(t, "runs", "prune", "--older-than", "7d", "--runs-dir", runs)
-	if code != exitOK || !strings.HasSuffix(out, "removed 3 runs, kept 1, skipped 2 still running\n") {
+	if code != exitOK || !strings.HasSuffix(out, "removed 4 runs, kept 1, skipped 2 still running\n") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	for _, gone := range []string{oldDone, oldFailed, oldDead} {
+	for _, gone := range []string{oldDone, oldFailed, oldDead, noRecord} {
 		if _, err := os.Stat(gone); !os.IsNotExist(err) {
 			t.Errorf("%s is still there", filepath.Base(gone))
 		}
 	}
-	for _, kept := range []string{oldLive, oldHeld, young, noRecord} {
+	for _, kept := range []string{oldLive, oldHeld, young} {
 		if _, err := os.Stat(kept); err != nil {
 			t.Errorf("%s was removed", filepath.Base(kept))
 		}
@@ -280,5 +284,59 @@ func TestRunsSaysWhichRecordIsDamaged(t *testing.T) {
 	want := "fsd: runs: skipped a damaged record: " + filepath.Join(bad, "run.json") + ": "
 	if !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
 		t.Errorf("stderr %q, want one line starting %q", errs, want)
+	}
+}
+
+// TestRunsLivenessFromLock: whether a run is live is told by its
+// folder's lock, not by run.json's status or process id: a run.json that
+// says running, with a live process id but nobody holding the folder
+// (killed, the id reused), is interrupted in fsd runs and fsd show; one
+// whose folder is held is running; and a run killed before it wrote
+// run.json is listed (incomplete) and pruned.
+func TestRunsLivenessFromLock(t *testing.T) {
+	runs := t.TempDir()
+	killed := fakeRun(t, runs, "20261110-100000-dead0001", "running", os.Getpid(), 20*24*time.Hour, "")
+	live := fakeRun(t, runs, "20261111-100000-live0002", "waiting", os.Getpid(), 20*24*time.Hour, "")
+	lock, err := journal.Lock(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	early := filepath.Join(runs, "20261001-100000-none0003")
+	if err := os.Mkdir(early, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(early, runrecord.ResolvedFile), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errs := fsd(t, "runs", "--runs-dir", runs, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rows []runRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.ID+" "+string(r.Status))
+	}
+	want := "20261111-100000-live0002 waiting,20261110-100000-dead0001 interrupted,20261001-100000-none0003 incomplete"
+	if strings.Join(got, ",") != want {
+		t.Errorf("fsd runs: %v, want %s", got, want)
+	}
+	if code, out, _ := fsd(t, "show", filepath.Base(killed), "--runs-dir", runs); code != exitOK || !strings.Contains(out, "status    interrupted") {
+		t.Errorf("fsd show of the killed run:\n%s", out)
+	}
+	code, out, errs = fsd(t, "runs", "prune", "--older-than", "7d", "--runs-dir", runs)
+	if code != exitOK || !strings.Contains(out, "removed 2 runs") {
+		t.Errorf("prune: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(early); !os.IsNotExist(err) {
+		t.Errorf("the run killed before run.json was not pruned (%v)", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the live run was pruned (%v)", err)
 	}
 }
