@@ -53,6 +53,9 @@ func ParseMode(s string) (Mode, error) {
 type Tool struct {
 	Own, Skill spec.Approve
 	External   bool
+	// Input is the tool's input JSON Schema: a pending call carries it,
+	// so edited arguments are checked before they are accepted.
+	Input json.RawMessage
 }
 
 // pollEvery is how often a waiting call looks for an answer written by
@@ -74,8 +77,13 @@ type Config struct {
 	// Emit sends the approval.requested and approval.answered events;
 	// nil sends none.
 	Emit func(event.Event)
-	// Log is where a worker's gate says it waits for the run.
+	// Log is where a worker's gate says it waits for the run, and a
+	// resume that an answer on record does not verify.
 	Log zerolog.Logger
+	// Key seals the answers written into the run record and verifies
+	// those read from it (runrecord.Key): with the zero Key no answer
+	// file verifies, so only Answer answers a run with a record.
+	Key runrecord.Key
 }
 
 // Gate holds a run's calls waiting for approval and their answers. One
@@ -97,6 +105,8 @@ type Gate struct {
 	summary func(pending []runrecord.PendingCall)
 	// denyReason is the reason Deny gives.
 	denyReason string
+	// key seals and verifies the answer files.
+	key runrecord.Key
 
 	mu      sync.Mutex
 	pending []runrecord.PendingCall
@@ -124,7 +134,7 @@ func New(c Config) *Gate {
 	if c.Emit == nil {
 		c.Emit = func(event.Event) {}
 	}
-	return &Gate{mode: c.Mode, timeout: c.Timeout, def: c.Default, now: c.Now, emit: c.Emit, log: c.Log,
+	return &Gate{mode: c.Mode, timeout: c.Timeout, def: c.Default, now: c.Now, emit: c.Emit, log: c.Log, key: c.Key,
 		denyReason: "calls that need approval are denied in this run (--approve deny)",
 		memory:     map[string]runrecord.Answer{}, taken: map[string]runrecord.Answer{}, first: map[string]bool{}, wake: make(chan struct{})}
 }
@@ -162,6 +172,13 @@ func (g *Gate) Open(dir string, summary func(pending []runrecord.PendingCall)) e
 		return fmt.Errorf("run record: %w", err)
 	}
 	for _, l := range answered {
+		if !runrecord.VerifyAnswer(dir, g.key, *l.Answer) {
+			// Not an answer fsd gave: the call asks again rather than
+			// run with what nobody approved.
+			g.log.Warn().Str("call", l.Call).Str("file", runrecord.ApprovalsFile).
+				Msg("ignoring an answer on record whose seal does not verify; the call waits for a new one")
+			continue
+		}
 		g.taken[l.Call] = *l.Answer
 		if l.Answer.Decision != runrecord.Rejected {
 			g.first[l.Tool] = true
@@ -234,6 +251,7 @@ func (g *Gate) Check(ctx context.Context, p runrecord.PendingCall, t Tool) (Resu
 	g.mu.Lock()
 	policy := g.Policy(t)
 	g.mu.Unlock()
+	p.Schema = t.Input
 	ans, needed, fresh, err := g.decide(ctx, p, policy)
 	if err != nil || !needed {
 		return res, err

@@ -32,18 +32,21 @@ func TestApprovalPolicy(t *testing.T) {
 	}
 }
 
+// testKey seals the answers the tests write.
+var testKey = runrecord.NewKey([]byte("approval test key, 32 bytes long"))
+
 // A second answer to the same call is refused: the first one stands.
 func TestApprovalAnsweredOnce(t *testing.T) {
 	dir := t.TempDir()
 	a := runrecord.Answer{Call: "host/s2/c1", Decision: runrecord.Approved, Time: time.Now()}
-	if err := runrecord.WriteAnswer(dir, a); err != nil {
+	if _, err := runrecord.WriteAnswer(dir, testKey, a); err != nil {
 		t.Fatal(err)
 	}
 	a.Decision = runrecord.Rejected
-	if err := runrecord.WriteAnswer(dir, a); !errors.Is(err, runrecord.ErrAnswered) {
+	if _, err := runrecord.WriteAnswer(dir, testKey, a); !errors.Is(err, runrecord.ErrAnswered) {
 		t.Fatalf("second answer: %v", err)
 	}
-	got, ok, err := runrecord.ReadAnswer(dir, a.Call)
+	got, ok, err := runrecord.ReadAnswer(dir, testKey, a.Call)
 	if err != nil || !ok || got.Decision != runrecord.Approved {
 		t.Errorf("answer on record: %+v %v %v", got, ok, err)
 	}
@@ -59,7 +62,7 @@ func TestGateAnswerFirstStands(t *testing.T) {
 			name = "in the record"
 		}
 		t.Run(name, func(t *testing.T) {
-			g := New(Config{})
+			g := New(Config{Key: testKey})
 			if record {
 				if err := g.Open(t.TempDir(), nil); err != nil {
 					t.Fatal(err)

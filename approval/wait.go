@@ -124,7 +124,7 @@ func (g *Gate) poll(ctx context.Context, p runrecord.PendingCall) (runrecord.Ans
 // put records an answer unless the call has one; it returns the answer
 // that stands.
 func (g *Gate) put(ans runrecord.Answer) (runrecord.Answer, error) {
-	err := g.store(ans)
+	ans, err := g.store(ans)
 	if errors.Is(err, runrecord.ErrAnswered) {
 		cur, _, rerr := g.lookup(ans.Call)
 		return cur, rerr
@@ -133,19 +133,21 @@ func (g *Gate) put(ans runrecord.Answer) (runrecord.Answer, error) {
 }
 
 // store records an answer once (runrecord.ErrAnswered after that) and wakes the
-// waiting calls of this process.
+// waiting calls of this process. It returns the answer as recorded
+// (sealed, in a record).
 //
 // A4: the first answer stands; later ones get ErrAnswered.
-func (g *Gate) store(ans runrecord.Answer) error {
+func (g *Gate) store(ans runrecord.Answer) (runrecord.Answer, error) {
 	if g.dir != "" {
-		if err := runrecord.WriteAnswer(g.dir, ans); err != nil {
-			return err
+		var err error
+		if ans, err = runrecord.WriteAnswer(g.dir, g.key, ans); err != nil {
+			return ans, err
 		}
 	} else {
 		g.mu.Lock()
 		if _, ok := g.memory[ans.Call]; ok {
 			g.mu.Unlock()
-			return fmt.Errorf("call %s: %w", ans.Call, runrecord.ErrAnswered)
+			return ans, fmt.Errorf("call %s: %w", ans.Call, runrecord.ErrAnswered)
 		}
 		g.memory[ans.Call] = ans
 		g.mu.Unlock()
@@ -154,7 +156,7 @@ func (g *Gate) store(ans runrecord.Answer) error {
 	close(g.wake)
 	g.wake = make(chan struct{})
 	g.mu.Unlock()
-	return nil
+	return ans, nil
 }
 
 func (g *Gate) lookup(call string) (runrecord.Answer, bool, error) {
@@ -164,7 +166,7 @@ func (g *Gate) lookup(call string) (runrecord.Answer, bool, error) {
 		ans, ok := g.memory[call]
 		return ans, ok, nil
 	}
-	return runrecord.ReadAnswer(g.dir, call)
+	return runrecord.ReadAnswer(g.dir, g.key, call)
 }
 
 // journal appends a line to approvals.jsonl and syncs it: an "answered"
@@ -172,6 +174,7 @@ func (g *Gate) lookup(call string) (runrecord.Answer, bool, error) {
 //
 // A5: the answered line is durable before the call may run.
 func (g *Gate) journal(l runrecord.ApprovalLine) error {
+	l.Schema = nil // run.json lists it while the call waits; the journal needs it not
 	b, err := json.Marshal(l)
 	if err != nil {
 		return err
@@ -229,5 +232,6 @@ func (g *Gate) Answer(a runrecord.Answer) error {
 	if a.Decision == runrecord.Edited && !json.Valid(a.Args) {
 		return errors.New("edited arguments are not JSON")
 	}
-	return g.store(a)
+	_, err := g.store(a)
+	return err
 }

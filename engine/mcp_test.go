@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/keytest"
 	"github.com/fsdrun/fsd/internal/mcptest"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -19,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) {
 	mcptest.ServeIfAsked()
-	os.Exit(m.Run())
+	os.Exit(keytest.Main(m))
 }
 
 const echoTool = "mcp__tracker__t__echo"

@@ -216,3 +216,51 @@ func TestResumeRefusesPreJournalRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeDigestsSkillFiles: a resume refuses, naming the file, when a
+// file that decides what a skill says or runs changed since the run
+// started — its instructions-file, a program its command runs, a script
+// under scripts/, a SKILL.md folder's resource — and resumes once it is
+// as it was.
+func TestResumeDigestsSkillFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"wf.workflow.yaml":                 "name: wf\nmodel: x/y\nskills: [./skills]\nhost: {prompt: Help.}\ninput: go\n",
+		"skills/ops/ops.skill.yaml":        "id: ops\nname: Ops\ndescription: Ops.\nversion: 1.0.0\ninstructions-file: HOWTO.md\ntools:\n  - name: act\n    description: Act.\n    run: {command: [sh, bin/act.sh, '{{.x}}']}\n",
+		"skills/ops/HOWTO.md":              "# How\nAct.\n",
+		"skills/ops/bin/act.sh":            "echo acted\n",
+		"skills/ops/scripts/helper.py":     "print('help')\n",
+		"skills/notes/SKILL.md":            "---\nname: notes\ndescription: Notes.\n---\nRead references/guide.md.\n",
+		"skills/notes/references/guide.md": "# Guide\n",
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, diags := spec.LoadProject(filepath.Join(dir, "wf.workflow.yaml"))
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rec := crashedRun(t, p)
+	for _, name := range []string{"skills/ops/HOWTO.md", "skills/ops/bin/act.sh", "skills/ops/scripts/helper.py", "skills/notes/references/guide.md"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(files[name]+"# edited\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := resume(t, p, rec, answers, Options{})
+		if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), name) {
+			t.Errorf("resume after %s was edited: %v; want ErrChanged naming it", name, err)
+		}
+		if err := os.WriteFile(path, []byte(files[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, _, err := resume(t, p, rec, answers, Options{}); err != nil || res.Answer != "done" {
+		t.Errorf("resume with the files as they were: %v", err)
+	}
+}

@@ -101,6 +101,11 @@ type Options struct {
 	// board: settings is recorded without them, and its file is not
 	// copied.
 	Redact runrecord.Redact
+	// Key seals what the record says for fsd's own later use (approval
+	// answers, the workflow a resume runs) and verifies it when read
+	// back; the zero Key is the user's (runrecord.UserKey) for a run that
+	// keeps a record or resumes one.
+	Key runrecord.Key
 }
 
 // Run is one execution of a workflow. Create it with New, start it with
@@ -216,7 +221,13 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	r.appr = approval.New(approval.Config{Mode: mode, Timeout: opts.ApprovalTimeout, Default: p.Workflow.Approve, Now: r.now, Emit: r.ev.emit})
+	if opts.Key.IsZero() && (opts.RunsDir != "" || opts.Resume != nil) {
+		if r.opts.Key, err = runrecord.UserKey(); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+	}
+	r.appr = approval.New(approval.Config{Mode: mode, Timeout: opts.ApprovalTimeout, Default: p.Workflow.Approve, Now: r.now, Emit: r.ev.emit,
+		Log: opts.Logger, Key: r.opts.Key})
 	return r, nil
 }
 
@@ -285,8 +296,9 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		}()
 	}
 	r.ev.sink = event.Multi{r.opts.Sink, r.rec.Sink()}
-	sum := runrecord.Summary{ID: r.ID, Workflow: r.wf.File, Status: runrecord.Running, Started: r.now(), PID: os.Getpid(),
+	sum := runrecord.Summary{ID: r.ID, Workflow: absPath(r.wf.File), Status: runrecord.Running, Started: r.now(), PID: os.Getpid(),
 		Input: input, Seed: r.seed, Meta: r.opts.Meta, Digests: digests}
+	sum.Seal = runrecord.SealSummary(r.opts.Key, sum)
 	if j := r.opts.Resume; j != nil {
 		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed+1
 		// Replayed steps are not billed again; the first run's count
@@ -337,13 +349,18 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 
 // resuming checks a resumed run against the record it goes on from: the
 // record folder is the replay's, the input is the first run's unless a
-// new one is given, and files that changed stop it unless --force.
+// new one is given, and — unless --force — the record must say, sealed
+// by fsd for this run, what the run was made from, and none of it may
+// have changed.
 //
 // R4: a resume refuses a run whose files differ from its digests.
 func (r *Run) resuming(j *Replay, input string, digests journal.Digests) (string, error) {
 	r.opts.RunsDir = filepath.Dir(j.Dir)
 	if input == "" || input == r.wf.Input {
 		input = j.Summary.Input
+	}
+	if err := r.trustRecord(j.Summary); err != nil {
+		return input, err
 	}
 	if diff := journal.Diff(j.Summary.Digests, digests); len(diff) > 0 {
 		if !r.opts.Force {
@@ -355,6 +372,45 @@ func (r *Run) resuming(j *Replay, input string, digests journal.Digests) (string
 		r.log.Warn().Str("file", rep).Msg("repaired the run record's torn last line")
 	}
 	return input, nil
+}
+
+// ErrUnsealed is returned when a resume finds a run.json whose workflow
+// and digests fsd did not write for this run, or that has no digests
+// (Options.Force resumes anyway).
+var ErrUnsealed = errors.New("resume refused: run.json does not say, sealed by fsd, what the run was made from")
+
+// trustRecord refuses a record that cannot say what the run was made
+// from: without digests nothing tells the workflow run.json names from
+// another, and without fsd's seal on them for this run (edited, copied
+// from another run or user, or written by an older fsd) the name and the
+// digests are anyone's.
+func (r *Run) trustRecord(s runrecord.Summary) error {
+	var why string
+	switch {
+	case len(s.Digests) == 0:
+		why = "it has no digests"
+	case !runrecord.VerifySummary(r.opts.Key, s):
+		why = "its seal does not verify (edited, copied from another run or user, or written by an older fsd)"
+	default:
+		return nil
+	}
+	if !r.opts.Force {
+		return fmt.Errorf("%w: %s; it names workflow %q; resume with --force to run that workflow as it is now", ErrUnsealed, why, s.Workflow)
+	}
+	r.log.Warn().Str("workflow", s.Workflow).Str("why", why).Msg("resuming a run whose record is not sealed (--force)")
+	return nil
+}
+
+// absPath is path made absolute ("" stays ""): run.json names the
+// workflow so that a resume finds it from any folder.
+func absPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // finish ends the run whatever err it ends with: run.finished and
@@ -412,61 +468,6 @@ func clipRecord(s string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… [%d bytes in all; the transcript has the whole text]", len(s))
-}
-
-// digests names and hashes what the run is made from: the resolved
-// workflow (goal, tasks, limits, the skills found), the script and every
-// skill manifest, keyed by paths relative to the workflow's folder.
-func (r *Run) digests() (journal.Digests, error) {
-	d := journal.Digests{}
-	y, err := runrecord.ResolvedJSON(withoutBudgets(r.project), r.opts.Redact)
-	if err != nil {
-		return nil, err
-	}
-	key := "workflow"
-	if r.wf.File != "" {
-		key += " " + r.rel(r.wf.File)
-	}
-	d[key] = journal.Sum(y)
-	if r.wf.Script != "" {
-		path := r.wf.ScriptPath()
-		if err := d.AddFile("script "+r.rel(path), path); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range r.project.Skills {
-		if s.File == "" {
-			continue // built in code, not read from a file
-		}
-		if err := d.AddFile(fmt.Sprintf("skill %s (%s)", s.ID, r.rel(s.File)), s.File); err != nil {
-			return nil, err
-		}
-	}
-	return d, nil
-}
-
-// withoutBudgets is p with what a resume may change cleared: the token
-// budgets (limits.max-input-tokens, max-output-tokens, agents) and the
-// prices. They bound or price the run without changing what it does, so
-// a run stopped by a budget resumes under a raised one without --force.
-//
-// R5: budgets and prices bound or price the run without changing what it
-// does.
-func withoutBudgets(p *spec.Project) *spec.Project {
-	wf := *p.Workflow
-	wf.Limits.MaxInputTokens, wf.Limits.MaxOutputTokens, wf.Limits.Agents = 0, 0, nil
-	wf.Prices = nil
-	q := *p
-	q.Workflow = &wf
-	return &q
-}
-
-// rel names a path relative to the workflow's folder when it can.
-func (r *Run) rel(path string) string {
-	if rel, err := filepath.Rel(r.wf.Dir, path); err == nil && r.wf.Dir != "" {
-		return filepath.ToSlash(rel)
-	}
-	return filepath.ToSlash(path)
 }
 
 // workSpool keeps what MCP tools return beyond text (images, audio,

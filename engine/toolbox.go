@@ -88,7 +88,7 @@ func (t skillTool) approval(s *spec.Skill) approval.Tool {
 	if r, ok := t.callable.(interface{ Refuses() bool }); ok && r.Refuses() {
 		return approval.Tool{}
 	}
-	return approval.Tool{Own: t.approve, Skill: s.Approve, External: t.external()}
+	return approval.Tool{Own: t.approve, Skill: s.Approve, External: t.external(), Input: t.Def().Parameters}
 }
 
 // kv picks the store a call of t works on: the load's state, or the

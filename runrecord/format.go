@@ -29,7 +29,9 @@ const (
 
 // Summary is run.json: what `fsd runs` lists and `fsd resume` starts from.
 type Summary struct {
-	ID       string `json:"id"`
+	ID string `json:"id"`
+	// Workflow is the workflow file's absolute path ("" for one built in
+	// code): what fsd resume runs, from any folder, when Seal verifies.
 	Workflow string `json:"workflow"`
 	// Status says where the run is; a live one (Status.Live) whose PID
 	// is gone was interrupted too (killed).
@@ -64,6 +66,10 @@ type Summary struct {
 	// Digests of what the run is made from; a resume refuses to run
 	// from files that differ (engine.ErrChanged).
 	Digests journal.Digests `json:"digests,omitempty"`
+	// Seal is SealSummary's seal of Workflow and Digests: a resume runs
+	// the workflow run.json names only when fsd wrote that name for this
+	// run.
+	Seal string `json:"seal,omitempty"`
 	// Pending are the calls waiting for approval, oldest first; they stay
 	// listed when the run is stopped while they wait (answer them with
 	// fsd approve, then fsd resume).

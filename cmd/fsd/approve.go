@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/approval"
-	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/tool"
 )
 
 // addApprovalFlags adds --approve and --approval-timeout to run and resume.
@@ -116,15 +116,42 @@ func approve(w io.Writer, runsDir, runArg string, a runrecord.Answer) error {
 		return usage("call %q is not waiting in run %s; waiting: %s", a.Call, id, strings.Join(list, "; "))
 	}
 	a.Call = p.Call
-	if err := runrecord.WriteAnswer(dir, a); err != nil {
+	if a.Decision == runrecord.Edited && len(p.Schema) > 0 {
+		if err := checkEdit(p, a.Args); err != nil {
+			return err
+		}
+	}
+	key, err := runrecord.UserKey()
+	if err != nil {
+		return fail(exitProblems, "approve: %v", err)
+	}
+	if _, err := runrecord.WriteAnswer(dir, key, a); err != nil {
 		if errors.Is(err, runrecord.ErrAnswered) {
 			return fail(exitProblems, "call %s of run %s was already answered", a.Call, id)
 		}
 		return fail(exitProblems, "approve: %v", err)
 	}
 	fmt.Fprintf(w, "%s %s (%s) in run %s\n", a.Decision, p.Call, p.Tool, id)
-	if sum.Status != runrecord.Waiting || !proc.Alive(sum.PID) {
+	if runrecord.Current(dir, sum) != runrecord.Waiting {
 		fmt.Fprintf(w, "the run is not running: fsd resume %s takes the answer\n", id)
+	}
+	return nil
+}
+
+// checkEdit checks edited arguments against the input schema of the
+// pending call's tool, as the tool will check them: arguments it would
+// refuse are not an answer.
+func checkEdit(p *runrecord.PendingCall, args json.RawMessage) error {
+	var schema any
+	if err := json.Unmarshal(p.Schema, &schema); err != nil {
+		return fail(exitProblems, "approve: the input schema run.json lists for %s does not decode: %v", p.Tool, err)
+	}
+	in, err := tool.CompileInput(p.Tool, schema)
+	if err != nil {
+		return fail(exitProblems, "approve: the input schema run.json lists for %s does not compile: %v", p.Tool, err)
+	}
+	if _, res, ok := in.Decode(args); !ok {
+		return fail(exitProblems, "--edit: the arguments do not fit %s's input schema, nothing answered: %s", p.Tool, res.Text)
 	}
 	return nil
 }

@@ -24,8 +24,16 @@ const releaseExample = "../../examples/release/release.workflow.yaml"
 // runs dir.
 func waitForPending(t *testing.T) (proc *subprocess, id, runs string) {
 	t.Helper()
+	return waitForPendingOf(t, "", releaseExample)
+}
+
+// waitForPendingOf is waitForPending for the workflow wf (a copy of the
+// release example), fsd started in the folder cwd ("": this one).
+func waitForPendingOf(t *testing.T, cwd, wf string) (proc *subprocess, id, runs string) {
+	t.Helper()
 	runs = t.TempDir()
-	cmd, out, errb := fsdProc("run", releaseExample, "--runs-dir", runs, "--events", "json")
+	cmd, out, errb := fsdProc("run", wf, "--runs-dir", runs, "--events", "json")
+	cmd.Dir = cwd
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +172,29 @@ func TestApproveStoppedRunThenResume(t *testing.T) {
 	}
 	if ran != 1 {
 		t.Errorf("publish answered %d times, want once", ran)
+	}
+}
+
+// fsd approve --edit checks the arguments against the tool's input
+// schema: arguments the tool would refuse are no answer (exit 1, the
+// schema's complaint, the call still waiting).
+func TestApproveEditChecksSchema(t *testing.T) {
+	if testing.Short() || runtime.GOOS == "windows" {
+		t.Skip("runs fsd as a subprocess")
+	}
+	proc, id, runs := waitForPending(t)
+	code, out, errs := fsd(t, "approve", id, "--runs-dir", runs, "--edit", `{"version": "1.4.0", "channel": "nightly"}`)
+	if code != exitProblems || !strings.Contains(errs, "channel") || !strings.Contains(errs, "publish") {
+		t.Errorf("fsd approve --edit off the schema: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(runrecord.AnswerPath(filepath.Join(runs, id), "task:ship/s1/c1")); !os.IsNotExist(err) {
+		t.Errorf("an answer was written for arguments off the schema (%v)", err)
+	}
+	if code, out, errs := fsd(t, "approve", id, "--runs-dir", runs, "--edit", `{"version": "1.4.0", "channel": "beta"}`); code != exitOK {
+		t.Fatalf("fsd approve --edit within the schema: exit %d\n%s%s", code, out, errs)
+	}
+	if code := proc.exit(); code != exitOK || !strings.Contains(proc.out.String(), "published 1.4.0 to beta") {
+		t.Errorf("the run exited %d:\n%s", code, proc.errb)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsdrun/fsd/internal/keytest"
 )
 
 // TestMain lets the test binary stand in for the fsd binary, so the kill
@@ -17,7 +20,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FSD_TEST_AS_MAIN") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(keytest.Main(m))
 }
 
 // slowPipeline writes a chain of five slow tasks; each marks a log file
@@ -145,5 +148,89 @@ func TestKillThenResume(t *testing.T) {
 	code, _, errs = fsd(t, "resume", runID, "--runs-dir", runs)
 	if code != exitProblems || !strings.Contains(errs, "already finished") {
 		t.Errorf("resuming a finished run: exit %d: %s", code, errs)
+	}
+}
+
+// TestResumeRunsOnlyWhatFsdSealed: what a resume runs comes from what fsd
+// sealed into run.json for the run, not from whatever run.json says: a
+// record without digests, or naming another workflow (even an identical
+// copy in another folder), is refused unless --force; an edited tool
+// program is refused, named; and the untouched record resumes from
+// another working folder.
+func TestResumeRunsOnlyWhatFsdSealed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs fsd as a subprocess")
+	}
+	root := t.TempDir()
+	for _, name := range []string{"proj", "other"} {
+		copyDir(t, "../../examples/release", filepath.Join(root, name))
+		if err := os.Chmod(filepath.Join(root, name, "skills/release/scripts/publish.sh"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Started from root with a relative path: run.json must not keep it so.
+	proc, id, runs := waitForPendingOf(t, root, filepath.Join("proj", "release.workflow.yaml"))
+	if err := proc.cmd.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := proc.exit(); code != 130 {
+		t.Fatalf("exit %d after SIGINT:\n%s", code, proc.errb)
+	}
+	if code, out, errs := fsd(t, "approve", id, "--runs-dir", runs); code != exitOK {
+		t.Fatalf("fsd approve: exit %d\n%s%s", code, out, errs)
+	}
+	runJSON := filepath.Join(runs, id, "run.json")
+	orig, err := os.ReadFile(runJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tamper := func(change func(m map[string]any)) {
+		t.Helper()
+		var m map[string]any
+		if err := json.Unmarshal(orig, &m); err != nil {
+			t.Fatal(err)
+		}
+		change(m)
+		b, _ := json.Marshal(m)
+		if err := os.WriteFile(runJSON, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(m map[string]any)
+		want   string
+	}{
+		{"no digests", func(m map[string]any) { delete(m, "digests") }, "no digests"},
+		{"another workflow", func(m map[string]any) { m["workflow"] = filepath.Join(root, "other", "release.workflow.yaml") }, "seal does not verify"},
+	} {
+		tamper(tc.change)
+		code, out, errs := fsd(t, "resume", id, "--runs-dir", runs)
+		if code != exitProblems || !strings.Contains(errs, tc.want) || !strings.Contains(errs, "--force") {
+			t.Fatalf("resume of a record with %s: exit %d, want %d saying %q\n%s%s", tc.name, code, exitProblems, tc.want, out, errs)
+		}
+	}
+	if err := os.WriteFile(runJSON, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	program := filepath.Join(root, "proj", "skills/release/scripts/publish.sh")
+	was, err := os.ReadFile(program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(program, append(was, []byte("# edited\n")...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := fsd(t, "resume", id, "--runs-dir", runs)
+	if code != exitProblems || !strings.Contains(errs, "skills/release/scripts/publish.sh") {
+		t.Fatalf("resume after the tool's program was edited: exit %d, want %d naming it\n%s%s", code, exitProblems, out, errs)
+	}
+	if err := os.WriteFile(program, was, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, stdout, stderr := fsdProc("resume", filepath.Join(runs, id))
+	cmd.Dir = t.TempDir()
+	if code := exitCode(cmd.Run()); code != exitOK || !strings.Contains(stdout.String(), "published 1.4.0 to stable") {
+		t.Fatalf("resume from another folder: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
