@@ -14,7 +14,6 @@ import (
 
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
-	"github.com/fsdrun/fsd/internal/keytest"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -313,7 +312,7 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 				t.Fatalf("an unapproved call ran: %q", got)
 			}
 			if answerWhileStopped {
-				if _, err := runrecord.WriteAnswer(res.Dir, keytest.Key(t), runrecord.Answer{Call: "host/s2/c1", Decision: runrecord.Approved, By: "fsd approve", Time: time.Now()}); err != nil {
+				if _, err := runrecord.WriteAnswer(res.Dir, userKey(t), runrecord.Answer{Call: "host/s2/c1", Decision: runrecord.Approved, By: "fsd approve", Time: time.Now()}); err != nil {
 					t.Fatal(err)
 				}
 			}

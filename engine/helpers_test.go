@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -134,6 +135,17 @@ func lastResult(req *model.Request) model.Message {
 		}
 	}
 	return model.Message{}
+}
+
+// userKey is the key the runs of the test binary seal with (its own:
+// keytest.Main in TestMain).
+func userKey(t *testing.T) runrecord.Key {
+	t.Helper()
+	k, err := runrecord.UserKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 func readFile(t *testing.T, path string) []byte {

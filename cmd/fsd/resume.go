@@ -20,8 +20,10 @@ func newResumeCmd() *cobra.Command {
 			"The run keeps its id and folder; it replays what its journal holds and goes on live.\n" +
 			"It keeps the --model it started with unless given again; --trust and --approve are not taken from the record.\n" +
 			"Calls that were waiting for approval wait again (answered ones, e.g. by fsd approve while the run was stopped, go on).\n" +
-			"It refuses if the workflow, its script or a skill manifest changed since the run started (--force runs them as they are now),\n" +
-			"or while another fsd holds the run.",
+			"It runs the workflow run.json names (by its absolute path, so from any folder) only if fsd sealed that name and the digests\n" +
+			"for this run with your key; it refuses a record without digests or whose seal does not verify, and one whose workflow,\n" +
+			"script, skill manifests or skill files (instructions-file, resources, scripts/, the files a command names) changed\n" +
+			"since the run started (--force runs them as they are now), or while another fsd holds the run.",
 		Example: `  fsd runs                     # find the interrupted run
   fsd resume 8d7f19f8          # its id, or the end of it
   fsd resume .fsd/runs/20261130-182719-8d7f19f8 --model openai/gpt-5.4-mini`,
@@ -65,7 +67,7 @@ func newResumeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
 	_ = cmd.RegisterFlagCompletionFunc("events", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records are")
-	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the run's files changed, or its recorded pid is alive but not fsd")
+	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the run's files changed, its record has no digests or no valid seal, or its recorded pid is alive but not fsd")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans")
 	cmd.Flags().StringVar(&f.model, "model", "", "model override (default: the one the run started with)")

@@ -1,14 +1,13 @@
-// Package keytest gives a test binary a run record key of its own
-// (runrecord.UserKey), so tests never make or read the key of the user
-// who runs them. Child processes the tests start inherit it.
+// Package keytest gives a test binary a run record key of its own (the
+// key runrecord.UserKey makes in the user's configuration folder), so
+// tests never make or read the key of the user who runs them. Child
+// processes the tests start inherit it.
 package keytest
 
 import (
 	"fmt"
 	"os"
 	"testing"
-
-	"github.com/fsdrun/fsd/runrecord"
 )
 
 // Main runs m with XDG_CONFIG_HOME (where runrecord.KeyFile is) in a
@@ -23,14 +22,4 @@ func Main(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	os.Setenv("XDG_CONFIG_HOME", dir)
 	return m.Run()
-}
-
-// Key is the test binary's key, as the runs it starts use it.
-func Key(t testing.TB) runrecord.Key {
-	t.Helper()
-	k, err := runrecord.UserKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
