@@ -170,6 +170,32 @@ func LoadReplay(dir string, opts ...LoadOption) (j *Replay, err error) {
 	return j, nil
 }
 
+// ErrUnsealed is returned when a resume finds a run.json whose workflow
+// and digests fsd did not write for this run, or that has no digests
+// (Options.Force resumes anyway).
+var ErrUnsealed = errors.New("resume refused: run.json does not say, sealed by fsd, what the run was made from")
+
+// Sealed checks that the record says what the run was made from, sealed
+// by fsd for this run under key (the user's: runrecord.UserKey), else an
+// error wrapping ErrUnsealed: without digests nothing tells the workflow
+// run.json names from another, and without fsd's seal on them (edited,
+// copied from another run or user, or written by an older fsd) the name
+// and the digests are anyone's. A resume checks it before it runs
+// anything; a caller checks it before it loads the workflow run.json
+// names.
+func (j *Replay) Sealed(key runrecord.Key) error {
+	var why string
+	switch s := j.Summary; {
+	case len(s.Digests) == 0:
+		why = "it has no digests"
+	case !runrecord.VerifySummary(key, s):
+		why = "its seal does not verify (edited, copied from another run or user, or written by an older fsd)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s; it names workflow %q; resume with --force to run that workflow as it is now", ErrUnsealed, why, j.Summary.Workflow)
+}
+
 // Close releases the run's lock when the journal will not be resumed;
 // Execute releases it itself.
 func (j *Replay) Close() error {

@@ -359,8 +359,11 @@ func (r *Run) resuming(j *Replay, input string, digests journal.Digests) (string
 	if input == "" || input == r.wf.Input {
 		input = j.Summary.Input
 	}
-	if err := r.trustRecord(j.Summary); err != nil {
-		return input, err
+	if err := j.Sealed(r.opts.Key); err != nil {
+		if !r.opts.Force {
+			return input, err
+		}
+		r.log.Warn().Err(err).Msg("resuming a run whose record is not sealed (--force)")
 	}
 	if diff := journal.Diff(j.Summary.Digests, digests); len(diff) > 0 {
 		if !r.opts.Force {
@@ -372,33 +375,6 @@ func (r *Run) resuming(j *Replay, input string, digests journal.Digests) (string
 		r.log.Warn().Str("file", rep).Msg("repaired the run record's torn last line")
 	}
 	return input, nil
-}
-
-// ErrUnsealed is returned when a resume finds a run.json whose workflow
-// and digests fsd did not write for this run, or that has no digests
-// (Options.Force resumes anyway).
-var ErrUnsealed = errors.New("resume refused: run.json does not say, sealed by fsd, what the run was made from")
-
-// trustRecord refuses a record that cannot say what the run was made
-// from: without digests nothing tells the workflow run.json names from
-// another, and without fsd's seal on them for this run (edited, copied
-// from another run or user, or written by an older fsd) the name and the
-// digests are anyone's.
-func (r *Run) trustRecord(s runrecord.Summary) error {
-	var why string
-	switch {
-	case len(s.Digests) == 0:
-		why = "it has no digests"
-	case !runrecord.VerifySummary(r.opts.Key, s):
-		why = "its seal does not verify (edited, copied from another run or user, or written by an older fsd)"
-	default:
-		return nil
-	}
-	if !r.opts.Force {
-		return fmt.Errorf("%w: %s; it names workflow %q; resume with --force to run that workflow as it is now", ErrUnsealed, why, s.Workflow)
-	}
-	r.log.Warn().Str("workflow", s.Workflow).Str("why", why).Msg("resuming a run whose record is not sealed (--force)")
-	return nil
 }
 
 // absPath is path made absolute ("" stays ""): run.json names the

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/runrecord"
 )
 
 // S5: the record keeps no NATS credentials, so a resume asks for them.
@@ -43,6 +44,16 @@ func newResumeCmd() *cobra.Command {
 				return fail(exitProblems, "resume %s: %v", args[0], err)
 			}
 			defer j.Close()
+			if !f.force {
+				// Before the workflow run.json names is even read.
+				key, err := runrecord.UserKey()
+				if err != nil {
+					return fail(exitProblems, "resume %s: %v", args[0], err)
+				}
+				if err := j.Sealed(key); err != nil {
+					return fail(exitProblems, "resume %s: %v", args[0], err)
+				}
+			}
 			if f.model == "" {
 				f.model = j.Summary.Meta["model"]
 			}
