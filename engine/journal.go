@@ -183,6 +183,8 @@ var ErrUnsealed = errors.New("resume refused: run.json does not say, sealed by f
 // and the digests are anyone's. A resume checks it before it runs
 // anything; a caller checks it before it loads the workflow run.json
 // names.
+//
+// R11: a resume runs only the workflow fsd sealed into run.json.
 func (j *Replay) Sealed(key runrecord.Key) error {
 	var why string
 	switch s := j.Summary; {

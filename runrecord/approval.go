@@ -184,6 +184,8 @@ func WriteAnswer(dir string, key Key, a Answer) (Answer, error) {
 // It never blocks on the file (a FIFO is refused at once) and takes only
 // a regular file, not through a symlink, of at most MaxAnswerBytes, whose
 // seal verifies under key (else an error wrapping ErrForged).
+//
+// A13: an answer counts only if fsd wrote it for this run.
 func ReadAnswer(dir string, key Key, call string) (a Answer, ok bool, err error) {
 	path := AnswerPath(dir, call)
 	b, err := readRegular(path, MaxAnswerBytes)

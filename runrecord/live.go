@@ -38,6 +38,8 @@ func Held(dir string) bool {
 // shows it: a live status (running, waiting) holds only while a process
 // holds the folder (Held); otherwise the process is gone and the run is
 // Interrupted (fsd resume goes on from its journal).
+//
+// R12: liveness is the folder's lock, not run.json.
 func Current(dir string, s Summary) Status {
 	if s.Status.Live() && !Held(dir) {
 		return Interrupted

@@ -141,6 +141,8 @@ func approve(w io.Writer, runsDir, runArg string, a runrecord.Answer) error {
 // checkEdit checks edited arguments against the input schema of the
 // pending call's tool, as the tool will check them: arguments it would
 // refuse are not an answer.
+//
+// A14: --edit answers only with arguments the schema accepts.
 func checkEdit(p *runrecord.PendingCall, args json.RawMessage) error {
 	var schema any
 	if err := json.Unmarshal(p.Schema, &schema); err != nil {
