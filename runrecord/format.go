@@ -3,6 +3,8 @@ package runrecord
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/fsdrun/fsd/event"
@@ -74,6 +76,23 @@ type Summary struct {
 	// listed when the run is stopped while they wait (answer them with
 	// fsd approve, then fsd resume).
 	Pending []PendingCall `json:"pending,omitempty"`
+}
+
+// ShownWorkflow is how a person in this working folder names the
+// workflow: Workflow relative to it (run.json keeps the absolute path,
+// so that a resume finds it from anywhere).
+func (s Summary) ShownWorkflow() string {
+	if !filepath.IsAbs(s.Workflow) {
+		return s.Workflow
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return s.Workflow
+	}
+	if rel, err := filepath.Rel(wd, s.Workflow); err == nil {
+		return rel
+	}
+	return s.Workflow
 }
 
 // AgentUsage is what one agent's model calls used, all its tasks together.

@@ -79,7 +79,8 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		sums = []runrecord.Summary{}
 	}
 	for i := range sums {
-		sums[i].Seed = ""
+		sums[i].Seed, sums[i].Seal = "", ""
+		sums[i].Workflow = sums[i].ShownWorkflow()
 	}
 	s.json(w, sums)
 }

@@ -80,7 +80,8 @@ type Span struct {
 // its board as it is), completed by board.json.
 func View(rec *runrecord.Record, now time.Time) RunView {
 	v := RunView{Summary: rec.Summary, Live: rec.Summary.Status.Live(), Now: now}
-	v.Summary.Seed = "" // nothing a page needs
+	v.Summary.Seed, v.Summary.Seal = "", "" // nothing a page needs
+	v.Summary.Workflow = rec.Summary.ShownWorkflow()
 	byID := map[string]*TaskView{}
 	var order []string
 	task := func(id string) *TaskView {

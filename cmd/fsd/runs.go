@@ -150,7 +150,7 @@ func listRuns(w, stderr io.Writer, dir string, limit int, asJSON bool, now time.
 		if priced {
 			line += view.Cost(r.Cost) + "\t"
 		}
-		fmt.Fprintln(tw, line+shownPath(r.Workflow))
+		fmt.Fprintln(tw, line+r.ShownWorkflow())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -166,23 +166,6 @@ func (r runRow) durationText() string {
 		return "-"
 	}
 	return time.Duration(r.Duration * float64(time.Second)).Round(time.Millisecond).String()
-}
-
-// shownPath is how a person at this shell names path: relative to the
-// working folder (run.json keeps the workflow's absolute path, so that a
-// resume finds it from anywhere).
-func shownPath(path string) string {
-	if !filepath.IsAbs(path) {
-		return path
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return path
-	}
-	if rel, err := filepath.Rel(wd, path); err == nil {
-		return rel
-	}
-	return path
 }
 
 func writeIndentedJSON(w io.Writer, v any) error {
@@ -235,7 +218,7 @@ func completeRunIDs(cmd *cobra.Command, args []string, _ string) ([]cobra.Comple
 	rows, _, _ := loadRuns(dir, time.Now())
 	out := make([]cobra.Completion, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, cobra.CompletionWithDesc(r.ID, string(r.Status)+" "+shownPath(r.Workflow)))
+		out = append(out, cobra.CompletionWithDesc(r.ID, string(r.Status)+" "+r.ShownWorkflow()))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }

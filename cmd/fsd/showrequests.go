@@ -112,7 +112,7 @@ func printShow(w io.Writer, rec *runrecord.Record, gens []showGen) error {
 	if s.Cost > 0 {
 		cost = " · cost " + view.Cost(s.Cost)
 	}
-	fmt.Fprintf(w, "run %s · %s · %s · %s · %s%s\n", s.ID, s.Status, shownPath(s.Workflow), plural(calls, "model call"), view.Tokens(s.Usage()), cost)
+	fmt.Fprintf(w, "run %s · %s · %s · %s · %s%s\n", s.ID, s.Status, s.ShownWorkflow(), plural(calls, "model call"), view.Tokens(s.Usage()), cost)
 	if s.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", s.Error)
 	}

@@ -82,7 +82,7 @@ func loadRunDetail(dir string, now time.Time) (runDetail, error) {
 func printRunDetail(w io.Writer, d runDetail) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\n", d.ID)
-	fmt.Fprintf(tw, "workflow\t%s\n", shownPath(d.Workflow))
+	fmt.Fprintf(tw, "workflow\t%s\n", d.ShownWorkflow())
 	status := string(d.Status)
 	if d.Resumed > 0 {
 		status += fmt.Sprintf(" (resumed %s)", plural(d.Resumed, "time"))
