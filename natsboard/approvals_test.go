@@ -30,7 +30,9 @@ import (
 // approvalProject writes a workflow whose skill "ops" has a command tool
 // "effect" (approve: policy) that appends "FSD_CALL_ID n" to the returned
 // log and answers "did n" — after hanging for a minute when the file
-// log+".hang" exists (it removes it: only one call hangs). Agents a and b call it with n=1; agent free
+// log+".hang" exists (it removes it: only one call hangs). It removes the
+// file before it logs, so a test that sees the line knows no later call
+// can hang, however soon the hanging one is killed. Agents a and b call it with n=1; agent free
 // only answers. tasks is the workflow's tasks: list.
 func approvalProject(t *testing.T, policy spec.Approve, tasks string) (wf, skills, log string) {
 	t.Helper()
@@ -48,7 +50,7 @@ tools:
     description: Logs n.
     approve: %s
     input: {type: object, properties: {n: {type: integer}}}
-    run: {command: [sh, -c, 'echo "$FSD_CALL_ID $2" >> "$1"; if [ -e "$1.hang" ]; then rm "$1.hang"; sleep 60; fi; printf "did %%s" "$2"', effect, %q, '{{.n}}']}
+    run: {command: [sh, -c, 'h=; if [ -e "$1.hang" ]; then rm "$1.hang"; h=1; fi; echo "$FSD_CALL_ID $2" >> "$1"; if [ -n "$h" ]; then sleep 60; fi; printf "did %%s" "$2"', effect, %q, '{{.n}}']}
 agents:
   a: {prompt: Run it., tools: [effect]}
   b: {prompt: Run it., tools: [effect]}
