@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 )
@@ -20,13 +21,19 @@ func Sum(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// AddFile adds the digest of a file's bytes under key.
+// AddFile adds the digest of a file's bytes under key, read as a stream:
+// a skill's large resource costs no memory.
 func (d Digests) AddFile(key, path string) error {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("digest of %s: %w", key, err)
 	}
-	d[key] = Sum(b)
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("digest of %s: %w", key, err)
+	}
+	d[key] = hex.EncodeToString(h.Sum(nil))
 	return nil
 }
 

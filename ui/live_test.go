@@ -7,10 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/keytest"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/ui"
 )
+
+// TestMain gives the runs the tests record a key of their own.
+func TestMain(m *testing.M) { os.Exit(keytest.Main(m)) }
 
 // TestKilledRunIsNotLive: the run page tells a live run by its folder's
 // lock: a run.json left saying running by a killed process (its process
