@@ -127,7 +127,7 @@ func newExporter(getenv func(string) string) (*exporter, error) {
 func parseEndpoint(v, name string) (*url.URL, error) {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s=%s: want an http:// or https:// URL, e.g. http://localhost:4318", name, redact(v))
+		return nil, fmt.Errorf("%s=%s: want an http:// or https:// URL, e.g. http://localhost:4318", name, withoutPassword(v))
 	}
 	return u, nil
 }
@@ -165,8 +165,8 @@ func tlsConfig(get func(string) (string, string)) (*tls.Config, error) {
 	return conf, nil
 }
 
-// redact drops a URL's password, if any, from a message.
-func redact(raw string) string {
+// withoutPassword drops a URL's password, if any, from a message.
+func withoutPassword(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
 		return u.Redacted()
 	}
@@ -243,7 +243,7 @@ func (e *exporter) send(ctx context.Context, body []byte) (retry bool, after tim
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:
 		if n, msg := partialSuccess(data); n > 0 || msg != "" {
-			return false, 0, fmt.Errorf("the collector at %s rejected %d spans: %s", redact(e.url), n, msg)
+			return false, 0, fmt.Errorf("the collector at %s rejected %d spans: %s", withoutPassword(e.url), n, msg)
 		}
 		return false, 0, nil
 	case code == http.StatusTooManyRequests || code == http.StatusBadGateway ||
@@ -268,7 +268,7 @@ func (e *exporter) statusError(resp *http.Response, body []byte) error {
 	if msg != "" {
 		msg = ": " + msg
 	}
-	return fmt.Errorf("OTLP export to %s: %s%s", redact(e.url), resp.Status, msg)
+	return fmt.Errorf("OTLP export to %s: %s%s", withoutPassword(e.url), resp.Status, msg)
 }
 
 // Shutdown stops further exports; the batch processor has flushed by then.

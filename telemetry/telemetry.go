@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
 )
 
@@ -68,13 +69,13 @@ func Setup(ctx context.Context, getenv func(string) string, opts Options) (engin
 
 // New returns an observer that makes its spans with tp.
 func New(tp trace.TracerProvider, opts Options) engine.Observer {
-	return &observer{tr: tp.Tracer("github.com/fsdrun/fsd"), opts: opts, secrets: secrets(opts.Secrets)}
+	return &observer{tr: tp.Tracer("github.com/fsdrun/fsd"), opts: opts, secrets: redact.New(opts.Secrets...)}
 }
 
 type observer struct {
 	tr      trace.Tracer
 	opts    Options
-	secrets *strings.Replacer
+	secrets redact.Secrets
 }
 
 // Attribute keys of the GenAI semantic conventions, and fsd's own.
@@ -244,26 +245,8 @@ func modelName(m string) string {
 	return m
 }
 
-func secrets(values []string) *strings.Replacer {
-	var pairs []string
-	for _, v := range values {
-		if len(v) >= 6 {
-			pairs = append(pairs, v, "[REDACTED]")
-		}
-	}
-	if len(pairs) == 0 {
-		return nil
-	}
-	return strings.NewReplacer(pairs...)
-}
-
 // S3: span content is masked.
-func (o *observer) mask(s string) string {
-	if o.secrets == nil {
-		return s
-	}
-	return o.secrets.Replace(s)
-}
+func (o *observer) mask(s string) string { return o.secrets.String(s) }
 
 // part and message are the GenAI conventions' message shapes.
 type part struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/runrecord"
 )
 
@@ -19,9 +20,7 @@ func Report(w io.Writer, rec *runrecord.Record, secrets []string) error {
 	if err != nil {
 		return err
 	}
-	if m := replacer(secrets); m != nil {
-		data = []byte(m.Replace(string(data)))
-	}
+	data = redact.New(secrets...).Bytes(data)
 	css, err := assets.ReadFile("assets/style.css")
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/runrecord"
 )
 
@@ -24,7 +25,7 @@ var assets embed.FS
 // Server serves the runs under a runs dir.
 type Server struct {
 	runsDir string
-	mask    *strings.Replacer
+	secrets redact.Secrets
 	// Poll is how often a live page's record is checked for growth.
 	Poll time.Duration
 	now  func() time.Time
@@ -32,20 +33,7 @@ type Server struct {
 
 // NewServer serves runsDir. secrets are masked in every response.
 func NewServer(runsDir string, secrets []string) *Server {
-	return &Server{runsDir: runsDir, mask: replacer(secrets), Poll: 300 * time.Millisecond, now: time.Now}
-}
-
-func replacer(secrets []string) *strings.Replacer {
-	var pairs []string
-	for _, s := range secrets {
-		if len(s) >= 6 {
-			pairs = append(pairs, s, "[REDACTED]")
-		}
-	}
-	if len(pairs) == 0 {
-		return nil
-	}
-	return strings.NewReplacer(pairs...)
+	return &Server{runsDir: runsDir, secrets: redact.New(secrets...), Poll: 300 * time.Millisecond, now: time.Now}
 }
 
 // Handler routes the UI: / (runs), /run/ID (a run), /api/runs,
@@ -110,13 +98,9 @@ func (s *Server) json(w http.ResponseWriter, v any) {
 	_, _ = w.Write(s.maskBytes(b))
 }
 
-// S3: every response and report is masked.
-func (s *Server) maskBytes(b []byte) []byte {
-	if s.mask == nil {
-		return b
-	}
-	return []byte(s.mask.Replace(string(b)))
-}
+// S3: every response and report is masked, in the JSON it is sent as
+// (redact masks a secret's JSON-escaped form too).
+func (s *Server) maskBytes(b []byte) []byte { return s.secrets.Bytes(b) }
 
 // live sends an "update" event whenever the run's record grows, and
 // "done" once the run is no longer live (runrecord.Status.Live): a run

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/cassette"
 	"github.com/fsdrun/fsd/model/provider"
@@ -180,7 +181,7 @@ func (m *models) check() error {
 // the model to run with, the random source for handles (seeded so a replay
 // draws the same handles), and a finish function to call after the run.
 func withCassette(m *models, recordPath, replayPath string) (model.Model, io.Reader, func(runErr error) error, error) {
-	secrets := cassette.SecretsFromEnv(os.Environ())
+	secrets := redact.FromEnv(os.Environ())
 	noop := func(err error) error { return err }
 	switch {
 	case replayPath != "":

@@ -16,7 +16,7 @@ import (
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
-	"github.com/fsdrun/fsd/model/cassette"
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/natsboard"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/telemetry"
@@ -190,7 +190,7 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	if opts.Observer == nil {
 		// Traces only when the OTel environment asks for them.
 		obs, shutdown, err := telemetry.Setup(context.Background(), os.Getenv, telemetry.Options{
-			Content: f.otelContent, Secrets: cassette.SecretsFromEnv(os.Environ()), Model: ms.nameFor})
+			Content: f.otelContent, Secrets: redact.FromEnv(os.Environ()), Model: ms.nameFor})
 		if err != nil {
 			return nil, fail(exitProblems, "traces: %v (check the OTEL_EXPORTER_OTLP_* variables)", err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fsdrun/fsd/model/cassette"
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/ui"
 )
@@ -51,7 +51,7 @@ func serveUI(ctx context.Context, runsDir string, g guardedHTTP, out, stderr io.
 	g.started = func(a net.Addr) {
 		fmt.Fprintf(out, "fsd ui: http://%s/ (runs in %s; Ctrl-C to stop)\n", a, runsDir)
 	}
-	return g.serve(ctx, ui.NewServer(runsDir, cassette.SecretsFromEnv(os.Environ())).Handler(), stderr)
+	return g.serve(ctx, ui.NewServer(runsDir, redact.FromEnv(os.Environ())).Handler(), stderr)
 }
 
 func newReportCmd() *cobra.Command {
@@ -83,7 +83,7 @@ func newReportCmd() *cobra.Command {
 				}
 				w = f
 			}
-			err = ui.Report(w, rec, cassette.SecretsFromEnv(os.Environ()))
+			err = ui.Report(w, rec, redact.FromEnv(os.Environ()))
 			if f != nil {
 				if cerr := f.Close(); err == nil {
 					err = cerr

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
-	"github.com/fsdrun/fsd/model/internal/redact"
 )
 
 // BenchmarkSummarize measures the per-call cost recording and replay add:

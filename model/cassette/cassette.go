@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
-	"github.com/fsdrun/fsd/model/internal/redact"
 )
 
 // Version is the cassette format this package writes and reads.
@@ -77,25 +77,6 @@ func newConfig(opts []Option) (config, redact.Secrets) {
 		o(&c)
 	}
 	return c, redact.New(c.secrets...)
-}
-
-// SecretsFromEnv returns the values of the variables in environ (as from
-// os.Environ) whose names end in _KEY, _TOKEN or _SECRET.
-//
-// S3: *_KEY, *_TOKEN and *_SECRET values are secrets.
-func SecretsFromEnv(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || value == "" {
-			continue
-		}
-		up := strings.ToUpper(name)
-		if strings.HasSuffix(up, "_KEY") || strings.HasSuffix(up, "_TOKEN") || strings.HasSuffix(up, "_SECRET") {
-			out = append(out, value)
-		}
-	}
-	return out
 }
 
 // callerKey identifies a generator: the host ("", "") or a board worker.

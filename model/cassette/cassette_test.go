@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
 )
 
@@ -189,7 +190,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 		}
 		return &model.Response{Text: "your key is " + secret, Calls: []model.ToolCall{{ID: "c", Name: "x", Args: json.RawMessage(`{"k":"` + secret + `"}`)}}}, nil
 	})
-	rec := NewRecorder(leaky, &buf, WithSecrets(SecretsFromEnv([]string{"OPENAI_API_KEY=" + secret, "HOME=/root"})...), WithMeta("model", "openai/x?key="+secret))
+	rec := NewRecorder(leaky, &buf, WithSecrets(redact.FromEnv([]string{"OPENAI_API_KEY=" + secret, "HOME=/root"})...), WithMeta("model", "openai/x?key="+secret))
 	req := request("", "", 0)
 	req.Context += "\nkey " + secret
 	req.Messages[0].Text = "use " + secret

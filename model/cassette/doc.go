@@ -13,9 +13,9 @@
 // caller's sequence, a digest of the canonicalised request, a summary of the
 // request (hashes, lengths, short previews) and the response. Secrets are
 // stripped before anything is written: API keys never reach the provider
-// layer's requests, and any value passed to WithSecrets (SecretsFromEnv
-// collects *_KEY, *_TOKEN and *_SECRET variables) is masked wherever it
-// appears in text.
+// layer's requests, and any value passed to WithSecrets (fsd passes the values of its
+// *_KEY, *_TOKEN and *_SECRET variables) is masked wherever it appears in
+// text.
 //
 // Replay is keyed by caller and sequence, never by arrival order, so
 // concurrent board workers replay the same answers however their calls

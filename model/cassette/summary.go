@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
-	"github.com/fsdrun/fsd/model/internal/redact"
 )
 
 // headLen is how much of a text a summary keeps readable: enough to

@@ -12,9 +12,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/anthropic"
-	"github.com/fsdrun/fsd/model/internal/redact"
 	"github.com/fsdrun/fsd/model/openai"
 	"github.com/fsdrun/fsd/model/retry"
 )

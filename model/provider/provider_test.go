@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/anthropic"
 	"github.com/fsdrun/fsd/model/cassette"
@@ -181,7 +182,7 @@ func TestNoKeyAnywhere(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := cassette.NewRecorder(m, &rec, cassette.WithSecrets(cassette.SecretsFromEnv([]string{prov.keyVar + "=" + key})...))
+			r := cassette.NewRecorder(m, &rec, cassette.WithSecrets(redact.FromEnv([]string{prov.keyVar + "=" + key})...))
 			for i := range 6 {
 				req := &model.Request{Context: "ctx", Messages: []model.Message{{Role: model.User, Text: "hi"}}, Caller: model.Caller{Step: i}}
 				if stream {

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
-	"github.com/fsdrun/fsd/model/internal/redact"
 	"github.com/fsdrun/fsd/model/retry"
 )
 

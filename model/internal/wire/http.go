@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
-	"github.com/fsdrun/fsd/model/internal/redact"
 	"github.com/fsdrun/fsd/model/retry"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsdrun/fsd/model/internal/redact"
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model/retry"
 )
 
