@@ -13,6 +13,7 @@ import (
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
@@ -71,6 +72,9 @@ type genDeps struct {
 	// appr stands before calls that need a person's approval; nil asks
 	// for none.
 	appr *approval.Gate
+	// secrets are masked in every tool result, response and error as it
+	// comes in (the toolbox's set); nil masks nothing.
+	secrets *redact.Set
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -144,7 +148,9 @@ func (g *generator) loop(ctx context.Context) (answer string, err error) {
 		ctx, end = g.obs.Agent(ctx, g.caller)
 		defer func() { end(answer, err) }()
 	}
-	return g.steps(ctx)
+	answer, err = g.steps(ctx)
+	// A task's error goes to board.json and the events.
+	return answer, g.secrets.Error(err)
 }
 
 // steps is loop's body.
@@ -204,6 +210,7 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 	s := g.assemble(step)
 	req := s.Request
 	if resp, ok := g.replay.response(step); ok {
+		g.maskResponse(resp)
 		return req, resp, true, nil
 	}
 	g.rec.Request(g.recName, s, g.tr.Len(), g.clock())
@@ -215,6 +222,8 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 	if resp == nil {
 		resp = &model.Response{}
 	}
+	g.maskResponse(resp)
+	err = g.secrets.Error(err)
 	tk := g.estimate(req, resp, err)
 	if done != nil {
 		done(resp, err)
@@ -346,7 +355,7 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	var res model.ToolResult
 	if act == journal.UseJournal {
 		// A program that already ran is not run again.
-		return model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact}, nil
+		return g.maskResult(model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact}), nil
 	}
 	// A call that needs approval waits here, before anything runs; its
 	// step is durable (runsCommand or mayAsk synced it), so a run
@@ -371,7 +380,7 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	case journal.Retry:
 		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("running an in-doubt call again with the same FSD_CALL_ID")
 	}
-	res = g.env.call(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), c)
+	res = g.maskResult(g.env.call(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), c))
 	if gate.Note != "" {
 		res.Text = gate.Note + res.Text
 	}
@@ -385,7 +394,7 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	// and record the same form the journal stores (a read of non-UTF-8
 	// bytes replays as it was recorded).
 	res.Text = storedText(res.Text)
-	if inJournal && !res.Fresh && (res.Text != journaled.Text || res.IsError != journaled.IsError) {
+	if inJournal && !res.Fresh && (res.Text != g.secrets.String(journaled.Text) || res.IsError != journaled.IsError) {
 		return res, g.errorf("resume diverged from the journal at step %d: %s answered %q, the journal says %q (did a manifest change?)",
 			step+1, c.Name, clip(res.Text, 80), clip(journaled.Text, 80))
 	}

@@ -30,7 +30,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h, name: "host", recName: transcriptName("", 1),
 		// The host's items are client-visible: stream its text as it comes.
 		streamText: func(delta string) {
-			r.ev.emit(event.Event{Type: event.Text, Text: delta, Delta: true})
+			r.ev.emit(event.Event{Type: event.Text, Text: r.box.secrets.String(delta), Delta: true})
 		},
 		streamReset: func() { r.ev.emit(event.Event{Type: event.TextReset}) },
 	}
@@ -70,7 +70,7 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 func (r *Run) genDeps() genDeps {
 	return genDeps{runID: r.ID, emit: r.ev.emit, acct: r.acct, tokens: r.tokens, log: r.log, rec: r.rec, now: r.now,
 		arts: r.arts, maxResult: r.limits.MaxResultTokens, noCache: r.wf.NoCache, obs: r.opts.Observer,
-		durability: r.opts.Durability, appr: r.appr}
+		durability: r.opts.Durability, appr: r.appr, secrets: r.box.secrets}
 }
 
 // FirstRequest assembles the host's first request without calling the

@@ -20,7 +20,7 @@ func newTestManager(max int, skills ...*spec.Skill) (*manager, *event.Recorder) 
 	m := newManager(managerDeps{
 		cat:  newCatalog(project(skills...), nil),
 		arts: artifact.NewStore(rand.NewChaCha8([32]byte{3})),
-		box:  newToolbox(nil),
+		box:  newToolbox(nil, nil),
 		emit: rec.Emit,
 		max:  max,
 	})

@@ -106,6 +106,11 @@ type Options struct {
 	// back; the zero Key is the user's (runrecord.UserKey) for a run that
 	// keeps a record or resumes one.
 	Key runrecord.Key
+	// Secrets are values to mask besides those the run finds itself (the
+	// values of fsd's *_KEY, *_TOKEN and *_SECRET variables, and of every
+	// variable a skill's tools and MCP servers take from the environment):
+	// a transport's credentials, say. Masked text reads [REDACTED].
+	Secrets []string
 }
 
 // Run is one execution of a workflow. Create it with New, start it with
@@ -200,11 +205,16 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		now:     opts.Now,
 		ledger:  supply.NewLedger(),
 		tokens:  sharedTokens,
-		box:     newToolbox(opts.Trusted),
+		box:     newToolbox(opts.Trusted, runSecrets(opts.Secrets)),
+	}
+	for _, s := range p.Skills {
+		// Every skill's, loaded or not: a program may print what another
+		// skill's was given (a shared file, a key both use).
+		r.box.secrets.Add(skillSecrets(s)...)
 	}
 	r.acct = newAccount(p.Workflow, r.limits)
 	r.cat = newCatalog(p, opts.Reload)
-	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger})
+	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger, Mask: r.box.secrets.String})
 	r.seed = seed
 	r.ID = opts.RunID
 	if r.ID == "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/mcptool"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -26,14 +27,20 @@ type toolbox struct {
 	// refusal is what an untrusted skill's command tools answer instead of
 	// the advice to pass --trust ("": that advice).
 	refusal string
+	// secrets are the run's (or the attempt's): compiling a skill adds the
+	// values its programs take from the environment.
+	secrets *redact.Set
 
 	mu     sync.Mutex
 	stores map[string]*tool.MemKV // skill id -> run-wide store (L4)
 	tools  map[*spec.Skill][]skillTool
 }
 
-func newToolbox(trusted func(*spec.Skill) bool) *toolbox {
-	return &toolbox{trusted: trusted, stores: map[string]*tool.MemKV{}, tools: map[*spec.Skill][]skillTool{}}
+func newToolbox(trusted func(*spec.Skill) bool, secrets *redact.Set) *toolbox {
+	if secrets == nil {
+		secrets = redact.NewSet()
+	}
+	return &toolbox{trusted: trusted, secrets: secrets, stores: map[string]*tool.MemKV{}, tools: map[*spec.Skill][]skillTool{}}
 }
 
 // callable is what the engine needs of a tool a skill brings: a command,
@@ -124,6 +131,8 @@ func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
 	if ts, ok := tb.tools[s]; ok {
 		return ts, nil
 	}
+	// Before any of its programs can print them.
+	tb.secrets.Add(skillSecrets(s)...)
 	trusted := tb.isTrusted(s)
 	var ts []skillTool
 	for _, t := range s.Tools {

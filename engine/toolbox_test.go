@@ -11,7 +11,7 @@ import (
 // greet: tool greet: …`.
 func TestToolCompileErrorNamesToolOnce(t *testing.T) {
 	s := &spec.Skill{ID: "greeter", Tools: []spec.Tool{{Name: "greet", Run: spec.ToolRun{Kind: spec.RunReply, Reply: "Hello, {{.name"}}}}
-	_, err := newToolbox(nil).compile(s)
+	_, err := newToolbox(nil, nil).compile(s)
 	if err == nil {
 		t.Fatal("a broken template compiled")
 	}

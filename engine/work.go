@@ -40,14 +40,14 @@ func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 	}
 	ev := &emitter{runID: t.Run, now: o.Now, sink: o.Sink}
 	arts := artifact.NewStore(o.Rand)
-	box := newToolbox(o.Trusted)
+	box := newToolbox(o.Trusted, runSecrets(o.Secrets))
 	box.refusal = o.Refusal
-	box.mcp = mcptool.NewPool(mcptool.Options{Trusted: o.Trusted, Idle: -1, Spool: workSpool{arts}, Logger: o.Logger})
+	box.mcp = mcptool.NewPool(mcptool.Options{Trusted: o.Trusted, Idle: -1, Spool: workSpool{arts}, Logger: o.Logger, Mask: box.secrets.String})
 	defer box.mcp.Close()
 	acct := &account{tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	return runAttempt(ctx, t, attemptDeps{
 		gen: genDeps{runID: t.Run, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
-			arts: arts, appr: approval.ForWorker(t, o, ev.emit)},
+			arts: arts, appr: approval.ForWorker(t, o, ev.emit), secrets: box.secrets},
 		ev: ev, model: o.Model, skill: o.Skill, box: box,
 		open: func() (*transcript.Transcript, *genReplay, error) {
 			return journaledTranscript(o.Log, journal.Gen{Task: t.Task, Attempt: max(t.Number, 1)}, resumed, o.Now), resumed, nil

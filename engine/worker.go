@@ -129,7 +129,7 @@ func (w *workerEnv) allow(ctx context.Context, s *spec.Skill, names []string) (r
 		mt, notes := w.box.mcp.Acquire(ctx, s)
 		release = func() { w.box.mcp.Release(s) }
 		for _, n := range notes {
-			w.log.Warn().Str("skill", s.ID).Msg(n)
+			w.log.Warn().Str("skill", s.ID).Msg(w.box.secrets.String(n))
 		}
 		for _, t := range mt {
 			if want[t.Server()+"/*"] || want[t.Server()+"/"+t.Remote()] {

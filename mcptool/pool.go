@@ -56,6 +56,9 @@ type Options struct {
 	Transport http.RoundTripper
 	// Logger gets debug logs.
 	Logger zerolog.Logger
+	// Mask takes secrets out of what the pool logs (a server's stderr
+	// may print what it was given); nil logs as is.
+	Mask func(string) string
 	// Version is fsd's version, sent in the MCP handshake.
 	Version string
 }
@@ -71,6 +74,7 @@ type Pool struct {
 	transport    http.RoundTripper
 	log          zerolog.Logger
 	version      string
+	mask         func(string) string
 
 	mu      sync.Mutex
 	servers map[key]*server
@@ -85,7 +89,10 @@ type key struct {
 // NewPool returns an empty pool.
 func NewPool(o Options) *Pool {
 	p := &Pool{trusted: o.Trusted, lookupEnv: o.LookupEnv, idle: o.Idle, startTimeout: o.StartTimeout,
-		spool: o.Spool, transport: o.Transport, log: o.Logger, version: o.Version, servers: map[key]*server{}}
+		spool: o.Spool, transport: o.Transport, log: o.Logger, version: o.Version, mask: o.Mask, servers: map[key]*server{}}
+	if p.mask == nil {
+		p.mask = func(s string) string { return s }
+	}
 	if p.trusted == nil {
 		p.trusted = func(*spec.Skill) bool { return true }
 	}
@@ -124,7 +131,7 @@ func (p *Pool) Acquire(ctx context.Context, s *spec.Skill) (tools []*Tool, notes
 		}
 		ts, listNotes, err := srv.list(ctx)
 		if err != nil {
-			p.log.Warn().Str("skill", s.ID).Str("server", cfg.Name).Err(err).Msg("MCP server unavailable")
+			p.log.Warn().Str("skill", s.ID).Str("server", cfg.Name).Str("error", p.mask(err.Error())).Msg("MCP server unavailable")
 			notes = append(notes, fmt.Sprintf("MCP server %s is unavailable, its tools are not offered: %v", cfg.Name, err))
 			continue
 		}

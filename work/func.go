@@ -33,6 +33,9 @@ type Options struct {
 	// Refusal is what a command tool of an untrusted skill answers ("":
 	// the advice to run fsd with --trust).
 	Refusal string
+	// Secrets are values to mask besides those the attempt finds itself
+	// (engine.Options.Secrets): the worker's transport credentials.
+	Secrets []string
 	// Sink receives the attempt's events, stamped with the attempt's run.
 	Sink event.Sink
 	// Approver takes the attempt's calls that need approval to the run,

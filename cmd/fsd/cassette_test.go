@@ -30,6 +30,18 @@ func fakeOpenAI(t *testing.T, replies []fakeReply) (*httptest.Server, func() []s
 
 // fakeOpenAIUsage is fakeOpenAI reporting usage for every answer.
 func fakeOpenAIUsage(t *testing.T, replies []fakeReply, usage map[string]any) (*httptest.Server, func() []string) {
+	return fakeOpenAIFunc(t, func(i int, _ []byte) (fakeReply, bool) {
+		if i >= len(replies) {
+			return fakeReply{}, false
+		}
+		return replies[i], true
+	}, usage)
+}
+
+// fakeOpenAIFunc is a stand-in whose i-th answer (from 0) reply makes
+// from the request's body; false answers an error. Each body it saw comes
+// back followed by a line with the request's Authorization header.
+func fakeOpenAIFunc(t *testing.T, reply func(i int, body []byte) (fakeReply, bool), usage map[string]any) (*httptest.Server, func() []string) {
 	var mu sync.Mutex
 	var bodies []string
 	n := 0
@@ -39,12 +51,12 @@ func fakeOpenAIUsage(t *testing.T, replies []fakeReply, usage map[string]any) (*
 		bodies = append(bodies, string(body)+"\n"+r.Header.Get("Authorization"))
 		i := n
 		n++
+		rep, ok := reply(i, body)
 		mu.Unlock()
-		if i >= len(replies) {
+		if !ok {
 			http.Error(w, `{"error":{"message":"no more replies"}}`, http.StatusInternalServerError)
 			return
 		}
-		rep := replies[i]
 		var calls []map[string]any
 		for j, c := range rep.calls {
 			calls = append(calls, map[string]any{"index": j, "id": fmt.Sprintf("call_%d_%d", i, j), "type": "function",

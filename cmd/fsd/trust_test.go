@@ -188,7 +188,8 @@ func TestTrustFlagErrors(t *testing.T) {
 
 // A secret in fsd's environment never reaches a tool process, a log line,
 // an event, a recording or the run record; a variable the tool declares
-// does reach it, which shows the tool ran and its output was recorded.
+// does reach it, which shows the tool ran and its output was recorded
+// (its value masked there, as every value a tool is given is).
 func TestSecretsStayOutOfToolsLogsEventsAndRecords(t *testing.T) {
 	const secret = "sk-fsd-test-5ecret-9f8e7d6c5b4a"
 	t.Setenv("OPENAI_API_KEY", secret)
@@ -206,7 +207,7 @@ func TestSecretsStayOutOfToolsLogsEventsAndRecords(t *testing.T) {
 	if !ok || env.Error {
 		t.Fatalf("show_env did not run: %+v", env)
 	}
-	for _, want := range []string{"PATH=", "FSD_DECLARED=declared-value-visible"} {
+	for _, want := range []string{"PATH=", "FSD_DECLARED=[REDACTED]"} {
 		if !strings.Contains(env.Result, want) {
 			t.Errorf("the tool's environment lacks %s:\n%s", want, env.Result)
 		}
