@@ -99,6 +99,31 @@ func RedactURL(u string) string {
 	return strings.Join(parts, ",")
 }
 
+// URLSecrets returns the passwords and tokens of a comma-separated NATS
+// URL list, as written and unescaped: what a run masks in the text it
+// records and sends, as it masks a model's API key.
+func URLSecrets(list string) []string {
+	var out []string
+	for _, p := range strings.Split(list, ",") {
+		at := strings.LastIndex(p, "@")
+		if at < 0 {
+			continue
+		}
+		info := p[:at]
+		if i := strings.Index(info, "://"); i >= 0 {
+			info = info[i+3:]
+		}
+		if _, pass, ok := strings.Cut(info, ":"); ok {
+			info = pass // a user name is not a secret
+		}
+		out = append(out, info)
+		if u, err := neturl.PathUnescape(info); err == nil && u != info {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // Redact is a runrecord.Redact for board.nats: the run record
 // keeps the workflow with every URL of board.nats redacted, and the
 // workflow's file with each URL that carries a user, password or token

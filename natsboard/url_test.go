@@ -1,6 +1,7 @@
 package natsboard
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,5 +59,19 @@ func TestCheckWorkflow(t *testing.T) {
 				t.Errorf("spec alone reports %v: board.nats is the transport's to check", d)
 			}
 		})
+	}
+}
+
+// A NATS URL's password or token is what a run masks; a user name and a
+// URL without credentials give nothing.
+func TestURLSecrets(t *testing.T) {
+	for _, tc := range []struct{ list, want string }{
+		{"nats://127.0.0.1:4222", "[]"},
+		{"nats://alice:s3cret-pass@h:4222", "[s3cret-pass]"},
+		{"nats://t0ken-value@h1:4222, tls://bob:p%40ss-word@h2", "[t0ken-value p%40ss-word p@ss-word]"},
+	} {
+		if got := fmt.Sprint(URLSecrets(tc.list)); got != tc.want {
+			t.Errorf("URLSecrets(%q) = %s, want %s", tc.list, got, tc.want)
+		}
 	}
 }

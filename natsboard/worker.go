@@ -69,6 +69,9 @@ type Worker struct {
 	reopenMu sync.Mutex      // held by the one reopenQueue looking; guards reopened
 	reopened time.Time       // when reopenQueue last looked
 	trusted  map[string]bool // bundle digests of the --trust folders' skills
+	// secrets are the NATS URL's credentials, masked in the attempts'
+	// text with the keys of the worker's environment.
+	secrets []string
 
 	mu     sync.Mutex
 	models map[string]model.Model
@@ -135,7 +138,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 			Msg("the queue's ack wait, set by the worker that created it, differs from --ack-wait; heartbeats follow the queue's")
 		opts.AckWait = wait
 	}
-	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}}
+	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url)}
 	if _, err := w.listen(); err != nil {
 		res.Close()
 		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
@@ -527,7 +530,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
 		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
 			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
-		Log: tee, Logged: view.entries,
+		Log: tee, Logged: view.entries, Secrets: w.secrets,
 	})
 	// The whole transcript is stored before the outcome is committed
 	// (a step's durability may have left the last entries unwaited).

@@ -213,8 +213,13 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		}
 		return np, nil
 	}
-	// board.nats may carry NATS credentials: the record keeps none.
+	// board.nats may carry NATS credentials: the record keeps none, and
+	// no text the run records or sends does.
 	opts.Redact = natsboard.Redact
+	opts.Secrets = append(opts.Secrets, natsboard.URLSecrets(f.nats)...)
+	if b := p.Workflow.Board; b != nil {
+		opts.Secrets = append(opts.Secrets, natsboard.URLSecrets(b.NATS)...)
+	}
 	r, err := engine.New(p, opts)
 	if errors.Is(err, engine.ErrNotResumable) {
 		return nil, fail(exitProblems, "%v", err)
