@@ -337,3 +337,46 @@ func TestMCPToolsForAgents(t *testing.T) {
 		t.Errorf("echo reached the server %d times", n)
 	}
 }
+
+// What an MCP server prints of what it was given — the variables its
+// env: lists, the value of its Authorization header — comes back masked,
+// on both transports: in the result the next request carries and in the
+// events.
+//
+// S7: an MCP tool's result is masked like a command's.
+func TestMCPResultSecretsAreMasked(t *testing.T) {
+	const key = `mcp-&<key>"-5ecret-0a1b2c3d`
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Setenv(mcptest.EnvSecret, key)
+			url := ""
+			if transport == "http" {
+				srv := mcptest.HTTP(nil)
+				defer srv.Close()
+				url = srv.URL
+			}
+			s, _ := mcpSkill(t, url, []string{"secrets"})
+			if url == "" {
+				s.MCP[0].Env = append(s.MCP[0].Env, mcptest.EnvSecret)
+			} else {
+				s.MCP[0].Headers = map[string]string{"Authorization": mcptest.EnvSecret}
+			}
+			res, m, evs, err := runWith(t, project(s), Options{MCPIdle: -1},
+				read("tracker"), call("mcp__tracker__t__secrets", nil), say("done"))
+			if err != nil || res.Answer != "done" {
+				t.Fatalf("answer %q, error %v", res.Answer, err)
+			}
+			want := "env=[REDACTED] auth="
+			if transport == "http" {
+				want = "env=[REDACTED] auth=[REDACTED]"
+			}
+			if r := lastResult(m.requests()[2]); r.Text != want {
+				t.Errorf("the server's result reads %q, want %q", r.Text, want)
+			}
+			b, _ := json.Marshal(evs)
+			if strings.Contains(string(b), "5ecret-0a1b2c3d") {
+				t.Errorf("the events hold the key: %s", b)
+			}
+		})
+	}
+}

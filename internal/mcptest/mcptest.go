@@ -29,10 +29,13 @@ const (
 	// EnvHang=1 makes the stdio server ignore the end of its input and
 	// live on, like a server stuck in a loop: only a signal ends it.
 	EnvHang = "FSD_MCPTEST_HANG"
+	// EnvSecret is the variable the secrets tool prints, as a server
+	// careless with what it was given would.
+	EnvSecret = "FSD_MCPTEST_SECRET"
 )
 
 // Tools is every tool the server offers, sorted.
-var Tools = []string{"add", "big", "crash", "echo", "fail", "image", "meta", "pid", "resource", "sleep"}
+var Tools = []string{"add", "big", "crash", "echo", "fail", "image", "meta", "pid", "resource", "secrets", "sleep"}
 
 // PNG is the image the image tool returns: a 1x1 PNG.
 var PNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
@@ -93,6 +96,14 @@ func Server(calls *atomic.Int64) *mcp.Server {
 		logCall("meta", "")
 		b, _ := json.Marshal(req.Params.Meta)
 		return text(string(b)), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "secrets", Description: "What the server was given: EnvSecret and the Authorization header."}, func(_ context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+		logCall("secrets", "")
+		auth := ""
+		if req.Extra != nil {
+			auth = req.Extra.Header.Get("Authorization")
+		}
+		return text(fmt.Sprintf("env=%s auth=%s", os.Getenv(EnvSecret), auth)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "The server's process id."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 		logCall("pid", "")
