@@ -71,10 +71,12 @@ type example struct {
 	// before, if set, is called before each model call of a task and
 	// may hold it.
 	before func(ctx context.Context, task string) error
+	// key is the key planted in the input; "" is secret.
+	key string
 }
 
 // startExample starts the example's run as id under runs, its input
-// carrying the planted key.
+// carrying the planted key (ex.key, or secret).
 func startExample(t *testing.T, runs, id string, ex example) (*engine.Run, <-chan error) {
 	t.Helper()
 	if ex.workflow == "" {
@@ -110,9 +112,13 @@ func startExample(t *testing.T, runs, id string, ex example) (*engine.Run, <-cha
 	if err != nil {
 		t.Fatal(err)
 	}
+	key := ex.key
+	if key == "" {
+		key = secret
+	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := run.Execute(context.Background(), p.Workflow.Input+" (key "+secret+")")
+		_, err := run.Execute(context.Background(), p.Workflow.Input+" (key "+key+")")
 		done <- err
 	}()
 	return run, done

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,5 +67,48 @@ func TestServerMasksSecretsAndRefusesPaths(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), secret) || !strings.Contains(buf.String(), "window.FSD_DATA") {
 		t.Error("report: key shown or data missing")
+	}
+}
+
+// A key with characters JSON and HTML escape is masked in what the server
+// sends and in the report, however they spell it: the record holds it
+// raw (it came in the run's input, which is no tool's output).
+//
+// S3: masked in the form the page or the JSON spells it.
+func TestServerMasksEscapedSecrets(t *testing.T) {
+	const core = "5ecret-fedcba9876543210"
+	const key = `sk-ui-&<planted>"` + core
+	runs := t.TempDir()
+	if _, done := startExample(t, runs, "r2", example{key: key}); <-done != nil {
+		t.Fatal("the example failed")
+	}
+	raw, err := os.ReadFile(filepath.Join(runs, "r2", runrecord.JournalFile))
+	if err != nil || !strings.Contains(string(raw), core) {
+		t.Fatalf("the record should hold the planted key for the server to mask (%v)", err)
+	}
+	srv := httptest.NewServer(ui.NewServer(runs, []string{key}).Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/runs/r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	rec, err := runrecord.Open(filepath.Join(runs, "r2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := ui.Report(&page, rec, []string{key}); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"/api/runs/r2": string(body), "the report": page.String()} {
+		if strings.Contains(text, core) {
+			i := strings.Index(text, core)
+			t.Errorf("%s shows the key: …%s…", name, text[max(i-40, 0):min(i+len(core)+10, len(text))])
+		}
+		if !strings.Contains(text, "[REDACTED]") {
+			t.Errorf("%s: the input's key is not masked", name)
+		}
 	}
 }
