@@ -343,7 +343,7 @@ func TestMCPToolsForAgents(t *testing.T) {
 // on both transports: in the result the next request carries and in the
 // events.
 //
-// S7: an MCP tool's result is masked like a command's.
+// S8: an MCP tool's result is masked like a command's.
 func TestMCPResultSecretsAreMasked(t *testing.T) {
 	const key = `mcp-&<key>"-5ecret-0a1b2c3d`
 	for _, transport := range []string{"stdio", "http"} {

@@ -48,7 +48,7 @@ func skillSecrets(s *spec.Skill) []string {
 // else sees it: the transcript and its journal, the events, the next
 // requests, the approvals and spans all read it from here.
 //
-// S7: a tool's output is masked once, where it enters the run.
+// S8: a tool's output is masked once, where it enters the run.
 func (g *generator) maskResult(res model.ToolResult) model.ToolResult {
 	res.Text = g.secrets.String(res.Text)
 	return res

@@ -60,20 +60,23 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	runCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := proc.Command(runCtx, proc.Program{Argv: argv, Root: c.dir, Env: c.env, Set: callIDs(ctx).environ(), LookupEnv: c.lookupEnv})
-	stdout := &capped{max: MaxOutputBytes}
-	stderr := proc.NewTail(StderrTail)
-	err := proc.Run(cmd, stdout, stderr)
-	out := stdout.String()
+	// Both keep maskSlack bytes past their cut, so that a secret the cut
+	// would split is masked whole before the cut is made.
+	stdout := &capped{max: MaxOutputBytes + maskSlack}
+	stderrBuf := proc.NewTail(StderrTail + maskSlack)
+	err := proc.Run(cmd, stdout, stderrBuf)
+	out := c.cleanHead(stdout)
+	stderr := c.cleanTail(stderrBuf)
 	switch {
 	case err == nil:
 		if out == "" {
 			out = "(no output)"
 		}
-		return Result{Text: out, Truncated: stdout.truncated()}
+		return Result{Text: out, Truncated: stdout.over(MaxOutputBytes)}
 	case ctx.Err() != nil:
 		return errorf("cancelled: %v", context.Cause(ctx))
 	case runCtx.Err() != nil:
-		return Result{Text: withOutput(fmt.Sprintf("timed out after %s", c.timeout), out, stderr.String()), IsError: true, Truncated: stdout.truncated()}
+		return Result{Text: withOutput(fmt.Sprintf("timed out after %s", c.timeout), out, stderr), IsError: true, Truncated: stdout.over(MaxOutputBytes)}
 	case errors.Is(err, exec.ErrNotFound):
 		return errorf("command not found: %q is not in PATH", name)
 	case errors.Is(err, fs.ErrNotExist):
@@ -87,9 +90,54 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 		if ee.ExitCode() < 0 {
 			status = "killed: " + ee.String()
 		}
-		return Result{Text: withOutput(status, out, stderr.String()), IsError: true, Truncated: stdout.truncated()}
+		return Result{Text: withOutput(status, out, stderr), IsError: true, Truncated: stdout.over(MaxOutputBytes)}
 	}
 	return errorf("cannot run %q: %v", name, err)
+}
+
+// maskSlack is how far past a cap output is kept for masking: a secret up
+// to this long that a cut would split is still masked whole.
+const maskSlack = 4 << 10
+
+// cleanHead is stdout masked, then cut to MaxOutputBytes and marked when
+// the program printed more.
+func (c *Tool) cleanHead(w *capped) string {
+	s := string(w.buf)
+	if c.mask != nil {
+		s = c.mask(s)
+	}
+	if !w.over(MaxOutputBytes) {
+		return s
+	}
+	return cutUTF8(s, MaxOutputBytes) + fmt.Sprintf("\n[output truncated at %d MiB]", MaxOutputBytes>>20)
+}
+
+// cleanTail is stderr's end masked, then cut to its last StderrTail bytes.
+func (c *Tool) cleanTail(t *proc.Tail) string {
+	s := t.String()
+	if c.mask != nil {
+		s = c.mask(s)
+	}
+	if len(s) <= StderrTail {
+		return s
+	}
+	s = s[len(s)-StderrTail:]
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
+}
+
+// cutUTF8 is s cut to at most n bytes, not ending on half a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for i := 0; i < utf8.UTFMax && len(s) > 0 && !utf8.ValidString(s[max(len(s)-utf8.UTFMax, 0):]); i++ {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // withOutput appends what a failed command printed to its status line.
@@ -137,16 +185,5 @@ func (w *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w *capped) truncated() bool { return w.total > int64(len(w.buf)) }
-
-func (w *capped) String() string {
-	if !w.truncated() {
-		return string(w.buf)
-	}
-	b := w.buf
-	// Do not end on half a character.
-	for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.Valid(b[max(len(b)-utf8.UTFMax, 0):]); i++ {
-		b = b[:len(b)-1]
-	}
-	return string(b) + fmt.Sprintf("\n[output truncated at %d MiB]", MaxOutputBytes>>20)
-}
+// over reports whether more than n bytes were written.
+func (w *capped) over(n int) bool { return w.total > int64(n) }

@@ -64,6 +64,11 @@ func WithSkill(id string) Option { return func(t *Tool) { t.skill = id } }
 // elsewhere, says what its own trust rule is.
 func WithRefusal(advice string) Option { return func(t *Tool) { t.advice = advice } }
 
+// WithMask sets how a command's output is cleaned of secrets (a run's
+// redact set): it is applied before the output is cut to its caps, so a
+// secret the cut would split is masked whole, not left in part.
+func WithMask(f func(string) string) Option { return func(t *Tool) { t.mask = f } }
+
 // WithLookupEnv sets where a command's environment comes from (default
 // os.LookupEnv); tests use it to pin the environment.
 func WithLookupEnv(f func(string) (string, bool)) Option {
@@ -87,6 +92,7 @@ type Tool struct {
 	advice    string
 	onInt     spec.OnInterrupt
 	lookupEnv func(string) (string, bool)
+	mask      func(string) string
 }
 
 // Compile prepares t for calls: it compiles the input schema (nil means

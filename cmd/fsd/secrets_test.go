@@ -83,7 +83,7 @@ func lastContent(t *testing.T, body []byte, role string) string {
 // of the requests the provider received — in no form. Masked, the
 // result still says the key was there.
 //
-// S7: tool output is masked before it is journaled, sent or rendered.
+// S8: tool output is masked before it is journaled, sent or rendered.
 func TestToolOutputSecretsAreMasked(t *testing.T) {
 	var probe string // what the host read from probe, repeated after
 	srv, bodies := fakeOpenAIFunc(t, func(i int, body []byte) (fakeReply, bool) {

@@ -99,7 +99,7 @@ func (s Secrets) Len() int { return len(s.values) }
 
 // String returns text with every secret masked, in every form.
 //
-// S2, S7: masked wherever text may leave.
+// S2, S8: masked wherever text may leave.
 func (s Secrets) String(text string) string {
 	if s.r == nil || text == "" {
 		return text
