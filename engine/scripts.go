@@ -56,7 +56,7 @@ func (m *manager) runScript(ctx context.Context, args json.RawMessage) model.Too
 	}
 	s := l.skill
 	trusted := m.box.isTrusted(s)
-	res := tool.RunScript(ctx, s.Dir, a.Script, a.Args, tool.WithTrust(trusted), tool.WithSkill(s.ID))
+	res := tool.RunScript(ctx, s.Dir, a.Script, a.Args, tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(m.box.secrets.String))
 	return model.ToolResult{Text: res.Text, IsError: res.IsError}
 }
 

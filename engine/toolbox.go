@@ -136,7 +136,7 @@ func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
 	trusted := tb.isTrusted(s)
 	var ts []skillTool
 	for _, t := range s.Tools {
-		opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID)}
+		opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(tb.secrets.String)}
 		if tb.refusal != "" {
 			opts = append(opts, tool.WithRefusal(tb.refusal))
 		}

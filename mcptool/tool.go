@@ -210,7 +210,8 @@ func (t *Tool) result(r *mcp.CallToolResult) tool.Result {
 			b.Write(j)
 		}
 	}
-	text := b.String()
+	// Masked before the cut below, which could split a secret.
+	text := t.srv.pool.mask(b.String())
 	if text == "" {
 		text = "(no output)"
 	}

@@ -101,6 +101,8 @@ const maskSlack = 4 << 10
 
 // cleanHead is stdout masked, then cut to MaxOutputBytes and marked when
 // the program printed more.
+//
+// S8: masked before the cut, so no part of a secret is left.
 func (c *Tool) cleanHead(w *capped) string {
 	s := string(w.buf)
 	if c.mask != nil {
