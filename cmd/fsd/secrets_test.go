@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"html"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,19 +148,7 @@ func TestToolOutputSecretsAreMasked(t *testing.T) {
 	}
 	look("the event stream", out)
 	look("the logs", errs)
-	files := 0
-	err := filepath.WalkDir(runs, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		b, err := os.ReadFile(p)
-		look(p, string(b))
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eachFile(t, runs, look)
 	for _, name := range []string{"journal.jsonl", "events.jsonl", "run.json", "board.json", "requests.jsonl"} {
 		if _, err := os.Stat(filepath.Join(runs, runID(t, evs), name)); err != nil {
 			t.Errorf("the run folder lacks %s: %v", name, err)

@@ -70,6 +70,26 @@ tools:
 	return base, marker
 }
 
+// eachFile calls f with the path and content of every file under root,
+// and returns how many there were.
+func eachFile(t *testing.T, root string, f func(path, text string)) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		b, err := os.ReadFile(p)
+		f(p, string(b))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // events parses a --events json stream.
 func events(t *testing.T, out string) []event.Event {
 	t.Helper()
@@ -226,24 +246,11 @@ func TestSecretsStayOutOfToolsLogsEventsAndRecords(t *testing.T) {
 	if strings.Contains(errs, secret) {
 		t.Error("the secret is in the logs")
 	}
-	files := 0
-	err := filepath.WalkDir(runs, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if strings.Contains(string(b), secret) {
+	files := eachFile(t, runs, func(p, text string) {
+		if strings.Contains(text, secret) {
 			t.Errorf("the secret is in %s", p)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if files < 3 {
 		t.Errorf("only %d files under the runs dir: nothing was recorded", files)
 	}
