@@ -97,6 +97,9 @@ func formsOf(v string) []string {
 // Len is how many values are masked.
 func (s Secrets) Len() int { return len(s.values) }
 
+// Values are the values masked, longest first (not their escaped forms).
+func (s Secrets) Values() []string { return s.values }
+
 // String returns text with every secret masked, in every form.
 //
 // S2, S8: masked wherever text may leave.

@@ -121,7 +121,7 @@ func (c *Client) begins(body []byte) string {
 	n := min(len(body), maxHead)
 	for moved := true; moved; {
 		moved = false
-		for _, v := range c.secrets {
+		for _, v := range c.secrets.Values() {
 			from := max(0, n-len(v)+1)
 			window := body[from:min(len(body), n+len(v)-1)]
 			if i := bytes.Index(window, []byte(v)); i >= 0 && from+i < n {
