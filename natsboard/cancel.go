@@ -67,6 +67,7 @@ func (c *Coordinator) stop(key string, ready <-chan *Outcome, w *runWatch) *work
 		log.Debug().Err(err).Msg("no worker answered the cancel")
 	}
 	data, _ := json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Error: cancelledMessage}})
+	data = signOutcome(data, outcomeKey(c.opts.Key, key), key)
 	cctx, ccancel := context.WithTimeout(context.Background(), c.opts.CancelGrace)
 	defer ccancel()
 	if _, err := c.res.results.Create(cctx, key, data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {

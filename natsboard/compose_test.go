@@ -444,7 +444,7 @@ func TestFewerReplicasWarned(t *testing.T) {
 	nodes := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := connect(ctx, urls(nodes...), "test setup", 1, zerolog.Nop())
+	r, err := connect(ctx, urls(nodes...), dialing{name: "test setup", replicas: 1, log: zerolog.Nop()})
 	must(t, err)
 	r.Close()
 	w := worker(t, urls(nodes...), "w1")

@@ -35,7 +35,15 @@ type Options struct {
 	// CancelGrace bounds the wait for a cancelled task's worker to report
 	// (0: DefaultCancelGrace).
 	CancelGrace time.Duration
-	Logger      zerolog.Logger
+	// Credentials besides those the URL may carry.
+	Credentials Credentials
+	// Key signs task messages and derives the secret each attempt's
+	// outcome is MACed with (auth.go). Workers given the same key run
+	// only tasks it signed; a resume needs the key the run started with
+	// to accept outcomes committed meanwhile. nil: a random key, good for
+	// this coordinator's life only.
+	Key    []byte
+	Logger zerolog.Logger
 }
 
 // Coordinator publishes a run's task attempts to the work queue and waits
@@ -72,7 +80,10 @@ func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error
 	if opts.CancelGrace <= 0 {
 		opts.CancelGrace = DefaultCancelGrace
 	}
-	res, err := connect(ctx, url, "fsd run", opts.Replicas, opts.Logger)
+	if len(opts.Key) == 0 {
+		opts.Key = NewKey()
+	}
+	res, err := connect(ctx, url, dialing{name: "fsd run", replicas: opts.Replicas, log: opts.Logger, creds: opts.Credentials})
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +173,8 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		}
 	}
 	m := Message{V: WireVersion, Attempt: *t, Script: c.script, ScriptName: c.scriptName,
-		Events: eventsSubject(t.Run, t.Task, t.Number), MaxDeliveries: c.opts.MaxDeliveries}
+		Events: eventsSubject(t.Run, t.Task, t.Number), MaxDeliveries: c.opts.MaxDeliveries,
+		OutcomeKey: outcomeKey(c.opts.Key, key)}
 	if approvals != nil {
 		m.Approvals = approvalsSubject(t.Run, t.Task, t.Number)
 	}
@@ -180,6 +192,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 	if err != nil {
 		return nil, err
 	}
+	data = signTask(data, c.opts.Key)
 	// Subscribe before publishing: the server sees the interest before any
 	// worker can report.
 	sub, err := c.res.nc.Subscribe(m.Events, func(msg *nats.Msg) {
@@ -462,16 +475,21 @@ func (w *runWatch) deliver(key string, value []byte) {
 		w.seen[key] = true
 		return
 	}
-	ch <- decodeOutcome(key, value)
+	ch <- w.c.decodeOutcome(key, value)
 	delete(w.waiters, key)
 }
 
-// decodeOutcome reads a committed outcome; one that cannot be read fails
-// its task saying so (it is committed: nothing else will come).
+// decodeOutcome reads a committed outcome; one that cannot be read, or
+// that is not authenticated by the attempt's outcome key, fails its task
+// saying so (it is committed: nothing else will come).
 //
-// N20: never a wait for good.
-func decodeOutcome(key string, value []byte) *Outcome {
+// N20: never a wait for good. N25: an outcome counts only with its MAC.
+func (c *Coordinator) decodeOutcome(key string, value []byte) *Outcome {
 	var out Outcome
+	if err := c.checkOutcome(key, value); err != nil {
+		c.opts.Logger.Warn().Str("key", key).Err(err).Msg("refused an outcome that is not authenticated")
+		return &Outcome{V: WireVersion, Outcome: work.Outcome{Error: refusedOutcome(key, err)}}
+	}
 	if err := json.Unmarshal(value, &out); err != nil {
 		out = Outcome{V: WireVersion, Outcome: work.Outcome{Error: fmt.Sprintf("its outcome %s in bucket %s is not readable: %v", key, ResultsBucket, err)}}
 	}
@@ -511,7 +529,7 @@ func (c *Coordinator) outcome(ctx context.Context, key string) (*work.Outcome, e
 	if err != nil {
 		return nil, fmt.Errorf("read outcome %s: %w", key, err)
 	}
-	return &decodeOutcome(key, e.Value()).Outcome, nil
+	return &c.decodeOutcome(key, e.Value()).Outcome, nil
 }
 
 func (w *runWatch) stop() {

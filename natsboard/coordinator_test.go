@@ -35,10 +35,11 @@ func TestResumedWatchHoldsNoOutcomes(t *testing.T) {
 			Logged: 1, Log: []json.RawMessage{entry}}}
 		data, err := json.Marshal(out)
 		must(t, err)
-		_, err = r.results.Create(ctx, ResultKey("big", fmt.Sprintf("t%d", i), 1), data)
+		k := ResultKey("big", fmt.Sprintf("t%d", i), 1)
+		_, err = r.results.Create(ctx, k, signedOutcome(testKey, k, data))
 		must(t, err)
 	}
-	c, err := Connect(ctx, srv.ClientURL(), Options{})
+	c, err := Connect(ctx, srv.ClientURL(), Options{Key: testKey})
 	must(t, err)
 	defer c.Close()
 	if _, err := c.watch(ctx, "big"); err != nil {
@@ -65,7 +66,7 @@ func TestResumedWatchHoldsNoOutcomes(t *testing.T) {
 func TestUnreadableOutcomeFailsTask(t *testing.T) {
 	srv := runServer(t)
 	r := testJS(t, srv.ClientURL())
-	c, err := Connect(context.Background(), srv.ClientURL(), Options{})
+	c, err := Connect(context.Background(), srv.ClientURL(), Options{Key: testKey})
 	must(t, err)
 	defer c.Close()
 	for _, before := range []bool{true, false} {
@@ -73,7 +74,9 @@ func TestUnreadableOutcomeFailsTask(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		commit := func() error {
-			_, err := r.results.Create(ctx, ResultKey("garbled", task, 1), []byte("not json"))
+			// Authenticated, as a worker commits it, but not JSON.
+			k := ResultKey("garbled", task, 1)
+			_, err := r.results.Create(ctx, k, signedOutcome(testKey, k, []byte("{not json")))
 			return err
 		}
 		committed := make(chan error, 1)
@@ -142,7 +145,7 @@ func TestWatchRestartsWhenConsumerLost(t *testing.T) {
 	defer func() { watchProbe = probe }()
 	srv := runServer(t)
 	r := testJS(t, srv.ClientURL())
-	c, err := Connect(context.Background(), srv.ClientURL(), Options{})
+	c, err := Connect(context.Background(), srv.ClientURL(), Options{Key: testKey})
 	must(t, err)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -170,7 +173,7 @@ func TestWatchRestartsWhenConsumerLost(t *testing.T) {
 	}
 	must(t, names.Err())
 	data, _ := json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Result: "after the loss"}})
-	_, err = r.results.Create(ctx, ResultKey("lost", "t", 1), data)
+	_, err = r.results.Create(ctx, ResultKey("lost", "t", 1), signedOutcome(testKey, ResultKey("lost", "t", 1), data))
 	must(t, err)
 	got := <-done
 	if got.err != nil {

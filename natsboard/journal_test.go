@@ -84,7 +84,7 @@ func TestJournalViewFencing(t *testing.T) {
 // testJS connects to srv and sets the resources up.
 func testJS(t *testing.T, url string) *resources {
 	t.Helper()
-	r, err := connect(context.Background(), url, "test", 1, zerolog.Nop())
+	r, err := connect(context.Background(), url, dialing{name: "test", replicas: 1, log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -307,7 +307,7 @@ func TestKeepTryingOutlastsRetry(t *testing.T) {
 // TestClusterNodeKilled under load).
 func TestPublishOutlastsNoStream(t *testing.T) {
 	srv := runServer(t)
-	r, err := connect(context.Background(), srv.ClientURL(), "test", 1, zerolog.Nop())
+	r, err := connect(context.Background(), srv.ClientURL(), dialing{name: "test", replicas: 1, log: zerolog.Nop()})
 	must(t, err)
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -342,7 +342,7 @@ func TestPublishOutlastsNoStream(t *testing.T) {
 func TestNATSClientErrorsLogged(t *testing.T) {
 	srv := runServer(t)
 	var logged syncbuf.Buffer
-	r, err := connect(context.Background(), srv.ClientURL(), "test", 1, zerolog.New(&logged))
+	r, err := connect(context.Background(), srv.ClientURL(), dialing{name: "test", replicas: 1, log: zerolog.New(&logged)})
 	must(t, err)
 	defer r.Close()
 	block := make(chan struct{})

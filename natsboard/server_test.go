@@ -52,7 +52,7 @@ func runCluster(t testing.TB) []*server.Server {
 	// that has just formed.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := connect(ctx, urls(nodes...), "test setup", 3, zerolog.Nop())
+	r, err := connect(ctx, urls(nodes...), dialing{name: "test setup", replicas: 3, log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

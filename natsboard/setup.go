@@ -28,16 +28,19 @@ type resources struct {
 	warnings []string
 }
 
-// connect dials url and makes sure the streams, bucket and object store
-// exist (creating the missing ones; existing ones keep their settings).
-// replicas is the replica count of those it creates (0: defaultReplicas).
-// The connection's losses, returns and asynchronous errors go to log.
-func connect(ctx context.Context, url, name string, replicas int, log zerolog.Logger) (*resources, error) {
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
-		nats.ErrorHandler(asyncErrors(log)))
+// connect dials url (see dial) and makes sure the streams, bucket and
+// object store exist (creating the missing ones; existing ones keep their
+// settings). d.replicas is the replica count of those it creates (0:
+// defaultReplicas). The connection's losses, returns and asynchronous
+// errors go to d.log.
+func connect(ctx context.Context, url string, d dialing) (*resources, error) {
 	// Errors name the URL without its credentials.
-	url = RedactURL(url)
+	shown := RedactURL(url)
+	nc, err := dial(ctx, url, shown, d)
+	url, log, replicas := shown, d.log, d.replicas
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("nats %s: %w", url, err)
 	case errors.Is(err, nats.ErrNoServers):
 		return nil, fmt.Errorf("nats %s: %w (is a NATS server running there? start one with nats-server -js)", url, err)
 	case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
@@ -46,6 +49,11 @@ func connect(ctx context.Context, url, name string, replicas int, log zerolog.Lo
 		return nil, fmt.Errorf("nats %s: %w", url, err)
 	}
 	sayConnection(nc, url, log)
+	if d.wait {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, setupWait)
+		defer cancel()
+	}
 	if replicas <= 0 {
 		replicas = defaultReplicas(nc)
 	}

@@ -71,6 +71,9 @@ type Message struct {
 	// MaxDeliveries: a delivery beyond it fails the attempt instead of
 	// running it again.
 	MaxDeliveries int `json:"max-deliveries"`
+	// OutcomeKey is the secret the worker MACs the attempt's outcome
+	// with (auth.go): the coordinator refuses an outcome without it.
+	OutcomeKey string `json:"outcome-key,omitempty"`
 }
 
 // Key is the key of the attempt's outcome in ResultsBucket.

@@ -57,7 +57,17 @@ type WorkerOptions struct {
 	Work work.Func
 	// Replicas of the JetStream resources when this worker creates them.
 	Replicas int
-	Logger   zerolog.Logger
+	// Credentials besides those the URL may carry.
+	Credentials Credentials
+	// SigningKey: when set, the worker runs only task messages signed
+	// with it (the coordinator's Options.Key) and refuses others.
+	SigningKey []byte
+	// WaitForServer: NewWorker waits for a server that is not there yet
+	// (until its ctx ends, saying so at every attempt) instead of failing;
+	// the setup that follows is bounded by 30 s. Workers started with
+	// their server, in any order, then all serve.
+	WaitForServer bool
+	Logger        zerolog.Logger
 }
 
 // Worker takes task messages from the work queue and runs them.
@@ -121,7 +131,8 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 	if err != nil {
 		return nil, err
 	}
-	res, err := connect(ctx, url, "fsd worker "+opts.Name, opts.Replicas, opts.Logger)
+	res, err := connect(ctx, url, dialing{name: "fsd worker " + opts.Name, replicas: opts.Replicas, log: opts.Logger,
+		creds: opts.Credentials, wait: opts.WaitForServer})
 	if err != nil {
 		return nil, err
 	}
@@ -296,9 +307,22 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 		// Sent by a coordinator of another fsd version: its task fails
 		// saying so, rather than waiting for a worker that reads it.
 		log.Error().Int("v", m.V).Msg("task message of another wire version failed")
-		w.commit(ctx, msg, key, &work.Outcome{Error: fmt.Sprintf("its task message is wire version %d, and worker %s reads version %d: run the same fsd version on the coordinator and every worker",
+		w.commit(ctx, msg, &m, &work.Outcome{Error: fmt.Sprintf("its task message is wire version %d, and worker %s reads version %d: run the same fsd version on the coordinator and every worker",
 			m.V, w.opts.Name, WireVersion)}, l, log)
 		return
+	}
+	if len(w.opts.SigningKey) > 0 {
+		if err := checkTask(msg.Data(), w.opts.SigningKey); err != nil {
+			// Not from a coordinator with this worker's key: never run.
+			// The refusal is committed (MACed with the outcome key the
+			// message names), so a coordinator whose key differs learns
+			// why its task failed; a forger's run learns nothing it did
+			// not write.
+			log.Error().Err(err).Str("subject", msg.Subject()).Msg("task message refused: not signed with this worker's --signing-key")
+			w.commit(ctx, msg, &m, &work.Outcome{Error: fmt.Sprintf("worker %s refused its task message: %v under the worker's --signing-key; give fsd run and every worker the same --signing-key FILE",
+				w.opts.Name, err)}, l, log)
+			return
+		}
 	}
 	// Registered before the check below: a cancel that comes after the
 	// check finds the task; one that came before committed an outcome the
@@ -364,7 +388,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 			return
 		}
 	}
-	w.commit(ctx, msg, key, res, l, log)
+	w.commit(ctx, msg, &m, res, l, log)
 }
 
 // commit commits a delivery's outcome, then acks its message: a failed
@@ -372,7 +396,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 //
 // N3, N14: the first create-only commit is the outcome; one over
 // max_payload is replaced by an error saying so.
-func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res *work.Outcome, l *lease, log zerolog.Logger) {
+//
+// N25: the outcome is MACed with the outcome key its message carries.
+func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res *work.Outcome, l *lease, log zerolog.Logger) {
+	key := m.Key()
 	res.Worker = w.opts.Name
 	data, err := json.Marshal(Outcome{V: WireVersion, Outcome: *res})
 	if err == nil && res.Log != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
@@ -384,14 +411,14 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, key string, res 
 	if err != nil {
 		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Error: "outcome: " + err.Error(), Worker: w.opts.Name}})
 	}
-	_, err = w.res.results.Create(ctx, key, data)
+	_, err = w.res.results.Create(ctx, key, signOutcome(data, m.OutcomeKey, key))
 	if errors.Is(err, nats.ErrMaxPayload) {
 		// It would never fit: running it again would not help. The task
 		// fails with what to change (its usage still counts).
 		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Usage: res.Usage, Worker: w.opts.Name,
 			Error: fmt.Sprintf("its outcome (result, observations, history items) is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration, or have the task return less",
 				len(data), w.res.nc.MaxPayload())}})
-		_, err = w.res.results.Create(ctx, key, data)
+		_, err = w.res.results.Create(ctx, key, signOutcome(data, m.OutcomeKey, key))
 	}
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {

@@ -1,0 +1,157 @@
+package natsboard
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Task messages and outcomes are authenticated, so that the right to
+// publish on fsd's subjects is not enough to forge them:
+//
+//   - A task message carries a MAC under the coordinator's key over its
+//     whole text (run, task, attempt, goal, input, bundle and script
+//     digests, …). A worker given the same key (--signing-key) runs only
+//     messages whose MAC it can check; a worker without one cannot tell,
+//     and NATS permissions must keep others from publishing tasks.
+//   - A task message carries its outcome key, a secret derived from the
+//     coordinator's key and the attempt's result key. The worker MACs the
+//     outcome it commits with it; the coordinator recomputes it and
+//     refuses an outcome whose MAC does not match: its task fails saying
+//     so. Whoever can read task messages (workers, and anyone NATS lets
+//     read FSD_TASKS) can learn outcome keys: NATS permissions must keep
+//     that to fsd's own roles (docs/scale-out.md lists them).
+//
+// The MAC goes first in the JSON object, spliced into the bytes that
+// were MACed, so checking it needs no re-encoding: {"mac":"HEX",REST} is
+// valid for the bytes {REST}.
+
+// KeySize is the length of a signing key, in bytes.
+const KeySize = 32
+
+// NewKey returns a random signing key.
+func NewKey() []byte {
+	k := make([]byte, KeySize)
+	if _, err := rand.Read(k); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return k
+}
+
+// ReadKey reads a signing key from a file: at least KeySize bytes, hex
+// or raw (`openssl rand -hex 32 > fsd.key`). Surrounding space is ignored.
+func ReadKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t := bytes.TrimSpace(b)
+	if k, err := hex.DecodeString(string(t)); err == nil {
+		t = k
+	}
+	if len(t) < KeySize {
+		return nil, fmt.Errorf("signing key %s: %d bytes; want at least %d (openssl rand -hex %d > %s)", path, len(t), KeySize, KeySize, path)
+	}
+	return t, nil
+}
+
+const macPrefix = `{"mac":"`
+
+func mac(key []byte, parts ...string) string {
+	h := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// sign returns data (a JSON object) with the MAC of key over purpose and
+// data spliced in first.
+func sign(data []byte, key []byte, purpose ...string) []byte {
+	if len(data) < 2 || data[0] != '{' {
+		return data
+	}
+	m := mac(key, append(purpose, string(data))...)
+	sep := ","
+	if data[1] == '}' {
+		sep = ""
+	}
+	return append([]byte(macPrefix+m+`"`+sep), data[1:]...)
+}
+
+var (
+	errUnsigned = errors.New("it carries no MAC")
+	errBadMAC   = errors.New("its MAC does not match")
+)
+
+// verify checks the MAC that sign spliced into data.
+func verify(data []byte, key []byte, purpose ...string) error {
+	rest, ok := bytes.CutPrefix(data, []byte(macPrefix))
+	if !ok || len(rest) < 2*sha256.Size+1 {
+		return errUnsigned
+	}
+	got, rest := string(rest[:2*sha256.Size]), rest[2*sha256.Size:]
+	switch {
+	case bytes.HasPrefix(rest, []byte(`",`)):
+		rest = rest[2:]
+	case bytes.HasPrefix(rest, []byte(`"}`)):
+		rest = rest[1:]
+	default:
+		return errUnsigned
+	}
+	orig := append([]byte{'{'}, rest...)
+	if !hmac.Equal([]byte(got), []byte(mac(key, append(purpose, string(orig))...))) {
+		return errBadMAC
+	}
+	return nil
+}
+
+// outcomeKey is the secret an attempt's outcome is MACed with: derived
+// from the coordinator's key, so a resumed coordinator with the same key
+// checks outcomes committed while it was down.
+func outcomeKey(key []byte, resultKey string) string {
+	return mac(key, "fsd outcome key", resultKey)
+}
+
+// signOutcome MACs an outcome's JSON with the attempt's outcome key
+// (hex, from its task message); unsigned when there is none (a message
+// of a coordinator that sends none: it checks none).
+func signOutcome(data []byte, outcomeKey, resultKey string) []byte {
+	if outcomeKey == "" {
+		return data
+	}
+	return sign(data, []byte(outcomeKey), "fsd outcome", resultKey)
+}
+
+// checkOutcome checks an outcome committed under resultKey against this
+// coordinator's key.
+func (c *Coordinator) checkOutcome(resultKey string, data []byte) error {
+	return verify(data, []byte(outcomeKey(c.opts.Key, resultKey)), "fsd outcome", resultKey)
+}
+
+// signTask MACs a task message's JSON with the coordinator's key.
+func signTask(data, key []byte) []byte { return sign(data, key, "fsd task") }
+
+// checkTask checks a task message against a worker's signing key.
+func checkTask(data, key []byte) error { return verify(data, key, "fsd task") }
+
+// refusedOutcome is the error of a task whose committed outcome does not
+// carry the MAC of the attempt's outcome key.
+func refusedOutcome(resultKey string, err error) string {
+	why := "it is not authenticated"
+	if errors.Is(err, errBadMAC) {
+		why = "its MAC does not match this run's key"
+	}
+	return strings.Join([]string{
+		fmt.Sprintf("its outcome %s in bucket %s was refused: %s.", resultKey, ResultsBucket, why),
+		"Something other than a worker that ran the task wrote it (who may publish to NATS? see NATS permissions in docs/scale-out.md),",
+		"or the run was resumed with another signing key than it started with (--signing-key)",
+	}, " ")
+}
