@@ -86,7 +86,7 @@ func dial(ctx context.Context, url, shown string, d dialing) (*nats.Conn, error)
 		return nats.Connect(url, opts...)
 	}
 	var connected atomic.Bool
-	var lastErr atomic.Value
+	var lastErr atomic.Pointer[error]
 	up := make(chan struct{}, 1)
 	refused := make(chan error, 1)
 	opts = append(opts, nats.RetryOnFailedConnect(true),
@@ -108,7 +108,7 @@ func dial(ctx context.Context, url, shown string, d dialing) (*nats.Conn, error)
 				}
 				return
 			}
-			lastErr.Store(err)
+			lastErr.Store(&err)
 		}),
 		// Backoff before the first connection only: once connected, a lost
 		// connection is tried again every ReconnectWait, as without wait.
@@ -117,9 +117,16 @@ func dial(ctx context.Context, url, shown string, d dialing) (*nats.Conn, error)
 				return 250 * time.Millisecond
 			}
 			pause := min(firstRetry<<min(attempts-1, 8), lastRetry)
+			// Said once the failure is known to be worth waiting for (the
+			// handler above runs asynchronously): a server that refuses
+			// the client is an error, not a wait.
+			last := lastErr.Load()
+			if last == nil {
+				return pause
+			}
 			why := "nothing answers there"
-			if err, ok := lastErr.Load().(error); ok && !errors.Is(err, nats.ErrNoServers) {
-				why = err.Error()
+			if !errors.Is(*last, nats.ErrNoServers) {
+				why = (*last).Error()
 			}
 			d.log.Warn().Str("nats", shown).Msgf("waiting for NATS at %s (%s); trying again in %s", shown, why, pause)
 			return pause

@@ -136,6 +136,12 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 	if err != nil {
 		return nil, err
 	}
+	if opts.WaitForServer {
+		// Only the wait for the server is unbounded.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, setupWait)
+		defer cancel()
+	}
 	for _, w := range res.warnings {
 		opts.Logger.Warn().Msg(w)
 	}

@@ -86,6 +86,7 @@ func newResumeCmd() *cobra.Command {
 	addTrustFlag(cmd, &f)
 	addDurabilityFlag(cmd, &f)
 	cmd.Flags().StringVar(&f.nats, "nats", "", "NATS server the run's tasks go to (default: the one it started with, or the workflow's board.nats)")
+	addNATSAuthFlags(cmd, &f.natsAuth)
 	addApprovalFlags(cmd, &f)
 	return cmd
 }

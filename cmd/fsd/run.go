@@ -43,6 +43,8 @@ type runFlags struct {
 	durability string
 	// nats sends the board's tasks to workers through this NATS server.
 	nats string
+	// natsAuth are the NATS credentials and signing key (--creds, …).
+	natsAuth natsAuth
 	// approve is who answers calls that need approval: ask, auto, deny.
 	approve string
 	// approvalTimeout fails a call that waited this long for approval.

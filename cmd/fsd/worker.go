@@ -29,6 +29,7 @@ type workerFlags struct {
 	ackWait     time.Duration
 	name        string
 	verbose     bool
+	auth        natsAuth
 }
 
 func newWorkerCmd() *cobra.Command {
@@ -40,7 +41,8 @@ func newWorkerCmd() *cobra.Command {
 			"skill from the server's object store (digest-checked, cached on disk) and runs the task with the\n" +
 			"model the workflow names, using this process's API keys (OPENAI_API_KEY, ANTHROPIC_API_KEY, …).\n" +
 			"Command tools and stdio MCP servers run only for skills whose files match a skill under --trust.\n" +
-			"Stop it with Ctrl-C or SIGTERM: tasks it is running go back to the queue.",
+			"Stop it with Ctrl-C or SIGTERM: tasks it is running go back to the queue.\n" +
+			"A worker started before its NATS server waits for it, saying so, until the server is up or it is stopped.",
 		Example: `  nats-server -js &
   fsd worker --nats nats://localhost:4222 --trust ./skills --concurrency 8
   fsd worker --nats nats://localhost:4222 --agents 'weekly-report.*'`,
@@ -49,7 +51,7 @@ func newWorkerCmd() *cobra.Command {
 			return runWorker(cmd.Context(), f, cmd.ErrOrStderr(), useColor(cmd, cmd.ErrOrStderr()))
 		},
 	}
-	cmd.Flags().StringVar(&f.nats, "nats", "", "NATS server with JetStream, e.g. nats://localhost:4222 (required)")
+	cmd.Flags().StringVar(&f.nats, "nats", "", "NATS server with JetStream, e.g. nats://localhost:4222 (required; default $"+envNATSURL+")")
 	cmd.Flags().StringArrayVar(&f.trust, "trust", nil, "let skills whose files match a skill under DIR run command tools and stdio MCP servers (repeatable)")
 	cmd.Flags().IntVar(&f.concurrency, "concurrency", 4, "tasks run at once")
 	cmd.Flags().StringVar(&f.agents, "agents", ">", "agents this worker takes, a NATS subject pattern over SKILL.AGENT (e.g. 'weekly-report.*'; '_.worker' is the default worker)")
@@ -57,14 +59,16 @@ func newWorkerCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&f.ackWait, "ack-wait", natsboard.DefaultAckWait, "how long a task may go without a heartbeat before another worker gets it")
 	cmd.Flags().StringVar(&f.name, "name", "", "this worker's name in outcomes and logs (default: host-pid)")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
+	addNATSAuthFlags(cmd, &f.auth)
 	return cmd
 }
 
 // N17: a signal is a worker's normal end: exit 0 with the tasks handed
 // back.
 func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool) error {
+	f.nats = orEnv(f.nats, envNATSURL)
 	if f.nats == "" {
-		return usage("fsd worker needs --nats URL (a NATS server with JetStream: nats-server -js)")
+		return usage("fsd worker needs --nats URL or $%s (a NATS server with JetStream: nats-server -js)", envNATSURL)
 	}
 	if f.concurrency <= 0 {
 		return usage("--concurrency: %d is not a positive number", f.concurrency)
@@ -84,6 +88,14 @@ func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool)
 		if _, err := trust.New([]string{p}); err != nil {
 			return usage("--trust %v", err)
 		}
+	}
+	var signingKey []byte
+	if path := f.auth.signingKeyFile(); path != "" {
+		k, err := natsboard.ReadKey(path)
+		if err != nil {
+			return usage("--signing-key %v", err)
+		}
+		signingKey = k
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -116,13 +128,22 @@ func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool)
 			return scripted.New(s, nil), nil
 		}})
 	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	w, err := natsboard.NewWorker(cctx, f.nats, natsboard.WorkerOptions{Work: engine.Work,
+	if signingKey == nil && len(f.trust) > 0 {
+		log.Warn().Msgf("no --signing-key: this worker cannot tell task messages from fsd run from others, and whoever may publish on fsd.tasks.> can have it run --trust skills' commands with their own goal and input; give it and fsd run the same --signing-key FILE (or $%s)", envNATSSigningKey)
+	}
+	// Bounded by the signals only: a worker started before its server
+	// waits for it (the setup that follows is bounded by 30 s).
+	w, err := natsboard.NewWorker(ctx, f.nats, natsboard.WorkerOptions{Work: engine.Work,
 		Name: f.name, Concurrency: f.concurrency, Agents: f.agents, AckWait: f.ackWait,
 		Trust: f.trust, CacheDir: f.cache, Model: build, Logger: log,
+		Credentials: f.auth.credentials(), SigningKey: signingKey, WaitForServer: true,
 	})
-	cancel()
 	if err != nil {
+		if _, ok := caughtSignal(ctx); ok {
+			// Stopped while it waited for its server: a normal end.
+			log.Info().Msg("worker stopped before it could connect to NATS")
+			return nil
+		}
 		return fail(exitProblems, "%v", err)
 	}
 	defer w.Close()

@@ -28,10 +28,14 @@ func natsServer(t *testing.T, jetStream bool) *server.Server {
 }
 
 // natsServerWith starts an embedded NATS server on loopback with o
-// (credentials, JetStream), on a free port and its own store folder.
+// (credentials, JetStream), on o.Port or a free port, and its own store
+// folder.
 func natsServerWith(t *testing.T, o server.Options) *server.Server {
 	t.Helper()
-	o.Host, o.Port, o.StoreDir, o.NoLog, o.NoSigs = "127.0.0.1", -1, t.TempDir(), true, true
+	if o.Port == 0 {
+		o.Port = -1
+	}
+	o.Host, o.StoreDir, o.NoLog, o.NoSigs = "127.0.0.1", t.TempDir(), true, true
 	s, err := server.NewServer(&o)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +83,7 @@ func TestWorkerStartProblems(t *testing.T) {
 		{"run port out of range", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", "nats://127.0.0.1:0", "--runs-dir", t.TempDir()}, exitUsage, "port 0 is out of range"},
 		{"run http url", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", web.URL, "--runs-dir", t.TempDir()}, exitUsage, "--nats " + web.URL},
 		{"not a nats server", []string{"worker", "--nats", notNATS}, exitProblems, "no NATS greeting from the server there"},
-		{"no server, credentials hidden", []string{"worker", "--nats", "nats://fsd:s3cret@127.0.0.1:1"}, exitProblems, "nats nats://REDACTED@127.0.0.1:1: nats: no servers available for connection (is a NATS server running there?"},
+		{"run: no server, credentials hidden", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", "nats://fsd:s3cret@127.0.0.1:1", "--runs-dir", t.TempDir()}, exitProblems, "nats nats://REDACTED@127.0.0.1:1: nats: no servers available for connection (is a NATS server running there?"},
 		{"no jetstream", []string{"worker", "--nats", plain.ClientURL()}, exitProblems, "the server does not have JetStream enabled: start it with nats-server -js"},
 		{"overlapping agents", []string{"worker", "--nats", js.ClientURL(), "--agents", ">"}, exitProblems, "must not overlap"},
 		{"trust missing", []string{"worker", "--nats", js.ClientURL(), "--trust", missing}, exitUsage, "--trust " + missing},
