@@ -251,8 +251,36 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 	}
 	go func() { fetchers.Wait(); close(w.fetchesOver) }()
+	wg.Go(func() { w.watchQueue(ctx) })
 	wg.Wait()
 	return nil
+}
+
+// queueProbe is how often a worker looks whether its queue is still there.
+var queueProbe = 10 * time.Second
+
+// watchQueue looks for the worker's queue each time its connection comes
+// back and every queueProbe, and creates it again when it is gone
+// (reopenQueue). Failed fetches alone do not tell: a server restarted
+// without its store may answer an idle worker's pulls with nothing at all
+// (nats-server 2.9 does), and the worker would wait for tasks on a queue
+// that no longer exists while every run's tasks wait for a worker.
+//
+// N15: a lost queue is found by looking.
+func (w *Worker) watchQueue(ctx context.Context) {
+	back := w.res.nc.StatusChanged(nats.CONNECTED)
+	defer w.res.nc.RemoveStatusListener(back)
+	t := time.NewTicker(queueProbe)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-back:
+		case <-t.C:
+		}
+		w.reopenQueue(ctx)
+	}
 }
 
 // fetchTrouble says a failure to fetch tasks once while it lasts (every
