@@ -121,28 +121,7 @@ func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
 	wf := sleeperWorkflow(t, dir)
 
 	worker := func(name, concurrency string) (*syncbuf.Buffer, func() int) {
-		cmd, _, errb := fsdProc("worker", "--nats", srv.ClientURL(), "--name", name, "--concurrency", concurrency,
-			"--ack-wait", "10m", "--cache", t.TempDir(), "-v")
-		cmd.Env = append(cmd.Env, "NO_COLOR=1")
-		_ = errb
-		p := &syncbuf.Buffer{}
-		cmd.Stderr = p
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan int, 1)
-		go func() { done <- exitCode(cmd.Wait()) }()
-		t.Cleanup(func() { _ = cmd.Process.Kill() })
-		return p, func() int {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case c := <-done:
-				return c
-			case <-time.After(time.Minute):
-				t.Fatalf("worker %s did not stop on SIGTERM:\n%s", name, p.String())
-				return -1
-			}
-		}
+		return workerProc(t, nil, "--nats", srv.ClientURL(), "--name", name, "--concurrency", concurrency, "--ack-wait", "10m", "-v")
 	}
 	a, stopA := worker("wa", "4")
 	run, out, runErr := fsdProc("run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "runs"))
