@@ -41,7 +41,10 @@ func TestOtherWireVersionFailsTask(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ready, _ := mustWatch(t, f.c, "r1").wait(ResultKey("r1", "t0", 1))
-	data, err := json.Marshal(map[string]any{"v": WireVersion + 1, "run": "r1", "task": "t0", "attempt": 1, "max-deliveries": 1})
+	// With the outcome key its coordinator gives every attempt: the
+	// worker's refusal is authenticated as any outcome is.
+	data, err := json.Marshal(map[string]any{"v": WireVersion + 1, "run": "r1", "task": "t0", "attempt": 1, "max-deliveries": 1,
+		"outcome-key": outcomeKey(f.c.opts.Key, ResultKey("r1", "t0", 1))})
 	must(t, err)
 	_, err = f.c.res.js.Publish(ctx, taskSubject("", ""), data)
 	must(t, err)

@@ -63,10 +63,12 @@ func orEnv(v, env string) string {
 }
 
 // coordinatorKey is the key a coordinator signs task messages and derives
-// outcome keys with: --signing-key's, else one kept in the runs folder
-// (made on first use, readable by its owner only), so that fsd resume,
-// which reads the same folder, accepts outcomes committed meanwhile.
-func coordinatorKey(a natsAuth, runsDir string) ([]byte, error) {
+// outcome keys with: --signing-key's, else the user's own, kept in the
+// user's config folder (fsd/nats-signing.key, made on first use, readable
+// by its owner only), so that fsd resume accepts the outcomes committed
+// while the run's coordinator was down. Not in the runs folder: that
+// holds run records only.
+func coordinatorKey(a natsAuth, log zerolog.Logger) ([]byte, error) {
 	if path := a.signingKeyFile(); path != "" {
 		k, err := natsboard.ReadKey(path)
 		if err != nil {
@@ -74,12 +76,18 @@ func coordinatorKey(a natsAuth, runsDir string) ([]byte, error) {
 		}
 		return k, nil
 	}
-	path := filepath.Join(runsDir, "nats-signing.key")
+	conf, err := os.UserConfigDir()
+	if err != nil {
+		log.Warn().Err(err).Msg("no config folder for the NATS signing key: this run's key lives as long as this process, so a resume will refuse the outcomes committed meanwhile; give --signing-key FILE")
+		return natsboard.NewKey(), nil
+	}
+	dir := filepath.Join(conf, "fsd")
+	path := filepath.Join(dir, "nats-signing.key")
 	k, err := natsboard.ReadKey(path)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return k, err
 	}
-	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	k = natsboard.NewKey()
@@ -114,7 +122,7 @@ func natsDispatcher(path string, f runFlags, p *spec.Project, ms *models, log ze
 	if err := checkNATSURL(f.nats); f.nats != "" && err != nil {
 		return nil, nil, usage("--nats %v", err)
 	}
-	key, err := coordinatorKey(f.natsAuth, f.runsDir)
+	key, err := coordinatorKey(f.natsAuth, log)
 	if err != nil {
 		return nil, nil, fail(exitProblems, "the NATS signing key: %v", err)
 	}
