@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsdrun/fsd/internal/keytest"
 )
 
 // fsdBin is the fsd binary under test, built once by TestMain.
@@ -44,7 +46,10 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(3)
 	}
-	code := m.Run()
+	// The run record key and the coordinator's signing key are the test
+	// binary's own (keytest), never the user's; the fsd processes the
+	// tests start inherit them.
+	code := keytest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
