@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -71,11 +72,25 @@ func TestWriterLines(t *testing.T) {
 }
 
 // Group commit: waiters that wait together share fdatasyncs, every Wait
-// returns with its line written, and lines keep their append order per
-// generator.
+// returns once a finished sync found its line in the file, every sync
+// counts as one commit, and lines keep their append order per generator.
 func TestWriterGroupCommit(t *testing.T) {
 	f, path := openJournal(t)
-	w := NewWriter(f)
+	// durable is how many lines the file held when the last finished
+	// sync started: the lines it made durable.
+	var syncs, durable atomic.Int64
+	w := NewWriter(f, withSync(func(f *os.File) error {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := fdatasync(f); err != nil {
+			return err
+		}
+		syncs.Add(1)
+		durable.Store(int64(bytes.Count(b, []byte("\n"))))
+		return nil
+	}))
 	const workers, steps = 16, 50
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -93,8 +108,8 @@ func TestWriterGroupCommit(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if w.Stats().Lines < int(m) {
-					t.Errorf("wait for %d returned with %d lines", m, w.Stats().Lines)
+				if n := durable.Load(); n < int64(m) {
+					t.Errorf("wait for line %d returned when a sync had covered %d lines", m, n)
 				}
 			}
 		}()
@@ -106,6 +121,9 @@ func TestWriterGroupCommit(t *testing.T) {
 	}
 	if st.Lines != workers*steps || st.Commits == 0 || st.Commits > st.Lines {
 		t.Errorf("stats %+v", st)
+	}
+	if n := syncs.Load(); int64(st.Commits) != n {
+		t.Errorf("%d commits counted, %d syncs made", st.Commits, n)
 	}
 	t.Logf("%d lines, %d commits, %d writes", st.Lines, st.Commits, st.Writes)
 	b, _ := os.ReadFile(path)
@@ -162,15 +180,10 @@ func TestWriterWaitWritesAtOnce(t *testing.T) {
 	// Nobody waits: the delay flushes.
 	f2, path2 := openJournal(t)
 	w2 := NewWriter(f2, WithFlushDelay(time.Millisecond))
-	w2.Append(Host, []byte(`{"seq":0}`))
-	for i := 0; ; i++ {
-		if b, _ := os.ReadFile(path2); len(b) > 0 {
-			break
-		}
-		if i == 5000 {
-			t.Fatal("an unwaited line never reached the file")
-		}
-		time.Sleep(time.Millisecond)
+	m2, _ := w2.Append(Host, []byte(`{"seq":0}`))
+	waitWritten(w2, m2)
+	if b, _ := os.ReadFile(path2); !bytes.Contains(b, []byte(`"seq":0`)) {
+		t.Fatalf("after the delay the file holds %q", b)
 	}
 	if st := w2.Stats(); st.Commits != 0 {
 		t.Errorf("an unwaited flush synced: %+v", st)

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
@@ -121,4 +124,36 @@ func (g genWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// Events and requests go out with the journal: once a journal line
+// appended after them is durable, both are in their files, though no
+// lazy flush came (a crash then loses no event the journal goes past).
+func TestRecordStreamsGoOutWithEachCommit(t *testing.T) {
+	p := &spec.Project{Workflow: &spec.Workflow{Name: "w"}}
+	w, err := runrecord.Create(t.TempDir(), "r1", p, runrecord.WriteOptions{FlushDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	w.Sink().Emit(event.Event{Type: event.RunStarted, Time: now, Run: "r1"})
+	req := &model.Request{Context: "ctx", Messages: []model.Message{{Role: model.User, Text: "go"}}}
+	w.Request(runrecord.GenName(journal.Host), runrecord.Sent{Request: req}, 1, now)
+	m, err := w.Journal().Append(journal.Host, []byte(`{"seq":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Journal().Wait(m); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{runrecord.EventsFile: `"run.started"`, runrecord.RequestsFile: `"kind":"request"`} {
+		b, err := os.ReadFile(filepath.Join(w.Dir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s holds %q once the journal line after it is synced, want %s", name, b, want)
+		}
+	}
 }
