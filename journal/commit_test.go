@@ -90,7 +90,11 @@ func TestWriterSyncCoversOnlyWhatItWrote(t *testing.T) {
 	m1, _ := w.Append(Host, []byte(`{"seq":0}`))
 	first := make(chan error, 1)
 	go func() { first <- w.Wait(m1) }()
-	<-g.entered // line 1 is written and its sync is under way
+	select {
+	case err := <-first:
+		t.Fatalf("Wait returned (%v) before a sync of its line began", err)
+	case <-g.entered: // line 1 is written and its sync is under way
+	}
 
 	m2, _ := w.Append(Host, []byte(`{"seq":1}`))
 	second := make(chan int64, 1)

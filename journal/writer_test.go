@@ -110,6 +110,7 @@ func TestWriterGroupCommit(t *testing.T) {
 				}
 				if n := durable.Load(); n < int64(m) {
 					t.Errorf("wait for line %d returned when a sync had covered %d lines", m, n)
+					return
 				}
 			}
 		}()
