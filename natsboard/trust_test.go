@@ -2,6 +2,7 @@ package natsboard
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"os"
 	"path/filepath"
@@ -80,23 +81,55 @@ func TestTamperedObjectRefused(t *testing.T) {
 
 // TestDigestNotAPath: the bundle and script digests come in task
 // messages, which anyone who may publish to the queue writes. One that
-// is not a SHA-256 is refused: it must not name a folder or file outside
-// the worker's cache (here a skill folder next to it) that the worker
-// would then load as the task's skill or script.
+// is not 64 lowercase hex characters (what digest writes) is refused
+// before any path is built from it: it must not name a folder or file
+// outside the worker's cache (here skill folders next to it) that the
+// worker would then load as the task's skill or script. Each name below
+// exists as a path, and the 64-byte ones pass a check of length alone.
 func TestDigestNotAPath(t *testing.T) {
 	srv := runServer(t)
 	ctx := context.Background()
 	r := testJS(t, srv.ClientURL())
 	root := t.TempDir()
 	cache := filepath.Join(root, "cache")
-	must(t, os.MkdirAll(filepath.Join(root, "elsewhere"), 0o755))
-	must(t, os.WriteFile(filepath.Join(root, "elsewhere", "script.yaml"), []byte("agents: {}\n"), 0o644))
-	for _, d := range []string{"../../elsewhere", "../../elsewhere/", "..", ""} {
-		if dir, err := r.objs.fetchBundle(ctx, cache, d); err == nil {
-			t.Errorf("bundle %q: fetched %s", d, dir)
+	// place makes d name an existing bundle folder and script file, as
+	// fetchBundle and fetchFile would join them.
+	place := func(d string) {
+		t.Helper()
+		for _, dir := range []string{filepath.Join(cache, "bundles", d), filepath.Join(cache, "files", d)} {
+			must(t, os.MkdirAll(dir, 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("agents: {}\n"), 0o644))
 		}
-		if path, err := r.objs.fetchFile(ctx, cache, d, "script.yaml"); err == nil {
-			t.Errorf("script %q: fetched %s", d, path)
+	}
+	hex := digest([]byte("a skill"))
+	place(hex)
+	if dir, err := r.objs.fetchBundle(ctx, cache, hex); err != nil || dir != filepath.Join(cache, "bundles", hex) {
+		t.Fatalf("bundle %s in the cache: %q, %v; want it (else the refusals below prove nothing)", hex, dir, err)
+	}
+	if path, err := r.objs.fetchFile(ctx, cache, hex, "script.yaml"); err != nil || path != filepath.Join(cache, "files", hex, "script.yaml") {
+		t.Fatalf("script %s in the cache: %q, %v; want it (else the refusals below prove nothing)", hex, path, err)
+	}
+	upward := "../../" + strings.Repeat("x", 2*sha256.Size-len("../../")) // root/xxx…, 64 bytes
+	padded := "../../elsewhere" + strings.Repeat("/", 2*sha256.Size-len("../../elsewhere"))
+	dotted := "../../elsewhere" + strings.Repeat("/.", (2*sha256.Size-len("../../elsewhere"))/2) + "/"
+	for _, d := range []string{padded, dotted, upward} {
+		if len(d) != 2*sha256.Size {
+			t.Fatalf("%q is %d bytes; the test wants 64", d, len(d))
+		}
+	}
+	place(upward)
+	place(padded)
+	upper, nonHex := strings.ToUpper(hex), strings.Repeat("g", 2*sha256.Size)
+	place(upper)
+	place(nonHex)
+	for _, d := range []string{upward, padded, dotted, upper, nonHex, hex[:63] + "G", "../../elsewhere", "../../elsewhere/", "..", ""} {
+		dir, err := r.objs.fetchBundle(ctx, cache, d)
+		if err == nil || !strings.Contains(err.Error(), "is not a SHA-256 digest") {
+			t.Errorf("bundle %q: fetched %q, %v; want it refused as not a SHA-256 digest", d, dir, err)
+		}
+		path, err := r.objs.fetchFile(ctx, cache, d, "script.yaml")
+		if err == nil || !strings.Contains(err.Error(), "is not a SHA-256 digest") {
+			t.Errorf("script %q: fetched %q, %v; want it refused as not a SHA-256 digest", d, path, err)
 		}
 	}
 }
