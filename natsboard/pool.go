@@ -14,8 +14,8 @@ import (
 // staleCheck is how long a pool's consumer must show no worker (no pull
 // request waiting, no task delivered and unacked) before a worker whose
 // --agents overlap it removes it. Idle workers renew a pull request at
-// least every two seconds (FetchMaxWait; half the ack wait when that is
-// shorter), so a pool with a live worker shows one.
+// least every pullRenew (half the ack wait when that is shorter), so a
+// pool with a live worker shows one.
 const staleCheck = 3 * time.Second
 
 // openQueue looks up the worker pool's consumer, creating it when missing.
@@ -75,7 +75,8 @@ func removeStalePools(ctx context.Context, res *resources, opts WorkerOptions) i
 		return out
 	}
 	n := 0
-	for name, pattern := range stale(ctx, staleLooks, staleCheck/(staleLooks-1), idle) {
+	looks, every := staleSchedule()
+	for name, pattern := range stale(ctx, looks, every, idle) {
 		if err := res.js.DeleteConsumer(ctx, TaskStream, name); err == nil {
 			n++
 			opts.Logger.Warn().Str("agents", showAgents(pattern)).Str("consumer", name).
@@ -91,6 +92,12 @@ func removeStalePools(ctx context.Context, res *resources, opts WorkerOptions) i
 // one at some look. Two looks, the first and the last, could both fall in
 // such gaps, and a live pool lost its queue.
 const staleLooks = 7
+
+// staleSchedule is how removeStalePools looks: staleLooks looks, every
+// apart, the last staleCheck after the first.
+func staleSchedule() (looks int, every time.Duration) {
+	return staleLooks, staleCheck / (staleLooks - 1)
+}
 
 // stale returns the pools idle reports at each of looks looks, every
 // apart (idle returns nil when it could not look: then none is stale).

@@ -362,3 +362,19 @@ func TestStaleAtEveryLook(t *testing.T) {
 		t.Errorf("stale = %v when a look failed; want none", got)
 	}
 }
+
+// TestStaleSchedule: the schedule removeStalePools looks with, from the
+// production constants: seven looks half a second apart over three
+// seconds, a span longer than a live worker takes to renew its pull
+// request (so each look falls within one and a live pool shows a worker
+// at some look), several looks per renewal (so gaps of milliseconds
+// between one request and the next do not catch them all).
+func TestStaleSchedule(t *testing.T) {
+	looks, every := staleSchedule()
+	if looks != 7 || every != 500*time.Millisecond || time.Duration(looks-1)*every != 3*time.Second {
+		t.Errorf("stale looks %d times every %s over %s; want 7 looks every 500ms over 3s", looks, every, time.Duration(looks-1)*every)
+	}
+	if span := time.Duration(looks-1) * every; span <= pullRenew || every >= pullRenew/2 {
+		t.Errorf("looks every %s over %s; want a span past the pull request renewal (%s) and several looks within it", every, span, pullRenew)
+	}
+}

@@ -232,7 +232,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				// lease starts when it was asked for (the server's ack wait
 				// starts later, when it delivers), and keeps half of it.
 				asked := time.Now()
-				msg, err := w.queue().Next(jetstream.FetchMaxWait(min(2*time.Second, w.opts.AckWait/2)))
+				msg, err := w.queue().Next(jetstream.FetchMaxWait(min(pullRenew, w.opts.AckWait/2)))
 				if err != nil {
 					release()
 					if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
@@ -310,6 +310,11 @@ func (t *fetchTrouble) over(log zerolog.Logger) {
 		log.Info().Msg("fetching tasks again")
 	}
 }
+
+// pullRenew is the longest an idle worker's pull request waits before
+// the worker makes the next one: how often a pool with a live worker
+// shows one to removeStalePools.
+const pullRenew = 2 * time.Second
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
