@@ -6,6 +6,7 @@ package natsboard
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -338,9 +339,18 @@ func TestPublishOutlastsNoStream(t *testing.T) {
 }
 
 // TestNATSClientErrorsLogged: what the NATS client reports out of band (a
-// slow consumer here) goes to fsd's log, not to stderr as a raw line.
+// slow consumer here) goes to fsd's log, not to stderr as a raw line (the
+// client's default handler writes "nats: slow consumer, messages dropped
+// on connection [n] for subscription on "slow"" there). The test holds
+// the process's stderr, so it does not run in parallel.
 func TestNATSClientErrorsLogged(t *testing.T) {
 	srv := runServer(t)
+	stderr, err := os.CreateTemp(t.TempDir(), "stderr")
+	must(t, err)
+	defer stderr.Close()
+	saved := os.Stderr
+	os.Stderr = stderr
+	defer func() { os.Stderr = saved }()
 	var logged syncbuf.Buffer
 	r, err := connect(context.Background(), srv.ClientURL(), dialing{name: "test", replicas: 1, log: zerolog.New(&logged)})
 	must(t, err)
@@ -357,6 +367,32 @@ func TestNATSClientErrorsLogged(t *testing.T) {
 	until(t, "the slow consumer to be logged", func() bool {
 		return strings.Contains(logged.String(), "slow consumer") && strings.Contains(logged.String(), `"subject":"slow"`)
 	})
+	// The client runs its handlers one after another: once the closed
+	// handler has run, the error handler has returned, whatever it wrote.
+	closed := make(chan struct{})
+	r.nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	r.nc.Close()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute): // a hang guard, not a timing assertion
+		t.Fatal("the connection's closed handler did not run")
+	}
+	os.Stderr = saved
+	b, err := os.ReadFile(stderr.Name())
+	must(t, err)
+	if strings.Contains(string(b), "slow consumer") {
+		t.Errorf("the NATS client wrote to stderr:\n%s", b)
+	}
+	var line struct{ Level, Subject, Error, Message string }
+	for _, l := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
+		if strings.Contains(l, "slow consumer") {
+			must(t, json.Unmarshal([]byte(l), &line))
+			break
+		}
+	}
+	if line.Level != "warn" || line.Subject != "slow" || line.Message != "NATS client" || !strings.Contains(line.Error, "slow consumer") {
+		t.Errorf("log line %+v; want a warning from the NATS client naming the slow consumer on subject slow\n%s", line, logged.String())
+	}
 }
 
 // TestCoordinatorCutOffAtStart: a coordinator cut off from NATS when it
