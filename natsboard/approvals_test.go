@@ -20,6 +20,7 @@ import (
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/testlong"
+	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/runrecord"
@@ -365,33 +366,55 @@ func TestRemoteApprovalFirstOncePerRun(t *testing.T) {
 // answer and starts the call, then stops before the call's result is
 // journaled; the task goes to another worker, which resumes it, meets the
 // same call (same FSD_CALL_ID) in doubt and gets the answer given to the
-// first worker without anyone being asked again — and runs it again, as
-// an in-doubt command is by default.
+// first worker without anyone being asked again. With on-interrupt: retry
+// (the default) it runs the call again; with on-interrupt: fail it does
+// not, and the model reads "outcome unknown" — which a call taken for
+// fresh (one the first worker certainly did not start) would not.
 func TestRemoteApprovalAnsweredOnceAcrossRedelivery(t *testing.T) {
-	wf, skills, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
-	must(t, os.WriteFile(log+".hang", nil, 0o644))
-	f := newFixture(t, wf)
-	stopFirst := f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "first", Concurrency: 1, Trust: []string{skills}})
-	ar := f.start(t, wf, engine.Options{})
-	e := ar.next(t)
-	must(t, ar.r.Answer(runrecord.Answer{Call: e.Approval, By: "test"}))
-	until(t, "the first worker to start the call", func() bool { return len(logLines(t, log)) == 1 })
-	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "second", Concurrency: 1, Trust: []string{skills}})
-	stopFirst() // kills the hanging call and hands the task back to the queue
-	ar.wait(t)
-	if got := strings.Join(logLines(t, log), "|"); got != "task:deploy/s1/c1 1|task:deploy/s1/c1 1" {
-		t.Errorf("the command ran %q; want it started by both deliveries with the same call id", got)
+	for _, tc := range []struct {
+		onInterrupt spec.OnInterrupt
+		ran, read   string
+	}{
+		{spec.OnInterruptRetry, "task:deploy/s1/c1 1|task:deploy/s1/c1 1", "a read: did 1"},
+		{spec.OnInterruptFail, "task:deploy/s1/c1 1", "a read: " + journal.OutcomeUnknown},
+	} {
+		t.Run(string(tc.onInterrupt), func(t *testing.T) {
+			wf, skills, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
+			setOnInterrupt(t, skills, tc.onInterrupt)
+			must(t, os.WriteFile(log+".hang", nil, 0o644))
+			f := newFixture(t, wf)
+			stopFirst := f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "first", Concurrency: 1, Trust: []string{skills}})
+			ar := f.start(t, wf, engine.Options{})
+			e := ar.next(t)
+			must(t, ar.r.Answer(runrecord.Answer{Call: e.Approval, By: "test"}))
+			until(t, "the first worker to start the call", func() bool { return len(logLines(t, log)) == 1 })
+			f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "second", Concurrency: 1, Trust: []string{skills}})
+			stopFirst() // kills the hanging call and hands the task back to the queue
+			ar.wait(t)
+			if got := strings.Join(logLines(t, log), "|"); got != tc.ran {
+				t.Errorf("the command ran %q; want %q (the same call id on each run)", got, tc.ran)
+			}
+			if n := ar.count(event.ApprovalRequested); n != 1 {
+				t.Errorf("%d approval requests, want 1", n)
+			}
+			kinds, _ := approvalLines(t, filepath.Join(ar.runsDir, ar.r.ID))
+			if strings.Join(kinds, ",") != "requested task:deploy/s1/c1,answered task:deploy/s1/c1" {
+				t.Errorf("approvals.jsonl: %q", kinds)
+			}
+			if got := ar.res.Answer; !strings.Contains(got, tc.read) {
+				t.Errorf("answer %q; want it to contain %q", got, tc.read)
+			}
+		})
 	}
-	if n := ar.count(event.ApprovalRequested); n != 1 {
-		t.Errorf("%d approval requests, want 1", n)
-	}
-	kinds, _ := approvalLines(t, filepath.Join(ar.runsDir, ar.r.ID))
-	if strings.Join(kinds, ",") != "requested task:deploy/s1/c1,answered task:deploy/s1/c1" {
-		t.Errorf("approvals.jsonl: %q", kinds)
-	}
-	if got := ar.res.Answer; !strings.Contains(got, "a read: did 1") {
-		t.Errorf("answer %q", got)
-	}
+}
+
+// setOnInterrupt gives approvalProject's command tool the policy p.
+func setOnInterrupt(t *testing.T, skills string, p spec.OnInterrupt) {
+	t.Helper()
+	manifest := filepath.Join(skills, "ops", "ops.skill.yaml")
+	b, err := os.ReadFile(manifest)
+	must(t, err)
+	must(t, os.WriteFile(manifest, []byte(strings.Replace(string(b), "'{{.n}}']}", "'{{.n}}'], on-interrupt: "+string(p)+"}", 1)), 0o644))
 }
 
 // TestRemoteApprovalAnswerAfterHandBack: a worker asks and, while the
@@ -403,10 +426,7 @@ func TestRemoteApprovalAnsweredOnceAcrossRedelivery(t *testing.T) {
 // read "outcome unknown" — and nobody is asked twice.
 func TestRemoteApprovalAnswerAfterHandBack(t *testing.T) {
 	wf, skills, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
-	manifest := filepath.Join(skills, "ops", "ops.skill.yaml")
-	b, err := os.ReadFile(manifest)
-	must(t, err)
-	must(t, os.WriteFile(manifest, []byte(strings.Replace(string(b), "'{{.n}}']}", "'{{.n}}'], on-interrupt: fail}", 1)), 0o644))
+	setOnInterrupt(t, skills, spec.OnInterruptFail)
 	f := newFixture(t, wf)
 	stopFirst := f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "first", Concurrency: 1, Trust: []string{skills}})
 	ar := f.start(t, wf, engine.Options{})
