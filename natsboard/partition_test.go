@@ -406,7 +406,11 @@ func TestCoordinatorCutOffAtStart(t *testing.T) {
 	srv := runServer(t)
 	p := newProxy(t, srv.Addr().String())
 	wf := fanout(t, 1, "")
-	c := coordinator(t, p.url(), wf)
+	var logged syncbuf.Buffer
+	c, err := Connect(context.Background(), p.url(), Options{Logger: zerolog.New(&logged)})
+	must(t, err)
+	t.Cleanup(c.Close)
+	must(t, c.Publish(context.Background(), project(t, wf)))
 	(&natsFixture{url: srv.ClientURL()}).startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1"})
 	p.cut()
 	type result struct {
@@ -419,7 +423,11 @@ func TestCoordinatorCutOffAtStart(t *testing.T) {
 			Skill: "fan", Agent: "worker", Assignee: "fan/worker", Limits: work.Limits{MaxSteps: 2, MaxTranscriptMessages: 100}}, nil, nil)
 		done <- result{res, err}
 	}()
-	time.Sleep(6 * time.Second) // past a request's 5 s timeout
+	// keepTrying says so once its requests have failed for 5 s: the cut
+	// has outlasted a request's timeout.
+	until(t, "the coordinator to say it cannot watch the run's results for now", func() bool {
+		return strings.Contains(logged.String(), "cannot watch the run's results in NATS for now")
+	})
 	p.restore()
 	select {
 	case r := <-done:
@@ -441,10 +449,17 @@ func TestStoppedWorkerHandsBackWithShortAckWait(t *testing.T) {
 	wf := fanout(t, 3, "3s")
 	dir := filepath.Dir(wf)
 	a := worker(t, srv.ClientURL(), "wa", "--concurrency", "3")
-	until(t, "worker wa to be ready", func() bool { return strings.Contains(a.output(), "worker ready") })
-	// Its fetches are waiting when the tasks come, at some point of their
-	// wait.
-	time.Sleep(time.Second)
+	// Its three fetches are waiting when the tasks come, at some point of
+	// their wait.
+	r := testJS(t, srv.ClientURL())
+	until(t, "worker wa's three fetches to wait on its queue", func() bool {
+		ci, err := r.js.Consumer(context.Background(), TaskStream, consumerName(">"))
+		if err != nil {
+			return false
+		}
+		info, err := ci.Info(context.Background())
+		return err == nil && info.NumWaiting == 3
+	})
 	run := start(t, dir, nil, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "runs"))
 	until(t, "worker wa to start three tasks", func() bool { return len(started(a.output())) == 3 })
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
