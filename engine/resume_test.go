@@ -264,3 +264,38 @@ func TestResumeDigestsSkillFiles(t *testing.T) {
 		t.Errorf("resume with the files as they were: %v", err)
 	}
 }
+
+// TestResumeDigestsScript: the scripted model's script decides what the
+// model answers, so a resume refuses, naming it, once it was edited, and
+// resumes once it is as it was.
+func TestResumeDigestsScript(t *testing.T) {
+	dir := t.TempDir()
+	script := "host:\n  - say: done\n"
+	files := map[string]string{
+		"wf.workflow.yaml": "name: wf\nmodel: scripted\nscript: wf.script.yaml\nhost: {prompt: Help.}\ninput: go\n",
+		"wf.script.yaml":   script,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, diags := spec.LoadProject(filepath.Join(dir, "wf.workflow.yaml"))
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rec := crashedRun(t, p)
+	path := filepath.Join(dir, "wf.script.yaml")
+	if err := os.WriteFile(path, []byte(script+"  - say: more\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := resume(t, p, rec, answers, Options{}); !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "wf.script.yaml") {
+		t.Errorf("resume after the script was edited: %v; want ErrChanged naming it", err)
+	}
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, _, err := resume(t, p, rec, answers, Options{}); err != nil || res.Answer != "done" {
+		t.Errorf("resume with the script as it was: %v", err)
+	}
+}
