@@ -601,3 +601,66 @@ func TestApprovalAnswerFileNotFsds(t *testing.T) {
 		})
 	}
 }
+
+// A rejection does not count as the approve: first approval across a
+// stop either: a run whose first call of the tool was rejected, resumed,
+// asks again for the next call of it.
+func TestApprovalFirstRejectedThenResumed(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "calls.log")
+	p := project(approvalSkill(log, spec.ApproveFirst))
+	r, err := New(p, Options{Model: crashAfter(read("ops"), call("effect", map[string]int{"n": 1})), RunsDir: t.TempDir(), Approve: approval.Deny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute(context.Background(), "")
+	if !errors.Is(err, errCrash) {
+		t.Fatalf("first run: %v", err)
+	}
+	if ran := ranLines(t, log); ran != nil {
+		t.Fatalf("the rejected call ran: %q", ran)
+	}
+
+	j, err := LoadReplay(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan string, 4)
+	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		if req.Caller.Step == 2 {
+			return call("effect", map[string]int{"n": 2})(req), nil
+		}
+		return &model.Response{Text: "done"}, nil
+	})
+	r2, err := New(p, Options{Model: m, Resume: j, Sink: event.SinkFunc(func(e event.Event) {
+		if e.Type == event.ApprovalRequested {
+			asked <- e.Approval
+		}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := r2.Execute(context.Background(), "")
+		done <- err
+	}()
+	select {
+	case c := <-asked:
+		if c != "host/s3/c1" {
+			t.Errorf("asked about %q, want host/s3/c1", c)
+		}
+		if err := r2.Answer(runrecord.Answer{Call: c, Decision: runrecord.Approved}); err != nil {
+			t.Fatal(err)
+		}
+	case err := <-done:
+		t.Fatalf("the resumed run ended (%v) without asking about the tool's next call", err)
+	case <-time.After(20 * time.Second): // a hang guard, not a timing assertion
+		t.Fatal("the resumed run did not ask")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := ranLines(t, log); strings.Join(got, "|") != "host/s3/c1 2" {
+		t.Errorf("ran %q, want the approved call only", got)
+	}
+}
