@@ -112,6 +112,12 @@ func TestInlineReclaimedOnUnload(t *testing.T) {
 // under the handle).
 func TestChannelDefaults(t *testing.T) {
 	long := strings.Repeat("Check the gauge against the log before signing. ", 200) // ~2,000 tokens
+	// 3,000 bytes of CJK text are 1,856 tokens: fewer bytes than three
+	// times the threshold, more tokens than it, so only a count sees it.
+	var cjk strings.Builder
+	for r := rune(0x4E00); cjk.Len() < 3000; r += 7 {
+		cjk.WriteRune(r)
+	}
 	tests := []struct {
 		name      string
 		workflow  spec.Channel
@@ -126,6 +132,7 @@ func TestChannelDefaults(t *testing.T) {
 		{"auto by default: short body", "", "", "", nil, "inline"},
 		{"auto by default: long body", "", "", long, nil, "handle"},
 		{"auto by default: resources", "", "", "", []string{"references/api.md"}, "handle"},
+		{"auto by default: 3,000 bytes of CJK", "", "", cjk.String(), nil, "handle"},
 		{"skill auto over workflow inline: resources", spec.ChannelInline, spec.ChannelAuto, "", []string{"references/api.md"}, "handle"},
 		{"skill auto over workflow handle", spec.ChannelHandle, spec.ChannelAuto, "", nil, "inline"},
 	}
