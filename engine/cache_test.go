@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/fsdrun/fsd/spec"
 )
 
 // Requests ask for prompt caching by default, with one key per run and
@@ -27,5 +31,31 @@ func TestRequestsAskForCaching(t *testing.T) {
 				t.Errorf("cache: off=%v, CacheKey = %q, want %q", off, req.CacheKey, want)
 			}
 		}
+	}
+}
+
+// Re-reading a loaded skill makes it active and nothing else: the tool
+// list, the start of every request's cacheable prefix, stays byte for
+// byte what it was, so a provider's prompt cache still serves it.
+func TestRereadKeepsToolList(t *testing.T) {
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelInline))
+	_, m, _, err := runWith(t, p, Options{}, read("aa"), read("bb"), read("aa"), say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	before, err := json.Marshal(reqs[2].Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := json.Marshal(reqs[3].Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !has(toolNames(reqs[2]), "aa_echo") || !has(toolNames(reqs[2]), "bb_echo") {
+		t.Fatalf("tools before the re-read: %v, want both skills'", toolNames(reqs[2]))
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("re-reading aa changed the tool list:\nbefore %v\nafter  %v", toolNames(reqs[2]), toolNames(reqs[3]))
 	}
 }
