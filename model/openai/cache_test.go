@@ -66,11 +66,13 @@ data: [DONE]
 
 // A key longer than OpenAI accepts (a long task id) is sent within
 // MaxCacheKey bytes, the same for each request of its generator and
-// distinct from a key that starts alike.
+// distinct from a key that starts alike. The limit is in bytes: a key of
+// 60 characters is 106 bytes, and its cut falls inside an "é".
 func TestPromptCacheKeyFits(t *testing.T) {
 	long := "fsd/20261130-203046-8a83c162/task:" + strings.Repeat("résumé-of-the-quarter-", 4)
+	accented := "fsd/run/task:x" + strings.Repeat("é", 46)
 	keys := map[string]string{}
-	for _, k := range []string{long, long, long + "#2", "fsd/run/host"} {
+	for _, k := range []string{long, long, long + "#2", accented, "fsd/run/host"} {
 		req := conversation()
 		req.Cache, req.CacheKey = true, k
 		_, sent := prov.Call(t, fakeserver.Reply{Body: `{"id":"c","object":"chat.completion","created":1,"model":"m",
