@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fsdrun/fsd/internal/keytest"
 	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/internal/proctest"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -139,6 +141,36 @@ func TestMCPToolsFollowTheSkill(t *testing.T) {
 				t.Errorf("the server answered %d calls, want 3 (echo, fail, meta)", n)
 			}
 		})
+	}
+}
+
+// Evicting an MCP skill releases its server: with a short idle time the
+// server's process exits while the run goes on.
+func TestMCPEvictionStopsServer(t *testing.T) {
+	s, _ := mcpSkill(t, "", []string{"pid"})
+	p := project(s, skill("other", "1.0.0", spec.ChannelInline))
+	p.Workflow.Limits.MaxLoadedSkills = 1
+	var pid int
+	gone := false
+	evicted := func(req *model.Request) *model.Response {
+		for _, msg := range req.Messages {
+			if n, err := strconv.Atoi(msg.Text); msg.Role == model.Tool && err == nil {
+				pid = n // the pid tool's answer
+			}
+		}
+		gone = proctest.Gone(pid)
+		return say("done")(req)
+	}
+	_, m, _, err := runWith(t, p, Options{MCPIdle: time.Millisecond},
+		read("tracker"), call("mcp__tracker__t__pid", nil), read("other"), evicted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid == 0 {
+		t.Fatalf("the pid tool answered %q", lastResult(m.requests()[2]).Text)
+	}
+	if !gone {
+		t.Errorf("the server %d of the evicted skill still ran while the run went on", pid)
 	}
 }
 

@@ -259,6 +259,26 @@ func TestIdleAndClose(t *testing.T) {
 	}
 }
 
+// A server nothing uses closes once its idle time has passed: the
+// process exits without the pool being closed.
+func TestIdleTimeCloses(t *testing.T) {
+	e := newEnv(t)
+	s := stdioSkill(t, nil)
+	p := newPool(t, e, Options{Idle: time.Millisecond})
+	tools, _ := p.Acquire(context.Background(), s)
+	pid, _ := strconv.Atoi(call(byName(tools)["pid"], `{}`).Text)
+	if !proctest.Running(pid) {
+		t.Fatalf("the server said its pid is %d, which is not running", pid)
+	}
+	p.Release(s)
+	if !proctest.Gone(pid) {
+		t.Errorf("the server %d is still running after its idle time", pid)
+	}
+	if st := p.Stats(s, "t"); st.Connected || st.Users != 0 {
+		t.Errorf("stats = %+v, want no session and no user", st)
+	}
+}
+
 // Reading the skill again within the idle time reuses the running server.
 func TestReloadWithinIdleReuses(t *testing.T) {
 	e := newEnv(t)
