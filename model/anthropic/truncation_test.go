@@ -37,3 +37,20 @@ func TestAnswerCap(t *testing.T) {
 		"event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"
 	prov.AnswerCap(t, whole, stream)
 }
+
+// TestToolCallCap: a tool call's input counts toward the answer cap, whole
+// or streamed as input_json deltas: over model.MaxResponseBytes it fails,
+// once, with the limit named. The stream ends, cut, after the deltas: the
+// cap stops it as they come, before it would be held whole (a cut stream
+// is retried).
+func TestToolCallCap(t *testing.T) {
+	big := strings.Repeat("x", model.MaxResponseBytes/2)
+	whole := `{"id":"m","content":[{"type":"tool_use","id":"t1","name":"echo","input":{"text":"` + big + big + `y"}}],"stop_reason":"tool_use","usage":{}}`
+	delta := func(s string) string {
+		return "event: content_block_delta\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"` + s + `"}}` + "\n\n"
+	}
+	stream := "event: message_start\n" + `data: {"type":"message_start","message":{"id":"m","content":[],"usage":{}}}` + "\n\n" +
+		"event: content_block_start\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"echo","input":{}}}` + "\n\n" +
+		delta(`{\"text\":\"`+big) + delta(big) + delta(`y\"}`)
+	prov.AnswerCap(t, whole, stream)
+}

@@ -33,3 +33,19 @@ func TestAnswerCap(t *testing.T) {
 	stream := chunk + chunk + `data: {"id":"c","choices":[{"index":0,"delta":{"content":"y"}}]}` + "\n\n" + "data: [DONE]\n\n"
 	prov.AnswerCap(t, whole, stream)
 }
+
+// TestToolCallCap: a tool call's arguments count toward the answer cap,
+// whole or streamed in pieces: over model.MaxResponseBytes it fails, once,
+// with the limit named. The stream ends, cut, after the pieces: the cap
+// stops it as they come, before it would be held whole (a cut stream is
+// retried).
+func TestToolCallCap(t *testing.T) {
+	big := strings.Repeat("x", model.MaxResponseBytes/2)
+	whole := `{"id":"c","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"t1","type":"function","function":{"name":"echo","arguments":"{\"text\":\"` + big + big + `y\"}"}}]}}]}`
+	chunk := func(call string) string {
+		return `data: {"id":"c","choices":[{"index":0,"delta":{"tool_calls":[` + call + `]}}]}` + "\n\n"
+	}
+	stream := chunk(`{"index":0,"id":"t1","type":"function","function":{"name":"echo","arguments":"{\"text\":\"`+big+`"}}`) +
+		chunk(`{"index":0,"function":{"arguments":"`+big+`"}}`) + chunk(`{"index":0,"function":{"arguments":"y\"}"}}`)
+	prov.AnswerCap(t, whole, stream)
+}
