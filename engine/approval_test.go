@@ -317,26 +317,8 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 				}
 			}
 
-			j, err := LoadReplay(res.Dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := &event.Recorder{}
-			asked := make(chan string, 4)
 			m2 := &recModel{steps: []step{say("done")}}
-			r2, err := New(p, Options{Model: m2, Resume: j, Sink: event.Multi{rec, event.SinkFunc(func(e event.Event) {
-				if e.Type == event.ApprovalRequested {
-					asked <- e.Approval
-				}
-			})}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := r2.Execute(context.Background(), "")
-				done <- err
-			}()
+			r2, asked, done := resumeAsking(t, p, res.Dir, m2)
 			if !answerWhileStopped {
 				select {
 				case call := <-asked:
@@ -620,30 +602,13 @@ func TestApprovalFirstRejectedThenResumed(t *testing.T) {
 		t.Fatalf("the rejected call ran: %q", ran)
 	}
 
-	j, err := LoadReplay(res.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	asked := make(chan string, 4)
 	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
 		if req.Caller.Step == 2 {
 			return call("effect", map[string]int{"n": 2})(req), nil
 		}
 		return &model.Response{Text: "done"}, nil
 	})
-	r2, err := New(p, Options{Model: m, Resume: j, Sink: event.SinkFunc(func(e event.Event) {
-		if e.Type == event.ApprovalRequested {
-			asked <- e.Approval
-		}
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := r2.Execute(context.Background(), "")
-		done <- err
-	}()
+	r2, asked, done := resumeAsking(t, p, res.Dir, m)
 	select {
 	case c := <-asked:
 		if c != "host/s3/c1" {
@@ -663,4 +628,28 @@ func TestApprovalFirstRejectedThenResumed(t *testing.T) {
 	if got := ranLines(t, log); strings.Join(got, "|") != "host/s3/c1 2" {
 		t.Errorf("ran %q, want the approved call only", got)
 	}
+}
+
+// resumeAsking resumes the run recorded in dir with m, in the background:
+// asked carries the calls it asks approval for, done its end.
+func resumeAsking(t *testing.T, p *spec.Project, dir string, m model.Model) (r *Run, asked chan string, done chan error) {
+	t.Helper()
+	j, err := LoadReplay(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, done = make(chan string, 4), make(chan error, 1)
+	r, err = New(p, Options{Model: m, Resume: j, Sink: event.SinkFunc(func(e event.Event) {
+		if e.Type == event.ApprovalRequested {
+			asked <- e.Approval
+		}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, err := r.Execute(context.Background(), "")
+		done <- err
+	}()
+	return r, asked, done
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
-	"github.com/fsdrun/fsd/work"
 )
 
 // Token budgets: once the run has used limits.max-input-tokens (or
@@ -269,42 +268,5 @@ func TestRunBudgetPipeline(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "limits.max-input-tokens is 300") {
 		t.Errorf("run error %v, want it to name the run's budget", err)
-	}
-}
-
-// With the run's budget spent, a task is never sent to a dispatcher: the
-// coordinator checks the run's budget, as an agent's, before it
-// dispatches.
-func TestRunBudgetCheckedAtDispatch(t *testing.T) {
-	p := project(team())
-	p.Workflow.Host = nil
-	p.Workflow.Limits.MaxOutputTokens = 30
-	p.Workflow.Tasks = []spec.Task{
-		{ID: "first", Goal: "one", Assignee: "team/iso"},
-		{ID: "second", Goal: "two", Assignee: "team/conv", Deps: []string{"first"}},
-	}
-	d := &fakeDispatcher{answer: func(t *work.Attempt) *work.Outcome {
-		return &work.Outcome{Result: "done " + t.Task, Usage: model.Usage{OutputTokens: 30}}
-	}}
-	rec := &event.Recorder{}
-	r, err := New(p, Options{Model: &recModel{}, Dispatcher: d, Sink: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = r.Execute(context.Background(), "")
-	if _, sent := d.tasks["second"]; sent {
-		t.Error("the second task was dispatched after the run's budget was spent")
-	}
-	failed := map[string]string{}
-	for _, e := range rec.Events() {
-		if e.Type == event.TaskFailed {
-			failed[e.Task] = e.Err
-		}
-	}
-	if want := "limits.max-output-tokens is 30"; len(failed) != 1 || !strings.Contains(failed["second"], want) {
-		t.Errorf("failed tasks %v; want only second, naming %q", failed, want)
-	}
-	if err == nil {
-		t.Error("the pipeline succeeded with a task stopped by the run's budget")
 	}
 }
