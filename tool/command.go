@@ -59,7 +59,7 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cmd := proc.Command(runCtx, proc.Program{Argv: argv, Root: c.dir, Env: c.env, Set: callIDs(ctx).environ(), LookupEnv: c.lookupEnv})
+	cmd := proc.Command(runCtx, proc.Program{Argv: argv, Root: c.dir, Env: c.env, Set: append(callIDs(ctx).environ(), c.set...), LookupEnv: c.lookupEnv})
 	// Both keep maskSlack bytes past their cut, so that a secret the cut
 	// would split is masked whole before the cut is made.
 	stdout := &capped{max: MaxOutputBytes + maskSlack}

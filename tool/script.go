@@ -1,13 +1,13 @@
 package tool
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -15,25 +15,55 @@ import (
 // scripts/ folder.
 const ScriptToolName = "run_skill_script"
 
-// interpreters run a script that is not executable, by extension: skill
-// folders travel as zip files and lose the executable bit, and Agent
-// Skills instructions say "run scripts/x.py", not "chmod +x".
-var interpreters = map[string][]string{
-	".py": {"python3"}, ".sh": {"sh"}, ".bash": {"bash"}, ".js": {"node"}, ".mjs": {"node"},
-	".rb": {"ruby"}, ".pl": {"perl"}, ".php": {"php"}, ".ts": {"npx", "tsx"},
-}
-
 // RunScript runs script (a path relative to dir, inside its scripts/
 // folder) with args as argv — no shell — under the same rules as a command
 // tool: trust (an untrusted skill's script is refused with the --trust
 // hint), the minimal environment plus FSD_RUN_ID and FSD_CALL_ID, the
 // default timeout, the output cap and the stderr tail. An executable file
-// runs itself; otherwise its #! line or its extension names the
-// interpreter. The path is checked like a reader's: no absolute path, no
+// that is a native program or has a #! line runs itself; any other file
+// runs through the interpreter its #! line or its extension names
+// (proc.ScriptArgv). The path is checked like a reader's: no absolute path, no
 // "..", no symlink leading out of the skill's folder.
 //
 // T4: a script follows a command tool's trust rule.
 func RunScript(ctx context.Context, dir, script string, args []string, opts ...Option) Result {
+	c := scriptTool(dir, opts)
+	if !c.trusted {
+		return c.refusal()
+	}
+	full, problem := ScriptPath(c.dir, script)
+	if problem != "" {
+		return errorf("%s", problem)
+	}
+	argv, problem := proc.ScriptArgv(full)
+	if problem != "" {
+		return errorf("%s", problem)
+	}
+	return c.exec(ctx, append(argv, args...))
+}
+
+// RunModule runs a Python module of the skill in dir — `python3 -m
+// module args…`, as skill instructions such as "python -m
+// scripts.package_skill DIR" say — under RunScript's rules, with dir as
+// the working folder and as PYTHONPATH, so the module's own imports of
+// its siblings (from scripts.x import y) resolve. The module is a dotted
+// name under the skill's scripts/ folder (scripts.package_skill) that
+// names a file (scripts/package_skill.py) or a package with a __main__.py.
+func RunModule(ctx context.Context, dir, module string, args []string, opts ...Option) Result {
+	c := scriptTool(dir, opts)
+	if !c.trusted {
+		return c.refusal()
+	}
+	if problem := modulePath(c.dir, module); problem != "" {
+		return errorf("%s", problem)
+	}
+	c.set = []string{"PYTHONPATH=" + c.dir}
+	return c.exec(ctx, append([]string{proc.Interpreters[".py"][0], "-m", module}, args...))
+}
+
+// scriptTool is the command tool a script or module runs as: the skill's
+// folder (absolute) as working folder, the default timeout, opts applied.
+func scriptTool(dir string, opts []Option) *Tool {
 	c := &Tool{name: ScriptToolName, kind: spec.RunCommand, timeout: DefaultTimeout, trusted: true, lookupEnv: os.LookupEnv}
 	for _, o := range opts {
 		o(c)
@@ -42,18 +72,42 @@ func RunScript(ctx context.Context, dir, script string, args []string, opts ...O
 	if abs, err := filepath.Abs(dir); err == nil {
 		c.dir = abs
 	}
-	if !c.trusted {
-		return c.refusal()
+	return c
+}
+
+// modulePath checks that module is a dotted Python name under scripts/
+// that resolves, like a script path, to a file inside dir.
+func modulePath(dir, module string) string {
+	parts := strings.Split(module, ".")
+	for _, p := range parts {
+		if !pyIdent(p) {
+			return fmt.Sprintf("%q is not a Python module name; give a dotted name such as scripts.package_skill", module)
+		}
 	}
-	full, problem := ScriptPath(c.dir, script)
-	if problem != "" {
-		return errorf("%s", problem)
+	if parts[0] != "scripts" || len(parts) < 2 {
+		return fmt.Sprintf("module %q is not under the skill's scripts/ folder; give a name such as scripts.package_skill", module)
 	}
-	argv, problem := scriptArgv(full)
-	if problem != "" {
-		return errorf("%s", problem)
+	rel := strings.Join(parts, "/")
+	if _, problem := ScriptPath(dir, rel+".py"); problem == "" {
+		return ""
 	}
-	return c.exec(ctx, append(argv, args...))
+	if _, problem := ScriptPath(dir, rel+"/__main__.py"); problem == "" {
+		return ""
+	}
+	return fmt.Sprintf("no module %q in the skill's folder: neither %s.py nor %s/__main__.py is there", module, rel, rel)
+}
+
+// pyIdent reports whether s is an ASCII Python identifier.
+func pyIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // ScriptPath resolves script inside dir's scripts/ folder: relative,
@@ -90,41 +144,4 @@ func ScriptPath(dir, script string) (string, string) {
 		return "", fmt.Sprintf("%q is not a file", script)
 	}
 	return full, ""
-}
-
-// scriptArgv is how to start a script: itself when executable, else the
-// interpreter its #! line or extension names.
-func scriptArgv(full string) ([]string, string) {
-	st, err := os.Stat(full)
-	if err != nil {
-		return nil, err.Error()
-	}
-	if st.Mode().Perm()&0o111 != 0 {
-		return []string{full}, ""
-	}
-	if interp := shebang(full); len(interp) > 0 {
-		return append(interp, full), ""
-	}
-	if interp, ok := interpreters[strings.ToLower(filepath.Ext(full))]; ok {
-		return append(append([]string(nil), interp...), full), ""
-	}
-	return nil, fmt.Sprintf("%s is not executable and has no #! line or known extension (.py, .sh, .js, .rb, .pl, …) to pick an interpreter", filepath.Base(full))
-}
-
-// shebang reads a script's #! line: "#!/usr/bin/env python3" gives
-// [/usr/bin/env python3].
-func shebang(path string) []string {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	line, err := bufio.NewReader(f).ReadString('\n')
-	if err != nil && line == "" {
-		return nil
-	}
-	if !strings.HasPrefix(line, "#!") {
-		return nil
-	}
-	return strings.Fields(strings.TrimPrefix(line, "#!"))
 }

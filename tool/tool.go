@@ -85,6 +85,7 @@ type Tool struct {
 	argv      []*tmpl.Template
 	timeout   time.Duration
 	env       []string
+	set       []string // NAME=value pairs besides the call's ids (a module's PYTHONPATH)
 	reply     *tmpl.Template
 	op        string
 	trusted   bool

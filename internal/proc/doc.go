@@ -11,6 +11,10 @@
 //   - on Linux gets SIGKILL when fsd dies, however fsd dies (Pdeathsig);
 //   - has the end of its stderr kept (Tail) for the error a user reads.
 //
+// It knows how a skill's script starts (ScriptArgv): itself when it is
+// an executable native program or has a #! line, else through the
+// interpreter its #! line or extension names.
+//
 // It also answers "is this process alive" (Alive) for the run records,
 // whose run.json names the pid of the fsd writing them.
 //
