@@ -17,13 +17,18 @@ import (
 var runScriptDef = model.ToolDef{
 	Name: tool.ScriptToolName,
 	Description: "Run a script from a loaded skill's scripts/ folder, as its instructions say (for example " +
-		`"run scripts/extract.py FILE"). No shell: args are passed as they are. The result is the script's ` +
-		"output; a failure carries its exit status and the end of its stderr.",
+		`"run scripts/extract.py FILE"). It runs in the skill's folder (the working directory), so give ` +
+		"other files as absolute paths. A script without a #! line runs through the interpreter its extension " +
+		`names (.py: python3). For "python -m scripts.package_skill DIR", give "module": "scripts.package_skill" ` +
+		`and "args": ["DIR"] instead of "script": it runs python3 -m with the skill's folder on PYTHONPATH. ` +
+		"No shell: args are passed as they are. The result is the script's output; a failure carries its exit " +
+		"status and the end of its stderr.",
 	Parameters: json.RawMessage(`{"type":"object","properties":{` +
 		`"skill":{"type":"string","description":"The loaded skill's id (default: the active skill with scripts)."},` +
 		`"script":{"type":"string","description":"Path relative to the skill's folder, under scripts/, e.g. scripts/extract.py."},` +
+		`"module":{"type":"string","description":"Instead of script: a Python module under scripts/, e.g. scripts.package_skill, run as python3 -m."},` +
 		`"args":{"type":"array","items":{"type":"string"},"description":"Arguments, one per element."}},` +
-		`"required":["script"],"additionalProperties":false}`),
+		`"additionalProperties":false}`),
 }
 
 // hasScripts reports whether a skill ships a scripts/ folder.
@@ -56,7 +61,13 @@ func (m *manager) runScript(ctx context.Context, args json.RawMessage) model.Too
 	}
 	s := l.skill
 	trusted := m.box.isTrusted(s)
-	res := tool.RunScript(ctx, s.Dir, a.Script, a.Args, tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(m.box.secrets.String))
+	opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(m.box.secrets.String)}
+	var res tool.Result
+	if a.Module != "" {
+		res = tool.RunModule(ctx, s.Dir, a.Module, a.Args, opts...)
+	} else {
+		res = tool.RunScript(ctx, s.Dir, a.Script, a.Args, opts...)
+	}
 	return model.ToolResult{Text: res.Text, IsError: res.IsError}
 }
 
@@ -64,6 +75,7 @@ func (m *manager) runScript(ctx context.Context, args json.RawMessage) model.Too
 type scriptArgs struct {
 	Skill  string   `json:"skill"`
 	Script string   `json:"script"`
+	Module string   `json:"module"`
 	Args   []string `json:"args"`
 }
 
@@ -74,6 +86,16 @@ func (m *manager) scriptCall(args json.RawMessage) (scriptArgs, *loadedSkill, *m
 	bad := func(r model.ToolResult) (scriptArgs, *loadedSkill, *model.ToolResult) { return a, nil, &r }
 	if err := json.Unmarshal(args, &a); err != nil {
 		return bad(toolError("ARGUMENTS_INVALID", `arguments must be {"skill": "id", "script": "scripts/x.py", "args": ["…"]}: `+err.Error()))
+	}
+	if module, ok := strings.CutPrefix(strings.TrimSpace(a.Script), "-m "); ok && a.Module == "" {
+		// "python -m scripts.x" read off the instructions, put in script.
+		a.Script, a.Module = "", strings.TrimSpace(module)
+	}
+	switch {
+	case a.Script == "" && a.Module == "":
+		return bad(toolError("ARGUMENTS_INVALID", `give "script" (a path such as scripts/extract.py) or "module" (a Python module such as scripts.package_skill)`))
+	case a.Script != "" && a.Module != "":
+		return bad(toolError("ARGUMENTS_INVALID", `give "script" or "module", not both`))
 	}
 	var l *loadedSkill
 	if a.Skill == "" {

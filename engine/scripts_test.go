@@ -2,6 +2,7 @@ package engine
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +52,35 @@ func TestRunSkillScript(t *testing.T) {
 				t.Errorf("result %+v, want %q", res, tc.want)
 			}
 		})
+	}
+}
+
+// A Python module runs from the "module" argument, and from "-m name"
+// given as the script, as a model reading "python -m scripts.x" may put it.
+func TestRunSkillScriptModule(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "pack.py"), []byte("import sys\nprint('packed', sys.argv[1])\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &spec.Skill{ID: "creator", Name: "creator", Description: "d", Instructions: "Run python -m scripts.pack DIR.",
+		Dir: dir, Resources: []string{"scripts/pack.py"}}
+	for _, args := range []map[string]any{
+		{"module": "scripts.pack", "args": []string{"out"}},
+		{"script": "-m scripts.pack", "args": []string{"out"}},
+	} {
+		opts := Options{Trusted: func(*spec.Skill) bool { return true }}
+		_, m, _, err := runWith(t, project(s), opts, read("creator"), call("run_skill_script", args), say("done"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := lastResult(m.requests()[2]); res.IsError || res.Text != "packed out\n" {
+			t.Errorf("%v: result %+v", args, res)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/proc"
 )
 
 func quote(s string) string { return strconv.Quote(s) }
@@ -113,8 +114,32 @@ func listResources(dir, manifest string) ([]string, diag.List) {
 			return filepath.SkipAll
 		}
 		out = append(out, rel)
+		if d, ok := unstartable(p, rel); ok {
+			diags = append(diags, d)
+		}
 		return nil
 	})
 	sort.Strings(out)
 	return out, diags
+}
+
+// unstartable is the warning for an executable file under scripts/ that
+// run_skill_script could not start: no #! line, not a native program, and
+// an extension that names no interpreter. A file that is not executable is
+// taken for data (a schema, a template) and not looked at. Whether an
+// interpreter is installed is not checked: that is a fact of the machine
+// running fsd, not of the skill, and validate gives the same answer in CI
+// as on a laptop.
+func unstartable(path, rel string) (diag.Diagnostic, bool) {
+	if !strings.HasPrefix(rel, "scripts/") {
+		return diag.Diagnostic{}, false
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm()&0o111 == 0 {
+		return diag.Diagnostic{}, false
+	}
+	if _, problem := proc.ScriptArgv(path); problem != "" {
+		return diag.Warnf(diag.Pos{File: path, Line: 1, Col: 1}, "script", "%s", problem), true
+	}
+	return diag.Diagnostic{}, false
 }

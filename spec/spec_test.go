@@ -224,3 +224,44 @@ func TestCacheKey(t *testing.T) {
 		}
 	}
 }
+
+// An executable file under scripts/ that run_skill_script could not start
+// (no #! line, not a native program, no interpreter by extension) is a
+// warning at the file; data files and scripts that can start are not.
+func TestSkillScriptCannotStart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sheets")
+	for name, f := range map[string]struct {
+		body string
+		mode os.FileMode
+	}{
+		"SKILL.md":           {"---\nname: sheets\ndescription: d\n---\nRun scripts/run.\n", 0o644},
+		"scripts/run":        {"echo hi\n", 0o755},
+		"scripts/recalc.py":  {"print('hi')\n", 0o755},
+		"scripts/bang":       {"#!/bin/sh\necho hi\n", 0o755},
+		"scripts/schema.xsd": {"<xs:schema/>\n", 0o644},
+		"scripts/native":     {"\x7fELF\x02\x01\x01", 0o755},
+		"docs/not-a-script":  {"echo hi\n", 0o755},
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.body), f.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, diags := LoadSkill(filepath.Join(dir, "SKILL.md"))
+	var got []string
+	for _, d := range diags {
+		if d.Kind == "script" {
+			got = append(got, d.String())
+		}
+	}
+	want := filepath.Join(dir, "scripts", "run") + ":1:1: warning: run cannot be started"
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[0], "add a #! line") {
+		t.Errorf("script warnings %q, want one starting %q", got, want)
+	}
+	if diags.Err() != nil {
+		t.Errorf("a warning failed the load: %v", diags)
+	}
+}
