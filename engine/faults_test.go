@@ -53,7 +53,7 @@ func TestToolFaultsAreResults(t *testing.T) {
 	}{
 		{"no-such-binary", true},
 		{"timed out", true},
-		{"exit status", true},
+		{"exited with status", true},
 		{"truncated", false},
 		{"/n", true},
 		{"SKILL_ID_INVALID", true},

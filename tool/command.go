@@ -86,7 +86,7 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		status := fmt.Sprintf("exit status %d", ee.ExitCode())
+		status := fmt.Sprintf("exited with status %d", ee.ExitCode())
 		if ee.ExitCode() < 0 {
 			status = "killed: " + ee.String()
 		}

@@ -59,7 +59,7 @@ func TestRunScript(t *testing.T) {
 		{"#! line", "scripts/bang", []string{"z"}, "bang: z", false},
 		{"nested", "./scripts/sub/deep.sh", nil, "deep", false},
 		{"minimal environment", "scripts/env.sh", nil, "secret=none call=c-1", false},
-		{"failure keeps status and stderr", "scripts/fail.sh", nil, "exit status 3\nstderr (last 4 KiB):\noops", true},
+		{"failure keeps status and stderr", "scripts/fail.sh", nil, "exited with status 3\nstderr (last 4 KiB):\noops", true},
 		{"no interpreter", "scripts/data.bin", nil, "data.bin cannot be started: it has no #! line", true},
 		{"executable without #! runs by extension", "scripts/nobang.sh", []string{"q"}, "nobang: q", false},
 		{"executable without #! or extension", "scripts/nobang", nil, "add a #! line (such as #!/usr/bin/env python3) or give it a known extension (.bash,", true},

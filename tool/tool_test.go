@@ -125,7 +125,7 @@ func TestNonZeroExitKeepsStderrTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := tl.Call(context.Background(), nil, nil)
-	if !got.IsError || !strings.HasPrefix(got.Text, "exit status 3\nstderr (last 4 KiB):\n") {
+	if !got.IsError || !strings.HasPrefix(got.Text, "exited with status 3\nstderr (last 4 KiB):\n") {
 		t.Fatalf("got %+v, want an error starting with the exit status", got)
 	}
 	if !strings.HasSuffix(got.Text, "boom: bad week\n") {

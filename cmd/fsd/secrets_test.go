@@ -113,7 +113,7 @@ func TestToolOutputSecretsAreMasked(t *testing.T) {
 	}
 	evs := events(t, out)
 	res, ok := toolResult(evs, "probe")
-	if !ok || !res.Error || !strings.Contains(res.Result, "exit status 3") ||
+	if !ok || !res.Error || !strings.Contains(res.Result, "exited with status 3") ||
 		!strings.Contains(res.Result, "Bearer [REDACTED]") || !strings.Contains(res.Result, "< echo: [REDACTED]") {
 		t.Errorf("probe's result should say it failed and show the key masked on stdout and stderr: %+v", res)
 	}
