@@ -162,6 +162,11 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	}
 	pr := &prepared{project: p}
 	log := opts.Logger
+	if f.verbose {
+		for _, note := range missingInterpreters(p) {
+			log.Info().Msg(note)
+		}
+	}
 	remote := f.nats != "" || p.Workflow.Board != nil && p.Workflow.Board.NATS != ""
 	ms := &models{override: f.model, offline: f.offline, remote: remote, project: p, log: &log, handle: func(id string) (string, error) {
 		if pr.run == nil {
