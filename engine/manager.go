@@ -152,7 +152,7 @@ func (m *manager) isLoaded(id string) bool {
 // or a coded tool error the model reads.
 func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript) model.ToolResult {
 	if !spec.ValidID(id) {
-		return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are 1-64 of a-z, 0-9 and single hyphens", id))
+		return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are %s", id, spec.IDRule))
 	}
 	s, ok := m.cat.get(id)
 	if !ok {

@@ -281,3 +281,20 @@ func TestCatalogAgentSkills(t *testing.T) {
 		})
 	}
 }
+
+// SKILL_ID_INVALID states the rule ValidID applies (spec.IDRule), and an
+// id of another script that the rule allows is read, not refused.
+func TestReadInvalidIDStatesRule(t *testing.T) {
+	p := project(skill("技能", "1.0.0", spec.ChannelHandle))
+	_, m, _, err := runWith(t, p, Options{}, read("Not_An_Id"), read("技能"), say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	if r := lastResult(reqs[1]); !r.IsError || !strings.Contains(r.Text, "SKILL_ID_INVALID") || !strings.Contains(r.Text, spec.IDRule) {
+		t.Errorf("an invalid id answered %q, want SKILL_ID_INVALID with %q", r.Text, spec.IDRule)
+	}
+	if r := lastResult(reqs[2]); r.IsError {
+		t.Errorf("reading 技能 answered %q", r.Text)
+	}
+}

@@ -106,7 +106,7 @@ func (m *manager) scriptCall(args json.RawMessage) (scriptArgs, *loadedSkill, *m
 		}
 	} else {
 		if !spec.ValidID(a.Skill) {
-			return bad(toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id", a.Skill)))
+			return bad(toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are %s", a.Skill, spec.IDRule)))
 		}
 		_, l = m.find(spec.NormalizeID(a.Skill))
 		if l == nil {

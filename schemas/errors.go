@@ -34,10 +34,21 @@ func collect(e *jsonschema.ValidationError, parent []string, root *yaml.Node, fi
 		*out = append(*out, diag.Errorf(pos(n, file), "schema", "%s%s", prefix(key), message1(k)))
 		return
 	case *kind.PropertyNames:
+		// The only constrained names are ids, and spec reports an invalid
+		// id at the same place with the rule in words (spec.IDRule):
+		// this message must not state a rule of its own.
 		obj, _ := locate(root, parent)
-		kn := keyNode(obj, k.Property)
-		_, where := locate(root, parent)
-		*out = append(*out, diag.Errorf(pos(kn, file), "schema", "%sinvalid name %q: use 1-64 of a-z, 0-9 and -, with no leading, trailing or double hyphen", prefix(where), k.Property))
+		kn, where := keyNode(obj, k.Property), ""
+		if kn == deref(obj) {
+			// The parent is not always the key's mapping when the
+			// document has other errors: find the key where it is.
+			if kn, where = findKey(root, k.Property, ""); kn == nil {
+				kn = root
+			}
+		} else {
+			_, where = locate(root, parent)
+		}
+		*out = append(*out, diag.Errorf(pos(kn, file), "schema", "%sinvalid name %q", prefix(where), k.Property))
 		return
 	}
 	if len(e.Causes) > 0 {
@@ -188,4 +199,43 @@ func keyNode(m *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return m
+}
+
+// findKey returns the first mapping key named key in n's tree (aliases
+// are not followed: the tree's own keys are where an author looks) and
+// the path to its mapping as locate words it.
+func findKey(n *yaml.Node, key, path string) (*yaml.Node, string) {
+	if n == nil {
+		return nil, ""
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if k, p := findKey(c, key, path); k != nil {
+				return k, p
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i], path
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			sub := n.Content[i].Value
+			if path != "" {
+				sub = path + "." + sub
+			}
+			if k, p := findKey(n.Content[i+1], key, sub); k != nil {
+				return k, p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if k, p := findKey(c, key, fmt.Sprintf("%s[%d]", path, i)); k != nil {
+				return k, p
+			}
+		}
+	}
+	return nil, ""
 }

@@ -130,7 +130,7 @@ func decodeMCP(d *decoder, n *yaml.Node, s *Skill) {
 			continue // the schema reports it
 		}
 		if !ValidID(m.Name) || len(m.Name) > 32 {
-			d.errorf(p.k, "mcp", "MCP server name %q is not 1-32 of a-z, 0-9 and single hyphens", m.Name)
+			d.errorf(p.k, "mcp", "MCP server name %q is not an id of at most 32 bytes: ids are %s", m.Name, IDRule)
 		}
 		switch {
 		case cmdN == nil && urlN == nil:

@@ -359,6 +359,7 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 		// item-visibility absent is sub; other defaults are filled by
 		// Agent.WithDefaults where the agent runs, so they live in one place.
 		a := Agent{Name: p.key, Visibility: VisibilitySub}
+		checkID(d, p.k, p.key, "agent name")
 		for _, f := range d.fields(p.v, agentKeys, &a.Node) {
 			switch f.key {
 			case "description":
@@ -570,8 +571,13 @@ func SplitAllowedTools(s string) []string {
 	return out
 }
 
+// IDRule is ValidID's rule in words (C5). Every message about an id (a
+// manifest's, read_skill's) states it from here, so what fsd says is
+// what it checks.
+const IDRule = "1-64 characters after NFKC normalization: letters of any script that are not uppercase, digits, and single hyphens not at the start or end"
+
 // idHint says what an id may be.
-const idHint = "use 1-64 lowercase letters (any script), digits and -, with no leading, trailing or double hyphen"
+const idHint = "use " + IDRule
 
 func checkID(d *decoder, n *yaml.Node, id, what string) {
 	if !ValidID(id) {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/schemas"
 )
 
 // TestExamples validates every example under examples/: none may have an
@@ -263,5 +265,59 @@ func TestSkillScriptCannotStart(t *testing.T) {
 	}
 	if diags.Err() != nil {
 		t.Errorf("a warning failed the load: %v", diags)
+	}
+}
+
+// Every message about an invalid id states IDRule, the rule ValidID
+// applies, and the schema describes ids with the same words: an agent's
+// name, a skill's id, a SKILL.md's name and an MCP server's name alike.
+// An id the rule allows (技能) loads.
+func TestIDRuleIsOneSource(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, text string) string {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := write("bad.skill.yaml", "id: Bad_Id\nname: b\ndescription: d\nversion: 1.0.0\ninstructions: x\n"+
+		"mcp:\n  Bad_Server: {command: x}\nagents:\n  Writer: {prompt: p}\n")
+	_, diags := LoadSkill(bad)
+	for _, want := range []string{`"Bad_Id"`, `"Bad_Server"`, `"Writer"`} {
+		found := false
+		for _, d := range diags {
+			if strings.Contains(d.Message, want) {
+				found = true
+				if !strings.Contains(d.Message+d.Hint, IDRule) {
+					t.Errorf("%s does not state IDRule", d)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no diagnostic names %s: %v", want, diags)
+		}
+	}
+	_, diags = LoadSkill(write("Bad/SKILL.md", "---\nname: Bad\ndescription: d\n---\nbody\n"))
+	if len(diags) == 0 || !strings.Contains(diags[0].Hint, IDRule) {
+		t.Errorf("SKILL.md bad name: %v", diags)
+	}
+	s, diags := LoadSkill(write("技能/SKILL.md", "---\nname: 技能\ndescription: d\n---\nbody\n"))
+	if s == nil || s.ID != "技能" || len(diags) > 0 {
+		t.Errorf("技能 did not load: %v", diags)
+	}
+	var sch struct {
+		Defs struct {
+			ID struct{ Description string } `json:"id"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(schemas.Skill(), &sch); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sch.Defs.ID.Description, IDRule) {
+		t.Errorf("the schema describes ids as %q, not by IDRule", sch.Defs.ID.Description)
 	}
 }
