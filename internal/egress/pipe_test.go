@@ -1,0 +1,110 @@
+package egress
+
+import (
+	"context"
+	"io"
+	"net"
+	"slices"
+	"testing"
+	"time"
+)
+
+// startBridge runs Bridge from a loopback port to dial, returning the
+// port's address and Bridge's result.
+func startBridge(t *testing.T, ctx context.Context, dial func(context.Context) (net.Conn, error)) (string, <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Bridge(ctx, ln, dial) }()
+	return ln.Addr().String(), done
+}
+
+func TestBridgeCopiesBothWaysWithHalfClose(t *testing.T) {
+	echo := echoServer(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addr, done := startBridge(t, ctx, func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", echo)
+	})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	io.WriteString(c, "to and fro")
+	// The end of writing crosses the bridge, the echo server ends its
+	// answer at it, and that end crosses back.
+	c.(*net.TCPConn).CloseWrite()
+	got, err := io.ReadAll(c)
+	if err != nil || string(got) != "to and fro" {
+		t.Fatalf("through the bridge: %q %v", got, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Bridge after its context ended: %v", err)
+	}
+}
+
+func TestBridgeEndsWithContextClosingConnections(t *testing.T) {
+	// The far side holds its connection open and says nothing.
+	far, near := net.Pipe()
+	defer far.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	dialed := make(chan struct{})
+	addr, done := startBridge(t, ctx, func(context.Context) (net.Conn, error) {
+		close(dialed)
+		return near, nil
+	})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	<-dialed
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Bridge: %v", err)
+	}
+	if _, err := io.ReadAll(c); err != nil {
+		t.Fatalf("a bridged connection after Bridge ended: %v, want it closed", err)
+	}
+	if _, err := net.Dial("tcp", addr); err == nil {
+		t.Error("the bridge's port still accepts after Bridge ended")
+	}
+}
+
+func TestBridgeThroughProxy(t *testing.T) {
+	echo := echoServer(t)
+	p, _ := startProxy(t, Config{}, echo)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addr, _ := startBridge(t, ctx, func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", p.Path())
+	})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	io.WriteString(c, "CONNECT "+echo+" HTTP/1.1\r\nHost: "+echo+"\r\n\r\nping")
+	c.(*net.TCPConn).CloseWrite()
+	got, err := io.ReadAll(c)
+	if want := "HTTP/1.1 200 Connection established\r\n\r\nping"; err != nil || string(got) != want {
+		t.Fatalf("CONNECT through the bridge: %q %v, want %q", got, err, want)
+	}
+}
+
+func TestProxyEnv(t *testing.T) {
+	env := ProxyEnv(4321)
+	for _, want := range []string{"HTTP_PROXY=http://127.0.0.1:4321", "https_proxy=http://127.0.0.1:4321", "ALL_PROXY=http://127.0.0.1:4321", "NO_PROXY=localhost,127.0.0.1"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("ProxyEnv lacks %s: %v", want, env)
+		}
+	}
+}
