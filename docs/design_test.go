@@ -25,8 +25,8 @@ import (
 // idPattern is an invariant's id: its table's letter and a number. L, C,
 // H, W, D: skill lifecycle, catalog, channels, window, delegation; J, R,
 // N, A, T, S: journal, records and resume, workers over NATS, approvals,
-// trust, secrets.
-const idPattern = `[LCHWDJRNATS][1-9][0-9]?`
+// trust, secrets; E: the network of sandboxed programs.
+const idPattern = `[LCHWDJRNATSE][1-9][0-9]?`
 
 // invariantID is how code comments cite an invariant of design.md.
 var invariantID = regexp.MustCompile(`\b` + idPattern + `\b`)

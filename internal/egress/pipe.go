@@ -22,6 +22,9 @@ const MaxBridged = 256
 // ends (nil), having closed ln and every connection it carries, or when
 // ln fails. The sandbox's launcher runs it inside the program's network
 // namespace: ln is 127.0.0.1:PORT there, dial reaches the Proxy's socket.
+//
+// E5: bytes cross both ways with half-close, at most MaxBridged
+// connections at once, and nothing outlives ctx.
 func Bridge(ctx context.Context, ln net.Listener, dial func(context.Context) (net.Conn, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -159,7 +162,7 @@ func newActivity() *activity {
 func (a *activity) touch()               { a.last.Store(time.Now().UnixNano()) }
 func (a *activity) since() time.Duration { return time.Duration(time.Now().UnixNano() - a.last.Load()) }
 
-// idleConn fails a read or a write once no byte has passed either way
+// idleConn (E3) fails a read or a write once no byte has passed either way
 // (per its activity, which a tunnel's two sides share) for its timeout:
 // a long download with nothing sent is not idle.
 type idleConn struct {

@@ -64,7 +64,7 @@ type Denial struct {
 }
 
 func (d Denial) Error() string {
-	return fmt.Sprintf("fsd sandbox: the network to %s is not allowed: %s; to allow it, add %s to network: in the sandbox: settings of the workflow or the skill",
+	return fmt.Sprintf("fsd sandbox: the network to %s is not allowed: %s; to allow it, add %s to the network: list under sandbox: in the workflow or the skill (and the tool, wherever one sets a list)",
 		net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), d.Reason, d.Entry)
 }
 
@@ -128,9 +128,9 @@ func Listen(cfg Config) (*Proxy, error) {
 		ExpectContinueTimeout: time.Second,
 	}
 	p.fwd = &httputil.ReverseProxy{
-		// ReverseProxy has already removed the hop-by-hop headers
-		// (Proxy-Authorization among them) and X-Forwarded-*; the
-		// absolute URL is where the request goes.
+		// E4: ReverseProxy removes the hop-by-hop headers
+		// (Proxy-Authorization among them) both ways, and X-Forwarded-*;
+		// the absolute URL is where the request goes.
 		Rewrite:       func(*httputil.ProxyRequest) {},
 		Transport:     p.tr,
 		FlushInterval: -1,
@@ -156,6 +156,8 @@ func Listen(cfg Config) (*Proxy, error) {
 func (p *Proxy) Path() string { return filepath.Join(p.dir, socketName) }
 
 // Close stops the proxy, ends its tunnels and removes its folder.
+//
+// E3: nothing of the proxy outlives Close.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
@@ -173,6 +175,9 @@ func (p *Proxy) Close() error {
 }
 
 // ServeHTTP tunnels a CONNECT and forwards a request for an absolute URL.
+//
+// E3: tunnels and forwarded requests in flight are bounded; one more is
+// answered 503 at once rather than queued.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodConnect && (r.URL.Host == "" || (r.URL.Scheme != "http" && r.URL.Scheme != "https")) {
 		http.Error(w, "fsd sandbox: this is a proxy: ask for an absolute http:// or https:// URL, or CONNECT host:port", http.StatusBadRequest)
@@ -274,6 +279,10 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, err error) {
 // dial connects to host:port if the allowlist allows it, to an address
 // it resolved and checked itself, so a name cannot resolve to one
 // address for the check and another for the connection.
+//
+// E1: only a host and port an entry allows is dialled; any other is a
+// Denial, answered 403 and reported. E2: a host allowed only by a
+// wildcard is never dialled at an internal address.
 func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, error) {
 	deny := func(reason, entry string) (net.Conn, error) {
 		return nil, Denial{Host: host, Port: port, Reason: reason, Entry: entry}

@@ -153,6 +153,9 @@ const (
 
 // match finds the strongest entry allowing host:port. host is a name or
 // an IP address, without brackets.
+//
+// E1: a bare entry allows the web ports only, a wildcard its subdomains
+// only, a name never an address.
 func (a Allowlist) match(host string, port int) match {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	ip, ipErr := netip.ParseAddr(host)
@@ -207,7 +210,7 @@ var internal = []netip.Prefix{
 }
 
 // isInternal reports whether ip is on the user's machine or networks
-// rather than the internet.
+// rather than the internet (E2).
 func isInternal(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	for _, p := range internal {
