@@ -76,6 +76,8 @@ type Proxy struct {
 	fwd   *httputil.ReverseProxy
 	tr    *http.Transport
 	slots chan struct{}
+	ctx   context.Context // ends with Close
+	stop  context.CancelFunc
 
 	mu      sync.Mutex
 	closed  bool
@@ -107,6 +109,7 @@ func Listen(cfg Config) (*Proxy, error) {
 		return nil, fmt.Errorf("network proxy: %w", err)
 	}
 	p := &Proxy{cfg: cfg, dir: dir, slots: make(chan struct{}, cfg.MaxConns), tunnels: map[net.Conn]struct{}{}}
+	p.ctx, p.stop = context.WithCancel(context.Background())
 	quiet := log.New(io.Discard, "", 0)
 	p.tr = &http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
@@ -159,6 +162,7 @@ func (p *Proxy) Path() string { return filepath.Join(p.dir, socketName) }
 //
 // E3: nothing of the proxy outlives Close.
 func (p *Proxy) Close() error {
+	p.stop()
 	p.mu.Lock()
 	p.closed = true
 	for c := range p.tunnels {
@@ -206,7 +210,10 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fsd sandbox: CONNECT needs host:port", http.StatusBadRequest)
 		return
 	}
-	up, err := p.dial(r.Context(), host, port)
+	// Not r's context: the server cancels it when the program ends its
+	// writing, which a program may do right after its CONNECT and first
+	// bytes. The dial is bounded by its own timeout and by Close.
+	up, err := p.dial(p.ctx, host, port)
 	if err != nil {
 		p.failed(w, r, err)
 		return
@@ -269,9 +276,6 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		http.Error(w, d.Error(), http.StatusForbidden)
 		return
-	}
-	if r.Context().Err() != nil {
-		return // the program went away
 	}
 	http.Error(w, "fsd sandbox: "+err.Error(), http.StatusBadGateway)
 }
