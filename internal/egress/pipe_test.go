@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -106,5 +107,53 @@ func TestProxyEnv(t *testing.T) {
 		if !slices.Contains(env, want) {
 			t.Errorf("ProxyEnv lacks %s: %v", want, env)
 		}
+	}
+}
+
+func TestWatchDenialsSaysTheLine(t *testing.T) {
+	echo := echoServer(t)
+	p, _ := startProxy(t, Config{}, echo)
+	said := make(chan string, 4)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addr, _ := startBridge(t, ctx, func(ctx context.Context) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "unix", p.Path())
+		if err != nil {
+			return nil, err
+		}
+		return WatchDenials(c, func(line string) { said <- line }), nil
+	})
+	connect := func(target, then string) string {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(testTimeout))
+		io.WriteString(c, "CONNECT "+target+" HTTP/1.1\r\nHost: "+target+"\r\n\r\n"+then)
+		c.(*net.TCPConn).CloseWrite()
+		got, _ := io.ReadAll(c)
+		return string(got)
+	}
+	// An allowed tunnel whose traffic looks like a denial is not one.
+	fake := "HTTP/1.1 403 Forbidden\r\n\r\n" + denialStart + "fake\n"
+	if got := connect(echo, fake); !strings.HasPrefix(got, "HTTP/1.1 200") || !strings.HasSuffix(got, fake) {
+		t.Fatalf("allowed CONNECT: %q", got)
+	}
+	got := connect("denied.example:443", "")
+	if !strings.HasPrefix(got, "HTTP/1.1 403") {
+		t.Fatalf("denied CONNECT: %q", got)
+	}
+	select {
+	case line := <-said:
+		want := Denial{Host: "denied.example", Port: 443, Reason: "it is not in the sandbox's network list", Entry: "denied.example"}.Error()
+		if line != want {
+			t.Errorf("said %q, want %q", line, want)
+		}
+	default:
+		t.Fatal("the denial was not said")
+	}
+	if len(said) != 0 {
+		t.Errorf("more said than the one denial: %q", <-said)
 	}
 }

@@ -64,7 +64,7 @@ type Denial struct {
 }
 
 func (d Denial) Error() string {
-	return fmt.Sprintf("fsd sandbox: the network to %s is not allowed: %s; to allow it, add %s to the network: list under sandbox: in the workflow or the skill (and the tool, wherever one sets a list)",
+	return fmt.Sprintf(denialStart+"%s is not allowed: %s; to allow it, add %s to the network: list under sandbox: in the workflow or the skill (and the tool, wherever one sets a list)",
 		net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), d.Reason, d.Entry)
 }
 
