@@ -1,9 +1,6 @@
 package sandbox
 
-import (
-	"errors"
-	"os/exec"
-)
+import "errors"
 
 // NetMode is how much of the network a sandboxed program reaches.
 type NetMode string
@@ -42,11 +39,3 @@ const DefaultMaxProcs = 256
 // ErrUnavailable is wrapped by Wrap's error when no sandbox can be had on
 // this machine.
 var ErrUnavailable = errors.New("no sandbox is available")
-
-// Wrap turns cmd — prepared by package proc and not yet started — into
-// the same program confined by p. Call cleanup once cmd has been waited
-// for. It fails (wrapping ErrUnavailable) rather than run the program
-// unconfined.
-func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
-	return nil, ErrUnavailable
-}

@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"os"
+	"slices"
+	"strings"
+)
+
+// bwrapArgs is bwrap's argv for s: the same view as the native launcher's
+// (system folders, granted paths, private /proc, /tmp, /dev/shm, secrets
+// hidden), built from an empty root instead of restricted by Landlock.
+func bwrapArgs(bw string, s spec) []string {
+	a := []string{bw, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"}
+	if s.Net == NetOn {
+		a = append(a, "--share-net")
+	}
+	for _, d := range systemRead {
+		if target, err := os.Readlink(d); err == nil {
+			a = append(a, "--symlink", target, d) // merged /usr: /bin -> usr/bin
+		}
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm")
+	type bind struct {
+		path string
+		rw   bool
+	}
+	var binds []bind
+	for _, p := range s.Plan.Read {
+		binds = append(binds, bind{p, false})
+	}
+	for _, p := range s.Plan.Write {
+		if !strings.HasPrefix(p, "/dev/") {
+			binds = append(binds, bind{p, true})
+		}
+	}
+	slices.SortStableFunc(binds, func(x, y bind) int { return len(x.path) - len(y.path) })
+	for _, b := range binds {
+		if b.rw {
+			a = append(a, "--bind", b.path, b.path)
+		} else {
+			a = append(a, "--ro-bind", b.path, b.path)
+		}
+	}
+	for _, m := range s.Plan.Mask {
+		if fi, err := os.Stat(m); err == nil && fi.IsDir() {
+			a = append(a, "--perms", "0000", "--tmpfs", m, "--remount-ro", m)
+		} else if err == nil {
+			a = append(a, "--ro-bind", "/dev/null", m)
+		}
+	}
+	a = append(a, "--chdir", s.Dir, "--")
+	return append(append(a, s.Path), s.Args[1:]...)
+}

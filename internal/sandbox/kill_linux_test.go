@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/internal/proctest"
+	"github.com/fsdrun/fsd/internal/testlong"
+)
+
+// The scripts of the kill trial: wrap.sh leaves work.sh running in a
+// session of its own, out of the call's process group, and waits; work.sh
+// says it started, then appends a line after a delay — a late side
+// effect no dead run may have.
+const (
+	wrapScript = "setsid /bin/sh \"$DIR/work.sh\" &\nsleep 30\n"
+	workScript = "echo $$ > \"$DIR/started\"\nsleep 0.3\necho late >> \"$DIR/late\"\n"
+)
+
+// fakeFsd is fsd running a sandboxed call — the shell command
+// $FSD_SANDBOX_TEST_SCRIPT in the workspace $FSD_SANDBOX_TEST_DIR — with
+// its own environment, printing what the call printed.
+func fakeFsd() int {
+	dir := os.Getenv("FSD_SANDBOX_TEST_DIR")
+	forced = os.Getenv("FSD_SANDBOX_TEST_BACKEND")
+	cmd := exec.Command("/bin/sh", "-c", os.Getenv("FSD_SANDBOX_TEST_SCRIPT"))
+	cmd.Dir = dir
+	cmd.Env = append(testEnv(dir), "DIR="+dir, trialEnv+"="+os.Getenv(trialEnv))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cleanup, err := Wrap(cmd, Policy{Workspace: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	defer cleanup()
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// trialEnv marks every process of one kill trial: what a process started
+// inherits it, so /proc tells which processes belong to the trial.
+const trialEnv = "FSD_SANDBOX_TRIAL"
+
+// kill -9 of fsd mid-call leaves no process of the call alive and no late
+// side effect, a grandchild that left the call's process group included.
+func TestKillNineLeavesNothing(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			available(t, b)
+			for trial := range testlong.Runs(5, 100) {
+				dir := t.TempDir()
+				for name, text := range map[string]string{"wrap.sh": wrapScript, "work.sh": workScript} {
+					if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				token := fmt.Sprintf("%d-%s-%d", os.Getpid(), b, trial)
+				fsd := fakeFsdCommand(b, dir, `/bin/sh "$DIR/wrap.sh"`, trialEnv+"="+token)
+				var errOut bytes.Buffer
+				fsd.Stderr = &errOut
+				if err := fsd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				proctest.ReadPid(t, filepath.Join(dir, "started"))
+				_ = fsd.Process.Kill()
+				_ = fsd.Wait()
+				if left := trialProcesses(token); len(left) > 0 {
+					t.Fatalf("trial %d: processes %v of the call outlived fsd (fsd said %q)", trial, left, errOut.String())
+				}
+				if _, err := os.Stat(filepath.Join(dir, "late")); err == nil {
+					t.Fatalf("trial %d: the call's late write landed after fsd died", trial)
+				}
+			}
+		})
+	}
+}
+
+// trialProcesses waits, bounded, until no process carries token, and
+// returns those that still do.
+func trialProcesses(token string) []string {
+	want := []byte(trialEnv + "=" + token + "\x00")
+	var left []string
+	for range 1000 {
+		left = left[:0]
+		pids, _ := filepath.Glob("/proc/[0-9]*/environ")
+		for _, p := range pids {
+			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, want) {
+				left = append(left, strings.Split(p, "/")[2])
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return left
+}
+
+// fakeFsdCommand is the test binary as a fake fsd that runs script
+// sandboxed by backend in the workspace dir; env is added to fsd's own
+// environment.
+func fakeFsdCommand(backend, dir, script string, env ...string) *exec.Cmd {
+	fsd := exec.Command(os.Args[0])
+	fsd.Env = append([]string{"PATH=" + os.Getenv("PATH"), helperEnv + "=fakefsd", "FSD_SANDBOX_TEST_DIR=" + dir,
+		"FSD_SANDBOX_TEST_BACKEND=" + backend, "FSD_SANDBOX_TEST_SCRIPT=" + script}, env...)
+	return fsd
+}

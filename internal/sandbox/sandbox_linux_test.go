@@ -1,0 +1,264 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sandboxed runs script with sh in a sandbox of backend under p, as
+// package proc starts programs (own process group, Pdeathsig), and
+// returns its output and error.
+func sandboxed(t testing.TB, backend string, p Policy, env []string, script string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = p.Workspace
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cleanup := useBackend(t, backend, cmd, p)
+	defer cleanup()
+	cmd.WaitDelay = time.Second
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// useBackend wraps cmd with the backend asked for, skipping the test when
+// it cannot be had here.
+func useBackend(t testing.TB, backend string, cmd *exec.Cmd, p Policy) func() {
+	t.Helper()
+	if backend == "plain" {
+		return func() {}
+	}
+	available(t, backend)
+	old := forced
+	forced = backend
+	defer func() { forced = old }()
+	cleanup, err := Wrap(cmd, p)
+	if err != nil {
+		t.Fatalf("Wrap: %v", err)
+	}
+	return cleanup
+}
+
+// available skips t when backend cannot be had here.
+func available(t testing.TB, backend string) {
+	t.Helper()
+	switch backend {
+	case backendBwrap:
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			t.Skip("bwrap is not installed (apt-get install bubblewrap)")
+		}
+	case backendNative:
+		nativeOnce.Do(func() { nativeErr = probeNative() })
+		if nativeErr != nil {
+			t.Skipf("native sandbox unavailable: %v", nativeErr)
+		}
+	}
+}
+
+var (
+	nativeOnce sync.Once
+	nativeErr  error
+)
+
+var backends = []string{backendNative, backendBwrap}
+
+// testEnv is a program's environment with home as HOME.
+func testEnv(home string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+}
+
+func TestWritesOnlyInWorkspaceAndTmp(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			ws, outside := t.TempDir(), t.TempDir()
+			out, errOut, err := sandboxed(t, b, Policy{Workspace: ws}, testEnv(t.TempDir()),
+				`echo in > inside.txt && echo tmp > /tmp/t && cat /tmp/t && echo out > `+outside+`/escaped.txt`)
+			if err == nil {
+				t.Errorf("writing outside the workspace succeeded (stdout %q)", out)
+			}
+			if _, serr := os.Stat(filepath.Join(outside, "escaped.txt")); serr == nil {
+				t.Error("the file outside the workspace was written")
+			}
+			if b, rerr := os.ReadFile(filepath.Join(ws, "inside.txt")); rerr != nil || string(b) != "in\n" {
+				t.Errorf("inside the workspace: %q, %v (stderr %q)", b, rerr, errOut)
+			}
+			if strings.TrimSpace(out) != "tmp" {
+				t.Errorf("private /tmp: stdout %q, stderr %q", out, errOut)
+			}
+		})
+	}
+}
+
+// A home secret is unreadable: outside the granted paths (Landlock, or
+// absent under bwrap) and inside them (hidden).
+func TestHomeSecretsUnreadable(t *testing.T) {
+	for _, b := range backends {
+		for _, granted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/home granted %v", b, granted), func(t *testing.T) {
+				home := t.TempDir()
+				key := filepath.Join(home, ".ssh", "id_ed25519")
+				if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(key, []byte("PRIVATE KEY\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(home, "notes.txt"), []byte("notes\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				p := Policy{Workspace: t.TempDir()}
+				if granted {
+					p.Read = []string{home}
+				}
+				out, errOut, _ := sandboxed(t, b, p, testEnv(home), `cat "$HOME/.ssh/id_ed25519"; cat "$HOME/notes.txt"`)
+				if strings.Contains(out, "PRIVATE KEY") {
+					t.Errorf("the sandboxed program read the key: %q", out)
+				}
+				if granted && !strings.Contains(out, "notes") {
+					t.Errorf("a granted file was not readable: stdout %q, stderr %q", out, errOut)
+				}
+			})
+		}
+	}
+}
+
+// With the network off, a TCP connect to a listener of the test on
+// loopback fails; with it on, it works.
+func TestNetworkOff(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	for _, b := range backends {
+		for _, mode := range []NetMode{NetOff, NetOn} {
+			t.Run(b+"/"+string(mode), func(t *testing.T) {
+				ws := t.TempDir()
+				cmd := exec.Command(os.Args[0], ln.Addr().String())
+				cmd.Dir = ws
+				cmd.Env = append(testEnv(t.TempDir()), helperEnv+"=dial")
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+				cleanup := useBackend(t, b, cmd, Policy{Workspace: ws, Network: mode})
+				defer cleanup()
+				out, err := cmd.CombinedOutput()
+				if mode == NetOff && err == nil {
+					t.Errorf("connected to %s with the network off: %s", ln.Addr(), out)
+				}
+				if mode == NetOn && err != nil {
+					t.Errorf("network on: %v: %s", err, out)
+				}
+			})
+		}
+	}
+}
+
+// A fork bomb stops at MaxProcs and the call ends.
+func TestForkBombBounded(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			ws := t.TempDir()
+			p := Policy{Workspace: ws, MaxProcs: 20}
+			out, errOut, err := sandboxed(t, b, p, testEnv(t.TempDir()),
+				`i=0; while [ $i -lt 100 ]; do sleep 30 & i=$((i+1)); echo $i; done`)
+			lines := strings.Fields(out)
+			if len(lines) >= 100 || err == nil {
+				t.Errorf("started %d of 100 background processes (bound 20), err %v", len(lines), err)
+			}
+			if e := Explain(errOut, p); !strings.Contains(e, "max-procs") {
+				t.Errorf("Explain(%q) = %q, want the max-procs setting", errOut, e)
+			}
+		})
+	}
+}
+
+// No process of the sandbox sees fsd's environment (its API keys) in
+// /proc.
+func TestProcHidesParentEnviron(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			available(t, b)
+			fsd := fakeFsdCommand(b, t.TempDir(), `cat /proc/[0-9]*/environ 2>/dev/null | tr '\000' '\n'; echo done`,
+				"ANTHROPIC_API_KEY=sk-parent-secret-value")
+			out, err := fsd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "done") {
+				t.Fatalf("fake fsd: %v: %s", err, out)
+			}
+			if strings.Contains(string(out), "sk-parent-secret-value") {
+				t.Errorf("a sandboxed program read fsd's environment through /proc")
+			}
+		})
+	}
+}
+
+// Where no sandbox can be had, Wrap fails closed with an error naming
+// both fixes, and nothing runs.
+func TestUnavailableFailsClosed(t *testing.T) {
+	old := forced
+	forced = "none"
+	defer func() { forced = old }()
+	cmd := exec.Command("true")
+	_, err := Wrap(cmd, Policy{Workspace: t.TempDir()})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Wrap = %v, want ErrUnavailable", err)
+	}
+	for _, fix := range []string{"install bubblewrap", "user namespaces", "`sandbox: off`"} {
+		if !strings.Contains(err.Error(), fix) {
+			t.Errorf("the error %q does not name %q", err, fix)
+		}
+	}
+	if cmd.Path != "/usr/bin/true" && !strings.HasSuffix(cmd.Path, "/true") {
+		t.Errorf("the command was changed: %s", cmd.Path)
+	}
+}
+
+// A PATH root that holds a home secret is granted only as the PATH
+// entry; secrets inside a granted folder are hidden.
+func TestPlanSecrets(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{".cargo/bin", ".pyenv/shims", ".ssh"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".cargo/credentials.toml"), []byte("token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + home, "PATH=" + home + "/.cargo/bin:" + home + "/.pyenv/shims:/usr/bin"}
+	pl := makePlan(Policy{Read: []string{home}}, env, "/usr/bin/true")
+	real, _ := filepath.EvalSymlinks(home)
+	for _, want := range []string{real + "/.cargo/bin", real + "/.pyenv", real} {
+		if !slices.Contains(pl.Read, want) {
+			t.Errorf("%s is not readable: %v", want, pl.Read)
+		}
+	}
+	if slices.Contains(pl.Read, real+"/.cargo") {
+		t.Errorf("~/.cargo, which holds credentials, is readable whole")
+	}
+	for _, want := range []string{real + "/.ssh", real + "/.cargo/credentials.toml"} {
+		if !slices.Contains(pl.Mask, want) {
+			t.Errorf("%s is not hidden: %v", want, pl.Mask)
+		}
+	}
+}
