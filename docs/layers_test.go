@@ -28,15 +28,16 @@ type layer struct {
 // N2: transports sit beside the engine and may not import it.
 var layers = []layer{
 	{name: "leaf", packages: []string{"diag", "tokens/...", "journal", "output", "model", "internal/...", "scaffold", "examples/..."}},
+	{name: "confinement", packages: []string{"internal/proc", "internal/sandbox", "internal/egress"}, imports: []string{"leaf", "confinement"}},
 	{name: "providers", packages: []string{"model/..."}, imports: []string{"leaf", "providers"}},
 	{name: "records", packages: []string{"event", "transcript", "schemas"}, imports: []string{"leaf"}},
-	{name: "spec", packages: []string{"spec"}, imports: []string{"leaf", "records"}},
+	{name: "spec", packages: []string{"spec"}, imports: []string{"leaf", "confinement", "records"}},
 	{name: "parts", packages: []string{"artifact", "board", "supply", "visibility", "tool", "mcptool", "trust", "runrecord", "mcpserve", "work", "approval"},
-		imports: []string{"leaf", "records", "spec", "parts"}},
-	{name: "engine", packages: []string{"engine"}, imports: []string{"leaf", "records", "spec", "parts"}},
-	{name: "transports", packages: []string{"natsboard"}, imports: []string{"leaf", "records", "spec", "parts"}},
-	{name: "observers", packages: []string{"telemetry", "ui", "view"}, imports: []string{"leaf", "records", "spec", "parts", "engine"}},
-	{name: "top", packages: []string{"cmd/...", "docs"}, imports: []string{"leaf", "providers", "records", "spec", "parts", "engine", "transports", "observers"}},
+		imports: []string{"leaf", "confinement", "records", "spec", "parts"}},
+	{name: "engine", packages: []string{"engine"}, imports: []string{"leaf", "confinement", "records", "spec", "parts"}},
+	{name: "transports", packages: []string{"natsboard"}, imports: []string{"leaf", "confinement", "records", "spec", "parts"}},
+	{name: "observers", packages: []string{"telemetry", "ui", "view"}, imports: []string{"leaf", "confinement", "records", "spec", "parts", "engine"}},
+	{name: "top", packages: []string{"cmd/...", "docs"}, imports: []string{"leaf", "confinement", "providers", "records", "spec", "parts", "engine", "transports", "observers"}},
 }
 
 // allowedExceptions are imports the layers forbid that the code still

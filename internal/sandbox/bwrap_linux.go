@@ -9,6 +9,8 @@ import (
 // bwrapArgs is bwrap's argv for s: the same view as the native launcher's
 // (system folders, granted paths, private /proc, /tmp, /dev/shm, secrets
 // hidden), built from an empty root instead of restricted by Landlock.
+//
+// X1: only the writable paths are bound writable.
 func bwrapArgs(bw string, s spec) []string {
 	a := []string{bw, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"}
 	if s.Net == NetOn {

@@ -39,6 +39,8 @@ func cgroupParents() []string {
 
 // newCgroup creates a pids cgroup bounded to max tasks, or returns the
 // zero cgroup when none can be had.
+//
+// X4: pids.max bounds every task of the call.
 func newCgroup(max int) cgroup {
 	var b [8]byte
 	_, _ = rand.Read(b[:])

@@ -22,6 +22,10 @@ var covered = []string{"/tmp", "/dev/shm", "/run"}
 // back, read-only unless writable), secrets inside granted paths hidden,
 // and a /proc of the call's own PID namespace (fsd's environment, API keys
 // included, is not in it).
+//
+// X1: only the granted paths under /tmp come back, read-only unless
+// writable. X2: secrets inside granted paths are hidden. X6: /proc is the
+// call's own.
 func setupMounts(s spec) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("private mounts: %w", err)
@@ -180,6 +184,8 @@ func handledFS(abi int) uint64 {
 // writes of pl.Write, /tmp and /dev/shm), no abstract Unix sockets or
 // signals outside the call (ABI 6), no_new_privs, and no capabilities.
 // The caller holds the thread locked.
+//
+// X1, X2: Landlock grants reads of pl.Read and writes of pl.Write only.
 func confine(pl plan) error {
 	abi := landlockABI()
 	if abi < 1 {

@@ -7,7 +7,7 @@
 // every process of a call dead when the call ends or fsd dies.
 //
 // On Linux the native path needs no installed program: fsd re-executes
-// itself as a small launcher (see Init) in fresh user, PID, mount, IPC
+// itself as a small launcher (an init hook in this package) in fresh user, PID, mount, IPC
 // and (network off or hosts) network namespaces; the launcher mounts a
 // private /proc and /tmp, applies a Landlock ruleset and starts the
 // program as its child. Where that cannot be had and bwrap is installed,

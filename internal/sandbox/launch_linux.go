@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsdrun/fsd/internal/egress"
 )
 
 // Exit statuses of the launcher when the program did not run.
@@ -74,7 +78,19 @@ func (e startError) Error() string { return e.err.Error() }
 // and the network, confines this thread, starts the program from it, reaps
 // every process of the namespace and returns the program's status. When
 // it exits, the kernel kills whatever is left in the namespace.
+//
+// X5: the launcher is PID 1; its death is the death of the call.
 func launch(s spec, env []string) (int, error) {
+	// The proxy's socket is in a folder the private /tmp covers: reach it
+	// through a descriptor opened before.
+	proxyDir := -1
+	if s.Proxy != "" {
+		fd, err := unix.Open(filepath.Dir(s.Proxy), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, fmt.Errorf("network proxy: %w", err)
+		}
+		proxyDir = fd
+	}
 	if err := setupMounts(s); err != nil {
 		return 0, err
 	}
@@ -82,6 +98,13 @@ func launch(s spec, env []string) (int, error) {
 		if err := loopbackUp(); err != nil {
 			return 0, fmt.Errorf("loopback: %w", err)
 		}
+	}
+	if proxyDir >= 0 {
+		port, err := bridge(fmt.Sprintf("/proc/self/fd/%d/%s", proxyDir, filepath.Base(s.Proxy)))
+		if err != nil {
+			return 0, err
+		}
+		env = append(env, egress.ProxyEnv(port)...)
 	}
 	cgfd, err := bound(s)
 	if err != nil {
@@ -151,6 +174,8 @@ func unwrapPath(err error) error {
 // the pids cgroup (v1: this thread joins, its children follow; v2: the
 // returned directory fd places the child at clone), else RLIMIT_NPROC,
 // counted in the call's own user namespace.
+//
+// X4: the program starts inside the bound.
 func bound(s spec) (cgfd int, err error) {
 	switch {
 	case s.Cgroup != "" && s.CgroupV2:
@@ -200,6 +225,23 @@ func execBwrap(s spec, env []string) error {
 		return fmt.Errorf("exec bwrap: %w", err)
 	}
 	return nil
+}
+
+// bridge carries connections to 127.0.0.1:PORT of the call's network
+// namespace to the egress proxy's socket, for as long as the launcher
+// lives, and returns PORT.
+//
+// X3: the only way out of the namespace under NetHosts.
+func bridge(socket string) (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("network bridge: %w", err)
+	}
+	var d net.Dialer
+	go egress.Bridge(context.Background(), ln, func(ctx context.Context) (net.Conn, error) {
+		return d.DialContext(ctx, "unix", socket)
+	})
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // loopbackUp brings up lo in the new network namespace: a program's own

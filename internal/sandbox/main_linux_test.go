@@ -2,7 +2,10 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -22,6 +25,23 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		c.Close()
+		os.Exit(0)
+	case "get":
+		// Through the proxy the sandbox names, NO_PROXY ignored: the
+		// test's server is on loopback.
+		proxy, err := url.Parse(os.Getenv("HTTP_PROXY"))
+		if err != nil || proxy.Host == "" {
+			fmt.Println("no proxy:", os.Getenv("HTTP_PROXY"))
+			os.Exit(1)
+		}
+		c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}, Timeout: 10 * time.Second}
+		resp, err := c.Get(os.Args[1])
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		fmt.Printf("%d %s", resp.StatusCode, b)
 		os.Exit(0)
 	case "fakefsd":
 		os.Exit(fakeFsd())

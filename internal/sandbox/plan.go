@@ -44,6 +44,8 @@ type plan struct {
 // executable is exe. Paths that do not exist are left out (a rule needs an
 // open file); symbolic links are resolved, so a rule names what a program
 // reaches.
+//
+// X2: home secrets inside a granted path are masked.
 func makePlan(p Policy, env []string, exe string) plan {
 	var pl plan
 	home := lookup(env, "HOME")

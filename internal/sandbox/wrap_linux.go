@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/fsdrun/fsd/internal/egress"
 )
 
 // The backends, as Backend names them.
@@ -45,6 +47,7 @@ type spec struct {
 	NProc    int      `json:"nproc,omitempty"` // RLIMIT_NPROC when there is no cgroup
 	Files    int      `json:"files,omitempty"` // cmd.ExtraFiles, at fds 3…
 	Bwrap    []string `json:"bwrap,omitempty"` // bwrap's argv, program included
+	Proxy    string   `json:"proxy,omitempty"` // the egress proxy's socket, under NetHosts
 }
 
 var probed struct {
@@ -114,6 +117,10 @@ func probeBwrap(bw string) error {
 
 // namespaces asks for the launcher's namespaces, the user's ids mapped to
 // themselves so what the program writes stays the user's.
+//
+// X3: a network namespace of its own unless NetOn. X5: a PID namespace
+// whose init is the launcher, which dies with fsd (Pdeathsig, kept from
+// package proc) or its process group.
 func namespaces(a *syscall.SysProcAttr, net NetMode) {
 	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
 	if net != NetOn {
@@ -132,7 +139,7 @@ func namespaces(a *syscall.SysProcAttr, net NetMode) {
 // signal n). Call cleanup once cmd has been waited for. It fails (wrapping
 // ErrUnavailable) rather than run the program unconfined.
 //
-// X1–X6: see docs/sandbox.md.
+// X7: no backend, no start: the error names both fixes and `sandbox: off`.
 func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	if cmd.Process != nil {
 		return nil, errors.New("sandbox: the program has already started")
@@ -146,8 +153,8 @@ func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	if backend != backendNative && backend != backendBwrap {
 		return nil, unavailable("tests asked for no backend")
 	}
-	if p.Network == NetHosts {
-		return nil, errors.New("sandbox: network: [hosts] is not available yet: use network: on, or leave the network off")
+	if p.Network == NetHosts && backend != backendNative {
+		return nil, errors.New("sandbox: network: [hosts] needs the native sandbox (Landlock and user namespaces), and this machine has only bwrap: use network: on, or leave the network off")
 	}
 	if p.Network == "" {
 		p.Network = NetOff
@@ -186,7 +193,24 @@ func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	if backend == backendBwrap {
 		slack = 2
 	}
+	var proxy *egress.Proxy
+	if p.Network == NetHosts {
+		allow, err := egress.ParseAllowlist(p.Hosts)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		if proxy, err = egress.Listen(egress.Config{Allow: allow, Dir: os.TempDir()}); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		s.Proxy = proxy.Path()
+	}
 	cg := newCgroup(maxProcs + slack)
+	cleanup = func() {
+		cg.remove()
+		if proxy != nil {
+			proxy.Close()
+		}
+	}
 	if cg.dir != "" {
 		s.Cgroup, s.CgroupV2 = cg.dir, cg.v2
 	} else {
@@ -195,14 +219,14 @@ func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	if backend == backendBwrap {
 		bw, err := exec.LookPath("bwrap")
 		if err != nil {
-			cg.remove()
+			cleanup()
 			return nil, unavailable("bwrap is not installed")
 		}
 		s.Bwrap = bwrapArgs(bw, s)
 	}
 	js, err := json.Marshal(s)
 	if err != nil {
-		cg.remove()
+		cleanup()
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	cmd.Path = "/proc/self/exe"
@@ -214,5 +238,5 @@ func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	if backend == backendNative {
 		namespaces(cmd.SysProcAttr, p.Network)
 	}
-	return cg.remove, nil
+	return cleanup, nil
 }
