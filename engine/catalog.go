@@ -20,7 +20,10 @@ type catalog struct {
 	enabled            map[string]*spec.Skill // id -> skill
 	order              []string               // ids, sorted
 	all                map[string]*spec.Skill // every skill found, enabled or not
-	stamps             map[string]time.Time   // watched file -> mtime when read
+	// skipped are the skills that would be in the catalog had they
+	// loaded: a read of one answers why it cannot be read.
+	skipped map[string]spec.Skipped
+	stamps  map[string]time.Time // watched file -> mtime when read
 	// fitted is the catalog as the model sees it: the enabled skills'
 	// entries within limits.max-catalog-tokens, computed once per (re)load.
 	fitted spec.Catalog
@@ -51,6 +54,14 @@ func (c *catalog) set(p *spec.Project) {
 		enabled[s.ID] = s
 	}
 	fitted := spec.FitCatalog(listed, p.Workflow.Limits.MaxCatalogTokens)
+	skipped := map[string]spec.Skipped{}
+	if !p.Workflow.EnabledSet {
+		// With an enabled: list a skipped skill is one it leaves out
+		// (the ones it names are errors, not skipped): not enabled.
+		for _, s := range p.Skipped {
+			skipped[s.ID] = s
+		}
+	}
 	stamps := map[string]time.Time{}
 	watch := func(path string) {
 		if path == "" {
@@ -73,7 +84,7 @@ func (c *catalog) set(p *spec.Project) {
 		}
 	}
 	c.mu.Lock()
-	c.wfFile, c.enabled, c.order, c.all, c.stamps, c.fitted = p.Workflow.File, enabled, order, all, stamps, fitted
+	c.wfFile, c.enabled, c.order, c.all, c.stamps, c.fitted, c.skipped = p.Workflow.File, enabled, order, all, stamps, fitted, skipped
 	c.wfModel, c.hostModel = p.Workflow.Model, ""
 	if h := p.Workflow.Host; h != nil {
 		c.hostModel = h.Model
@@ -114,6 +125,15 @@ func (c *catalog) get(id string) (*spec.Skill, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	s, ok := c.enabled[id]
+	return s, ok
+}
+
+// unavailable returns the skipped skill with id, if the catalog would
+// list it had it loaded (C6).
+func (c *catalog) unavailable(id string) (spec.Skipped, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s, ok := c.skipped[id]
 	return s, ok
 }
 

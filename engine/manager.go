@@ -21,6 +21,9 @@ import (
 const (
 	codeIDInvalid  = "SKILL_ID_INVALID"
 	codeNotEnabled = "SKILL_NOT_ENABLED_IN_PROJECT"
+	// codeUnavailable is a skill of the project that could not be loaded:
+	// broken, not disabled, and the model is told why.
+	codeUnavailable = "SKILL_UNAVAILABLE"
 )
 
 // Reasons recorded on contextChanged entries and skill events.
@@ -155,6 +158,9 @@ func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript
 		return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are %s", id, spec.IDRule))
 	}
 	s, ok := m.cat.get(id)
+	if sk, skipped := m.cat.unavailable(id); !ok && skipped {
+		return toolError(codeUnavailable, fmt.Sprintf("skill %q is in the project but could not be loaded (%s: %s); it cannot be read in this run", id, sk.Pos, sk.Reason))
+	}
 	if !ok {
 		return toolError(codeNotEnabled, fmt.Sprintf("skill %q is not enabled in this project; the catalog lists the skills you can read", id))
 	}

@@ -84,6 +84,9 @@ type Options struct {
 	// run record (fsd approve); approval.Auto approves them all,
 	// approval.Deny rejects them all.
 	Approve approval.Mode
+	// Strict fails the run when a skill was skipped or an MCP server
+	// cannot start (ErrStrict); false is the workflow's `strict:`.
+	Strict bool
 	// ApprovalTimeout fails a call that waited this long for approval
 	// softly: the model reads that no answer came. 0 waits as long as it
 	// takes.
@@ -137,6 +140,9 @@ type Run struct {
 	box  *toolbox
 	// appr holds the calls waiting for approval and their answers.
 	appr *approval.Gate
+	// strict fails the run on a skipped skill or an MCP server that
+	// cannot start.
+	strict *strictness
 }
 
 // Result is what a finished run produced.
@@ -206,6 +212,7 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		ledger:  supply.NewLedger(),
 		tokens:  sharedTokens,
 		box:     newToolbox(opts.Trusted, runSecrets(opts.Secrets)),
+		strict:  &strictness{on: opts.Strict || p.Workflow.Strict},
 	}
 	for _, s := range p.Skills {
 		// Every skill's, loaded or not: a program may print what another
@@ -214,7 +221,8 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 	}
 	r.acct = newAccount(p.Workflow, r.limits)
 	r.cat = newCatalog(p, opts.Reload)
-	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger, Mask: r.box.secrets.String})
+	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger, Mask: r.box.secrets.String,
+		Unavailable: r.strict.mcpUnavailable(r.box.secrets.String)})
 	r.seed = seed
 	r.ID = opts.RunID
 	if r.ID == "" {
@@ -349,12 +357,16 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		runCtx, end = obs.Run(runCtx, r.ID, r.wf.Name)
 		defer func() { end(res.Answer, err) }()
 	}
+	r.strict.start(stop)
+	if err := r.strict.skipped(r.project.Skipped); err != nil {
+		return res, err
+	}
 	if r.wf.Host == nil {
 		res.Answer, err = r.pipeline(runCtx, input)
 	} else {
 		res.Answer, err = r.conversation(runCtx, input)
 	}
-	return res, err
+	return res, r.strict.result(err)
 }
 
 // resuming checks a resumed run against the record it goes on from: the

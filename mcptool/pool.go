@@ -61,6 +61,10 @@ type Options struct {
 	Mask func(string) string
 	// Version is fsd's version, sent in the MCP handshake.
 	Version string
+	// Unavailable is told of each server Acquire could not use (it did
+	// not start, connect or list its tools); nil: only the notes say so.
+	// A strict run fails on it.
+	Unavailable func(s *spec.Skill, server string, err error)
 }
 
 // Pool owns a run's MCP sessions. It is safe for concurrent use; Close it
@@ -75,6 +79,7 @@ type Pool struct {
 	log          zerolog.Logger
 	version      string
 	mask         func(string) string
+	unavailable  func(*spec.Skill, string, error)
 
 	mu      sync.Mutex
 	servers map[key]*server
@@ -89,12 +94,15 @@ type key struct {
 // NewPool returns an empty pool.
 func NewPool(o Options) *Pool {
 	p := &Pool{trusted: o.Trusted, lookupEnv: o.LookupEnv, idle: o.Idle, startTimeout: o.StartTimeout,
-		spool: o.Spool, transport: o.Transport, log: o.Logger, version: o.Version, mask: o.Mask, servers: map[key]*server{}}
+		spool: o.Spool, transport: o.Transport, log: o.Logger, version: o.Version, mask: o.Mask, unavailable: o.Unavailable, servers: map[key]*server{}}
 	if p.mask == nil {
 		p.mask = func(s string) string { return s }
 	}
 	if p.trusted == nil {
 		p.trusted = func(*spec.Skill) bool { return true }
+	}
+	if p.unavailable == nil {
+		p.unavailable = func(*spec.Skill, string, error) {}
 	}
 	if p.lookupEnv == nil {
 		p.lookupEnv = os.LookupEnv
@@ -132,6 +140,7 @@ func (p *Pool) Acquire(ctx context.Context, s *spec.Skill) (tools []*Tool, notes
 		ts, listNotes, err := srv.list(ctx)
 		if err != nil {
 			p.log.Warn().Str("skill", s.ID).Str("server", cfg.Name).Str("error", p.mask(err.Error())).Msg("MCP server unavailable")
+			p.unavailable(s, cfg.Name, err)
 			notes = append(notes, fmt.Sprintf("MCP server %s is unavailable, its tools are not offered: %v", cfg.Name, err))
 			continue
 		}

@@ -480,7 +480,10 @@ type Workflow struct {
 	// disk: step (default) or commit-before-effects; --durability
 	// overrides it.
 	Durability Durability `json:"durability,omitempty"`
-	Limits     Limits     `json:"limits"`
+	// Strict fails the run when a skill was skipped or an MCP server
+	// cannot start (fsd run --strict).
+	Strict bool   `json:"strict,omitempty"`
+	Limits Limits `json:"limits"`
 	// Prices are per model string ("openai/gpt-5.4-mini", "scripted"):
 	// with them, run records and views show what the run cost.
 	Prices map[string]Price `json:"prices,omitempty"`

@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "approve", "cache", "durability", "limits", "prices", "board", "host", "tasks", "input"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "approve", "cache", "durability", "strict", "limits", "prices", "board", "host", "tasks", "input"}
 	limitsKeys   = append(limitKeys(), "agents")
 	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
 	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
@@ -87,6 +87,8 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			// step or commit-before-effects (the schema checks which).
 			s, _ := str(f.v)
 			w.Durability = Durability(s)
+		case "strict":
+			w.Strict, _ = boolean(f.v)
 		case "limits":
 			decodeLimits(d, f.v, &w.Limits)
 		case "prices":

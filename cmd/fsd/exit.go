@@ -13,7 +13,7 @@ import (
 // calls os.Exit.
 const (
 	exitOK       = 0 // success
-	exitProblems = 1 // problems found, or the run failed
+	exitProblems = 1 // problems found, or the run failed (a strict run's skipped skill or MCP server that cannot start included)
 	exitUsage    = 2 // bad usage: a flag, an argument, a file named that is not there
 	exitInternal = 3 // fsd itself failed
 )

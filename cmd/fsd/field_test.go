@@ -100,3 +100,26 @@ func TestFieldCorpusRun(t *testing.T) {
 		t.Errorf("answer %q", answer)
 	}
 }
+
+// TestRunStrict: the field corpus has a broken skill; `fsd run --strict`
+// fails with exit 1 and says which skill and why, before any model call,
+// and the record says failed.
+func TestRunStrict(t *testing.T) {
+	wf := filepath.Join("testdata", "field", "field.workflow.yaml")
+	runs := filepath.Join(t.TempDir(), "runs")
+	code, out, errs := fsd(t, "run", wf, "--strict", "--runs-dir", runs)
+	if code != exitProblems || out != "" {
+		t.Fatalf("exit %d, stdout %q\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, `fsd: run failed: strict: skill "broken-frontmatter" was skipped: `) {
+		t.Errorf("stderr:\n%s", errs)
+	}
+	entries, err := os.ReadDir(runs)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("runs: %v %v", entries, err)
+	}
+	b, err := os.ReadFile(filepath.Join(runs, entries[0].Name(), "run.json"))
+	if err != nil || !strings.Contains(string(b), `"status": "failed"`) && !strings.Contains(string(b), `"status":"failed"`) {
+		t.Errorf("run.json: %s %v", b, err)
+	}
+}

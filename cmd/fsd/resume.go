@@ -85,6 +85,7 @@ func newResumeCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the resumed run after this long (default: no limit)")
 	addTrustFlag(cmd, &f)
 	addDurabilityFlag(cmd, &f)
+	addStrictFlag(cmd, &f)
 	cmd.Flags().StringVar(&f.nats, "nats", "", "NATS server the run's tasks go to (default: the one it started with, or the workflow's board.nats)")
 	addNATSAuthFlags(cmd, &f.natsAuth)
 	addApprovalFlags(cmd, &f)

@@ -49,6 +49,9 @@ type runFlags struct {
 	approve string
 	// approvalTimeout fails a call that waited this long for approval.
 	approvalTimeout time.Duration
+	// strict fails the run on a skipped skill or an MCP server that
+	// cannot start (engine.Options.Strict).
+	strict bool
 }
 
 // defaultRunsDir is where run records go unless --runs-dir says otherwise.
@@ -113,7 +116,14 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the run after this long, e.g. 5m (default: no limit)")
 	addDurabilityFlag(cmd, &f)
 	addApprovalFlags(cmd, &f)
+	addStrictFlag(cmd, &f)
 	return cmd
+}
+
+// addStrictFlag adds --strict to run and resume.
+func addStrictFlag(cmd *cobra.Command, f *runFlags) {
+	cmd.Flags().BoolVar(&f.strict, "strict", false,
+		"fail the run (exit 1) when a skill was skipped because it could not be loaded or an MCP server cannot start (default: the workflow's strict:, else run on without them)")
 }
 
 // addDurabilityFlag adds --durability to run and resume.
@@ -311,7 +321,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Repla
 		meta["nats"] = redactURL(f.nats)
 	}
 	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force,
-		Durability: durability, Approve: mode, ApprovalTimeout: f.approvalTimeout}, stderr)
+		Durability: durability, Approve: mode, ApprovalTimeout: f.approvalTimeout, Strict: f.strict}, stderr)
 	if err != nil {
 		return err
 	}
