@@ -239,7 +239,12 @@ func bridge(socket string) (int, error) {
 	}
 	var d net.Dialer
 	go egress.Bridge(context.Background(), ln, func(ctx context.Context) (net.Conn, error) {
-		return d.DialContext(ctx, "unix", socket)
+		c, err := d.DialContext(ctx, "unix", socket)
+		if err != nil {
+			return nil, err
+		}
+		// A denial's reason reaches the program's stderr, the launcher's.
+		return egress.WatchDenials(c, func(line string) { fmt.Fprintln(os.Stderr, line) }), nil
 	})
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }

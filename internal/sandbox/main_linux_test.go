@@ -12,7 +12,9 @@ import (
 )
 
 // helperEnv makes the test binary, started as a sandboxed program, a
-// helper instead of the tests: "dial ADDR" connects to ADDR; "fakefsd"
+// helper instead of the tests: "dial ADDR" connects to ADDR; "get URL"
+// prints the status and body of URL fetched through $HTTP_PROXY, "status
+// URL" only the status; "fakefsd"
 // is fsd starting a sandboxed call (see TestKillNineLeavesNothing).
 const helperEnv = "FSD_SANDBOX_TEST_HELPER"
 
@@ -26,7 +28,7 @@ func TestMain(m *testing.M) {
 		}
 		c.Close()
 		os.Exit(0)
-	case "get":
+	case "get", "status":
 		// Through the proxy the sandbox names, NO_PROXY ignored: the
 		// test's server is on loopback.
 		proxy, err := url.Parse(os.Getenv("HTTP_PROXY"))
@@ -41,6 +43,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		b, _ := io.ReadAll(resp.Body)
+		if os.Getenv(helperEnv) == "status" {
+			b = nil // a program that prints only the status
+		}
 		fmt.Printf("%d %s", resp.StatusCode, b)
 		os.Exit(0)
 	case "fakefsd":
