@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,7 +46,8 @@ func newCgroup(max int) cgroup {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	for _, parent := range cgroupParents() {
-		dir := filepath.Join(parent, "fsd-"+hex.EncodeToString(b[:]))
+		removeStale(parent)
+		dir := filepath.Join(parent, fmt.Sprintf("fsd-%d-%s", os.Getpid(), hex.EncodeToString(b[:])))
 		if os.Mkdir(dir, 0o755) != nil {
 			continue
 		}
@@ -58,6 +60,26 @@ func newCgroup(max int) cgroup {
 		return cgroup{dir: dir, v2: v2}
 	}
 	return cgroup{}
+}
+
+// removeStale removes the empty cgroups an fsd that died (kill -9) left
+// behind in parent: those whose creator's pid is gone. The kernel killed
+// their tasks with the launcher; only the folder is left.
+func removeStale(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "fsd-"), "-")
+		n, err := strconv.Atoi(pid)
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "fsd-") || !ok || err != nil || n <= 0 {
+			continue
+		}
+		if errors.Is(syscall.Kill(n, 0), syscall.ESRCH) {
+			_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // remove deletes the cgroup once its last task is gone: the launcher's

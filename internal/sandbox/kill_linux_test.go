@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,6 +59,7 @@ func TestKillNineLeavesNothing(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
 			available(t, b)
+			var killed []int
 			for trial := range testlong.Runs(5, 100) {
 				dir := t.TempDir()
 				for name, text := range map[string]string{"wrap.sh": wrapScript, "work.sh": workScript} {
@@ -80,6 +82,14 @@ func TestKillNineLeavesNothing(t *testing.T) {
 				}
 				if _, err := os.Stat(filepath.Join(dir, "late")); err == nil {
 					t.Fatalf("trial %d: the call's late write landed after fsd died", trial)
+				}
+				killed = append(killed, fsd.Process.Pid)
+			}
+			// The next call removes the pids cgroups the dead fsds left.
+			newCgroup(1).remove()
+			for _, pid := range killed {
+				if left, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/fsd-%d-*", pid)); len(left) > 0 {
+					t.Errorf("the pids cgroups of dead fsd %d are left: %v", pid, left)
 				}
 			}
 		})
@@ -115,4 +125,70 @@ func fakeFsdCommand(backend, dir, script string, env ...string) *exec.Cmd {
 	fsd.Env = append([]string{"PATH=" + os.Getenv("PATH"), helperEnv + "=fakefsd", "FSD_SANDBOX_TEST_DIR=" + dir,
 		"FSD_SANDBOX_TEST_BACKEND=" + backend, "FSD_SANDBOX_TEST_SCRIPT=" + script}, env...)
 	return fsd
+}
+
+// A cancelled call (package proc kills its process group) leaves no
+// process alive and no late side effect, a grandchild in a session of its
+// own included; its pids cgroup is removed.
+func TestCancelLeavesNothing(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "work.sh"), []byte(workScript), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			token := fmt.Sprintf("%d-%s-cancel", os.Getpid(), b)
+			cmd := exec.Command("/bin/sh", "-c", wrapScript)
+			cmd.Dir = dir
+			cmd.Env = append(testEnv(dir), "DIR="+dir, trialEnv+"="+token)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+			cleanup := useBackend(t, b, cmd, Policy{Workspace: dir})
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			proctest.ReadPid(t, filepath.Join(dir, "started"))
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			cleanup()
+			if left := trialProcesses(token); len(left) > 0 {
+				t.Fatalf("processes %v of the call outlived its cancel", left)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "late")); err == nil {
+				t.Fatal("the call's late write landed after its cancel")
+			}
+			if left, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/pids/fsd-%d-*", os.Getpid())); len(left) > 0 {
+				t.Errorf("pids cgroups left: %v", left)
+			}
+		})
+	}
+}
+
+// SIGTERM for the call reaches the program, which may end cleanly: the
+// launcher forwards it and exits with the program's status. (bwrap does
+// not forward it: the call ends at once.)
+func TestTermReachesProgram(t *testing.T) {
+	for _, b := range []string{backendNative} {
+		t.Run(b, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command("/bin/sh", "-c", `trap 'echo term > "$DIR/got"; exit 7' TERM; echo $$ > "$DIR/started"; sleep 30 & wait`)
+			cmd.Dir = dir
+			cmd.Env = append(testEnv(dir), "DIR="+dir)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+			cleanup := useBackend(t, b, cmd, Policy{Workspace: dir})
+			defer cleanup()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			proctest.ReadPid(t, filepath.Join(dir, "started"))
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+				t.Errorf("Wait = %v, want the program's status 7", err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "got")); string(got) != "term\n" {
+				t.Errorf("the program's trap wrote %q", got)
+			}
+		})
+	}
 }

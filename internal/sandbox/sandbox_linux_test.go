@@ -303,3 +303,13 @@ func TestNetworkHosts(t *testing.T) {
 		})
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	available(t, backendNative)
+	got := Describe(Policy{Workspace: "/w", Write: []string{"/data"}, Network: NetHosts, Hosts: []string{"pypi.org"}, MaxProcs: 64})
+	for _, want := range []string{"sandbox: landlock+namespaces", "network only pypi.org", "writable: /w, /data, private /tmp", "max procs 64 (" + procBound() + ")"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Describe = %q, want %q in it", got, want)
+		}
+	}
+}
