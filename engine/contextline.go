@@ -15,8 +15,10 @@ import (
 // the record shows exactly what the model saw and a resumed run replays the
 // same bytes. The exact forms (docs/behaviour.md, docs/design.md):
 //
+//	[fsd context] loaded skill ID VERSION (read; channel inline)
+//	  instructions (first N of M characters): "…"
 //	[fsd context] loaded skill ID VERSION (read; channel handle, handle H)
-//	  instructions (first 200 of N characters): "…"
+//	  pointer: "<skill id=… channel=\"handle\" handle=… trust=…/>"
 //	[fsd context] skill ID VERSION is the active skill again (read again; nothing new loaded)
 //	[fsd context] unloaded skill ID VERSION (evicted: at most N skills stay loaded and it was the least recently read; read_skill it again to use it)
 //	[fsd context] unloaded skill ID VERSION (disabled: it is no longer enabled in this project; its tools are gone)
@@ -24,36 +26,55 @@ import (
 //
 // A load that evicts writes the unload lines first, then the load line, in
 // one message.
-const (
-	linePrefix = "[fsd context] "
-	// previewChars bounds the preview of what a load put in the context:
-	// enough to recognise the skill after it is gone, never its body.
-	previewChars = 200
-)
+//
+// The quote on a load line (its last line) is the first N characters of
+// what the load added to the context block: an inline skill's body, a
+// handle skill's pointer — a handle's body reaches the model only through
+// a reader call (H1). N is the skill's preview (spec.PreviewOf); 0 quotes
+// nothing. Unload lines quote nothing, and a quote leaves later requests
+// once its skill is disabled or changes revision (unquote): an old
+// instruction must not go on steering the model.
+const linePrefix = "[fsd context] "
 
 // loadLine renders a load: the pointer's or envelope's fields on the first
-// line, then the first previewChars characters of the instructions, which
-// stay readable in the window after the skill unloads.
-func loadLine(l *loadedSkill) string {
+// line, then the quote of what the load added (quoted says whether there
+// is one, for the entry's Quotes). added is the body or the pointer.
+func loadLine(l *loadedSkill, added string, n int) (line string, quoted bool) {
 	s := l.skill
 	var b strings.Builder
 	fmt.Fprintf(&b, "%sloaded skill %s %s (read; channel %s", linePrefix, s.ID, s.Revision(), l.channel)
+	label := "instructions"
 	if l.handle != "" {
 		fmt.Fprintf(&b, ", handle %s", l.handle)
+		label = "pointer"
 	}
 	b.WriteString(")")
-	body := strings.TrimSpace(s.Instructions)
-	if body == "" {
-		b.WriteString("\n  instructions: none")
-		return b.String()
+	added = strings.TrimSpace(added)
+	if added == "" {
+		fmt.Fprintf(&b, "\n  %s: none", label)
+		return b.String(), false
 	}
-	head, n := preview(body, previewChars)
-	if len(head) < len(body) {
-		fmt.Fprintf(&b, "\n  instructions (first %d of %d characters): %s", previewChars, n, strconv.Quote(head))
+	if n <= 0 {
+		return b.String(), false
+	}
+	head, total := preview(added, n)
+	if len(head) < len(added) {
+		fmt.Fprintf(&b, "\n  %s (first %d of %d characters): %s", label, n, total, strconv.Quote(head))
 	} else {
-		fmt.Fprintf(&b, "\n  instructions: %s", strconv.Quote(head))
+		fmt.Fprintf(&b, "\n  %s: %s", label, strconv.Quote(head))
 	}
-	return b.String()
+	return b.String(), true
+}
+
+// quoteOf names the skill a load line quotes, for Message.Quotes.
+func quoteOf(s *spec.Skill) string { return s.ID + "@" + s.Revision() }
+
+// unquote returns a context line without the quote on its last line.
+func unquote(text string) string {
+	if i := strings.LastIndex(text, "\n  "); i >= 0 {
+		return text[:i]
+	}
+	return text
 }
 
 // rereadLine renders a read of a skill that was loaded already.

@@ -18,13 +18,13 @@ import (
 )
 
 // quotedPreview finds the instructions preview of a load line.
-var quotedPreview = regexp.MustCompile(`(?m)^  instructions(?: \(first \d+ of \d+ characters\))?: ("(?:[^"\\]|\\.)*")$`)
+var quotedPreview = regexp.MustCompile(`(?m)^  (?:instructions|pointer)(?: \(first \d+ of \d+ characters\))?: ("(?:[^"\\]|\\.)*")$`)
 
 // checkContextLine verifies a context message has the documented form and
-// that every preview it carries is at most previewChars characters.
+// that every preview it carries is at most spec.DefaultPreview characters.
 func checkContextLine(text string) error {
 	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, linePrefix) && !strings.HasPrefix(line, "  instructions") {
+		if !strings.HasPrefix(line, linePrefix) && !strings.HasPrefix(line, "  instructions") && !strings.HasPrefix(line, "  pointer") {
 			return fmt.Errorf("context line %q has neither the %q prefix nor a preview", line, linePrefix)
 		}
 	}
@@ -33,8 +33,8 @@ func checkContextLine(text string) error {
 		if err != nil {
 			return fmt.Errorf("preview %s: %v", m[1], err)
 		}
-		if n := utf8.RuneCountInString(p); n > previewChars {
-			return fmt.Errorf("preview of %d characters, at most %d", n, previewChars)
+		if n := utf8.RuneCountInString(p); n > spec.DefaultPreview {
+			return fmt.Errorf("preview of %d characters, at most %d", n, spec.DefaultPreview)
 		}
 	}
 	return nil
@@ -51,17 +51,18 @@ func contextLines(req *model.Request) []string {
 	return out
 }
 
-// longSkill is a handle skill with instructions well past the preview,
+// longSkill is an inline skill with instructions well past the preview,
 // with multi-byte characters across the cut.
 func longSkill(id string) *spec.Skill {
-	s := skill(id, "1.0.0", spec.ChannelHandle)
+	s := skill(id, "1.0.0", spec.ChannelInline)
 	s.Instructions = "# " + id + " — guide\n\n" + strings.Repeat("Ünïcode steps for "+id+". ", 20)
 	return s
 }
 
 // After the fourth read with room for three, the next request's window
 // shows the evicted skill's unload line and, still, the line of its load
-// with the first 200 characters of its instructions; each line comes after
+// with the first 200 characters of its inline instructions; a handle
+// skill's line quotes its pointer, never its body. Each line comes after
 // the result of the read that made it. A re-read shows its own line.
 func TestContextLinesEviction(t *testing.T) {
 	aa := longSkill("aa")
@@ -74,22 +75,22 @@ func TestContextLinesEviction(t *testing.T) {
 	reqs := m.requests()
 	next := reqs[5]
 	body := strings.TrimSpace(aa.Instructions)
-	head, total := preview(body, previewChars)
+	head, total := preview(body, spec.DefaultPreview)
 	if utf8.RuneCountInString(head) != 200 || !strings.HasPrefix(body, head) {
 		t.Fatalf("setup: preview %q", head)
 	}
-	h := regexp.MustCompile(`handle="([^"]+)"`).FindStringSubmatch(reqs[1].Context)[1]
+	hb, hd := handleOf(t, reqs[2].Context, "bb"), handleOf(t, next.Context, "dd")
 	want := []string{
-		"[fsd context] loaded skill aa 1.0.0 (read; channel handle, handle " + h + ")\n" +
+		"[fsd context] loaded skill aa 1.0.0 (read; channel inline)\n" +
 			"  instructions (first 200 of " + strconv.Itoa(total) + " characters): " + strconv.Quote(head),
-		`[fsd context] loaded skill bb 1.0.0 (read; channel handle, handle ` + handleOf(t, reqs[2].Context, "bb") + `)` + "\n" +
-			`  instructions: "# bb\n\nBODY-OF-bb\n\n## Steps\n\nDo the bb steps."`,
+		`[fsd context] loaded skill bb 1.0.0 (read; channel handle, handle ` + hb + `)` + "\n" +
+			`  pointer: "<skill id=\"bb\" version=\"1.0.0\" channel=\"handle\" handle=\"` + hb + `\" trust=\"trusted\"/>"`,
 		`[fsd context] loaded skill cc 1.0.0 (read; channel inline)` + "\n" +
 			`  instructions: "# cc\n\nBODY-OF-cc\n\n## Steps\n\nDo the cc steps."`,
 		`[fsd context] skill bb 1.0.0 is the active skill again (read again; nothing new loaded)`,
 		`[fsd context] unloaded skill aa 1.0.0 (evicted: at most 3 skills stay loaded and it was the least recently read; read_skill it again to use it)` + "\n" +
-			`[fsd context] loaded skill dd 1.0.0 (read; channel handle, handle ` + handleOf(t, next.Context, "dd") + `)` + "\n" +
-			`  instructions: "# dd\n\nBODY-OF-dd\n\n## Steps\n\nDo the dd steps."`,
+			`[fsd context] loaded skill dd 1.0.0 (read; channel handle, handle ` + hd + `)` + "\n" +
+			`  pointer: "<skill id=\"dd\" version=\"1.0.0\" channel=\"handle\" handle=\"` + hd + `\" trust=\"trusted\"/>"`,
 	}
 	got := contextLines(next)
 	if len(got) != len(want) {
@@ -239,7 +240,7 @@ func TestContextLinesInheritedNotReclaimed(t *testing.T) {
 	if strings.Join(worker, "\n") != strings.Join(host, "\n") {
 		t.Errorf("worker inherited lines\n%q\nwant the host's\n%q", worker, host)
 	}
-	if !strings.Contains(worker[0], `BODY-OF-alpha`) {
+	if !strings.Contains(worker[0], `pointer: "<skill id=\"alpha\"`) {
 		t.Errorf("reclaim touched alpha's load line: %q", worker[0])
 	}
 }

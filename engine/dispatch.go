@@ -81,10 +81,12 @@ func (hb *hostBoard) attempt(t *board.Task, deps []board.DepResult, skill *spec.
 	if a.ContextSupply == spec.SupplyConversation {
 		at.Turns = supply.Conversation(hb.parent(), a.Turns)
 		if hb.host != nil {
-			// H4 holds for what a worker inherits too: reader results of
-			// skills the host has unloaded arrive as stubs. (The host is
-			// blocked in runBoard, so its loaded set is stable here.)
-			at.Turns = reclaim(at.Turns, hb.host.mgr.isLoaded)
+			// H4 and C4 hold for what a worker inherits too: reader
+			// results of skills the host has unloaded arrive as stubs, and
+			// quotes of skills disabled or changed since without the quote.
+			// (The host is blocked in runBoard, so its loaded set is stable
+			// here.)
+			at.Turns = reclaim(at.Turns, hb.host)
 		}
 	}
 	// The agent's timeout goes with the task; the run's own deadline

@@ -32,8 +32,7 @@ type env interface {
 	tools() []model.ToolDef
 	// call dispatches a call of a tool that was in the request.
 	call(ctx context.Context, c model.ToolCall) model.ToolResult
-	// loaded reports whether a skill is loaded now, for reclaim (H4).
-	loaded(skillID string) bool
+	keeper
 	// settle runs after a response's results are all in the transcript.
 	settle()
 	// command reports whether a tool runs a program (on resume its
@@ -43,6 +42,15 @@ type env interface {
 	// approval says what a call's tool declares about approval (skill
 	// tools and scripts; fsd's own tools never ask).
 	approval(c model.ToolCall) approval.Tool
+}
+
+// keeper says what of a skill's text a window may still carry.
+type keeper interface {
+	// loaded reports whether a skill is loaded now, for reclaim (H4).
+	loaded(skillID string) bool
+	// current reports whether the catalog holds a skill at a revision: a
+	// context line quotes what the skill added only while it does (C4).
+	current(skillID, rev string) bool
 }
 
 // genDeps are what a generator needs from whoever runs it.
@@ -474,7 +482,7 @@ func (g *generator) assemble(step int) runrecord.Sent {
 	c := g.caller
 	c.Step = step
 	window, spans := g.tr.WindowSpans(g.maxMessages)
-	msgs := reclaim(window, g.env.loaded)
+	msgs := reclaim(window, g.env)
 	return runrecord.Sent{
 		Request: &model.Request{
 			Context:  g.env.contextBlock(),
@@ -558,29 +566,41 @@ func (g *generator) clock() time.Time {
 }
 
 // reclaim replaces the results of reader calls on an unloaded skill's
-// artifact with a one-line stub (H4), and results kept as artifacts with
-// their preview. It copies the window only when it must.
-func reclaim(window []model.Message, loaded func(string) bool) []model.Message {
+// artifact with a one-line stub (H4), results kept as artifacts with
+// their preview, and drops a context line's quote of a skill that was
+// disabled or changed since (C4). It copies the window only when it must.
+func reclaim(window []model.Message, k keeper) []model.Message {
 	var out []model.Message
 	for i, m := range window {
-		stub := m.Artifact != "" && !loaded(m.Artifact)
-		if !stub && m.Spool == "" {
+		stub := m.Artifact != "" && !k.loaded(m.Artifact)
+		stale := m.Quotes != "" && !quoteCurrent(m.Quotes, k)
+		if !stub && !stale && m.Spool == "" {
 			continue
 		}
 		if out == nil {
 			out = append([]model.Message(nil), window...)
 		}
-		if stub {
+		switch {
+		case stub:
 			out[i].Text = fmt.Sprintf("[reclaimed: this read skill %q's instructions, which are unloaded; read_skill it again to read them]", m.Artifact)
 			out[i].Spool = "" // the artifact left with the skill
-			continue
+		case stale:
+			out[i].Text, out[i].Quotes = unquote(m.Text), ""
+		default:
+			out[i].Text = spoolPreview(m)
 		}
-		out[i].Text = spoolPreview(m)
 	}
 	if out == nil {
 		return window
 	}
 	return out
+}
+
+// quoteCurrent reports whether the skill a Quotes names is still in the
+// catalog at that revision.
+func quoteCurrent(q string, k keeper) bool {
+	id, rev, _ := strings.Cut(q, "@")
+	return k.current(id, rev)
 }
 
 // emitRequest reports a model call with its usage and cost, and with the

@@ -24,6 +24,7 @@ func (e *testEnv) prepare(context.Context)                       {}
 func (e *testEnv) contextBlock() string                          { return "CONTEXT" }
 func (e *testEnv) tools() []model.ToolDef                        { return e.defs }
 func (e *testEnv) loaded(string) bool                            { return true }
+func (e *testEnv) current(string, string) bool                   { return true }
 func (e *testEnv) settle()                                       {}
 func (e *testEnv) command(string) (isCommand, failsInDoubt bool) { return false, false }
 func (e *testEnv) approval(model.ToolCall) approval.Tool         { return approval.Tool{} }

@@ -57,6 +57,8 @@ func (h *hostEnv) prepare(ctx context.Context) {
 
 func (h *hostEnv) loaded(id string) bool { return h.mgr.isLoaded(id) }
 
+func (h *hostEnv) current(id, rev string) bool { return h.mgr.current(id, rev) }
+
 // settle appends worker items with history visibility after the runBoard
 // result they came from (D6).
 func (h *hostEnv) settle() {
@@ -114,8 +116,7 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 				s.ID, versionAttr(s), h.mgr.box.trustTier(s), active, strings.TrimSpace(s.Instructions))
 		default:
 			// H1: a pointer of a few dozen tokens.
-			fmt.Fprintf(b, "<skill id=%q%s channel=\"handle\" handle=%q trust=%q%s/>\n",
-				s.ID, versionAttr(s), l.handle, h.mgr.box.trustTier(s), active)
+			b.WriteString(pointer(l, h.mgr.box.trustTier(s), active) + "\n")
 		}
 	}
 	b.WriteString("</loaded_skills>\n")
@@ -125,6 +126,13 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 			break
 		}
 	}
+}
+
+// pointer is what a handle skill puts in the context block (H1); active
+// is empty or the active attribute.
+func pointer(l *loadedSkill, trust, active string) string {
+	return fmt.Sprintf("<skill id=%q%s channel=\"handle\" handle=%q trust=%q%s/>",
+		l.skill.ID, versionAttr(l.skill), l.handle, trust, active)
 }
 
 // tools lists what the model may call now: read_skill, the board tools

@@ -19,7 +19,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 		return nil, nil, err
 	}
 	h := &hostEnv{log: r.log, tr: tr, mgr: newManager(managerDeps{
-		cat: r.cat, arts: r.arts, box: r.box, emit: r.ev.emit, channel: r.wf.Channel, max: r.limits.MaxLoadedSkills,
+		cat: r.cat, arts: r.arts, box: r.box, emit: r.ev.emit, channel: r.wf.Channel, preview: r.wf.Preview, max: r.limits.MaxLoadedSkills,
 	})}
 	if r.wf.Host != nil {
 		h.prompt = r.wf.Host.Prompt

@@ -82,6 +82,8 @@ type managerDeps struct {
 	emit func(event.Event)
 	// channel is the default channel: the workflow's, else auto.
 	channel spec.Channel
+	// preview is the workflow's preview length; nil: the default.
+	preview *int
 	max     int
 }
 
@@ -145,6 +147,13 @@ func (m *manager) find(id string) (int, *loadedSkill) {
 	return -1, nil
 }
 
+// current reports whether the catalog holds skill id at revision rev:
+// while it does, a context line may quote what the skill added.
+func (m *manager) current(id, rev string) bool {
+	s, ok := m.cat.get(id)
+	return ok && s.Revision() == rev
+}
+
 // isLoaded reports whether id is loaded now; readers and reclaim ask it.
 func (m *manager) isLoaded(id string) bool {
 	_, l := m.find(id)
@@ -190,11 +199,20 @@ func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript
 		lines = append(lines, evictedLine(e.skill, m.max))
 	}
 	m.emitSkill(true, s, reasonRead)
-	_ = tr.AppendContext(transcript.ContextChange{
+	added := s.Instructions
+	if l.channel == spec.ChannelHandle {
+		added = pointer(l, m.box.trustTier(s), "")
+	}
+	line, quoted := loadLine(l, added, spec.PreviewOf(s, m.preview))
+	cc := transcript.ContextChange{
 		Loaded: []string{s.ID}, Unloaded: ids(evicted),
 		Skill: s.ID, Version: s.Version, Reason: reasonRead,
-		Line: strings.Join(append(lines, loadLine(l)), "\n"),
-	})
+		Line: strings.Join(append(lines, line), "\n"),
+	}
+	if quoted {
+		cc.Quotes = quoteOf(s)
+	}
+	_ = tr.AppendContext(cc)
 	return model.ToolResult{Text: m.receipt(l, strings.Join(l.notes, "; "))}
 }
 

@@ -114,6 +114,7 @@ func (f *funcEnv) prepare(context.Context)     {}
 func (f *funcEnv) contextBlock() string        { return f.prompt }
 func (f *funcEnv) tools() []model.ToolDef      { return f.defs }
 func (f *funcEnv) loaded(string) bool          { return true }
+func (f *funcEnv) current(string, string) bool { return true }
 func (f *funcEnv) settle()                     {}
 func (f *funcEnv) command(string) (bool, bool) { return false, false }
 

@@ -36,7 +36,10 @@ func (w *workerEnv) prepare(context.Context) {}
 func (w *workerEnv) contextBlock() string    { return w.block }
 func (w *workerEnv) tools() []model.ToolDef  { return w.defs }
 func (w *workerEnv) loaded(id string) bool   { return true }
-func (w *workerEnv) settle()                 {}
+
+// current is true: what a worker inherits was checked at dispatch.
+func (w *workerEnv) current(string, string) bool { return true }
+func (w *workerEnv) settle()                     {}
 
 func (w *workerEnv) command(name string) (bool, bool) {
 	t, ok := w.byName[name]

@@ -48,6 +48,12 @@ type Message struct {
 	// of the artifact holding its text. Text stays whole in the
 	// transcript; requests carry a preview and the handle instead.
 	Spool string `json:"spool,omitempty"`
+	// Quotes is set on a context line whose last line quotes what a skill
+	// added to the context (a load line's preview): "ID@REVISION". Request
+	// assembly drops that quote once the catalog no longer holds the skill
+	// at that revision, so a disabled or edited skill's old text does not
+	// stay in the window; the transcript keeps it.
+	Quotes string `json:"quotes,omitempty"`
 }
 
 // ToolDef is a tool offered to the model in one request.

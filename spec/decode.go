@@ -162,6 +162,16 @@ func integer(n *yaml.Node) (int, bool) {
 	return 0, false
 }
 
+// decodePreview reads a preview length; the schema has checked it is a
+// non-negative integer.
+func decodePreview(n *yaml.Node) *int {
+	v, ok := integer(n)
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
 // number returns an int or float scalar's value.
 func number(n *yaml.Node) (float64, bool) {
 	n = deref(n)

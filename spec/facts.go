@@ -92,6 +92,7 @@ func Facts() []Fact {
 	wf, sk := schemas.KindWorkflow, schemas.KindSkill
 	out := []Fact{
 		{wf, "channel", string(ChannelAuto), anys(channelValues)},
+		{wf, "preview", DefaultPreview, nil},
 		{wf, "approve", string(ApproveNever), anys(approveValues)},
 		{wf, "cache", cacheOn, []any{cacheOn, cacheOff, true, false}},
 		{wf, "durability", string(DurabilityStep), anys(durabilityValues)},
@@ -104,6 +105,7 @@ func Facts() []Fact {
 	return append(out,
 		// A skill's channel and approve fall back to the workflow's.
 		Fact{sk, "channel", nil, anys(channelValues)},
+		Fact{sk, "preview", nil, nil},
 		Fact{sk, "approve", nil, anys(approveValues)},
 		Fact{sk, "tools[].approve", nil, anys(approveValues)},
 		Fact{sk, "tools[].run.timeout", DefaultCommandTimeout.String(), nil},

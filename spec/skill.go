@@ -19,8 +19,8 @@ import (
 
 // Keys of each manifest mapping, in the order the docs list them.
 var (
-	skillKeys   = []string{"id", "name", "description", "version", "channel", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "tools", "mcp", "agents"}
-	skillMDKeys = append([]string{"name", "description", "version", "channel", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "tools", "mcp", "agents"}, ClaudeCodeKeys...)
+	skillKeys   = []string{"id", "name", "description", "version", "channel", "preview", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "tools", "mcp", "agents"}
+	skillMDKeys = append([]string{"name", "description", "version", "channel", "preview", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "tools", "mcp", "agents"}, ClaudeCodeKeys...)
 	toolKeys    = []string{"name", "description", "input", "approve", "run"}
 	runKeys     = []string{"command", "timeout", "env", "on-interrupt", "reply", "state", "store"}
 	runKinds    = []string{"command", "reply", "state", "store"}
@@ -186,6 +186,8 @@ func decodeSkill(d *decoder, root *yaml.Node, s *Skill, known []string) {
 		case "channel":
 			c, _ := str(f.v)
 			s.Channel = Channel(c)
+		case "preview":
+			s.Preview = decodePreview(f.v)
 		case "instructions":
 			s.Instructions, _ = str(f.v)
 			instrNode = f.v

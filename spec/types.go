@@ -69,6 +69,9 @@ type Skill struct {
 	Description string  `json:"description"`
 	Version     string  `json:"version"`
 	Channel     Channel `json:"channel,omitempty"`
+	// Preview is how many characters of what a load adds to the context
+	// its context line quotes; nil: the workflow's (PreviewOf).
+	Preview *int `json:"preview,omitempty"`
 	// Instructions is the markdown body, whichever way it was given:
 	// `instructions`, `instructions-file`, or a SKILL.md body.
 	Instructions     string `json:"-"`
@@ -119,6 +122,23 @@ func (s *Skill) Revision() string {
 		return "sha256:" + s.Digest[:16]
 	}
 	return ""
+}
+
+// DefaultPreview is how many characters of what a load added to the
+// context its context line quotes when neither skill nor workflow says:
+// enough to recognise the skill once it is unloaded.
+const DefaultPreview = 200
+
+// PreviewOf is a skill's preview length: its own, else the workflow's
+// (wf), else DefaultPreview. 0 quotes nothing.
+func PreviewOf(s *Skill, wf *int) int {
+	switch {
+	case s != nil && s.Preview != nil:
+		return *s.Preview
+	case wf != nil:
+		return *wf
+	}
+	return DefaultPreview
 }
 
 // CatalogDescription is what the catalog shows for the skill: the
@@ -469,6 +489,8 @@ type Workflow struct {
 	// EnabledPos holds the position of each element of Enabled.
 	EnabledPos []diag.Pos `json:"-"`
 	Channel    Channel    `json:"channel,omitempty"`
+	// Preview is the default of skills' preview; nil: DefaultPreview.
+	Preview *int `json:"preview,omitempty"`
 	// Approve is the default approval policy of tools that act outside
 	// fsd (commands, MCP tools, scripts) when neither the tool nor its
 	// skill sets one.

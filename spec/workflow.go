@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "approve", "cache", "durability", "strict", "limits", "prices", "board", "host", "tasks", "input"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "preview", "approve", "cache", "durability", "strict", "limits", "prices", "board", "host", "tasks", "input"}
 	limitsKeys   = append(limitKeys(), "agents")
 	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
 	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
@@ -74,6 +74,8 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 		case "channel":
 			c, _ := str(f.v)
 			w.Channel = Channel(c)
+		case "preview":
+			w.Preview = decodePreview(f.v)
 		case "approve":
 			w.Approve = decodeApprove(d, f.v)
 		case "cache":

@@ -45,6 +45,9 @@ type ContextChange struct {
 	// the message sequence as a model.Context message, so windows carry it
 	// (counted against the cap like any message); see AppendContext.
 	Line string `json:"line,omitempty"`
+	// Quotes names the skill, "ID@REVISION", whose text the last line of
+	// Line quotes (model.Message.Quotes); empty when it quotes none.
+	Quotes string `json:"quotes,omitempty"`
 }
 
 // Entry is one line of a transcript: a message or a context change. Seq is
@@ -166,7 +169,7 @@ func (t *Transcript) AppendContext(c ContextChange) error {
 	defer t.mu.Unlock()
 	err := t.appendEntry(Entry{Kind: KindContext, Context: &c})
 	if c.Line != "" {
-		t.held = append(t.held, model.Message{Role: model.Context, Text: c.Line})
+		t.held = append(t.held, model.Message{Role: model.Context, Text: c.Line, Quotes: c.Quotes})
 		t.release()
 	}
 	return err
