@@ -39,6 +39,8 @@ const linePrefix = "[fsd context] "
 // loadLine renders a load: the pointer's or envelope's fields on the first
 // line, then the quote of what the load added (quoted says whether there
 // is one, for the entry's Quotes). added is the body or the pointer.
+//
+// C8: the quote is what the load added, never a handle's body.
 func loadLine(l *loadedSkill, added string, n int) (line string, quoted bool) {
 	s := l.skill
 	var b strings.Builder

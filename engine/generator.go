@@ -568,7 +568,7 @@ func (g *generator) clock() time.Time {
 // reclaim replaces the results of reader calls on an unloaded skill's
 // artifact with a one-line stub (H4), results kept as artifacts with
 // their preview, and drops a context line's quote of a skill that was
-// disabled or changed since (C4). It copies the window only when it must.
+// disabled or changed since (C8). It copies the window only when it must.
 func reclaim(window []model.Message, k keeper) []model.Message {
 	var out []model.Message
 	for i, m := range window {
