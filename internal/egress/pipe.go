@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,6 +117,22 @@ func ProxyEnv(port int) []string {
 		env = append(env, k+"="+url)
 	}
 	return append(env, "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1", "NODE_USE_ENV_PROXY=1")
+}
+
+// Environ is env with ProxyEnv(port) in place of every proxy variable
+// env had: a name given twice is read differently by different programs
+// (the first by C and Go, the last by Python), and a proxy of the
+// program's own leads nowhere from the sandbox.
+func Environ(env []string, port int) []string {
+	proxy := ProxyEnv(port)
+	out := make([]string, 0, len(env)+len(proxy))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(proxy, func(p string) bool { return strings.HasPrefix(p, k+"=") }) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, proxy...)
 }
 
 // pipe copies a to b and b to a until both are done, then closes both.

@@ -140,20 +140,39 @@ func TestWatchDenialsSaysTheLine(t *testing.T) {
 	if got := connect(echo, fake); !strings.HasPrefix(got, "HTTP/1.1 200") || !strings.HasSuffix(got, fake) {
 		t.Fatalf("allowed CONNECT: %q", got)
 	}
-	got := connect("denied.example:443", "")
-	if !strings.HasPrefix(got, "HTTP/1.1 403") {
-		t.Fatalf("denied CONNECT: %q", got)
-	}
-	select {
-	case line := <-said:
-		want := Denial{Host: "denied.example", Port: 443, Reason: "it is not in the sandbox's network list", Entry: "denied.example"}.Error()
-		if line != want {
-			t.Errorf("said %q, want %q", line, want)
+	// Python asks in HTTP/1.0 and is answered in it.
+	for _, proto := range []string{"HTTP/1.1", "HTTP/1.0"} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
 		}
-	default:
-		t.Fatal("the denial was not said")
+		c.SetDeadline(time.Now().Add(testTimeout))
+		io.WriteString(c, "CONNECT denied.example:443 "+proto+"\r\nHost: denied.example:443\r\n\r\n")
+		c.(*net.TCPConn).CloseWrite()
+		got, _ := io.ReadAll(c)
+		c.Close()
+		if !strings.HasPrefix(string(got), proto+" 403") {
+			t.Fatalf("denied CONNECT: %q", got)
+		}
+		select {
+		case line := <-said:
+			want := Denial{Host: "denied.example", Port: 443, Reason: "it is not in the sandbox's network list", Entry: "denied.example"}.Error()
+			if line != want {
+				t.Errorf("said %q, want %q", line, want)
+			}
+		default:
+			t.Fatalf("the denial in %s was not said", proto)
+		}
 	}
 	if len(said) != 0 {
 		t.Errorf("more said than the one denial: %q", <-said)
+	}
+}
+
+func TestEnvironReplacesProxyVariables(t *testing.T) {
+	env := Environ([]string{"PATH=/bin", "HTTPS_PROXY=http://corp:3128", "no_proxy=*", "HTTP_PROXY_EXTRA=kept"}, 4321)
+	want := append([]string{"PATH=/bin", "HTTP_PROXY_EXTRA=kept"}, ProxyEnv(4321)...)
+	if !slices.Equal(env, want) {
+		t.Errorf("Environ = %q, want %q", env, want)
 	}
 }

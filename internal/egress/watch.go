@@ -40,9 +40,13 @@ func (c *watchConn) Read(b []byte) (int, error) {
 
 // look decides, as the answer's start grows, whether it is a denial.
 func (c *watchConn) look() {
-	const status = "HTTP/1.1 403 "
+	// "HTTP/1.x 403 ": the proxy answers in the version it was asked in
+	// (Python's CONNECT is HTTP/1.0).
 	head := string(c.head)
-	if len(head) > maxDenialHead || !strings.HasPrefix(head, status) && !strings.HasPrefix(status, head) {
+	if len(head) < len("HTTP/1.x 403 ") {
+		return
+	}
+	if len(head) > maxDenialHead || !strings.HasPrefix(head, "HTTP/1.") || head[8:13] != " 403 " {
 		c.done, c.head = true, nil
 		return
 	}

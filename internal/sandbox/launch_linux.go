@@ -104,7 +104,7 @@ func launch(s spec, env []string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		env = append(env, egress.ProxyEnv(port)...)
+		env = egress.Environ(env, port)
 	}
 	cgfd, err := bound(s)
 	if err != nil {
