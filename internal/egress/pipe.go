@@ -119,7 +119,7 @@ func ProxyEnv(port int) []string {
 	return append(env, "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1", "NODE_USE_ENV_PROXY=1")
 }
 
-// Environ is env with ProxyEnv(port) in place of every proxy variable
+// Environ (E6) is env with ProxyEnv(port) in place of every proxy variable
 // env had: a name given twice is read differently by different programs
 // (the first by C and Go, the last by Python), and a proxy of the
 // program's own leads nowhere from the sandbox.

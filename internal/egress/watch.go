@@ -18,6 +18,8 @@ const maxDenialHead = 8 << 10
 // it. The launcher says it on the program's stderr: a program that
 // prints only "403" still leaves the reason in its output. What passes
 // through is unchanged.
+//
+// E6: a denial's reason reaches the program's output.
 func WatchDenials(c net.Conn, say func(line string)) net.Conn {
 	return &watchConn{Conn: c, say: say}
 }
