@@ -52,6 +52,9 @@ const (
 	dialTimeout = 30 * time.Second
 	// socketName is the proxy's socket in its private folder.
 	socketName = "proxy.sock"
+	// maxSocketPath is the size of a unix socket address's path on
+	// Linux, its closing NUL included.
+	maxSocketPath = 108
 )
 
 // Denial is a connection the proxy refused: what the program asked for
@@ -103,7 +106,12 @@ func Listen(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("network proxy: %w", err)
 	}
-	ln, err := net.Listen("unix", filepath.Join(dir, socketName))
+	sock := filepath.Join(dir, socketName)
+	if len(sock) >= maxSocketPath {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("network proxy: its socket %s is longer than a unix socket's %d bytes; give a shorter folder (TMPDIR)", sock, maxSocketPath-1)
+	}
+	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("network proxy: %w", err)

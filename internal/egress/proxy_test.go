@@ -351,3 +351,17 @@ func TestProxyRefusesOriginFormRequests(t *testing.T) {
 		t.Fatalf("origin-form request: %v %v, want 400", resp, err)
 	}
 }
+
+func TestListenRefusesTooLongASocketPath(t *testing.T) {
+	dir := t.TempDir() + "/" + strings.Repeat("d", 100)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Listen(Config{Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), "shorter folder") {
+		t.Fatalf("Listen in a deep folder: %v, want an error naming the fix", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("Listen left %d entries behind", len(ents))
+	}
+}

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -53,7 +54,7 @@ func ParseAllowlist(entries []string) (Allowlist, error) {
 	for _, e := range entries {
 		r, err := parseRule(e)
 		if err != nil {
-			errs = append(errs, err.Error())
+			errs = append(errs, fmt.Sprintf("network host %q: %v", e, err))
 			continue
 		}
 		a.rules = append(a.rules, r)
@@ -64,8 +65,9 @@ func ParseAllowlist(entries []string) (Allowlist, error) {
 	return a, nil
 }
 
-// CheckEntry reports why entry is not a valid `network:` host, or nil:
-// the one check behind manifests and the proxy alike.
+// CheckEntry says why entry is not a valid `network:` host (the reason
+// alone, for a diagnostic that names the entry), or nil: the one check
+// behind manifests and the proxy alike.
 func CheckEntry(entry string) error {
 	_, err := parseRule(entry)
 	return err
@@ -74,7 +76,7 @@ func CheckEntry(entry string) error {
 func parseRule(entry string) (rule, error) {
 	s := strings.ToLower(strings.TrimSpace(entry))
 	bad := func(why string) (rule, error) {
-		return rule{}, fmt.Errorf("network host %q: %s", entry, why)
+		return rule{}, errors.New(why)
 	}
 	switch {
 	case s == "":
