@@ -92,3 +92,48 @@ func isRun(dir string) bool {
 	st, err := os.Stat(filepath.Join(dir, RunFile))
 	return err == nil && st.Mode().IsRegular()
 }
+
+// ProjectFolder is the folder, in a project, that holds fsd's records:
+// RunsFolder below it holds the runs.
+const (
+	ProjectFolder = ".fsd"
+	RunsFolder    = "runs"
+)
+
+// RunsDirFor is where a project's run records are, for a workflow in (or
+// a command started in) dir: RunsFolder under the nearest folder at or
+// above dir that holds ProjectFolder, else under dir itself. The walk
+// stops at a repository root (a folder holding .git) and at the home
+// folder, so one project's records never land in an unrelated .fsd
+// further up. A run started from anywhere is then found by `fsd runs`
+// in its project.
+//
+// R13: records go under the project, not wherever fsd was started.
+func RunsDirFor(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.Join(dir, ProjectFolder, RunsFolder)
+	}
+	home, _ := os.UserHomeDir()
+	for d := abs; ; {
+		if isDir(filepath.Join(d, ProjectFolder)) {
+			return filepath.Join(d, ProjectFolder, RunsFolder)
+		}
+		parent := filepath.Dir(d)
+		if parent == d || d == home || exists(filepath.Join(d, ".git")) {
+			break
+		}
+		d = parent
+	}
+	return filepath.Join(abs, ProjectFolder, RunsFolder)
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

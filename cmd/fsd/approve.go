@@ -79,7 +79,7 @@ it is resumed (fsd resume RUN). The first answer to a call stands.`,
 			return approve(cmd.OutOrStdout(), runsDir, args[0], a)
 		},
 	}
-	cmd.Flags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().StringVar(&runsDir, "runs-dir", "", runsDirUsage)
 	cmd.Flags().StringVar(&edit, "edit", "", "approve with these arguments instead (a JSON object)")
 	cmd.Flags().StringVar(&reject, "reject", "", "reject the call; the model reads the reason")
 	return cmd

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -69,7 +70,7 @@ listening address, or an --allow-host name; others get 403.`,
 	addAllowHostFlag(cmd, &f.allow)
 	cmd.Flags().StringVar(&f.tool, "tool", "", "the tool's name (default: the workflow's name)")
 	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>")
-	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records go")
+	cmd.Flags().StringVar(&f.runsDir, "runs-dir", "", runsDirRunUsage)
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail a call's run after this long, e.g. 5m (default: no limit)")
 	addTrustFlag(cmd, &f.runFlags)
@@ -123,7 +124,7 @@ func runForMCP(ctx context.Context, path string, f mcpFlags, input string, sink 
 	rf := f.runFlags
 	rf.input = input
 	meta := map[string]string{"model": f.model, "trust": strings.Join(f.trust, string(os.PathListSeparator)), "via": "mcp"}
-	pr, err := prepare(path, rf, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Meta: meta}, stderr)
+	pr, err := prepare(path, rf, engine.Options{Sink: sink, RunsDir: runsDirOr(f.runsDir, filepath.Dir(path)), Logger: logger, Meta: meta}, stderr)
 	if err != nil {
 		return "", err
 	}

@@ -35,6 +35,9 @@ func newResumeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The resumed run writes where its record is, whichever
+			// folder this command was started in.
+			f.runsDir = filepath.Dir(dir)
 			var opts []engine.LoadOption
 			if f.force {
 				opts = append(opts, engine.IgnoreLivePID())
@@ -77,7 +80,7 @@ func newResumeCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
 	_ = cmd.RegisterFlagCompletionFunc("events", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().StringVar(&f.runsDir, "runs-dir", "", runsDirUsage)
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the run's files changed, its record has no digests or no valid seal, or its recorded pid is alive but not fsd")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans")

@@ -54,9 +54,6 @@ type runFlags struct {
 	strict bool
 }
 
-// defaultRunsDir is where run records go unless --runs-dir says otherwise.
-var defaultRunsDir = filepath.Join(".fsd", "runs")
-
 // resumeHint is the command that resumes an interrupted run.
 func resumeHint(res *engine.Result) string {
 	if res == nil || res.Dir == "" {
@@ -64,7 +61,7 @@ func resumeHint(res *engine.Result) string {
 	}
 	cmd := "fsd resume " + res.RunID
 	dir := filepath.Dir(res.Dir)
-	if abs, err := filepath.Abs(defaultRunsDir); err != nil || !sameDir(abs, dir) {
+	if !sameDir(runsDirOr("", "."), dir) {
 		cmd += " --runs-dir " + dir
 	}
 	return "resume it with: " + cmd
@@ -105,7 +102,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModels)
 	_ = cmd.RegisterFlagCompletionFunc("events", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.Flags().StringVar(&f.runsDir, "runs-dir", defaultRunsDir, "where run records go")
+	cmd.Flags().StringVar(&f.runsDir, "runs-dir", "", runsDirRunUsage)
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().StringVar(&f.cassette, "record-cassette", "", "save every model exchange to the cassette `FILE` (secrets stripped) for --replay")
 	aliasFlag(cmd, "record", "record-cassette")
@@ -320,7 +317,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Repla
 		// Never a URL's user, password or token: a resume asks for them.
 		meta["nats"] = redactURL(f.nats)
 	}
-	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: f.runsDir, Logger: logger, Resume: journal, Meta: meta, Force: f.force,
+	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: runsDirOr(f.runsDir, filepath.Dir(path)), Logger: logger, Resume: journal, Meta: meta, Force: f.force,
 		Durability: durability, Approve: mode, ApprovalTimeout: f.approvalTimeout, Strict: f.strict}, stderr)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ run started when its id says.`,
 			if err != nil {
 				return usage("--older-than %q: %v", olderThan, err)
 			}
-			return pruneRuns(cmd.OutOrStdout(), *runsDir, age, dryRun, time.Now())
+			return pruneRuns(cmd.OutOrStdout(), runsDirOr(*runsDir, "."), age, dryRun, time.Now())
 		},
 	}
 	cmd.Flags().StringVar(&olderThan, "older-than", "", "remove runs started longer ago than this: 7d, 2w, 36h")

@@ -42,10 +42,10 @@ number of calls waiting): fsd approve answers them.
 			if limit < 0 {
 				return usage("--limit %d is negative; 0 lists every run", limit)
 			}
-			return listRuns(cmd.OutOrStdout(), cmd.ErrOrStderr(), runsDir, limit, format == "json", time.Now())
+			return listRuns(cmd.OutOrStdout(), cmd.ErrOrStderr(), runsDirOr(runsDir, "."), limit, format == "json", time.Now())
 		},
 	}
-	cmd.PersistentFlags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.PersistentFlags().StringVar(&runsDir, "runs-dir", "", runsDirUsage)
 	addFormatFlag(cmd, &format, "text (a table) or json (an array)")
 	cmd.Flags().IntVar(&limit, "limit", 20, "list at most this many runs, newest first; 0 lists all")
 	cmd.AddCommand(newRunsShowCmd(&runsDir), newRunsPruneCmd(&runsDir))
@@ -180,6 +180,7 @@ func findRun(runsDir, arg string) (string, error) {
 	if arg == "" {
 		return "", usage("give a run id; fsd runs lists them")
 	}
+	runsDir = runsDirOr(runsDir, ".")
 	dir, err := runrecord.Find(runsDir, arg)
 	var amb *runrecord.AmbiguousError
 	switch {
@@ -199,7 +200,7 @@ const runArgHelp = "RUN is a run id under --runs-dir, its start or any other par
 
 // runsHint is the fsd runs command that lists runsDir.
 func runsHint(runsDir string) string {
-	if runsDir == defaultRunsDir {
+	if sameDir(runsDir, runsDirOr("", ".")) {
 		return "fsd runs"
 	}
 	return "fsd runs --runs-dir " + runsDir
@@ -211,10 +212,11 @@ func completeRunIDs(cmd *cobra.Command, args []string, _ string) ([]cobra.Comple
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	dir := defaultRunsDir
+	dir := ""
 	if f := cmd.Flags().Lookup("runs-dir"); f != nil {
 		dir = f.Value.String()
 	}
+	dir = runsDirOr(dir, ".")
 	rows, _, _ := loadRuns(dir, time.Now())
 	out := make([]cobra.Completion, 0, len(rows))
 	for _, r := range rows {

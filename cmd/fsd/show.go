@@ -19,7 +19,7 @@ type showFlags struct {
 func newShowCmd() *cobra.Command {
 	var runsDir string
 	cmd := showCmd(&runsDir)
-	cmd.Flags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().StringVar(&runsDir, "runs-dir", "", runsDirUsage)
 	return cmd
 }
 

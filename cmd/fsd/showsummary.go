@@ -143,7 +143,7 @@ func printRunDetail(w io.Writer, d runDetail) {
 	}
 	if d.Status == runrecord.Interrupted || d.Status == runrecord.Failed {
 		ref := d.ID
-		if d.Dir != filepath.Join(defaultRunsDir, d.ID) {
+		if !sameDir(filepath.Dir(d.Dir), runsDirOr("", ".")) {
 			ref = shellArg(d.Dir)
 		}
 		fmt.Fprintf(w, "\nresume it with: fsd resume %s\n", ref)

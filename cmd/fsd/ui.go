@@ -34,10 +34,10 @@ func newUICmd() *cobra.Command {
   fsd ui --addr :8484 --allow-host runs.example.com   # behind a proxy that keeps Host`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveUI(cmd.Context(), runsDir, guardedHTTP{flag: "--addr", addr: addr, allow: allow}, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return serveUI(cmd.Context(), runsDirOr(runsDir, "."), guardedHTTP{flag: "--addr", addr: addr, allow: allow}, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().StringVar(&runsDir, "runs-dir", "", runsDirUsage)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8484", "address to listen on, HOST:PORT or :PORT (loopback); records hold prompts and results")
 	addAllowHostFlag(cmd, &allow)
 	return cmd
@@ -95,7 +95,7 @@ func newReportCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&runsDir, "runs-dir", defaultRunsDir, "where run records are")
+	cmd.Flags().StringVar(&runsDir, "runs-dir", "", runsDirUsage)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the HTML file to write (- for stdout)")
 	return cmd
 }
