@@ -20,6 +20,11 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
   fsd run hello.workflow.yaml   # the answer on stdout, the board on stderr`,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	// -v is verbose in every command (run, resume, worker and mcp serve
+	// define their own); the version is --version or -V, as in most
+	// tools that also have a verbose flag.
+	root.Flags().BoolP("version", "V", false, "print fsd's version")
+	root.PersistentFlags().BoolP("verbose", "v", false, "more detail on stderr, where the command has more to say")
 	addColorFlag(root)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

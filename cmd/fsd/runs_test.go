@@ -340,3 +340,40 @@ func TestRunsLivenessFromLock(t *testing.T) {
 		t.Errorf("the live run was pruned (%v)", err)
 	}
 }
+
+// A run started from another folder keeps its record in the workflow's
+// project, where `fsd runs` run in that project finds it.
+func TestRunRecordGoesUnderTheProject(t *testing.T) {
+	proj := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(proj, ".fsd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(proj, "flows")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wf := filepath.Join(sub, "hello.workflow.yaml")
+	if err := os.WriteFile(wf, []byte("name: hello\nmodel: scripted\nscript: hello.script.yaml\nskills: []\nhost:\n  prompt: Say hi.\ninput: hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "hello.script.yaml"), []byte("host:\n  - say: hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	t.Chdir(elsewhere)
+	if code, out, errs := fsd(t, "run", wf); code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, ".fsd")); err == nil {
+		t.Error("the record went where fsd was started, not under the project")
+	}
+	t.Chdir(sub)
+	code, out, errs := fsd(t, "runs")
+	if code != exitOK || !strings.Contains(out, "hello") {
+		t.Errorf("fsd runs in the project: exit %d\n%s%s", code, out, errs)
+	}
+	entries, err := os.ReadDir(filepath.Join(proj, ".fsd", "runs"))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("runs under the project's .fsd: %v %v", entries, err)
+	}
+}

@@ -1,6 +1,12 @@
 package main
 
-import "github.com/fsdrun/fsd/runrecord"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fsdrun/fsd/runrecord"
+)
 
 // The --runs-dir help: the default is found, not fixed, so that a run
 // started from anywhere is listed in its project.
@@ -16,5 +22,19 @@ func runsDirOr(dir, from string) string {
 	if dir != "" {
 		return dir
 	}
-	return runrecord.RunsDirFor(from)
+	return shortPath(runrecord.RunsDirFor(from))
+}
+
+// shortPath is path relative to the current folder when it is inside it
+// (".fsd/runs" reads better in a message than its absolute path).
+func shortPath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
 }

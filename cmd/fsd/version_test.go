@@ -110,3 +110,22 @@ func TestVersionStampedByLinker(t *testing.T) {
 		t.Errorf("fsd version printed %q, want it to start with %q", out, want)
 	}
 }
+
+// -v is verbose in every command and never the version; -V and --version
+// are the version.
+func TestVersionAndVerboseFlags(t *testing.T) {
+	for _, args := range [][]string{{"-V"}, {"--version"}} {
+		code, out, _ := fsd(t, args...)
+		if code != exitOK || !strings.HasPrefix(out, "fsd ") || strings.Count(out, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want the version line", args, code, out)
+		}
+	}
+	if _, out, _ := fsd(t, "-v"); strings.HasPrefix(out, "fsd (") {
+		t.Errorf("-v printed the version: %q", out)
+	}
+	for _, args := range [][]string{{"validate", "-v", "../../examples"}, {"runs", "-v", "--runs-dir", t.TempDir()}, {"schema", "-v", "skill"}} {
+		if code, _, errs := fsd(t, args...); code != exitOK {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+}
