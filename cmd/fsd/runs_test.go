@@ -374,6 +374,15 @@ func TestRunRecordGoesUnderTheProject(t *testing.T) {
 	}
 	entries, err := os.ReadDir(filepath.Join(proj, ".fsd", "runs"))
 	if err != nil || len(entries) != 1 {
-		t.Errorf("runs under the project's .fsd: %v %v", entries, err)
+		t.Fatalf("runs under the project's .fsd: %v %v", entries, err)
+	}
+	// fsd report RUN, without -o, writes RUN-ID.html here.
+	id := entries[0].Name()
+	code, _, errs = fsd(t, "report", id[len(id)-8:])
+	if code != exitOK || errs != "fsd report: wrote "+id+".html\n" {
+		t.Errorf("report: exit %d %q", code, errs)
+	}
+	if page, err := os.ReadFile(filepath.Join(sub, id+".html")); err != nil || !strings.Contains(string(page), "<html") {
+		t.Errorf("report page: %v", err)
 	}
 }

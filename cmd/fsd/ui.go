@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,19 +58,22 @@ func serveUI(ctx context.Context, runsDir string, g guardedHTTP, out, stderr io.
 func newReportCmd() *cobra.Command {
 	var runsDir, out string
 	cmd := &cobra.Command{
-		Use:   "report RUN -o FILE.html",
+		Use:   "report RUN [-o FILE.html]",
 		Short: "Write a run's page as one self-contained HTML file (for an issue or a CI artifact)",
 		Long:  "Write a run's page as one self-contained HTML file (for an issue or a CI artifact).\n" + runArgHelp,
-		Example: `  fsd report 20261130-174501-3f2a -o run.html
+		Example: `  fsd report 3f2a                       # writes 20261130-174501-3f2a.html
+  fsd report 20261130-174501-3f2a -o run.html
   fsd report .fsd/runs/20261130-174501-3f2a -o - > run.html`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return fail(exitUsage, "report: -o FILE is required (- for stdout)")
-			}
 			dir, err := findRun(runsDir, args[0]) // not there: exit 2, as for show and resume
 			if err != nil {
 				return err
+			}
+			if out == "" {
+				// The run's own name, in the current folder: what a
+				// person attaching it to an issue wants.
+				out = filepath.Base(dir) + ".html"
 			}
 			rec, err := runrecord.Open(dir)
 			if err != nil {
@@ -92,10 +96,13 @@ func newReportCmd() *cobra.Command {
 			if err != nil {
 				return fail(exitProblems, "report: %v", err)
 			}
+			if f != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "fsd report: wrote %s\n", out)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&runsDir, "runs-dir", "", runsDirUsage)
-	cmd.Flags().StringVarP(&out, "output", "o", "", "the HTML file to write (- for stdout)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the HTML file to write, - for stdout (default: RUN-ID.html in the current folder)")
 	return cmd
 }
