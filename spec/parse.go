@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v4"
@@ -180,6 +181,19 @@ func yamlError(file string, data []byte, err error) diag.Diagnostic {
 		if le.ContextMsg != "" {
 			msg = le.ContextMsg + ": " + msg
 		}
+		if c := le.ContextMark; c.Line > 0 && mark.Line > c.Line && le.ContextMsg != "" {
+			// An unclosed quote or bracket is found lines later (often
+			// at the end of the file): point where it starts, which is
+			// where the fix goes.
+			p = diag.Pos{File: file, Line: c.Line, Col: max(c.Column, 1)}
+			what := strings.TrimPrefix(strings.TrimPrefix(le.ContextMsg, "while scanning "), "while parsing ")
+			what = yamlWords.Replace(what)
+			if strings.Contains(le.Message, "end of stream") {
+				msg = fmt.Sprintf("%s starts here and is never closed: the file ends first", what)
+			} else {
+				msg = fmt.Sprintf("%s starts here and is not closed where it should be (line %d, column %d: %s)", what, mark.Line, max(mark.Column, 1), le.Message)
+			}
+		}
 		d := diag.Errorf(p, "syntax", "%s", msg)
 		if mark.Index >= 0 && mark.Index < len(data) && data[mark.Index] == '\t' {
 			d.Hint = "YAML indentation must use spaces, not tabs"
@@ -190,6 +204,10 @@ func yamlError(file string, data []byte, err error) diag.Diagnostic {
 	}
 	return diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, "syntax", "%v", err)
 }
+
+// yamlWords are the parser's names for what was left open, in an
+// author's words.
+var yamlWords = strings.NewReplacer("a quoted scalar", "a quoted string", "a flow sequence", "a [ list", "a flow mapping", "a { mapping")
 
 func tabAt(data []byte, line, col int) bool {
 	lines := bytes.SplitN(data, []byte("\n"), line+1)
