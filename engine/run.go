@@ -437,6 +437,7 @@ func (r *Run) finish(ctx context.Context, res *Result, sum *runrecord.Summary, e
 	r.acct.summarize(sum)
 	u, cost := r.acct.total()
 	fin.Usage, fin.Cost = &u, cost
+	fin.Status = string(sum.Status) // interrupted is not failed
 	r.ev.emit(fin)
 	sum.Pending = nil
 	if err != nil {

@@ -131,9 +131,13 @@ func (b *Board) Emit(e event.Event) {
 		if e.Usage != nil {
 			b.usage, b.cost = *e.Usage, e.Cost
 		}
-		b.status = string(runrecord.Finished)
-		if e.Err != "" {
+		switch {
+		case e.Status != "":
+			b.status = e.Status
+		case e.Err != "":
 			b.status = string(runrecord.Failed)
+		default:
+			b.status = string(runrecord.Finished)
 		}
 	}
 }

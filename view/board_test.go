@@ -68,3 +68,23 @@ func TestRedrawInPlace(t *testing.T) {
 	b.Start(time.Millisecond)
 	b.Stop()
 }
+
+// The footer says how the run ended as its record does: a stopped run is
+// interrupted, not failed.
+func TestFooterSaysHowTheRunEnded(t *testing.T) {
+	for _, tc := range []struct {
+		fin  event.Event
+		want string
+	}{
+		{event.Event{Type: event.RunFinished, Status: "interrupted", Err: "interrupted: signal"}, " · interrupted\n"},
+		{event.Event{Type: event.RunFinished, Status: "failed", Err: "boom"}, " · failed\n"},
+		{event.Event{Type: event.RunFinished, Err: "boom"}, " · failed\n"},
+		{event.Event{Type: event.RunFinished, Status: "finished"}, " · finished\n"},
+	} {
+		b := NewBoard(&bytes.Buffer{}, time.Now)
+		b.Emit(tc.fin)
+		if got := b.Frame(); !strings.HasSuffix(got, tc.want) {
+			t.Errorf("%+v: footer %q, want it to end %q", tc.fin, got, tc.want)
+		}
+	}
+}
