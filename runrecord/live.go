@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/model"
 )
 
 // Held reports whether a process holds the lock of the run folder dir:
@@ -60,6 +61,9 @@ func ReadRun(dir string) (Summary, error) {
 	case err == nil:
 		s.ID = filepath.Base(dir) // the record is data: the folder names the run
 		s.Status = Current(dir, s)
+		if s.Status.Live() {
+			liveUsage(dir, &s)
+		}
 		return s, nil
 	case !errors.Is(err, os.ErrNotExist):
 		return s, err
@@ -78,8 +82,29 @@ func ReadRun(dir string) (Summary, error) {
 	}
 	if Held(dir) {
 		s.Status = Running
+		liveUsage(dir, &s)
 	}
 	return s, nil
+}
+
+// liveUsage sets a running run's tokens and cost to what its model calls
+// have used so far: run.json has them only once the run ends, and a
+// listing of a running run should not read 0.
+func liveUsage(dir string, s *Summary) {
+	var u model.Usage
+	var cost float64
+	if Responses(dir, func(l Line) {
+		if l.Usage != nil {
+			u = u.Add(*l.Usage)
+		}
+		cost += l.Cost
+	}) != nil {
+		return
+	}
+	if int64(u.InputTokens+u.OutputTokens) > s.InputTokens+s.OutputTokens {
+		s.SetUsage(u)
+		s.Cost = cost
+	}
 }
 
 // idTime is the start time a run id begins with (20061102-150405-…, UTC).
