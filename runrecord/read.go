@@ -88,6 +88,9 @@ func Open(dir string) (*Record, error) {
 	}
 	// A reader shows where the run is now, not where run.json last said.
 	rec.Summary.Status = Current(dir, rec.Summary)
+	if rec.Summary.Status.Live() {
+		liveUsage(dir, &rec.Summary)
+	}
 	if err := readLines(filepath.Join(dir, EventsFile), func(b []byte) error {
 		var e event.Event
 		if err := json.Unmarshal(b, &e); err != nil {

@@ -210,6 +210,17 @@ func TestUIInBrowser(t *testing.T) {
 	if count(t, ctx, "#tokens rect") < 7 {
 		t.Error("no tokens chart")
 	}
+	if labels := count(t, ctx, "#timeline text.bar-label"); labels != 7 {
+		t.Errorf("%d labelled task bars on the timeline, want 7", labels)
+	}
+	// A typed (JSON) answer or result is shown indented.
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`pretty('{"region":"north","units":[1,2]}') + "|" + pretty("plain {text}")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"region\": \"north\",\n  \"units\": [\n    1,\n    2\n  ]\n}|plain {text}"; shown != want {
+		t.Errorf("pretty: %q, want %q", shown, want)
+	}
 	shot(t, ctx, dir, "run.png")
 
 	// The analyst's first request, expanded: its flow observations as sent.
@@ -374,6 +385,14 @@ func TestUIWaitingRunStaysLive(t *testing.T) {
 	call, err := chromedp.Run(ctx, chromedp.Text(pending))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The header keeps the running total in sight.
+	header, err := chromedp.Run(ctx, chromedp.Text(`#live`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(header, "● live · tokens ") || strings.HasPrefix(header, "● live · tokens 0 in") {
+		t.Errorf("header of a live run: %q, want its tokens so far", header)
 	}
 	for _, want := range []string{"publish", "task ship", `"version": "1.4.0"`, "fsd approve release-waiting " + e.Approval} {
 		if !strings.Contains(call, want) {

@@ -42,6 +42,10 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "assets")
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
+	// Browsers ask for /favicon.ico whatever the page says.
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "favicon.svg")
+	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { s.page(w, "runs", "", nil) })
 	mux.HandleFunc("GET /run/{id}", func(w http.ResponseWriter, r *http.Request) { s.page(w, "run", r.PathValue("id"), nil) })
 	mux.HandleFunc("GET /api/runs", s.listRuns)

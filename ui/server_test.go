@@ -112,3 +112,20 @@ func TestServerMasksEscapedSecrets(t *testing.T) {
 		}
 	}
 }
+
+// Browsers ask for /favicon.ico on their own; it is served, not a 404.
+func TestServerServesAFavicon(t *testing.T) {
+	srv := httptest.NewServer(ui.NewServer(t.TempDir(), nil).Handler())
+	defer srv.Close()
+	for _, path := range []string{"/favicon.ico", "/assets/favicon.svg"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(string(body), "<svg") {
+			t.Errorf("%s: %d %s %q", path, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+}

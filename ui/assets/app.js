@@ -150,6 +150,12 @@ function timeline(v) {
       g.append(svg("rect", { x: x(r.task.started), y: y, width: Math.max(x(end) - x(r.task.started), 2), height: RH - 6,
         fill: (COLORS[r.task.status] || "#98a2b3") + "33", stroke: COLORS[r.task.status] || "#98a2b3" },
         svg("title", {}, `${r.label}: ${r.task.status}, ${dur(ms(r.task.started, end))}`)));
+      // The bar says what it is without a hover: status and duration,
+      // after its end, or before its start when it ends near the edge.
+      const label = `${r.task.status} · ${dur(ms(r.task.started, end))}`;
+      const after = x(end) + 4 + label.length * 6 < W;
+      g.append(svg("text", { x: after ? x(end) + 4 : Math.max(x(r.task.started) - 4, L), y: y + 13, class: "bar-label",
+        "text-anchor": after ? "start" : "end" }, label));
     }
     r.calls.forEach((c) => {
       if (!isSet(c.start)) return;
@@ -235,6 +241,18 @@ function pendingCalls(s, live) {
         + (live ? "" : `, then fsd resume ${s.id}`)))));
 }
 
+// pretty indents a text that is JSON (a typed answer or result), so it
+// reads as a document; any other text is shown as it is.
+function pretty(text) {
+  const t = (text || "").trim();
+  if (!(t.startsWith("{") || t.startsWith("["))) return text;
+  try {
+    return JSON.stringify(JSON.parse(t), null, 2);
+  } catch (e) {
+    return text;
+  }
+}
+
 function renderRun(main, v) {
   v.gens = v.gens || [];
   v.tasks = v.tasks || [];
@@ -243,11 +261,14 @@ function renderRun(main, v) {
   const open = new Set([...main.querySelectorAll("details.gen[open]")].map((d) => d.dataset.gen));
   const openSteps = new Set([...main.querySelectorAll("details.gen[open] details[open]")].map((d) => d.closest("details.gen").dataset.gen + "/" + (d.dataset.step || "") + "/" + d.className));
   const end = isSet(s.finished) ? s.finished : v.now;
+  const live = document.getElementById("live");
+  // The header keeps the run's running total in sight while it runs.
+  if (live) live.textContent = v.live ? `● live · tokens ${tokens(runUsage(s), s.cost)}` : "";
   main.replaceChildren(...[
     el("h1", {}, "Run ", s.id, " ", badge(s.status)),
     el("div", { class: "meta" }, `${s.workflow} · started ${new Date(s.started).toLocaleString()} · ${dur(ms(s.started, end))} · tokens ${tokens(runUsage(s), s.cost)}`),
     s.input ? el("p", {}, el("b", {}, "Input: "), s.input) : null,
-    s.answer ? el("div", {}, el("b", {}, "Answer"), el("div", { class: "answer", id: "answer" }, s.answer)) : null,
+    s.answer ? el("div", {}, el("b", {}, "Answer"), el("div", { class: "answer", id: "answer" }, pretty(s.answer))) : null,
     s.error ? el("div", { class: "error" }, s.error) : null,
     pendingCalls(s, v.live),
     el("h2", {}, "Board"), boardGraph(v.tasks || []),
@@ -264,7 +285,7 @@ async function runPage(main, id) {
   await load();
   const live = document.getElementById("live");
   const es = new EventSource("/api/runs/" + encodeURIComponent(id) + "/live");
-  es.addEventListener("update", () => { live.textContent = "● live"; load(); });
+  es.addEventListener("update", () => load());
   es.addEventListener("done", () => { live.textContent = ""; es.close(); load(); });
 }
 
