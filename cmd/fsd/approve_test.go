@@ -229,6 +229,10 @@ func TestAsk(t *testing.T) {
 		{"what\nyes\n", runrecord.Approved, "", ""},
 		{"e\nnot json\n[1]\n{\"version\": \"2.0.0\"}\n", runrecord.Edited, `{"version":"2.0.0"}`, ""},
 		{"r\nthe freeze is on\n", runrecord.Rejected, "", "the freeze is on"},
+		// The arguments or the reason on the same line.
+		{"e {\"version\": \"2.0.1\"}\n", runrecord.Edited, `{"version":"2.0.1"}`, ""},
+		{"e [1]\n{\"version\": \"2.0.2\"}\n", runrecord.Edited, `{"version":"2.0.2"}`, ""},
+		{"r not on a Friday\n", runrecord.Rejected, "", "not on a Friday"},
 	} {
 		var out bytes.Buffer
 		a, err := ask(bufio.NewReader(strings.NewReader(tc.input)), &out, e)
@@ -241,6 +245,14 @@ func TestAsk(t *testing.T) {
 		if !strings.Contains(out.String(), `task ship (release/shipper) wants to call publish {"version":"1.4.0"}`) {
 			t.Errorf("the question:\n%s", out.String())
 		}
+	}
+	// Anything else says how to answer.
+	var out bytes.Buffer
+	if _, err := ask(bufio.NewReader(strings.NewReader("what now\na\n")), &out, e); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "e {JSON} (or e, then the JSON)") {
+		t.Errorf("help for an answer it cannot read:\n%s", out.String())
 	}
 	if _, err := ask(bufio.NewReader(strings.NewReader("")), &bytes.Buffer{}, e); err == nil {
 		t.Error("no error at the end of input")

@@ -102,9 +102,10 @@ func (p *prompter) one(e event.Event) {
 	}
 }
 
-// ask puts the question and reads the answer: a[pprove], e[dit] (then the
-// arguments as JSON on one line), r[eject] (then the reason). It asks
-// again after anything else; it fails only when the input ends.
+// ask puts the question and reads the answer: a[pprove], e[dit] (with
+// the arguments as JSON on the same line or the next), r[eject] (with
+// the reason, likewise). Anything else gets a line saying how, and the
+// question again; it fails only when the input ends.
 func ask(in *bufio.Reader, out io.Writer, e event.Event) (runrecord.Answer, error) {
 	a := runrecord.Answer{Call: e.Approval, By: "terminal"}
 	who := "the host"
@@ -123,32 +124,41 @@ func ask(in *bufio.Reader, out io.Writer, e event.Event) (runrecord.Answer, erro
 		if err != nil {
 			return a, err
 		}
-		switch strings.ToLower(line) {
+		// The arguments or the reason may follow on the same line:
+		// `e {"branch":"main"}`, `r not on a Friday`.
+		verb, rest, _ := strings.Cut(line, " ")
+		rest = strings.TrimSpace(rest)
+		switch strings.ToLower(verb) {
 		case "a", "approve", "y", "yes":
 			a.Decision = runrecord.Approved
 			return a, nil
 		case "e", "edit":
 			for {
-				fmt.Fprint(out, "arguments (one line of JSON): ")
-				line, err := readLine(in)
-				if err != nil {
-					return a, err
+				if rest == "" {
+					fmt.Fprint(out, "arguments (one line of JSON): ")
+					if rest, err = readLine(in); err != nil {
+						return a, err
+					}
 				}
 				buf.Reset()
-				if json.Compact(&buf, []byte(line)) == nil && strings.HasPrefix(buf.String(), "{") {
+				if json.Compact(&buf, []byte(rest)) == nil && strings.HasPrefix(buf.String(), "{") {
 					a.Decision, a.Args = runrecord.Edited, json.RawMessage(buf.String())
 					return a, nil
 				}
 				fmt.Fprintln(out, "not a JSON object; try again")
+				rest = ""
 			}
 		case "r", "reject", "n", "no":
-			fmt.Fprint(out, "reason (the model reads it): ")
-			line, err := readLine(in)
-			if err != nil {
-				return a, err
+			if rest == "" {
+				fmt.Fprint(out, "reason (the model reads it): ")
+				if rest, err = readLine(in); err != nil {
+					return a, err
+				}
 			}
-			a.Decision, a.Reason = runrecord.Rejected, line
+			a.Decision, a.Reason = runrecord.Rejected, rest
 			return a, nil
+		default:
+			fmt.Fprintln(out, `a approves; e {JSON} (or e, then the JSON) runs it with these arguments; r REASON (or r, then the reason) rejects it`)
 		}
 	}
 }
