@@ -23,7 +23,7 @@ func TestRunSkipsBrokenSkill(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errs)
 	}
-	if n := strings.Count(errs, "warning: "); n != 1 || !strings.Contains(errs, `warning: skill "broken" skipped: `+filepath.Join(dir, "skills", "broken", "SKILL.md")+":4:1: ") {
+	if n := strings.Count(errs, "warning: "); n != 1 || !strings.Contains(errs, `warning: skill "broken" skipped: `+filepath.Join(dir, "skills", "broken", "SKILL.md")+":3:14: ") {
 		t.Errorf("want one warning line naming the skill, file:line:col and reason; stderr:\n%s", errs)
 	}
 	var skipped []event.Event
@@ -35,13 +35,13 @@ func TestRunSkipsBrokenSkill(t *testing.T) {
 			t.Errorf("read_skill alpha failed: %s", e.Result)
 		}
 	}
-	if len(skipped) != 1 || skipped[0].Skill != "broken" || !strings.HasSuffix(skipped[0].At, "SKILL.md:4:1") || skipped[0].Reason == "" {
+	if len(skipped) != 1 || skipped[0].Skill != "broken" || !strings.HasSuffix(skipped[0].At, "SKILL.md:3:14") || skipped[0].Reason == "" {
 		t.Errorf("skill.skipped events: %+v", skipped)
 	}
 
 	write(t, wf, "name: w\nmodel: scripted\nscript: w.script.yaml\nskills: [skills]\nenabled: [alpha, broken]\nhost: {prompt: hi}\ninput: go\n")
 	code, _, errs = fsd(t, "run", wf, "--runs-dir", filepath.Join(dir, "runs"))
-	if code != exitProblems || !strings.Contains(errs, filepath.Join("broken", "SKILL.md")+":4:1") {
+	if code != exitProblems || !strings.Contains(errs, filepath.Join("broken", "SKILL.md")+":3:14") {
 		t.Errorf("a needed broken skill: exit %d, stderr:\n%s", code, errs)
 	}
 }
