@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -311,5 +312,39 @@ func TestDescribe(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("Describe = %q, want %q in it", got, want)
 		}
+	}
+}
+
+// A user other than root gets the same sandbox: the launcher keeps the
+// capabilities it needs across its exec (ambient), and the process bound
+// is RLIMIT_NPROC where no pids cgroup is writable. Run as root, the test
+// runs the escape tests again as nobody.
+func TestAsAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 || os.Getenv(helperEnv) != "" {
+		t.Skip("runs the tests as nobody: needs root")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv is not installed")
+	}
+	available(t, backendNative)
+	// Not t.TempDir: nobody must reach it, and its parent is root's 0700.
+	tmp, err := os.MkdirTemp("", "sandbox-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.v",
+		"-test.run", "^(TestWritesOnlyInWorkspaceAndTmp|TestHomeSecretsUnreadable|TestForkBombBounded|TestCancelLeavesNothing)$/^"+regexp.QuoteMeta(backendNative))
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestForkBombBounded/"+backendNative) {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "SKIP") {
+		t.Errorf("as nobody, a test was skipped:\n%s", out)
 	}
 }

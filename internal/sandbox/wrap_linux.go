@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsdrun/fsd/internal/egress"
 )
 
@@ -130,6 +132,10 @@ func namespaces(a *syscall.SysProcAttr, net NetMode) {
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 	a.GidMappingsEnableSetgroups = false
+	// A user other than root loses its capabilities in the new namespace
+	// when it execs the launcher; ambient ones survive the exec. The
+	// launcher needs them to mount, bring up lo and drop them all.
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 }
 
 // Wrap turns cmd — prepared by package proc and not yet started — into
