@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,5 +85,56 @@ func TestSplitAllowedTools(t *testing.T) {
 	s, _ := LoadSkill(filepath.Join("..", "cmd", "fsd", "testdata", "field", "skills", "code-review", "SKILL.md"))
 	if diff := cmp.Diff([]string{"Read", "Grep", "Glob", "Bash(git diff:*)", "Bash(git log:*)"}, s.AllowedTools); diff != "" {
 		t.Errorf("code-review (-want +got):\n%s", diff)
+	}
+}
+
+// An allowed-tools entry fsd cannot honour is a warning at the entry's
+// line and column, never an error: a SKILL.md from another product loads.
+func TestAllowedToolsWarnings(t *testing.T) {
+	p := filepath.Join(writeTree(t, map[string]string{"mixed/SKILL.md": "---\nname: mixed\ndescription: d\n" +
+		"allowed-tools: Read Bash(git diff:*) WebFetch(domain:example.com) Edit(~/x)\n" +
+		"---\nBody.\n"}), "mixed", "SKILL.md")
+	s, diags := LoadSkill(p)
+	if diags.Err() != nil {
+		t.Fatalf("a warning failed the load: %v", diags)
+	}
+	var got []string
+	for _, d := range diags {
+		got = append(got, d.String())
+	}
+	want := []string{
+		p + `:4:38: warning: allowed-tools entry "WebFetch(domain:example.com)" grants nothing: fsd narrows only Bash, Read, Write and Edit by a specifier; write WebFetch alone to allow all its calls [allowed-tools]`,
+		p + `:4:67: warning: allowed-tools entry "Edit(~/x)" grants nothing: paths under the home folder (~/…) are not supported; write a path relative to the workspace or //absolute/path [allowed-tools]`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if len(s.AllowedTools) != 4 {
+		t.Errorf("entries %q: all are kept as written", s.AllowedTools)
+	}
+
+	// The list form points at each item.
+	if err := os.WriteFile(p, []byte("---\nname: mixed\ndescription: d\nallowed-tools:\n  - Read\n  - Bash(ls\n  - '*'\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, diags = LoadSkill(p)
+	got = nil
+	for _, d := range diags {
+		got = append(got, d.Pos.String()+" "+d.Message)
+	}
+	want = []string{
+		p + `:6:5 allowed-tools entry "Bash(ls" grants nothing: an entry with ( ends with ), as in Bash(git diff:*)`,
+		p + `:7:5 allowed-tools entry "*" grants nothing: "*" is not a tool name (letters, digits, _ and -; mcp__server__* for all of a server's tools)`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("list form (-want +got):\n%s", diff)
+	}
+
+	// In a quoted string, past the quote.
+	if err := os.WriteFile(p, []byte("---\nname: mixed\ndescription: d\nallowed-tools: \"Read Glob(*.go)\"\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, diags = LoadSkill(p); len(diags) != 1 || diags[0].Pos.String() != p+":4:22" {
+		t.Errorf("quoted form: %v", diags)
 	}
 }

@@ -208,11 +208,7 @@ func decodeSkill(d *decoder, root *yaml.Node, s *Skill, known []string) {
 				}
 			}
 		case "allowed-tools":
-			if v, ok := str(f.v); ok {
-				s.AllowedTools = SplitAllowedTools(v)
-			} else {
-				s.AllowedTools, _ = d.strList(f.v)
-			}
+			s.AllowedTools = decodeAllowedTools(d, f.v)
 		case "approve":
 			s.Approve = decodeApprove(d, f.v)
 		case "tools":
@@ -543,34 +539,6 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// SplitAllowedTools splits an allowed-tools string at spaces and commas
-// outside parentheses, so a pattern such as Bash(git diff:*) stays whole.
-func SplitAllowedTools(s string) []string {
-	var out []string
-	depth, start := 0, -1
-	for i, r := range s {
-		switch {
-		case r == '(':
-			depth++
-		case r == ')' && depth > 0:
-			depth--
-		case depth == 0 && (r == ',' || unicode.IsSpace(r)):
-			if start >= 0 {
-				out = append(out, s[start:i])
-				start = -1
-			}
-			continue
-		}
-		if start < 0 {
-			start = i
-		}
-	}
-	if start >= 0 {
-		out = append(out, s[start:])
-	}
-	return out
 }
 
 // IDRule is ValidID's rule in words (C5). Every message about an id (a
