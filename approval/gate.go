@@ -56,6 +56,10 @@ type Tool struct {
 	// Input is the tool's input JSON Schema: a pending call carries it,
 	// so edited arguments are checked before they are accepted.
 	Input json.RawMessage
+	// Grant, when its Skill is set, is the trusted loaded skill whose
+	// allowed-tools lists the call: it runs without asking, unless the
+	// tool's own approve says otherwise or the mode is Deny.
+	Grant runrecord.Grant
 }
 
 // pollEvery is how often a waiting call looks for an answer written by
@@ -252,7 +256,13 @@ func (g *Gate) Check(ctx context.Context, p runrecord.PendingCall, t Tool) (Resu
 	policy := g.Policy(t)
 	g.mu.Unlock()
 	p.Schema = t.Input
-	ans, needed, fresh, err := g.decide(ctx, p, policy)
+	grant := t.Grant
+	if t.Own != "" {
+		// The tool's own approve is its author's word for this tool, as an
+		// ask rule beats an allow rule in Claude Code: it still asks.
+		grant = runrecord.Grant{}
+	}
+	ans, needed, fresh, err := g.decide(ctx, p, policy, grant)
 	if err != nil || !needed {
 		return res, err
 	}
@@ -273,14 +283,14 @@ func (g *Gate) Check(ctx context.Context, p runrecord.PendingCall, t Tool) (Resu
 }
 
 // decide answers a call of the given policy: needed is false when it
-// runs without an answer (approve: never, or a first tool approved
-// already); fresh when the answer was given for this asking (not taken
-// from the record). A worker's gate asks the run's.
+// runs without an answer (approve: never, a first tool approved already,
+// or allowed-tools grants it); fresh when the answer was given for this
+// asking (not taken from the record). A worker's gate asks the run's.
 //
 // A2: first is per run and per tool name; a rejection does not count.
-func (g *Gate) decide(ctx context.Context, p runrecord.PendingCall, policy spec.Approve) (ans runrecord.Answer, needed, fresh bool, err error) {
+func (g *Gate) decide(ctx context.Context, p runrecord.PendingCall, policy spec.Approve, grant runrecord.Grant) (ans runrecord.Answer, needed, fresh bool, err error) {
 	if g.ask != nil {
-		return g.askRemote(ctx, p, policy)
+		return g.askRemote(ctx, p, policy, grant)
 	}
 	g.mu.Lock()
 	ans, taken := g.taken[p.Call]
@@ -291,6 +301,9 @@ func (g *Gate) decide(ctx context.Context, p runrecord.PendingCall, policy spec.
 	}
 	if policy == spec.ApproveNever || (policy == spec.ApproveFirst && approvedOnce) {
 		return runrecord.Answer{}, false, false, nil
+	}
+	if grant.Skill != "" && g.mode != Deny {
+		return runrecord.Answer{}, false, false, g.granted(p, grant)
 	}
 	if ans, err = g.await(ctx, p); err != nil {
 		return runrecord.Answer{}, false, false, err

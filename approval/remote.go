@@ -62,7 +62,7 @@ func ForWorker(t *work.Attempt, o work.Options, emit func(event.Event)) *Gate {
 //
 // A6, A12: the worker slot is given back while waiting; an unreachable
 // coordinator is asked again until the approval timeout rejects the call.
-func (g *Gate) askRemote(ctx context.Context, p runrecord.PendingCall, policy spec.Approve) (ans runrecord.Answer, needed, fresh bool, err error) {
+func (g *Gate) askRemote(ctx context.Context, p runrecord.PendingCall, policy spec.Approve, grant runrecord.Grant) (ans runrecord.Answer, needed, fresh bool, err error) {
 	g.mu.Lock()
 	approvedOnce := g.first[p.Tool]
 	g.mu.Unlock()
@@ -70,6 +70,11 @@ func (g *Gate) askRemote(ctx context.Context, p runrecord.PendingCall, policy sp
 		return runrecord.Answer{}, false, false, nil
 	}
 	q := work.ApprovalRequest{PendingCall: p, Policy: policy, Hold: remoteFirstHold}
+	if grant.Skill != "" {
+		// The coordinator records the grant, or under --approve deny
+		// rejects the call.
+		q.Grant = &grant
+	}
 	var (
 		unpark      func() error
 		unreachable time.Time // since when no coordinator answered
@@ -93,7 +98,7 @@ func (g *Gate) askRemote(ctx context.Context, p runrecord.PendingCall, policy sp
 			return ans, true, rep.Status == work.ApprovalAnswered && rep.Fresh, nil
 		}
 		if rerr == nil && rep.Status != work.ApprovalPending {
-			ans, needed, fresh, err = g.settle(p, rep)
+			ans, needed, fresh, err = g.settle(p, rep, q.Grant != nil)
 			if err != nil || !needed || !fresh || ans.Decision == runrecord.Rejected {
 				return ans, needed, fresh, err
 			}
@@ -141,16 +146,19 @@ func (g *Gate) askRemote(ctx context.Context, p runrecord.PendingCall, policy sp
 }
 
 // settle checks the coordinator's reply: anything but a well-formed
-// answer to this call rejects it.
-func (g *Gate) settle(p runrecord.PendingCall, rep work.ApprovalReply) (runrecord.Answer, bool, bool, error) {
+// answer to this call rejects it. A free reply to a granted call does not
+// count as an approval for approve: first (the grant may be why).
+func (g *Gate) settle(p runrecord.PendingCall, rep work.ApprovalReply, granted bool) (runrecord.Answer, bool, bool, error) {
 	reject := func(reason string) (runrecord.Answer, bool, bool, error) {
 		return runrecord.Answer{Call: p.Call, Decision: runrecord.Rejected, By: "coordinator", Time: g.now(), Reason: reason}, true, false, nil
 	}
 	switch rep.Status {
 	case work.ApprovalFree:
-		g.mu.Lock()
-		g.first[p.Tool] = true
-		g.mu.Unlock()
+		if !granted {
+			g.mu.Lock()
+			g.first[p.Tool] = true
+			g.mu.Unlock()
+		}
 		return runrecord.Answer{}, false, false, nil
 	case work.ApprovalRefused:
 		return reject("the run's coordinator refused the request: " + rep.Reason)
@@ -229,7 +237,7 @@ func (r *remoteApprover) Approve(ctx context.Context, q work.ApprovalRequest) (w
 	if !ok {
 		c = &remoteCall{done: make(chan struct{})}
 		r.calls[p.Call] = c
-		go r.decide(c, p, q.Policy)
+		go r.decide(c, p, q.Policy, q.Grant)
 	}
 	r.mu.Unlock()
 	select {
@@ -272,8 +280,12 @@ func (r *remoteApprover) take(call string) work.ApprovalReply {
 	return rep
 }
 
-func (r *remoteApprover) decide(c *remoteCall, p runrecord.PendingCall, policy spec.Approve) {
-	ans, needed, fresh, err := r.g.decide(r.ctx, p, policy)
+func (r *remoteApprover) decide(c *remoteCall, p runrecord.PendingCall, policy spec.Approve, grant *runrecord.Grant) {
+	var g runrecord.Grant
+	if grant != nil {
+		g = *grant
+	}
+	ans, needed, fresh, err := r.g.decide(r.ctx, p, policy, g)
 	rep := work.ApprovalReply{Status: work.ApprovalAnswered, Answer: &ans, Fresh: fresh}
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || r.ctx.Err() != nil:

@@ -42,7 +42,7 @@ func TestRemoteAnswerThatReachedNoWorkerIsFresh(t *testing.T) {
 		return ForWorker(&work.Attempt{}, work.Options{Approver: r, Logger: zerolog.Nop()}, nil)
 	}
 	for i, wantFresh := range []bool{true, false} {
-		ans, needed, fresh, err := worker().decide(ctx, call, spec.ApproveAlways)
+		ans, needed, fresh, err := worker().decide(ctx, call, spec.ApproveAlways, runrecord.Grant{})
 		if err != nil || !needed || ans.Call != call.Call || ans.By != "auto" {
 			t.Fatalf("delivery %d: %+v needed=%v err=%v", i+2, ans, needed, err)
 		}
@@ -78,6 +78,38 @@ func TestRemoteTakesOnlyItsAttemptsCalls(t *testing.T) {
 		rep, err := r.Approve(ctx, q)
 		if err != nil || rep.Status != tt.want {
 			t.Errorf("attempt %d, call %s: %+v, %v; want status %s", tt.attempt, tt.call, rep, err, tt.want)
+		}
+	}
+}
+
+// TestRemoteGrant: a worker's call that a skill's allowed-tools grants is
+// recorded by the coordinator, runs without anyone asked, and does not
+// make later calls of an approve: first tool free; under --approve deny
+// the coordinator rejects it.
+func TestRemoteGrant(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	grant := runrecord.Grant{Skill: "ops", Rule: "effect"}
+	for _, mode := range []Mode{Ask, Deny} {
+		var evs []event.Event
+		coord := New(Config{Mode: mode, Emit: func(e event.Event) { evs = append(evs, e) }})
+		w := ForWorker(&work.Attempt{}, work.Options{Approver: coord.Remote(ctx, "deploy", "ops/a", 1), Logger: zerolog.Nop()}, nil)
+		call := runrecord.PendingCall{Call: "task:deploy/s1/c1", Tool: "effect"}
+		ans, needed, _, err := w.decide(ctx, call, spec.ApproveFirst, grant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode == Deny {
+			if !needed || ans.Decision != runrecord.Rejected || ans.By != "deny" {
+				t.Errorf("deny: %+v needed=%v", ans, needed)
+			}
+			continue
+		}
+		if needed || len(evs) != 1 || evs[0].Type != event.ApprovalGranted || evs[0].Skill != "ops" || evs[0].Approval != call.Call {
+			t.Errorf("granted: needed=%v, coordinator's events %+v", needed, evs)
+		}
+		if w.first["effect"] {
+			t.Error("a granted call counted as an approval for approve: first")
 		}
 	}
 }

@@ -61,6 +61,22 @@ func (g *Gate) await(ctx context.Context, p runrecord.PendingCall) (runrecord.An
 	return ans, nil
 }
 
+// granted records a call that runs without asking because a loaded
+// skill's allowed-tools lists it: a "granted" line in approvals.jsonl and
+// an approval.granted event, so the record says why nobody was asked. It
+// does not count as an approval for approve: first — no person saw it.
+//
+// A16: a granted call is on record with the skill and entry that let it run.
+func (g *Gate) granted(p runrecord.PendingCall, grant runrecord.Grant) error {
+	p.Since = g.now()
+	if err := g.journal(runrecord.ApprovalLine{Kind: "granted", PendingCall: p, Grant: &grant}); err != nil {
+		return err
+	}
+	g.emit(event.Event{Type: event.ApprovalGranted, Task: p.Task, Agent: p.Agent, Tool: p.Tool, Approval: p.Call,
+		Args: p.Args, Skill: grant.Skill, Reason: grant.Rule})
+	return nil
+}
+
 // wait lists p as pending until an answer arrives, the timeout answers
 // for it, or ctx ends.
 func (g *Gate) wait(ctx context.Context, p runrecord.PendingCall) (runrecord.Answer, error) {

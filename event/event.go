@@ -34,7 +34,11 @@ const (
 	// ApprovalAnswered: the run acts on an answer (Status approved,
 	// edited or rejected; Args the edited arguments; Reason; By).
 	ApprovalAnswered = "approval.answered"
-	RunFinished      = "run.finished"
+	// ApprovalGranted: a call that would ask runs without asking because
+	// a loaded skill's allowed-tools lists it (Skill, and Reason the entry
+	// that matched).
+	ApprovalGranted = "approval.granted"
+	RunFinished     = "run.finished"
 )
 
 // Tokens is the o200k_base count of one request, by part. Request events

@@ -109,9 +109,26 @@ func folderID(dir string) string {
 
 // ApprovalLine is one line of ApprovalsFile.
 type ApprovalLine struct {
-	Kind string `json:"kind"` // "requested" or "answered"
+	// Kind is "requested", "answered", or "granted": a call that ran
+	// without asking because a loaded skill's allowed-tools lists it. A
+	// granted line is an account, not an answer: a resume decides the
+	// call again.
+	Kind string `json:"kind"`
 	PendingCall
 	Answer *Answer `json:"answer,omitempty"`
+	Grant  *Grant  `json:"grant,omitempty"`
+}
+
+// Grant says which skill's allowed-tools let a call run without asking,
+// and the entry that matched.
+type Grant struct {
+	Skill string `json:"skill"`
+	Rule  string `json:"rule"`
+}
+
+// String is how the record and the progress lines say it.
+func (g Grant) String() string {
+	return "allowed by skill " + g.Skill + "'s allowed-tools (" + g.Rule + ")"
 }
 
 // ErrAnswered is returned by WriteAnswer when the call already has an
@@ -254,6 +271,20 @@ func fileKind(m fs.FileMode) string {
 		return "device"
 	}
 	return "special file"
+}
+
+// ReadGranted reads the "granted" lines of ApprovalsFile in the record
+// dir, in order: the calls that ran without asking, and why.
+func ReadGranted(dir string) ([]ApprovalLine, error) {
+	var out []ApprovalLine
+	err := readLines(filepath.Join(dir, ApprovalsFile), func(b []byte) error {
+		var l ApprovalLine
+		if json.Unmarshal(b, &l) == nil && l.Kind == "granted" && l.Grant != nil {
+			out = append(out, l)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // ReadAnswered reads the "answered" lines of ApprovalsFile in the record

@@ -27,6 +27,11 @@ type ApprovalRequest struct {
 	// Policy is the call's approval policy as the worker resolved it from
 	// the skill and the workflow's default: always or first.
 	Policy spec.Approve `json:"policy"`
+	// Grant is set when a trusted skill's allowed-tools lists the call
+	// (as the worker, which runs the skill's programs, judged it): the
+	// run records it and answers ApprovalFree, or rejects the call under
+	// --approve deny.
+	Grant *runrecord.Grant `json:"grant,omitempty"`
 	// Hold is how long the run may hold the request before answering
 	// ApprovalPending.
 	Hold time.Duration `json:"hold"`
