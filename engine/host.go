@@ -179,12 +179,14 @@ func (h *hostEnv) approval(c model.ToolCall) approval.Tool {
 		// A script is its skill's: the skill's policy (and the
 		// workflow's default) applies.
 		if _, l, bad := h.mgr.scriptCall(c.Args); bad == nil {
-			return approval.Tool{Skill: l.skill.Approve, External: true}
+			return approval.Tool{Skill: l.skill.Approve, External: true, Grant: h.mgr.box.grantOf(h.mgr.loadedSkills(), c, skillTool{})}
 		}
 		return approval.Tool{} // a bad call runs nothing: no approval
 	}
 	if l, t, ok := h.mgr.skillTool(c.Name); ok {
-		return t.approval(l.skill)
+		a := t.approval(l.skill)
+		a.Grant = h.mgr.box.grantOf(h.mgr.loadedSkills(), c, t)
+		return a
 	}
 	return approval.Tool{}
 }

@@ -54,7 +54,9 @@ func (w *workerEnv) approval(c model.ToolCall) approval.Tool {
 	if !ok {
 		return approval.Tool{}
 	}
-	return t.approval(w.skill)
+	a := t.approval(w.skill)
+	a.Grant = w.box.grantOf([]*spec.Skill{w.skill}, c, t)
+	return a
 }
 
 func (w *workerEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult {
