@@ -27,6 +27,9 @@ type runDetail struct {
 	runRow
 	Tasks     []board.Task         `json:"tasks"`
 	TaskUsage map[string]taskUsage `json:"task_usage,omitempty"`
+	// Granted are the calls that ran without asking because a loaded
+	// skill's allowed-tools lists them.
+	Granted []runrecord.ApprovalLine `json:"granted,omitempty"`
 }
 
 type taskUsage struct {
@@ -66,6 +69,9 @@ func loadRunDetail(dir string, now time.Time) (runDetail, error) {
 		return runDetail{}, err
 	}
 	d := runDetail{runRow: row, Tasks: []board.Task{}, TaskUsage: taskUsages(dir)}
+	if d.Granted, err = runrecord.ReadGranted(dir); err != nil {
+		return runDetail{}, err
+	}
 	tasks, err := runrecord.ReadBoard(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return d, nil // a run that never started a board
@@ -134,6 +140,13 @@ func printRunDetail(w io.Writer, d runDetail) {
 			fmt.Fprintf(w, "  %s\n", describePending(p))
 		}
 		fmt.Fprintf(w, "answer with: fsd approve %s CALL [--edit JSON | --reject REASON]\n", d.ID)
+	}
+	if len(d.Granted) > 0 {
+		// Why nobody was asked about calls that would have asked.
+		fmt.Fprintf(w, "\nran without asking (%d)\n", len(d.Granted))
+		for _, l := range d.Granted {
+			fmt.Fprintf(w, "  %s: %s\n", describePending(l.PendingCall), l.Grant)
+		}
 	}
 	switch {
 	case d.Answer != "":

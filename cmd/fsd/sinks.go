@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/runrecord"
 )
 
 // jsonSink writes one JSON object a line (--events json).
@@ -102,6 +103,8 @@ func progressLine(e event.Event) string {
 			line += ": " + e.Reason
 		}
 		return line + " (by " + e.By + ")"
+	case event.ApprovalGranted:
+		return fmt.Sprintf("call %s %s ran without asking: %s", e.Approval, e.Tool, runrecord.Grant{Skill: e.Skill, Rule: e.Reason})
 	case event.ToolResult:
 		if e.Error && e.Task == "" {
 			return fmt.Sprintf("tool %s refused: %s", e.Tool, firstLine(e.Result))
