@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -11,7 +13,7 @@ import (
 // hidden), built from an empty root instead of restricted by Landlock.
 //
 // X1: only the writable paths are bound writable.
-func bwrapArgs(bw string, s spec) []string {
+func bwrapArgs(bw string, s spec) ([]string, error) {
 	a := []string{bw, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"}
 	if s.Net == NetOn {
 		a = append(a, "--share-net")
@@ -50,6 +52,27 @@ func bwrapArgs(bw string, s spec) []string {
 			a = append(a, "--ro-bind", "/dev/null", m)
 		}
 	}
-	a = append(a, "--chdir", s.Dir, "--")
-	return append(append(a, s.Path), s.Args[1:]...)
+	a = append(a, "--chdir", s.Dir)
+	if s.Proxy == "" {
+		return append(append(append(a, "--"), s.Path), s.Args[1:]...), nil
+	}
+	// network: [hosts]: fsd's binary, bound in under the launcher's name,
+	// runs the bridge to the proxy's socket (its folder bound in) and
+	// starts the program.
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	inner, err := json.Marshal(spec{Backend: backendBridge, Proxy: s.Proxy, Path: s.Path, Args: s.Args, Dir: s.Dir})
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(s.Proxy)
+	launcher := "/.fsd/" + launcherName
+	a = append(a, "--bind", dir, dir, "--ro-bind", exe, launcher, "--setenv", specEnv, string(inner))
+	return append(a, "--", launcher), nil
 }
+
+// bridgeThreads is the room a pids bound leaves for the threads of the
+// bridge's launcher inside bwrap.
+const bridgeThreads = 16

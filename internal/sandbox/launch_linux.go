@@ -30,7 +30,9 @@ const (
 // package (through internal/proc), and a re-executed binary must become
 // the launcher before its own main or test flags run. It never returns.
 func init() {
-	if len(os.Args) == 0 || os.Args[0] != launcherName {
+	// Under bwrap the launcher is started by path (bwrap cannot set
+	// argv[0]); its name is still launcherName.
+	if len(os.Args) == 0 || filepath.Base(os.Args[0]) != launcherName {
 		return
 	}
 	// Landlock, no_new_privs, the capability drop and the cgroup join are
@@ -50,9 +52,12 @@ func init() {
 	}
 	var code int
 	var err error
-	if s.Backend == backendBwrap {
+	switch s.Backend {
+	case backendBwrap:
 		err = execBwrap(s, env)
-	} else {
+	case backendBridge:
+		code, err = bridged(s, env)
+	default:
 		code, err = launch(s, env)
 	}
 	if err != nil {
@@ -247,6 +252,36 @@ func bridge(socket string) (int, error) {
 		return egress.WatchDenials(c, func(line string) { fmt.Fprintln(os.Stderr, line) }), nil
 	})
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// bridged is the launcher bwrap starts inside its sandbox under
+// NetHosts: it runs the bridge to the proxy's socket (bound into the
+// sandbox), starts the program with the proxy variables and returns its
+// status. bwrap's own init ends the rest when it returns.
+func bridged(s spec, env []string) (int, error) {
+	port, err := bridge(s.Proxy)
+	if err != nil {
+		return 0, err
+	}
+	p, err := os.StartProcess(s.Path, s.Args, &os.ProcAttr{Dir: s.Dir, Env: egress.Environ(env, port), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}})
+	if err != nil {
+		return 0, startError{exitNoExec, fmt.Errorf("cannot start %s: %w", s.Path, unwrapPath(err))}
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for sig := range sigs {
+			_ = p.Signal(sig)
+		}
+	}()
+	st, err := p.Wait()
+	if err != nil {
+		return 0, fmt.Errorf("wait: %w", err)
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return st.ExitCode(), nil
 }
 
 // loopbackUp brings up lo in the new network namespace: a program's own

@@ -269,39 +269,40 @@ func TestPlanSecrets(t *testing.T) {
 // Under network: [hosts] a program reaches a listed host through the
 // proxy, is refused another, and reaches nothing directly.
 func TestNetworkHosts(t *testing.T) {
-	available(t, backendNative)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello") }))
 	defer srv.Close()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "other") }))
 	defer other.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	for _, tt := range []struct {
-		name, helper, arg, want string
-	}{
-		{"listed", "get", srv.URL, "200 hello"},
-		{"not listed", "get", other.URL, "403 "},
-		{"not listed says why", "status", other.URL, "fsd sandbox: the network to"},
-		{"direct", "dial", host, ""},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			ws := t.TempDir()
-			cmd := exec.Command(os.Args[0], tt.arg)
-			cmd.Dir = ws
-			cmd.Env = append(testEnv(t.TempDir()), helperEnv+"="+tt.helper)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-			cleanup := useBackend(t, backendNative, cmd, Policy{Workspace: ws, Network: NetHosts, Hosts: []string{host}})
-			defer cleanup()
-			out, err := cmd.CombinedOutput()
-			if tt.want == "" {
-				if err == nil {
-					t.Errorf("a direct connection to %s worked: %s", host, out)
+	for _, b := range backends {
+		for _, tt := range []struct {
+			name, helper, arg, want string
+		}{
+			{"listed", "get", srv.URL, "200 hello"},
+			{"not listed", "get", other.URL, "403 "},
+			{"not listed says why", "status", other.URL, "fsd sandbox: the network to"},
+			{"direct", "dial", host, ""},
+		} {
+			t.Run(b+"/"+tt.name, func(t *testing.T) {
+				ws := t.TempDir()
+				cmd := exec.Command(os.Args[0], tt.arg)
+				cmd.Dir = ws
+				cmd.Env = append(testEnv(t.TempDir()), helperEnv+"="+tt.helper)
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+				cleanup := useBackend(t, b, cmd, Policy{Workspace: ws, Network: NetHosts, Hosts: []string{host}})
+				defer cleanup()
+				out, err := cmd.CombinedOutput()
+				if tt.want == "" {
+					if err == nil {
+						t.Errorf("a direct connection to %s worked: %s", host, out)
+					}
+					return
 				}
-				return
-			}
-			if err != nil || !strings.Contains(string(out), tt.want) {
-				t.Errorf("got %v: %q, want %q", err, out, tt.want)
-			}
-		})
+				if err != nil || !strings.Contains(string(out), tt.want) {
+					t.Errorf("got %v: %q, want %q", err, out, tt.want)
+				}
+			})
+		}
 	}
 }
 

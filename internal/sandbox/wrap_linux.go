@@ -20,6 +20,9 @@ import (
 const (
 	backendNative = "landlock+namespaces"
 	backendBwrap  = "bwrap"
+	// backendBridge is not a backend: it is the launcher bwrap starts
+	// inside its sandbox to carry network: [hosts] to the proxy.
+	backendBridge = "bridge"
 )
 
 // launcherName is the argv[0] that makes fsd's binary the launcher (see
@@ -159,9 +162,6 @@ func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	if backend != backendNative && backend != backendBwrap {
 		return nil, unavailable("tests asked for no backend")
 	}
-	if p.Network == NetHosts && backend != backendNative {
-		return nil, errors.New("sandbox: network: [hosts] needs the native sandbox (Landlock and user namespaces), and this machine has only bwrap: use network: on, or leave the network off")
-	}
 	if p.Network == "" {
 		p.Network = NetOff
 	}
@@ -196,7 +196,10 @@ func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	// The launcher's own share of the cgroup: its confining thread
 	// (native), or bwrap's two processes.
 	slack := 1
-	if backend == backendBwrap {
+	switch {
+	case backend == backendBwrap && p.Network == NetHosts:
+		slack = 2 + bridgeThreads // and the bridge's launcher inside
+	case backend == backendBwrap:
 		slack = 2
 	}
 	var proxy *egress.Proxy
@@ -228,7 +231,10 @@ func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 			cleanup()
 			return nil, unavailable("bwrap is not installed")
 		}
-		s.Bwrap = bwrapArgs(bw, s)
+		if s.Bwrap, err = bwrapArgs(bw, s); err != nil {
+			cleanup()
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	js, err := json.Marshal(s)
 	if err != nil {
