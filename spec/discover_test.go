@@ -138,3 +138,82 @@ func TestAllowedToolsWarnings(t *testing.T) {
 		t.Errorf("quoted form: %v", diags)
 	}
 }
+
+// TestValidateFindsHiddenSkillDirs: `fsd validate .` searches
+// .claude/skills and .agents/skills, and no other hidden folder, nor any
+// other folder inside .claude or .agents.
+func TestValidateFindsHiddenSkillDirs(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		".claude/skills/alpha/SKILL.md":   skillMD("alpha"),
+		".agents/skills/beta/SKILL.md":    skillMD("beta"),
+		".claude/commands/gamma/SKILL.md": skillMD("gamma"),
+		".other/delta/SKILL.md":           skillMD("delta"),
+		".git/epsilon/SKILL.md":           skillMD("epsilon"),
+	})
+	files, diags := ValidateFiles([]string{dir}, false)
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		rel, _ := filepath.Rel(dir, f)
+		got = append(got, filepath.ToSlash(rel))
+	}
+	if diff := cmp.Diff([]string{".agents/skills/beta/SKILL.md", ".claude/skills/alpha/SKILL.md"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestDefaultSkillSources: a workflow without skills: in a subfolder
+// finds the repository root's skills folders (the nearest folder, up to
+// the one holding .git, that has any), then the user's in the home
+// folder; outside a repository only its own folder; a project skill wins
+// over a user's of the same id.
+func TestDefaultSkillSources(t *testing.T) {
+	home := writeTree(t, map[string]string{
+		".claude/skills/mine/SKILL.md": skillMD("mine"),
+		".agents/skills/top/SKILL.md":  skillMD("top"),
+	})
+	t.Setenv("HOME", home)
+	repo := writeTree(t, map[string]string{
+		".git/HEAD":                         "ref: refs/heads/main\n",
+		".claude/skills/top/SKILL.md":       skillMD("top"),
+		"a/b/w.workflow.yaml":               "name: w\nhost: {}\n",
+		"near/.agents/skills/near/SKILL.md": skillMD("near"),
+		"near/mid/w.workflow.yaml":          "name: w\nhost: {}\n",
+		"listed/w.workflow.yaml":            "name: w\nhost: {}\nskills: []\n",
+	})
+	loose := writeTree(t, map[string]string{
+		".claude/skills/above/SKILL.md": skillMD("above"),
+		"sub/w.workflow.yaml":           "name: w\nhost: {}\n",
+	})
+	for _, tc := range []struct {
+		workflow string
+		ids      []string
+		sources  []SkillSource
+	}{
+		{filepath.Join(repo, "a", "b"), []string{"top", "mine"}, []SkillSource{
+			{filepath.Join(repo, ".claude", "skills"), ScopeProject},
+			{filepath.Join(home, ".agents", "skills"), ScopeUser},
+			{filepath.Join(home, ".claude", "skills"), ScopeUser}}},
+		{filepath.Join(repo, "near", "mid"), []string{"near", "top", "mine"}, []SkillSource{
+			{filepath.Join(repo, "near", ".agents", "skills"), ScopeProject},
+			{filepath.Join(home, ".agents", "skills"), ScopeUser},
+			{filepath.Join(home, ".claude", "skills"), ScopeUser}}},
+		{filepath.Join(repo, "listed"), nil, nil},
+		{filepath.Join(loose, "sub"), []string{"top", "mine"}, []SkillSource{
+			{filepath.Join(home, ".agents", "skills"), ScopeUser},
+			{filepath.Join(home, ".claude", "skills"), ScopeUser}}},
+	} {
+		p, diags := LoadProject(filepath.Join(tc.workflow, "w.workflow.yaml"))
+		if err := diags.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.ids, ids(p.Skills)); diff != "" {
+			t.Errorf("%s: ids (-want +got):\n%s", tc.workflow, diff)
+		}
+		if diff := cmp.Diff(tc.sources, p.Sources); diff != "" {
+			t.Errorf("%s: sources (-want +got):\n%s", tc.workflow, diff)
+		}
+	}
+}

@@ -44,12 +44,15 @@
 //     absolute paths, ".." and symlinks that lead out are errors. Resources
 //     are the files beside a SKILL.md or skill.yaml (hidden files left out),
 //     relative and slash-separated; a *.skill.yaml in a shared folder has none.
-//   - Discovery skips hidden folders, .git, node_modules, workflows and
+//   - Discovery skips hidden folders (but .claude/skills and
+//     .agents/skills), .git, node_modules, workflows and
 //     *.script.yaml; a folder holding SKILL.md or skill.yaml is one skill
 //     and is not searched further. It goes MaxDiscoveryDepth folders deep
 //     and through MaxDiscoveryFolders folders at most, with a warning when
 //     it stops. `skills:` entries expand a leading ~ and $HOME; without a
-//     `skills:` key a workflow uses DefaultSkillDirs beside it.
+//     `skills:` key a workflow uses DefaultSkillSources: DefaultSkillDirs
+//     in the nearest folder up to its repository root that has them, then
+//     in the home folder.
 //   - Loading keeps values as written, with one exception: an absent
 //     item-visibility is sub (the zero Visibility is a real value). Every
 //     other default is filled by one method where the value is used:

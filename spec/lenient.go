@@ -42,7 +42,9 @@ func LoadProjectLenient(path string, checks ...WorkflowCheck) (*Project, diag.Li
 		diags diag.List
 	}
 	var found []entry
-	for _, f := range projectSkillFiles(w, &diags) {
+	files, sources := projectSkillFiles(w, &diags)
+	p.Sources = sources
+	for _, f := range files {
 		s, d, first := c.skill(f)
 		if !first {
 			continue

@@ -16,6 +16,9 @@ type Project struct {
 	Skills []*Skill
 	// Skipped are the skills LoadProjectLenient left out.
 	Skipped []Skipped
+	// Sources are the folders a workflow without `skills:` found its
+	// skills in (DefaultSkillSources); nil with `skills:`.
+	Sources []SkillSource
 }
 
 // LoadProject loads a workflow, discovers and loads its skills (paths
@@ -35,7 +38,9 @@ func loadProject(c *cache, path string, checks []WorkflowCheck) (*Project, diag.
 	}
 	diags = append(diags, runChecks(w, checks)...)
 	p := &Project{Workflow: w}
-	for _, f := range projectSkillFiles(w, &diags) {
+	files, sources := projectSkillFiles(w, &diags)
+	p.Sources = sources
+	for _, f := range files {
 		sk, d, first := c.skill(f)
 		if first {
 			diags = append(diags, d...)

@@ -480,7 +480,7 @@ type Workflow struct {
 	// SkillsPos holds the position of each element of Skills.
 	SkillsPos []diag.Pos `json:"-"`
 	// SkillsSet says the workflow has a skills: key; without one, skills
-	// are looked for in DefaultSkillDirs beside it.
+	// are looked for in DefaultSkillSources.
 	SkillsSet bool `json:"-"`
 	// Enabled lists skill ids. EnabledSet distinguishes an omitted key
 	// (every skill found) from `enabled: []` (none, C2).

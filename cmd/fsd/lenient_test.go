@@ -91,3 +91,43 @@ func TestCatalogBudget(t *testing.T) {
 		t.Errorf("validate does not warn at the limit:\n%s", out)
 	}
 }
+
+// TestRunFindsProjectAndUserSkills: a workflow without skills: in a
+// subfolder of a repository reads the skills in the repository root's
+// .claude/skills and the user's ~/.agents/skills; one note line per
+// folder on stderr says where, and that they are not trusted; stdout
+// carries the answer alone.
+func TestRunFindsProjectAndUserSkills(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	write(t, filepath.Join(home, ".agents", "skills", "mine", "SKILL.md"), "---\nname: mine\ndescription: The user's own.\n---\nMine.\n")
+	repo := t.TempDir()
+	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(repo, ".claude", "skills", "top", "SKILL.md"), "---\nname: top\ndescription: The project's.\n---\nTop.\n")
+	dir := filepath.Join(repo, "flows")
+	write(t, filepath.Join(dir, "w.script.yaml"), "host:\n  - {call: read_skill, args: {id: top}}\n  - {call: read_skill, args: {id: mine}}\n  - say: done\n")
+	wf := filepath.Join(dir, "w.workflow.yaml")
+	write(t, wf, "name: w\nmodel: scripted\nscript: w.script.yaml\nhost: {prompt: hi}\ninput: go\n")
+
+	code, out, errs := fsd(t, "run", wf, "--runs-dir", filepath.Join(repo, "runs"))
+	if code != exitOK || out != "done\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"note: skills from " + filepath.Join(repo, ".claude", "skills") + " (the project's, above the workflow's folder; their command tools, scripts and stdio MCP servers run only with --trust " + filepath.Join(repo, ".claude", "skills") + ")\n",
+		"note: skills from " + filepath.Join(home, ".agents", "skills") + " (yours, in the home folder; ",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	code, out, errs = fsd(t, "run", wf, "--runs-dir", filepath.Join(repo, "runs"), "--events", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, e := range events(t, out) {
+		if e.Type == event.ToolResult && e.Error {
+			t.Errorf("%s failed: %s", e.Tool, e.Result)
+		}
+	}
+}

@@ -167,6 +167,9 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		}
 		opts.Trusted = trusted
 	}
+	if warn != nil {
+		sourceNotes(warn, p.Sources, opts.Trusted)
+	}
 	pr := &prepared{project: p}
 	log := opts.Logger
 	if f.verbose {
@@ -246,6 +249,24 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		catalogCutWarning(warn, r.Catalog())
 	}
 	return pr, nil
+}
+
+// sourceNotes says, one line each on stderr, which skills folders above
+// the workflow's folder or in the home folder a workflow without `skills:`
+// found skills in, and whether they may run programs: a user who did not
+// write those paths learns where the skills came from.
+func sourceNotes(w io.Writer, sources []spec.SkillSource, trusted func(*spec.Skill) bool) {
+	for _, src := range sources {
+		where := map[spec.Scope]string{spec.ScopeProject: "the project's, above the workflow's folder", spec.ScopeUser: "yours, in the home folder"}[src.Scope]
+		if where == "" {
+			continue
+		}
+		trust := ""
+		if trusted != nil && !trusted(&spec.Skill{Dir: src.Dir}) {
+			trust = "; their command tools, scripts and stdio MCP servers run only with --trust " + src.Dir
+		}
+		fmt.Fprintf(w, "note: skills from %s (%s%s)\n", src.Dir, where, trust)
+	}
 }
 
 func runWorkflow(ctx context.Context, path string, f runFlags, stdout, stderr io.Writer) error {
