@@ -55,7 +55,13 @@ except Exception as e:
 }
 
 func TestNetHostsWithEverydayClients(t *testing.T) {
-	available(t, backendNative)
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) { netHostsWithEverydayClients(t, b) })
+	}
+}
+
+func netHostsWithEverydayClients(t *testing.T, backend string) {
+	available(t, backend)
 	allowed, _ := tlsServer(t, "allowed")
 	other, otherHits := tlsServer(t, "other")
 	host := strings.TrimPrefix(allowed.URL, "https://")
@@ -67,11 +73,11 @@ func TestNetHostsWithEverydayClients(t *testing.T) {
 
 	for name, fetch := range httpsClients(t) {
 		t.Run(name, func(t *testing.T) {
-			out, errOut, err := sandboxed(t, backendNative, hosts, env, fetch(allowed.URL))
+			out, errOut, err := sandboxed(t, backend, hosts, env, fetch(allowed.URL))
 			if err != nil || out != "allowed" {
 				t.Fatalf("a listed host: %q, %v (stderr %s), want its answer", out, err, errOut)
 			}
-			out, errOut, err = sandboxed(t, backendNative, hosts, env, fetch(other.URL))
+			out, errOut, err = sandboxed(t, backend, hosts, env, fetch(other.URL))
 			if err == nil {
 				t.Fatalf("a host not listed was reached: %q", out)
 			}
@@ -79,7 +85,7 @@ func TestNetHostsWithEverydayClients(t *testing.T) {
 				t.Errorf("stderr %q does not say %q", errOut, want)
 			}
 			for _, u := range []string{allowed.URL, other.URL} {
-				if out, _, err := sandboxed(t, backendNative, off, testEnv(ws), fetch(u)); err == nil {
+				if out, _, err := sandboxed(t, backend, off, testEnv(ws), fetch(u)); err == nil {
 					t.Errorf("network off reached %s: %q", u, out)
 				}
 			}
@@ -91,14 +97,20 @@ func TestNetHostsWithEverydayClients(t *testing.T) {
 }
 
 func TestNetHostsReplacesTheProgramsProxy(t *testing.T) {
-	available(t, backendNative)
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) { netHostsReplacesTheProgramsProxy(t, b) })
+	}
+}
+
+func netHostsReplacesTheProgramsProxy(t *testing.T, backend string) {
+	available(t, backend)
 	ws := t.TempDir()
 	// env, not a shell: a shell would hide a name given twice.
 	cmd := exec.Command("/usr/bin/env")
 	cmd.Dir = ws
 	cmd.Env = append(testEnv(ws), "HTTPS_PROXY=http://proxy.invalid:3128", "no_proxy=*")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cleanup := useBackend(t, backendNative, cmd, Policy{Workspace: ws, Network: NetHosts, Hosts: []string{"example.com"}})
+	cleanup := useBackend(t, backend, cmd, Policy{Workspace: ws, Network: NetHosts, Hosts: []string{"example.com"}})
 	defer cleanup()
 	out, err := cmd.Output()
 	if err != nil {
