@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,17 +34,25 @@ const (
 	Auto Mode = "auto"
 	// Deny rejects every call that needs approval: the model reads why.
 	Deny Mode = "deny"
+	// Stop is for a run nobody can answer while it runs (no terminal, CI):
+	// a call with no answer on record stays pending and stops the run
+	// with ErrWaiting; `fsd approve` answers it and a resume goes on.
+	Stop Mode = "stop"
 )
+
+// ErrWaiting ends a run in mode Stop at the first call that needs an
+// answer it does not have: run.json says waiting and lists the call.
+var ErrWaiting = errors.New("stopped: a call waits for approval")
 
 // ParseMode checks a mode; "" is Ask.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
 	case "":
 		return Ask, nil
-	case Ask, Auto, Deny:
+	case Ask, Auto, Deny, Stop:
 		return m, nil
 	}
-	return "", fmt.Errorf("unknown approval mode %q (want ask, auto or deny)", s)
+	return "", fmt.Errorf("unknown approval mode %q (want ask, auto, deny or stop)", s)
 }
 
 // Tool is what a call's tool declares about approval: its own policy,
@@ -105,6 +114,8 @@ type Gate struct {
 	// stopped reports whether the run (not just a task) was stopped: a
 	// call waiting then stays pending in run.json.
 	stopped func() bool
+	// halt stops the run (mode Stop).
+	halt func(error)
 	// summary rewrites run.json with the pending calls.
 	summary func(pending []runrecord.PendingCall)
 	// denyReason is the reason Deny gives.
@@ -151,13 +162,13 @@ func (g *Gate) Timeout() time.Duration { return g.timeout }
 
 // Start readies the gate for a run's execution, before any call may
 // ask: stopped reports whether the run (not just a task) was stopped —
-// a call waiting then stays pending — and pending are the calls an
-// earlier process of the run left waiting, listed until the replay
-// reaches them and asks again.
-func (g *Gate) Start(stopped func() bool, pending []runrecord.PendingCall) {
+// a call waiting then stays pending —, halt stops the run (mode Stop)
+// and pending are the calls an earlier process of the run left waiting,
+// listed until the replay reaches them and asks again.
+func (g *Gate) Start(stopped func() bool, halt func(error), pending []runrecord.PendingCall) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.stopped = stopped
+	g.stopped, g.halt = stopped, halt
 	g.pending = slices.Clone(pending)
 }
 

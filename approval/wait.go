@@ -39,6 +39,9 @@ func (g *Gate) await(ctx context.Context, p runrecord.PendingCall) (runrecord.An
 			}
 		}
 	}
+	if !ok && g.mode == Stop {
+		return runrecord.Answer{}, g.stop(p)
+	}
 	if !ok {
 		if ans, err = g.wait(ctx, p); err != nil {
 			return runrecord.Answer{}, err
@@ -104,6 +107,29 @@ func (g *Gate) wait(ctx context.Context, p runrecord.PendingCall) (runrecord.Ans
 		err = uerr
 	}
 	return ans, err
+}
+
+// stop lists p as pending, says so (approvals.jsonl, the
+// approval.requested event) and stops the run: nobody here can answer,
+// so the call waits in run.json for `fsd approve` and a resume.
+//
+// A17: without a person to ask, the run stops and the call stays pending.
+func (g *Gate) stop(p runrecord.PendingCall) error {
+	g.mu.Lock()
+	g.unlist(p.Call)
+	g.pending = append(g.pending, p)
+	g.publish()
+	halt := g.halt
+	g.mu.Unlock()
+	if err := g.journal(runrecord.ApprovalLine{Kind: "requested", PendingCall: p}); err != nil {
+		return err
+	}
+	g.emit(event.Event{Type: event.ApprovalRequested, Task: p.Task, Agent: p.Agent, Tool: p.Tool, Approval: p.Call, Args: p.Args})
+	err := fmt.Errorf("%w: %s (%s)", ErrWaiting, p.Call, p.Tool)
+	if halt != nil {
+		halt(err)
+	}
+	return err
 }
 
 func (g *Gate) poll(ctx context.Context, p runrecord.PendingCall) (runrecord.Answer, error) {

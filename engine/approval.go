@@ -16,11 +16,12 @@ func (r *Run) Answer(a runrecord.Answer) error { return r.appr.Answer(a) }
 
 // watchApprovals connects the run's approval gate to its record: answers
 // are files in the record's folder, and run.json says waiting and lists
-// the pending calls while any wait. sum is run.json as written at start.
-func (r *Run) watchApprovals(runCtx context.Context, sum *runrecord.Summary) error {
+// the pending calls while any wait. sum is run.json as written at start;
+// halt stops the run (approval.Stop: a call nobody here can answer).
+func (r *Run) watchApprovals(runCtx context.Context, halt context.CancelCauseFunc, sum *runrecord.Summary) error {
 	// A resumed run starts with the calls its first process left waiting:
 	// they stay listed until the replay reaches them.
-	r.appr.Start(func() bool { return runCtx.Err() != nil }, sum.Pending)
+	r.appr.Start(func() bool { return runCtx.Err() != nil }, halt, sum.Pending)
 	if r.rec == nil {
 		return nil
 	}

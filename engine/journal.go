@@ -123,7 +123,7 @@ func LoadReplay(dir string, opts ...LoadOption) (j *Replay, err error) {
 			lock.Unlock()
 		}
 	}()
-	if j.Summary.Status.Live() && !o.ignorePID && j.Summary.PID != os.Getpid() && proc.Alive(j.Summary.PID) {
+	if j.Summary.Going() && !o.ignorePID && j.Summary.PID != os.Getpid() && proc.Alive(j.Summary.PID) {
 		return nil, fmt.Errorf("%w: run %s is still running (pid %d); stop it first, or --force if that process is not fsd",
 			ErrInUse, j.Summary.ID, j.Summary.PID)
 	}

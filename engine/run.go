@@ -82,7 +82,9 @@ type Options struct {
 	// Approve says who answers calls that need approval: approval.Ask
 	// (the default) waits for Run.Answer or an answer written into the
 	// run record (fsd approve); approval.Auto approves them all,
-	// approval.Deny rejects them all.
+	// approval.Deny rejects them all; approval.Stop stops the run at a
+	// call with no answer on record (Execute's error wraps
+	// approval.ErrWaiting, run.json says waiting).
 	Approve approval.Mode
 	// Strict fails the run when a skill was skipped or an MCP server
 	// cannot start (ErrStrict); false is the workflow's `strict:`.
@@ -331,7 +333,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	if err := r.rec.WriteSummary(sum); err != nil {
 		return res, err
 	}
-	if err := r.watchApprovals(runCtx, &sum); err != nil {
+	if err := r.watchApprovals(runCtx, stop, &sum); err != nil {
 		return res, err
 	}
 	defer r.appr.Close()
@@ -365,6 +367,11 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		res.Answer, err = r.pipeline(runCtx, input)
 	} else {
 		res.Answer, err = r.conversation(runCtx, input)
+	}
+	if cause := context.Cause(runCtx); err != nil && ctx.Err() == nil && errors.Is(cause, approval.ErrWaiting) {
+		// The run stopped itself for an approval: that is what it ended
+		// with, whatever its tasks made of the stop.
+		err = cause
 	}
 	return res, r.strict.result(err)
 }
@@ -412,7 +419,8 @@ func absPath(path string) string {
 }
 
 // finish ends the run whatever err it ends with: run.finished and
-// run.json say how (finished, failed or interrupted), with the usage and
+// run.json say how (finished, failed, interrupted, or waiting when it
+// stopped for an approval nobody here could give), with the usage and
 // the calls a stopped run leaves waiting; a record cut short fails it.
 //
 // R1: the record is complete however the run ends.
@@ -430,8 +438,11 @@ func (r *Run) finish(ctx context.Context, res *Result, sum *runrecord.Summary, e
 	if err != nil {
 		fin.Err = err.Error()
 		sum.Status, sum.Error, sum.Answer = runrecord.Failed, clipRecord(err.Error()), ""
-		if errors.Is(err, ErrInterrupted) {
+		switch {
+		case errors.Is(err, ErrInterrupted):
 			sum.Status = runrecord.Interrupted
+		case errors.Is(err, approval.ErrWaiting):
+			sum.Status, sum.Error = runrecord.Waiting, ""
 		}
 	}
 	r.acct.summarize(sum)

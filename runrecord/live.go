@@ -23,7 +23,7 @@ import (
 func Held(dir string) bool {
 	if !journal.LocksHold {
 		s, err := ReadSummary(dir)
-		return err == nil && s.Status.Live() && proc.Alive(s.PID)
+		return err == nil && s.Going() && proc.Alive(s.PID)
 	}
 	l, err := journal.TryLock(dir)
 	if errors.Is(err, journal.ErrLocked) {
@@ -38,10 +38,15 @@ func Held(dir string) bool {
 // Current is the status of the run in dir recorded as s, as a reader
 // shows it: a live status (running, waiting) holds only while a process
 // holds the folder (Held); otherwise the process is gone and the run is
-// Interrupted (fsd resume goes on from its journal).
+// Interrupted (fsd resume goes on from its journal) — unless it stopped
+// to wait for an approval (waiting, and it wrote when it stopped): that
+// run still waits, for fsd approve and then fsd resume.
 //
 // R12: liveness is the folder's lock, not run.json.
 func Current(dir string, s Summary) Status {
+	if s.stoppedToWait() {
+		return Waiting
+	}
 	if s.Status.Live() && !Held(dir) {
 		return Interrupted
 	}

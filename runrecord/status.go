@@ -7,8 +7,10 @@ type Status string
 const (
 	// Running: the run's process is at work.
 	Running Status = "running"
-	// Waiting: the run's process is up and a call waits for a person's
-	// approval (Summary.Pending lists it); an answer lets it go on.
+	// Waiting: a call waits for a person's approval (Summary.Pending
+	// lists it). While the run's process is up an answer lets it go on; a
+	// run that stopped to wait (nobody could answer it: Summary.Finished
+	// is set, Going is false) goes on with fsd resume once answered.
 	Waiting Status = "waiting"
 	// Finished: the run ended with an answer.
 	Finished Status = "finished"
@@ -24,7 +26,17 @@ const (
 	Incomplete Status = "incomplete"
 )
 
-// Live reports whether the run was still going when run.json was last
-// written, so its record may still change: it is running or waiting for
-// an approval. Whether it still is, the folder's lock says (Current).
+// Live reports whether the status is one a run has while it is not over:
+// running, or waiting for an approval. Whether a process is at it, the
+// folder's lock says (Current, then Summary.Going).
 func (s Status) Live() bool { return s == Running || s == Waiting }
+
+// Going reports whether the run s, read with its Current status, has a
+// process at work on it, so its record may still change: it is running,
+// or waiting with its process up — not a run that stopped to wait for an
+// approval (it wrote when it stopped).
+func (s Summary) Going() bool { return s.Status.Live() && !s.stoppedToWait() }
+
+// stoppedToWait reports whether s is the run.json of a run that stopped
+// to wait for an approval: waiting, written as the process ended.
+func (s Summary) stoppedToWait() bool { return s.Status == Waiting && !s.Finished.IsZero() }

@@ -157,7 +157,8 @@ func fingerprint(dir string) (string, bool) {
 		}
 	}
 	sum, err := runrecord.ReadSummary(dir)
-	return b.String(), err == nil && runrecord.Current(dir, sum).Live()
+	sum.Status = runrecord.Current(dir, sum)
+	return b.String(), err == nil && sum.Going()
 }
 
 var pageTmpl = template.Must(template.ParseFS(assets, "assets/page.html"))

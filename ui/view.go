@@ -79,7 +79,7 @@ type Span struct {
 // the events (they are written as things happen, so a running run shows
 // its board as it is), completed by board.json.
 func View(rec *runrecord.Record, now time.Time) RunView {
-	v := RunView{Summary: rec.Summary, Live: rec.Summary.Status.Live(), Now: now}
+	v := RunView{Summary: rec.Summary, Live: rec.Summary.Going(), Now: now}
 	v.Summary.Seed, v.Summary.Seal = "", "" // nothing a page needs
 	v.Summary.Workflow = rec.Summary.ShownWorkflow()
 	byID := map[string]*TaskView{}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/approval"
+	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/tool"
 )
@@ -20,22 +21,50 @@ import (
 // addApprovalFlags adds --approve and --approval-timeout to run and resume.
 func addApprovalFlags(cmd *cobra.Command, f *runFlags) {
 	cmd.Flags().StringVar(&f.approve, "approve", "ask",
-		"who answers calls that need approval: ask (a person: the live board's prompt or fsd approve), auto (approve all, for CI), deny (reject all)")
-	_ = cmd.RegisterFlagCompletionFunc("approve", cobra.FixedCompletions([]string{"ask", "auto", "deny"}, cobra.ShellCompDirectiveNoFileComp))
+		"who answers calls that need approval: ask (the terminal's prompt, or fsd approve; with no terminal on stdin the run stops at the call, exit 4), wait (fsd approve from another shell, however long it takes), auto (approve all), deny (reject all)")
+	_ = cmd.RegisterFlagCompletionFunc("approve", cobra.FixedCompletions([]string{"ask", "wait", "auto", "deny"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().DurationVar(&f.approvalTimeout, "approval-timeout", 0,
 		"reject a call that waited this long for approval, e.g. 10m; the model reads that no answer came (default: wait)")
 }
 
-// approvalMode checks --approve and --approval-timeout.
-func approvalMode(f runFlags) (approval.Mode, error) {
+// approvalMode checks --approve and --approval-timeout and says what the
+// run does with a call that needs approval. ask asks a person at the
+// terminal (stdin is one); with nobody there it would wait for ever, so
+// the run stops at the call instead (approval.Stop: status waiting, exit
+// 4). wait waits for fsd approve from another process, as long as it
+// takes: the engine's Ask without the prompt.
+func approvalMode(f runFlags, terminal bool) (approval.Mode, error) {
 	if f.approvalTimeout < 0 {
 		return "", usage("--approval-timeout: %s is negative", f.approvalTimeout)
 	}
-	m, err := approval.ParseMode(f.approve)
-	if err != nil {
-		return "", usage("unknown --approve %q; want ask, auto or deny", f.approve)
+	switch f.approve {
+	case "", string(approval.Ask):
+		if terminal {
+			return approval.Ask, nil
+		}
+		return approval.Stop, nil
+	case "wait":
+		return approval.Ask, nil
+	case string(approval.Auto), string(approval.Deny):
+		return approval.Mode(f.approve), nil
 	}
-	return m, nil
+	return "", usage("unknown --approve %q; want ask, wait, auto or deny", f.approve)
+}
+
+// stoppedToWait prints, after a run stopped for approval (approval.Stop),
+// the exact commands that go on: fsd approve for each waiting call, then
+// fsd resume; the error is the run's last line.
+func stoppedToWait(stderr io.Writer, res *engine.Result, pending []runrecord.PendingCall) error {
+	flag := runsDirFlag(res)
+	for _, p := range pending {
+		fmt.Fprintf(stderr, "fsd approve %s %s%s\n", res.RunID, p.Call, flag)
+	}
+	fmt.Fprintf(stderr, "fsd resume %s%s\n", res.RunID, flag)
+	waits := "a call waits"
+	if len(pending) != 1 {
+		waits = fmt.Sprintf("%d calls wait", len(pending))
+	}
+	return fail(exitWaiting, "run stopped: %s for approval and no terminal can answer; answer with the fsd approve line above (add --edit JSON or --reject REASON), then go on with fsd resume (or run with --approve wait, auto or deny)", waits)
 }
 
 func newApproveCmd() *cobra.Command {
@@ -132,7 +161,7 @@ func approve(w io.Writer, runsDir, runArg string, a runrecord.Answer) error {
 		return fail(exitProblems, "approve: %v", err)
 	}
 	fmt.Fprintf(w, "%s %s (%s) in run %s\n", a.Decision, p.Call, p.Tool, id)
-	if runrecord.Current(dir, sum) != runrecord.Waiting {
+	if sum.Status = runrecord.Current(dir, sum); !sum.Going() {
 		fmt.Fprintf(w, "the run is not running: fsd resume %s takes the answer\n", id)
 	}
 	return nil

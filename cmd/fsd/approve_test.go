@@ -28,11 +28,12 @@ func waitForPending(t *testing.T) (proc *subprocess, id, runs string) {
 }
 
 // waitForPendingOf is waitForPending for the workflow wf (a copy of the
-// release example), fsd started in the folder cwd ("": this one).
+// release example), fsd started in the folder cwd ("": this one). The run
+// has no terminal: --approve wait keeps it waiting for fsd approve.
 func waitForPendingOf(t *testing.T, cwd, wf string) (proc *subprocess, id, runs string) {
 	t.Helper()
 	runs = t.TempDir()
-	cmd, out, errb := fsdProc("run", wf, "--runs-dir", runs, "--events", "json")
+	cmd, out, errb := fsdProc("run", wf, "--runs-dir", runs, "--events", "json", "--approve", "wait")
 	cmd.Dir = cwd
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -172,6 +173,53 @@ func TestApproveStoppedRunThenResume(t *testing.T) {
 	}
 	if ran != 1 {
 		t.Errorf("publish answered %d times, want once", ran)
+	}
+}
+
+// With no terminal on stdin and no --approve, a call that needs approval
+// stops the run instead of waiting for ever: exit 4, run.json waiting with
+// the call pending, and the exact fsd approve and fsd resume lines on
+// stderr before the one fsd: line. Those lines, typed, finish the run.
+func TestApproveNoTerminalStopsThenResume(t *testing.T) {
+	if stdinIsTerminal() {
+		t.Skip("stdin is a terminal: fsd run would ask there")
+	}
+	runs := t.TempDir()
+	// --approval-timeout only bounds a run that waits instead of stopping.
+	code, out, errs := fsd(t, "run", releaseExample, "--runs-dir", runs, "--approval-timeout", "30s")
+	if code != exitWaiting {
+		t.Fatalf("fsd run with no terminal: exit %d, want %d (stdout %q)\n%s", code, exitWaiting, out, errs)
+	}
+	entries, err := os.ReadDir(runs)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("runs: %v %v", entries, err)
+	}
+	id := entries[0].Name()
+	sum, err := runrecord.ReadSummary(filepath.Join(runs, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Status != runrecord.Waiting || len(sum.Pending) != 1 || sum.Pending[0].Call != "task:ship/s1/c1" {
+		t.Fatalf("run.json: status %s, pending %+v", sum.Status, sum.Pending)
+	}
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	approveLine := "fsd approve " + id + " task:ship/s1/c1 --runs-dir " + runs
+	resumeLine := "fsd resume " + id + " --runs-dir " + runs
+	if n := len(lines); n < 3 || lines[n-3] != approveLine || lines[n-2] != resumeLine || !strings.HasPrefix(lines[n-1], "fsd: run stopped: a call waits for approval") {
+		t.Fatalf("stderr does not end in the approve and resume lines and the fsd: line:\n%s", errs)
+	}
+	if code, out, errs := fsd(t, "runs", "--runs-dir", runs); code != exitOK || !strings.Contains(out, "waiting (stopped)") {
+		t.Errorf("fsd runs: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := fsd(t, strings.Fields(approveLine)[1:]...); code != exitOK || !strings.Contains(out, "fsd resume "+id) {
+		t.Fatalf("%s: exit %d\n%s%s", approveLine, code, out, errs)
+	}
+	code, out, errs = fsd(t, strings.Fields(resumeLine)[1:]...)
+	if code != exitOK || !strings.Contains(out, "published 1.4.0 to stable") {
+		t.Fatalf("%s: exit %d\n%s%s", resumeLine, code, out, errs)
+	}
+	if sum, err := runrecord.ReadSummary(filepath.Join(runs, id)); err != nil || sum.Status != runrecord.Finished || len(sum.Pending) != 0 {
+		t.Errorf("run.json after the resume: %+v %v", sum, err)
 	}
 }
 

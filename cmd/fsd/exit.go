@@ -16,6 +16,7 @@ const (
 	exitProblems = 1 // problems found, or the run failed (a strict run's skipped skill or MCP server that cannot start included)
 	exitUsage    = 2 // bad usage: a flag, an argument, a file named that is not there
 	exitInternal = 3 // fsd itself failed
+	exitWaiting  = 4 // the run stopped: a call waits for approval (fsd approve, then fsd resume)
 )
 
 // exitError carries an exit code out of a command. An empty message means

@@ -28,7 +28,7 @@ func TestExitCodeTable(t *testing.T) {
 		n, _ := strconv.Atoi(m[1])
 		documented = append(documented, n)
 	}
-	used := []int{exitOK, exitProblems, exitUsage, exitInternal,
+	used := []int{exitOK, exitProblems, exitUsage, exitInternal, exitWaiting,
 		signalExit(syscall.SIGINT), signalExit(syscall.SIGTERM), signalExit(syscall.SIGHUP)}
 	sort.Ints(documented)
 	sort.Ints(used)

@@ -20,7 +20,7 @@ func newResumeCmd() *cobra.Command {
 		Long: runArgHelp + "\n" +
 			"The run keeps its id and folder; it replays what its journal holds and goes on live.\n" +
 			"It keeps the --model it started with unless given again; --trust and --approve are not taken from the record.\n" +
-			"Calls that were waiting for approval wait again (answered ones, e.g. by fsd approve while the run was stopped, go on).\n" +
+			"Calls that were waiting for approval ask again, as fsd run asks (answered ones, e.g. by fsd approve while the run was stopped, go on).\n" +
 			"It runs the workflow run.json names (by its absolute path, so from any folder) only if fsd sealed that name and the digests\n" +
 			"for this run with your key; it refuses a record without digests or whose seal does not verify, and one whose workflow,\n" +
 			"script, skill manifests or skill files (instructions-file, resources, scripts/, the files a command names) changed\n" +

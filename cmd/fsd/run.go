@@ -59,12 +59,17 @@ func resumeHint(res *engine.Result) string {
 	if res == nil || res.Dir == "" {
 		return "no record was kept, so it cannot be resumed"
 	}
-	cmd := "fsd resume " + res.RunID
+	return "resume it with: fsd resume " + res.RunID + runsDirFlag(res)
+}
+
+// runsDirFlag is the --runs-dir a command about the run of res needs: none
+// when its record is in the default folder.
+func runsDirFlag(res *engine.Result) string {
 	dir := filepath.Dir(res.Dir)
 	if !sameDir(runsDirOr("", "."), dir) {
-		cmd += " --runs-dir " + dir
+		return " --runs-dir " + shellArg(dir)
 	}
-	return "resume it with: " + cmd
+	return ""
 }
 
 func sameDir(a, b string) bool {
@@ -290,7 +295,8 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Repla
 		}
 		durability = d
 	}
-	mode, err := approvalMode(f)
+	terminal := stdinIsTerminal()
+	mode, err := approvalMode(f, terminal)
 	if err != nil {
 		return err
 	}
@@ -321,7 +327,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Repla
 		stopView = live.Stop
 		defer live.Stop()
 		sink = live
-		if mode == approval.Ask && stdinIsTerminal() {
+		if mode == approval.Ask && terminal && f.approve != "wait" {
 			// …and can answer approvals right there.
 			ask = newPrompter(os.Stdin, stderr, live.Hold)
 			sink = event.Multi{live, ask}
@@ -365,6 +371,8 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Repla
 			return fail(exitProblems, "run interrupted: %v; %s", err, resumeHint(res))
 		case errors.Is(err, engine.ErrChanged):
 			return fail(exitProblems, "%v", err)
+		case errors.Is(err, approval.ErrWaiting) && res != nil && res.Dir != "":
+			return stoppedToWait(stderr, res, pr.run.Pending())
 		}
 		return fail(exitProblems, "run failed: %v%s", err, where)
 	}

@@ -91,7 +91,7 @@ func pruneRuns(w io.Writer, dir string, age time.Duration, dryRun bool, now time
 			kept++
 			continue
 		}
-		if r.Status.Live() { // a process holds it
+		if r.Summary.Going() { // a process holds it
 			busy++
 			continue
 		}

@@ -28,8 +28,9 @@ func newRunsCmd() *cobra.Command {
 		Long: `List the run records under --runs-dir, newest first. A run whose record says
 running but that no process holds (it was killed) shows as interrupted: fsd resume
 continues it. A folder whose run died before writing run.json shows as incomplete.
-A run with calls waiting for approval shows as waiting (or, stopped, with the
-number of calls waiting): fsd approve answers them.
+A run with calls waiting for approval shows as waiting: fsd approve answers them;
+"waiting (stopped)" is a run that stopped to wait (nobody could answer it), and an
+interrupted one says how many calls wait: fsd resume goes on once they are answered.
 "fsd show RUN" shows one run; "fsd runs prune" removes old ones.`,
 		Example: `  fsd runs
   fsd runs --limit 5
@@ -88,7 +89,7 @@ func loadRun(dir string, now time.Time) (runRow, error) {
 func newRunRow(dir string, s runrecord.Summary, now time.Time) runRow {
 	row := runRow{Summary: s, Status: s.Status, Dir: dir}
 	end := s.Finished
-	if s.Status.Live() {
+	if s.Going() {
 		end = now
 	}
 	if !end.IsZero() && !s.Started.IsZero() {
@@ -141,9 +142,13 @@ func listRuns(w, stderr io.Writer, dir string, limit int, asJSON bool, now time.
 			est = "~"
 		}
 		status := string(r.Status)
-		if n := len(r.Pending); n > 0 && r.Status != runrecord.Waiting {
+		switch n := len(r.Pending); {
+		case n > 0 && r.Status != runrecord.Waiting:
 			// Stopped while calls waited: fsd approve, then fsd resume.
 			status += fmt.Sprintf(" (%d waiting)", n)
+		case r.Status == runrecord.Waiting && !r.Summary.Going():
+			// Stopped to wait: fsd approve, then fsd resume.
+			status += " (stopped)"
 		}
 		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s%d\t%d\t%d\t%s%d\t", r.ID, status, r.Started.Local().Format("2006-01-02 15:04:05"),
 			r.durationText(), est, r.InputTokens, r.CachedInputTokens, r.CacheWriteTokens, est, r.OutputTokens)

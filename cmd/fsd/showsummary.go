@@ -154,7 +154,7 @@ func printRunDetail(w io.Writer, d runDetail) {
 	case d.Error != "":
 		fmt.Fprintf(w, "\nerror\n%s\n", indent(d.Error))
 	}
-	if d.Status == runrecord.Interrupted || d.Status == runrecord.Failed {
+	if d.Status == runrecord.Interrupted || d.Status == runrecord.Failed || (d.Status == runrecord.Waiting && !d.Summary.Going()) {
 		ref := d.ID
 		if !sameDir(filepath.Dir(d.Dir), runsDirOr("", ".")) {
 			ref = shellArg(d.Dir)
