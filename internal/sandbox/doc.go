@@ -7,11 +7,13 @@
 // every process of a call dead when the call ends or fsd dies.
 //
 // On Linux the native path needs no installed program: fsd re-executes
-// itself as a small launcher (an init hook in this package) in fresh user, PID, mount, IPC
-// and (network off or hosts) network namespaces; the launcher mounts a
-// private /proc and /tmp, applies a Landlock ruleset and starts the
-// program as its child. Where that cannot be had and bwrap is installed,
-// bwrap does the same. Where neither can be had, Wrap fails closed with
+// itself as a small launcher (an init hook in this package) in fresh
+// user, PID, mount, IPC and (network off or hosts) network namespaces;
+// the launcher mounts a private /proc and /tmp, hides /run and secrets,
+// bounds the call's processes (a pids cgroup, else RLIMIT_NPROC),
+// confines one thread with Landlock and starts the program from it as its
+// child. Where that cannot be had and bwrap is installed, bwrap does the
+// same. Where neither can be had, Wrap fails closed with
 // an error naming both fixes; the caller decides (a workflow's
 // `sandbox: off` is the only way to run unconfined).
 //
