@@ -96,6 +96,9 @@ func setupMounts(s spec) error {
 			}
 		}
 	}
+	// A hidden file is an empty file nobody may open, in the private /tmp
+	// (not /dev/null: a read-only mount does not stop writes to a device).
+	hidden := ""
 	for _, m := range s.Plan.Mask {
 		fi, err := os.Stat(m)
 		if err != nil {
@@ -103,8 +106,15 @@ func setupMounts(s spec) error {
 		}
 		if fi.IsDir() {
 			err = unix.Mount("tmpfs", m, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=000,size=4k")
-		} else if err = unix.Mount("/dev/null", m, "", unix.MS_BIND, ""); err == nil {
-			err = remountRO(m)
+		} else {
+			if hidden == "" {
+				if hidden, err = hiddenFile(); err != nil {
+					return fmt.Errorf("hide %s: %w", m, err)
+				}
+			}
+			if err = unix.Mount(hidden, m, "", unix.MS_BIND, ""); err == nil {
+				err = remountRO(m)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("hide %s: %w", m, err)
@@ -114,6 +124,20 @@ func setupMounts(s spec) error {
 		return fmt.Errorf("private /proc: %w", err)
 	}
 	return nil
+}
+
+// hiddenFile makes the empty, unopenable file hidden files are covered
+// with, in the private /tmp (or, where there is none, /dev/null).
+func hiddenFile() (string, error) {
+	if fi, err := os.Lstat("/tmp"); err != nil || !fi.IsDir() {
+		return "/dev/null", nil
+	}
+	const path = "/tmp/.fsd-hidden"
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0)
+	if err != nil {
+		return "", err
+	}
+	return path, f.Close()
 }
 
 // mountpoint makes path exist (in a covered folder's tmpfs) as a folder

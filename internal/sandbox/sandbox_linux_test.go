@@ -352,3 +352,34 @@ func TestAsAnotherUser(t *testing.T) {
 		t.Errorf("as nobody, a test was skipped:\n%s", out)
 	}
 }
+
+// A home secret inside the workspace (the workspace is the home folder)
+// is neither readable nor writable.
+func TestHomeSecretsUnwritable(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			home := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			netrc := filepath.Join(home, ".netrc")
+			if err := os.WriteFile(netrc, []byte("machine x password s3cret\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, _, _ := sandboxed(t, b, Policy{Workspace: home}, testEnv(home),
+				`echo key >> "$HOME/.ssh/authorized_keys"; echo more >> "$HOME/.netrc"; cat "$HOME/.netrc"; echo ok > "$HOME/fine"`)
+			if strings.Contains(out, "s3cret") {
+				t.Errorf("the program read ~/.netrc: %q", out)
+			}
+			if b, _ := os.ReadFile(netrc); string(b) != "machine x password s3cret\n" {
+				t.Errorf("~/.netrc was changed: %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(home, ".ssh", "authorized_keys")); err == nil {
+				t.Error("~/.ssh/authorized_keys was written")
+			}
+			if b, _ := os.ReadFile(filepath.Join(home, "fine")); string(b) != "ok\n" {
+				t.Errorf("the workspace itself was not writable: %q", b)
+			}
+		})
+	}
+}
