@@ -144,6 +144,14 @@ func (d attemptDeps) worker(ctx context.Context, t *work.Attempt) (w *workerEnv,
 		a = ag.WithDefaults()
 	}
 	w = &workerEnv{box: d.box, log: d.gen.log, skill: d.skill, byName: map[string]skillTool{}, state: tool.NewMemKV(), arts: d.gen.arts}
+	var skillDirs func() []string
+	if d.skill != nil {
+		skillDirs = func() []string { return []string{d.skill.Dir} }
+	}
+	for _, bt := range d.box.builtins(t.Builtins, skillDirs) {
+		w.defs = append(w.defs, bt.Def())
+		w.byName[bt.Def().Name] = bt
+	}
 	if t.Skill != "" {
 		if release, err = w.allow(ctx, d.skill, a.Tools); err != nil {
 			return nil, a, nil, release, err

@@ -72,6 +72,8 @@ func (hb *hostBoard) attempt(t *board.Task, deps []board.DepResult, skill *spec.
 	if a.MaxSteps > 0 {
 		at.Limits.MaxSteps = a.MaxSteps
 	}
+	at.Workspace = wd.box.workDir()
+	at.Builtins = offeredBuiltins(wd.builtins, agent)
 	if skill != nil {
 		at.Skill, at.Agent = skill.ID, agent.Name
 	}

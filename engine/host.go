@@ -34,6 +34,28 @@ type hostEnv struct {
 	tr     *transcript.Transcript
 	board  *hostBoard // nil until delegation is wired
 	gen    *generator // the host's generator, to tell replayed work
+	// builtins are the built-in tools the workflow's tools: offers.
+	builtins []skillTool
+}
+
+// builtin finds an offered built-in tool by name.
+func (h *hostEnv) builtin(name string) (skillTool, bool) {
+	for _, t := range h.builtins {
+		if t.Def().Name == name {
+			return t, true
+		}
+	}
+	return skillTool{}, false
+}
+
+// skillDirs are the loaded skills' folders: the reading built-ins may
+// read them besides the workspace.
+func (m *manager) skillDirs() []string {
+	dirs := make([]string, 0, len(m.loaded))
+	for _, l := range m.loaded {
+		dirs = append(dirs, l.skill.Dir)
+	}
+	return dirs
 }
 
 // replaying reports whether the host is restating journaled work now
@@ -140,9 +162,13 @@ func pointer(l *loadedSkill, trust, active string) string {
 // reader tools while a handle-channel skill is loaded (H2).
 func (h *hostEnv) tools() []model.ToolDef {
 	// From most to least stable, so consecutive requests share a prefix
-	// (a provider's prompt cache serves it): read_skill, the board tools,
-	// the readers, then skills' tools in load order (a new load appends).
+	// (a provider's prompt cache serves it): read_skill, the built-ins,
+	// the board tools, the readers, then skills' tools in load order (a
+	// new load appends).
 	out := []model.ToolDef{readSkillDef}
+	for _, t := range h.builtins {
+		out = append(out, t.Def())
+	}
 	if h.board != nil && h.board.active() {
 		out = append(out, h.board.defs()...)
 	}
@@ -164,6 +190,9 @@ func (h *hostEnv) tools() []model.ToolDef {
 }
 
 func (h *hostEnv) command(name string) (bool, bool) {
+	if t, ok := h.builtin(name); ok {
+		return t.external(), false
+	}
 	if name == runScriptDef.Name {
 		return true, false // a program ran: its journaled result stands on resume
 	}
@@ -175,6 +204,9 @@ func (h *hostEnv) command(name string) (bool, bool) {
 }
 
 func (h *hostEnv) approval(c model.ToolCall) approval.Tool {
+	if t, ok := h.builtin(c.Name); ok {
+		return t.approval(nil)
+	}
 	if c.Name == runScriptDef.Name {
 		// A script is its skill's: the skill's policy (and the
 		// workflow's default) applies.
@@ -214,6 +246,10 @@ func (h *hostEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult {
 		return h.mgr.runScript(ctx, c.Args)
 	case h.board != nil && h.board.owns(c.Name):
 		return h.board.call(ctx, c)
+	}
+	if t, ok := h.builtin(c.Name); ok {
+		res := t.Call(ctx, c.Args, nil)
+		return model.ToolResult{Text: res.Text, IsError: res.IsError}
 	}
 	if l, t, ok := h.mgr.skillTool(c.Name); ok {
 		res := t.Call(ctx, c.Args, t.kv(l.state, h.mgr.box.store(l.skill.ID)))

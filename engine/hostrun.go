@@ -24,6 +24,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 	if r.wf.Host != nil {
 		h.prompt = r.wf.Host.Prompt
 	}
+	h.builtins = r.box.builtins(r.wf.Tools, h.mgr.skillDirs)
 	h.board = r.newHostBoard(h)
 	g := &generator{
 		genDeps: r.genDeps(), caller: model.Caller{Input: input, Model: r.cat.modelFor(nil, true)}, model: r.opts.Model, tr: tr, journal: journal,

@@ -7,6 +7,7 @@ import (
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/workspace"
 )
 
 // spec.ReservedTools, which a skill tool may not be named, is exactly the
@@ -20,6 +21,7 @@ func TestReservedToolsAreFsdsTools(t *testing.T) {
 	for _, d := range artifact.Tools() {
 		own = append(own, d.Name)
 	}
+	own = append(own, workspace.Names()...)
 	slices.Sort(own)
 	if got := slices.Sorted(slices.Values(spec.ReservedTools)); !slices.Equal(got, own) {
 		t.Errorf("spec.ReservedTools = %v; fsd's own tools are %v", got, own)

@@ -116,6 +116,14 @@ type Options struct {
 	// variable a skill's tools and MCP servers take from the environment):
 	// a transport's credentials, say. Masked text reads [REDACTED].
 	Secrets []string
+	// Workspace is the run's workspace folder: the working folder of every
+	// program the run starts for a skill, and the folder of the built-in
+	// tools (Bash, Read, Write, Edit, Glob, Grep). "" is the workflow's
+	// workspace:, else a fresh folder workspace/ in the run record, else
+	// (no record) a fresh temporary folder removed when the run ends. A
+	// resume works in the folder its run.json names; giving another is an
+	// error.
+	Workspace string
 }
 
 // Run is one execution of a workflow. Create it with New, start it with
@@ -153,6 +161,9 @@ type Result struct {
 	Answer string
 	// Dir is the run record's folder, "" when no record was kept.
 	Dir string
+	// Workspace is the run's workspace folder, absolute; "" when it was a
+	// temporary one (no record, none named), removed when the run ended.
+	Workspace string
 }
 
 // ErrMaxSteps is returned when a generator reaches max-steps without a
@@ -224,7 +235,7 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 	r.acct = newAccount(p.Workflow, r.limits)
 	r.cat = newCatalog(p, opts.Reload)
 	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger, Mask: r.box.secrets.String,
-		Unavailable: r.strict.mcpUnavailable(r.box.secrets.String)})
+		Unavailable: r.strict.mcpUnavailable(r.box.secrets.String), Workspace: r.box.workDir})
 	r.seed = seed
 	r.ID = opts.RunID
 	if r.ID == "" {
@@ -315,9 +326,17 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 			}
 		}()
 	}
+	closeWorkspace, err := r.openWorkspace(res.Dir)
+	defer closeWorkspace()
+	if err != nil {
+		return res, err
+	}
+	if res.Dir != "" || r.opts.Workspace != "" || r.wf.Workspace != "" {
+		res.Workspace = r.box.workDir() // not a temporary one, gone when Execute returns
+	}
 	r.ev.sink = event.Multi{r.opts.Sink, r.rec.Sink()}
 	sum := runrecord.Summary{ID: r.ID, Workflow: absPath(r.wf.File), Status: runrecord.Running, Started: r.now(), PID: os.Getpid(),
-		Input: input, Seed: r.seed, Meta: r.opts.Meta, Digests: digests}
+		Input: input, Seed: r.seed, Meta: r.opts.Meta, Digests: digests, Workspace: r.box.workDir()}
 	sum.Seal = runrecord.SealSummary(r.opts.Key, sum)
 	if j := r.opts.Resume; j != nil {
 		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed+1

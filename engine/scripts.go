@@ -17,8 +17,8 @@ import (
 var runScriptDef = model.ToolDef{
 	Name: tool.ScriptToolName,
 	Description: "Run a script from a loaded skill's scripts/ folder, as its instructions say (for example " +
-		`"run scripts/extract.py FILE"). It runs in the skill's folder (the working directory), so give ` +
-		"other files as absolute paths. A script without a #! line runs through the interpreter its extension " +
+		`"run scripts/extract.py FILE"). It runs in the workspace (the working directory: give the user's and ` +
+		"your own files relative to it); the skill's files are at $SKILL_DIR. A script without a #! line runs through the interpreter its extension " +
 		`names (.py: python3). For "python -m scripts.package_skill DIR", give "module": "scripts.package_skill" ` +
 		`and "args": ["DIR"] instead of "script": it runs python3 -m with the skill's folder on PYTHONPATH. ` +
 		"No shell: args are passed as they are. The result is the script's output; a failure carries its exit " +
@@ -61,7 +61,7 @@ func (m *manager) runScript(ctx context.Context, args json.RawMessage) model.Too
 	}
 	s := l.skill
 	trusted := m.box.isTrusted(s)
-	opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(m.box.secrets.String)}
+	opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(m.box.secrets.String), tool.WithWorkspace(m.box.workDir())}
 	var res tool.Result
 	if a.Module != "" {
 		res = tool.RunModule(ctx, s.Dir, a.Module, a.Args, opts...)

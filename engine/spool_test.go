@@ -42,7 +42,7 @@ func TestSpoolLargeResult(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.Dir, "big.txt"), []byte(out), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.Tools = append(s.Tools, cmdTool("dump", 0, "cat", "big.txt"))
+	s.Tools = append(s.Tools, cmdTool("dump", 0, "cat", filepath.Join(s.Dir, "big.txt")))
 	p := project(s)
 	p.Workflow.Limits.MaxSteps = 100
 	var handle string

@@ -105,6 +105,8 @@ type workerDeps struct {
 	limits spec.Limits // defaulted
 	ledger *supply.Ledger
 	box    *toolbox
+	// builtins are the workflow's tools: (see offeredBuiltins).
+	builtins []string
 	// transcript opens a task attempt's transcript (and its journal on
 	// resume).
 	transcript func(task string, attempt int) (*transcript.Transcript, *genReplay, error)
@@ -115,7 +117,7 @@ func (r *Run) newHostBoard(h *hostEnv) *hostBoard {
 	return newBoard(boardDeps{
 		tasks: r.wf.Tasks, cat: r.cat, ev: &r.ev, log: r.log, resume: r.opts.Resume, save: r.saveBoard, dispatch: r.opts.Dispatcher,
 		workers: workerDeps{gen: r.genDeps(), model: r.opts.Model, limits: r.limits, ledger: r.ledger, box: r.box,
-			transcript: r.newTranscript},
+			builtins: r.wf.Tools, transcript: r.newTranscript},
 	}, h)
 }
 

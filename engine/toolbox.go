@@ -14,6 +14,7 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
+	"github.com/fsdrun/fsd/workspace"
 )
 
 // toolbox compiles skill tools, keeps the run-wide stores and the MCP
@@ -30,6 +31,10 @@ type toolbox struct {
 	// secrets are the run's (or the attempt's): compiling a skill adds the
 	// values its programs take from the environment.
 	secrets *redact.Set
+	// ws is the run's workspace (the attempt's, on a worker): the working
+	// folder of every program a skill's tools start, and the built-in
+	// tools' folder. nil until the run opens it (fsd context opens none).
+	ws *workspace.Workspace
 
 	mu     sync.Mutex
 	stores map[string]*tool.MemKV // skill id -> run-wide store (L4)
@@ -63,11 +68,16 @@ type skillTool struct {
 	// approve is the tool's own approval policy (its MCP server's for an
 	// MCP tool); "" defers to its skill's and the workflow's.
 	approve spec.Approve
+	// effect: a built-in that changes something (Bash, Write, Edit).
+	effect bool
 }
 
 // external reports whether a call acts outside fsd (a program, an MCP
-// server): on resume its journaled result stands in for it.
-func (t skillTool) external() bool { return t.kind == spec.RunCommand || t.kind == kindMCP }
+// server, a built-in tool over the workspace): on resume its journaled
+// result stands in for it.
+func (t skillTool) external() bool {
+	return t.kind == spec.RunCommand || t.kind == kindMCP || t.kind == kindBuiltin
+}
 
 // failsInDoubt reports whether a call in flight at a crash answers an
 // error on resume instead of running again (a command's on-interrupt:
@@ -94,6 +104,10 @@ func mcpTool(s *spec.Skill, t *mcptool.Tool) skillTool {
 func (t skillTool) approval(s *spec.Skill) approval.Tool {
 	if r, ok := t.callable.(interface{ Refuses() bool }); ok && r.Refuses() {
 		return approval.Tool{}
+	}
+	if t.kind == kindBuiltin {
+		// The workflow's: its approve: alone applies, to those that act.
+		return approval.Tool{External: t.effect, Input: t.Def().Parameters}
 	}
 	return approval.Tool{Own: t.approve, Skill: s.Approve, External: t.external(), Input: t.Def().Parameters}
 }
@@ -136,7 +150,7 @@ func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
 	trusted := tb.isTrusted(s)
 	var ts []skillTool
 	for _, t := range s.Tools {
-		opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(tb.secrets.String)}
+		opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(tb.secrets.String), tool.WithWorkspace(tb.workDir())}
 		if tb.refusal != "" {
 			opts = append(opts, tool.WithRefusal(tb.refusal))
 		}
@@ -149,6 +163,14 @@ func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
 	}
 	tb.tools[s] = ts
 	return ts, nil
+}
+
+// workDir is the workspace folder, "" when none is open.
+func (tb *toolbox) workDir() string {
+	if tb.ws == nil {
+		return ""
+	}
+	return tb.ws.Dir()
 }
 
 func (tb *toolbox) isTrusted(s *spec.Skill) bool {

@@ -12,6 +12,7 @@ import (
 	"github.com/fsdrun/fsd/mcptool"
 	"github.com/fsdrun/fsd/transcript"
 	"github.com/fsdrun/fsd/work"
+	"github.com/fsdrun/fsd/workspace"
 )
 
 // Work runs one task attempt in a worker process (a work.Func): the same
@@ -42,7 +43,15 @@ func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 	arts := artifact.NewStore(o.Rand)
 	box := newToolbox(o.Trusted, runSecrets(o.Secrets))
 	box.refusal = o.Refusal
-	box.mcp = mcptool.NewPool(mcptool.Options{Trusted: o.Trusted, Idle: -1, Spool: workSpool{arts}, Logger: o.Logger, Mask: box.secrets.String})
+	if t.Workspace != "" {
+		ws, err := workspace.Open(t.Workspace)
+		if err != nil {
+			return &work.Outcome{Model: t.Model, Error: fmt.Sprintf("worker: %v", err)}
+		}
+		box.ws = ws
+	}
+	box.mcp = mcptool.NewPool(mcptool.Options{Trusted: o.Trusted, Idle: -1, Spool: workSpool{arts}, Logger: o.Logger, Mask: box.secrets.String,
+		Workspace: box.workDir})
 	defer box.mcp.Close()
 	acct := &account{tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	return runAttempt(ctx, t, attemptDeps{

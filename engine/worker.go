@@ -71,7 +71,11 @@ func (w *workerEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult
 	if !ok {
 		return model.ToolResult{Text: "Unknown tool: " + c.Name, IsError: true}
 	}
-	res := t.Call(ctx, c.Args, t.kv(w.state, w.box.store(w.skill.ID)))
+	var kv tool.KV
+	if w.skill != nil { // the default worker has only built-ins
+		kv = t.kv(w.state, w.box.store(w.skill.ID))
+	}
+	res := t.Call(ctx, c.Args, kv)
 	return model.ToolResult{Text: res.Text, IsError: res.IsError}
 }
 

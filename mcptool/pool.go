@@ -65,6 +65,10 @@ type Options struct {
 	// not start, connect or list its tools); nil: only the notes say so.
 	// A strict run fails on it.
 	Unavailable func(s *spec.Skill, server string, err error)
+	// Workspace is the run's workspace folder, asked when a stdio server
+	// starts: its working folder unless its cwd: names one of the
+	// skill's. nil or "": the skill's folder.
+	Workspace func() string
 }
 
 // Pool owns a run's MCP sessions. It is safe for concurrent use; Close it
@@ -80,6 +84,7 @@ type Pool struct {
 	version      string
 	mask         func(string) string
 	unavailable  func(*spec.Skill, string, error)
+	workspace    func() string
 
 	mu      sync.Mutex
 	servers map[key]*server
@@ -94,7 +99,7 @@ type key struct {
 // NewPool returns an empty pool.
 func NewPool(o Options) *Pool {
 	p := &Pool{trusted: o.Trusted, lookupEnv: o.LookupEnv, idle: o.Idle, startTimeout: o.StartTimeout,
-		spool: o.Spool, transport: o.Transport, log: o.Logger, version: o.Version, mask: o.Mask, unavailable: o.Unavailable, servers: map[key]*server{}}
+		spool: o.Spool, transport: o.Transport, log: o.Logger, version: o.Version, mask: o.Mask, unavailable: o.Unavailable, workspace: o.Workspace, servers: map[key]*server{}}
 	if p.mask == nil {
 		p.mask = func(s string) string { return s }
 	}
@@ -118,6 +123,9 @@ func NewPool(o Options) *Pool {
 	}
 	if p.version == "" {
 		p.version = "dev"
+	}
+	if p.workspace == nil {
+		p.workspace = func() string { return "" }
 	}
 	return p
 }

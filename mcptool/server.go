@@ -148,8 +148,9 @@ func (s *server) dropped(cs *mcp.ClientSession) string {
 }
 
 // command prepares a stdio server's process: argv without a shell, in the
-// skill's folder (or cwd inside it), with the minimal environment. An
-// untrusted skill's server never starts.
+// run's workspace (or cwd inside the skill's folder; without a
+// workspace, the skill's folder), with the minimal environment and the
+// skill's folder as SKILL_DIR. An untrusted skill's server never starts.
 //
 // T4: an untrusted skill's stdio server never starts.
 func (s *server) command() (*mcp.CommandTransport, error) {
@@ -161,7 +162,8 @@ func (s *server) command() (*mcp.CommandTransport, error) {
 		return nil, fmt.Errorf("not started: the skill's folder %s is not trusted to run commands. "+
 			"Only skills under the workflow's folder or a --trust folder may; to allow this one, run fsd with --trust %s", dir, dir)
 	}
-	p := proc.Program{Argv: s.cfg.Command, Root: dir, Env: s.cfg.Env, LookupEnv: s.pool.lookupEnv}
+	p := proc.Program{Argv: s.cfg.Command, Root: dir, Dir: s.pool.workspace(), Env: s.cfg.Env, LookupEnv: s.pool.lookupEnv,
+		Set: []string{"SKILL_DIR=" + dir}}
 	if s.cfg.Cwd != "" {
 		p.Dir = filepath.Join(dir, filepath.FromSlash(s.cfg.Cwd))
 	}

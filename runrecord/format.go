@@ -27,6 +27,10 @@ const (
 	// by them.
 	HostFile = "transcript.jsonl"
 	TasksDir = "tasks"
+	// WorkspaceDir is the run's workspace when neither the workflow nor
+	// the command line names one: a fresh folder in the record, so a run
+	// touches nothing of the user's unless asked.
+	WorkspaceDir = "workspace"
 )
 
 // Summary is run.json: what `fsd runs` lists and `fsd resume` starts from.
@@ -68,7 +72,10 @@ type Summary struct {
 	// Digests of what the run is made from; a resume refuses to run
 	// from files that differ (engine.ErrChanged).
 	Digests journal.Digests `json:"digests,omitempty"`
-	// Seal is SealSummary's seal of Workflow and Digests: a resume runs
+	// Workspace is the run's workspace folder, absolute: a resume works
+	// there.
+	Workspace string `json:"workspace,omitempty"`
+	// Seal is SealSummary's seal of Workflow, Digests and Workspace: a resume runs
 	// the workflow run.json names only when fsd wrote that name for this
 	// run.
 	Seal string `json:"seal,omitempty"`

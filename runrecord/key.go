@@ -157,21 +157,24 @@ func (k Key) Verify(runID, kind string, msg []byte, seal string) bool {
 // summaryKind is what run.json's seal is of (Key.Seal's kind).
 const summaryKind = "run.json workflow and digests"
 
-// summaryMsg is what run.json's seal covers: the workflow it names and
-// the digests a resume compares, in one unambiguous encoding.
+// summaryMsg is what run.json's seal covers: the workflow it names, the
+// digests a resume compares and the workspace it works in, in one
+// unambiguous encoding (a record without a workspace encodes as before).
 func summaryMsg(s Summary) []byte {
 	b, _ := json.Marshal(struct {
-		Workflow string          `json:"workflow"`
-		Digests  journal.Digests `json:"digests"`
-	}{s.Workflow, s.Digests}) // a string and a map of strings always encode
+		Workflow  string          `json:"workflow"`
+		Digests   journal.Digests `json:"digests"`
+		Workspace string          `json:"workspace,omitempty"`
+	}{s.Workflow, s.Digests, s.Workspace}) // strings and a map of strings always encode
 	return b
 }
 
-// SealSummary is the seal of s's Workflow and Digests for run s.ID.
+// SealSummary is the seal of s's Workflow, Digests and Workspace for run
+// s.ID.
 func SealSummary(key Key, s Summary) string { return key.Seal(s.ID, summaryKind, summaryMsg(s)) }
 
-// VerifySummary reports whether s.Seal is fsd's seal of s's Workflow and
-// Digests for run s.ID (the record folder's name).
+// VerifySummary reports whether s.Seal is fsd's seal of s's Workflow,
+// Digests and Workspace for run s.ID (the record folder's name).
 func VerifySummary(key Key, s Summary) bool {
 	return key.Verify(s.ID, summaryKind, summaryMsg(s), s.Seal)
 }

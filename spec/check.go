@@ -56,6 +56,7 @@ func Check(w *Workflow, skills []*Skill) diag.List {
 		out = append(out, checkTasks(w, byID, enabled, ids)...)
 		out = append(out, checkBudgets(w, byID)...)
 		out = append(out, checkPrices(w, byID)...)
+		out = append(out, checkAgentBuiltins(w, byID, enabled)...)
 	}
 	out.Sort()
 	return out

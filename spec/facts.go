@@ -96,6 +96,7 @@ func Facts() []Fact {
 		{wf, "approve", string(ApproveNever), anys(approveValues)},
 		{wf, "cache", cacheOn, []any{cacheOn, cacheOff, true, false}},
 		{wf, "durability", string(DurabilityStep), anys(durabilityValues)},
+		{wf, "tools[]", nil, anys(WorkspaceTools)},
 	}
 	for _, l := range limitFields {
 		if l.def > 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -43,6 +44,7 @@ var ClaudeCodeKeys = []string{"when_to_use", "argument-hint", "disable-model-inv
 var ReservedTools = []string{
 	"read_skill", "addTask", "listTasks", "cancelTask", "runBoard",
 	"artifact_md", "artifact_read", "run_skill_script",
+	"Bash", "Read", "Write", "Edit", "Glob", "Grep", // WorkspaceTools
 }
 
 // IsSkillFile reports whether a file name is a skill (docs/design.md, Files):
@@ -385,9 +387,12 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 			case "flow":
 				decodeFlow(d, f.v, &a.Flow)
 			case "tools":
-				var pos []diag.Pos
-				a.Tools, pos = d.strList(f.v)
+				a.Tools, a.ToolsPos = d.strList(f.v)
+				pos := a.ToolsPos
 				for i, name := range a.Tools {
+					if slices.Contains(WorkspaceTools, name) {
+						continue // whether the workflow offers it is Check's
+					}
 					if problem, isRef := s.mcpRef(name); isRef {
 						if problem != "" {
 							d.diags = append(d.diags, diag.Diagnostic{Pos: pos[i], Kind: "ref", Message: fmt.Sprintf("agent %q lists tool %q: %s", a.Name, name, problem)})
@@ -397,7 +402,7 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 					if !s.hasTool(name) {
 						d.diags = append(d.diags, diag.Diagnostic{Pos: pos[i], Kind: "ref",
 							Message: fmt.Sprintf("agent %q lists tool %q, which this skill does not declare", a.Name, name),
-							Hint:    didYouMean(name, s.toolNames())})
+							Hint:    didYouMean(name, append(s.toolNames(), WorkspaceTools...))})
 					}
 				}
 			case "max-steps":

@@ -62,7 +62,7 @@ func TestLoadSkillYAML(t *testing.T) {
 	}
 	got := make([]Agent, len(s.Agents))
 	for i, a := range s.Agents {
-		a.Node, a.Description, a.Prompt = Node{}, "", ""
+		a.Node, a.Description, a.Prompt, a.ToolsPos = Node{}, "", "", nil
 		got[i] = a
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -304,8 +304,11 @@ type Agent struct {
 	Turns         int           `json:"turns,omitempty"` // default DefaultTurns
 	Visibility    Visibility    `json:"item-visibility"`
 	Flow          Flow          `json:"flow"`
-	// Tools are skill tool names, and MCP tools as SERVER/TOOL or SERVER/*.
-	Tools    []string      `json:"tools,omitempty"`
+	// Tools are skill tool names, MCP tools as SERVER/TOOL or SERVER/*,
+	// and built-in tools (WorkspaceTools) the workflow's tools: offers.
+	Tools []string `json:"tools,omitempty"`
+	// ToolsPos holds the position of each element of Tools.
+	ToolsPos []diag.Pos    `json:"-"`
 	MaxSteps int           `json:"max-steps,omitempty"`
 	Timeout  time.Duration `json:"timeout,omitempty"`
 	Retries  int           `json:"retries,omitempty"`
@@ -491,6 +494,14 @@ type Workflow struct {
 	Channel    Channel    `json:"channel,omitempty"`
 	// Preview is the default of skills' preview; nil: DefaultPreview.
 	Preview *int `json:"preview,omitempty"`
+	// Workspace is workspace: as written (WorkspaceDir resolves it);
+	// "" is a fresh folder in the run record.
+	Workspace string `json:"workspace,omitempty"`
+	// Tools are the built-in tools (WorkspaceTools) the host and the
+	// default worker are offered, and an agent may list.
+	Tools []string `json:"tools,omitempty"`
+	// ToolsPos holds the position of each element of Tools.
+	ToolsPos []diag.Pos `json:"-"`
 	// Approve is the default approval policy of tools that act outside
 	// fsd (commands, MCP tools, scripts) when neither the tool nor its
 	// skill sets one.

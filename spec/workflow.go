@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "preview", "approve", "cache", "durability", "strict", "limits", "prices", "board", "host", "tasks", "input"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "preview", "workspace", "tools", "approve", "cache", "durability", "strict", "limits", "prices", "board", "host", "tasks", "input"}
 	limitsKeys   = append(limitKeys(), "agents")
 	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
 	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
@@ -76,6 +76,10 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			w.Channel = Channel(c)
 		case "preview":
 			w.Preview = decodePreview(f.v)
+		case "workspace":
+			w.Workspace, _ = str(f.v)
+		case "tools":
+			decodeWorkflowTools(d, f, w)
 		case "approve":
 			w.Approve = decodeApprove(d, f.v)
 		case "cache":

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os/exec"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/internal/proc"
@@ -50,8 +52,8 @@ func (c *Tool) runCommand(ctx context.Context, in map[string]any) Result {
 	return c.exec(ctx, argv)
 }
 
-// exec runs argv (no shell) from the skill's folder with the tool's
-// environment, timeout and output caps.
+// exec runs argv (no shell) in the workspace (without one, the skill's
+// folder) with the tool's environment, timeout and output caps.
 func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	name := argv[0]
 	if name == "" {
@@ -59,12 +61,18 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cmd := proc.Command(runCtx, proc.Program{Argv: argv, Root: c.dir, Env: c.env, Set: append(callIDs(ctx).environ(), c.set...), LookupEnv: c.lookupEnv})
+	cmd := proc.Command(runCtx, proc.Program{Argv: argv, Root: c.dir, Dir: c.work, Env: c.env, Set: append(callIDs(ctx).environ(), c.set...), LookupEnv: c.lookupEnv})
 	// Both keep maskSlack bytes past their cut, so that a secret the cut
 	// would split is masked whole before the cut is made.
 	stdout := &capped{max: MaxOutputBytes + maskSlack}
 	stderrBuf := proc.NewTail(StderrTail + maskSlack)
-	err := proc.Run(cmd, stdout, stderrBuf)
+	var err error
+	if c.merged {
+		both := &locked{w: stdout}
+		err = proc.Run(cmd, both, both)
+	} else {
+		err = proc.Run(cmd, stdout, stderrBuf)
+	}
 	out := c.cleanHead(stdout)
 	stderr := c.cleanTail(stderrBuf)
 	switch {
@@ -76,7 +84,7 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	case ctx.Err() != nil:
 		return errorf("cancelled: %v", context.Cause(ctx))
 	case runCtx.Err() != nil:
-		return Result{Text: withOutput(fmt.Sprintf("timed out after %s", c.timeout), out, stderr), IsError: true, Truncated: stdout.over(MaxOutputBytes)}
+		return Result{Text: c.withOutput(fmt.Sprintf("timed out after %s", c.timeout), out, stderr), IsError: true, Truncated: stdout.over(MaxOutputBytes)}
 	case errors.Is(err, exec.ErrNotFound):
 		return errorf("command not found: %q is not in PATH", name)
 	case errors.Is(err, fs.ErrNotExist):
@@ -90,7 +98,7 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 		if ee.ExitCode() < 0 {
 			status = "killed: " + ee.String()
 		}
-		return Result{Text: withOutput(status, out, stderr), IsError: true, Truncated: stdout.over(MaxOutputBytes)}
+		return Result{Text: c.withOutput(status, out, stderr), IsError: true, Truncated: stdout.over(MaxOutputBytes)}
 	}
 	return errorf("cannot run %q: %v", name, err)
 }
@@ -143,14 +151,18 @@ func cutUTF8(s string, n int) string {
 }
 
 // withOutput appends what a failed command printed to its status line.
-func withOutput(status, stdout, stderr string) string {
+func (c *Tool) withOutput(status, stdout, stderr string) string {
 	var b strings.Builder
 	b.WriteString(status)
 	if stderr != "" {
 		fmt.Fprintf(&b, "\nstderr (last %d KiB):\n%s", StderrTail>>10, stderr)
 	}
 	if stdout != "" {
-		b.WriteString("\nstdout:\n")
+		if c.merged {
+			b.WriteString("\noutput:\n")
+		} else {
+			b.WriteString("\nstdout:\n")
+		}
 		b.WriteString(stdout)
 	}
 	return b.String()
@@ -168,6 +180,19 @@ func (ids CallIDs) environ() []string {
 		}
 	}
 	return env
+}
+
+// locked serialises the writes of a program's stdout and stderr into one
+// writer.
+type locked struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *locked) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // capped keeps the first max bytes written and counts the rest, so a

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/spec"
@@ -57,12 +58,13 @@ func RunModule(ctx context.Context, dir, module string, args []string, opts ...O
 	if problem := modulePath(c.dir, module); problem != "" {
 		return errorf("%s", problem)
 	}
-	c.set = []string{"PYTHONPATH=" + c.dir}
+	c.set = append(c.set, "PYTHONPATH="+c.dir)
 	return c.exec(ctx, append([]string{proc.Interpreters[".py"][0], "-m", module}, args...))
 }
 
 // scriptTool is the command tool a script or module runs as: the skill's
-// folder (absolute) as working folder, the default timeout, opts applied.
+// folder (absolute) as SKILL_DIR and, without WithWorkspace, working
+// folder, the default timeout, opts applied.
 func scriptTool(dir string, opts []Option) *Tool {
 	c := &Tool{name: ScriptToolName, kind: spec.RunCommand, timeout: DefaultTimeout, trusted: true, lookupEnv: os.LookupEnv}
 	for _, o := range opts {
@@ -72,6 +74,7 @@ func scriptTool(dir string, opts []Option) *Tool {
 	if abs, err := filepath.Abs(dir); err == nil {
 		c.dir = abs
 	}
+	c.set = append(c.set, "SKILL_DIR="+c.dir)
 	return c
 }
 
@@ -144,4 +147,26 @@ func ScriptPath(dir, script string) (string, string) {
 		return "", fmt.Sprintf("%q is not a file", script)
 	}
 	return full, ""
+}
+
+// RunShell runs command through /bin/sh -c in dir (the run's workspace,
+// also the base of a relative program) under a command tool's rules: the
+// minimal environment plus FSD_RUN_ID and FSD_CALL_ID, timeout, the
+// output cap, the whole process group killed when it ends. Its stderr
+// goes with its stdout, in the order written: a shell user reads both.
+// name is the tool the result's messages name.
+func RunShell(ctx context.Context, name, dir, command string, timeout time.Duration, opts ...Option) Result {
+	c := &Tool{name: name, kind: spec.RunCommand, timeout: timeout, trusted: true, lookupEnv: os.LookupEnv, merged: true}
+	for _, o := range opts {
+		o(c)
+	}
+	c.dir = dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		c.dir = abs
+	}
+	c.work = c.dir
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	return c.exec(ctx, []string{"/bin/sh", "-c", command})
 }

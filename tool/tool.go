@@ -69,6 +69,11 @@ func WithRefusal(advice string) Option { return func(t *Tool) { t.advice = advic
 // secret the cut would split is masked whole, not left in part.
 func WithMask(f func(string) string) Option { return func(t *Tool) { t.mask = f } }
 
+// WithWorkspace sets the run's workspace: the working folder of the
+// programs the tool starts ("" is the skill's folder). A program named by
+// a relative path is still the skill's.
+func WithWorkspace(dir string) Option { return func(t *Tool) { t.work = dir } }
+
 // WithLookupEnv sets where a command's environment comes from (default
 // os.LookupEnv); tests use it to pin the environment.
 func WithLookupEnv(f func(string) (string, bool)) Option {
@@ -82,6 +87,8 @@ type Tool struct {
 	input             *Input
 
 	dir       string
+	work      string // the working folder of its programs; "" is dir
+	merged    bool   // stderr goes with stdout (the Bash tool)
 	argv      []*tmpl.Template
 	timeout   time.Duration
 	env       []string
@@ -98,8 +105,9 @@ type Tool struct {
 
 // Compile prepares t for calls: it compiles the input schema (nil means
 // any object; for state and store tools, the {key, value} they take) and
-// parses every template once. dir is the skill's folder: a command's cwd
-// and the base of a relative argv[0].
+// parses every template once. dir is the skill's folder: the base of a
+// relative argv[0], given to the program as SKILL_DIR, and its working
+// folder unless WithWorkspace names another.
 func Compile(t spec.Tool, dir string, opts ...Option) (*Tool, error) {
 	c := &Tool{
 		name: t.Name, description: t.Description, kind: t.Run.Kind,
@@ -114,6 +122,7 @@ func Compile(t spec.Tool, dir string, opts ...Option) (*Tool, error) {
 		// absolute dir keeps it from being resolved twice.
 		c.dir = abs
 	}
+	c.set = append(c.set, "SKILL_DIR="+c.dir)
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}

@@ -181,8 +181,39 @@ func TestEnvironmentIsMinimal(t *testing.T) {
 	if strings.Contains(got.Text, "hunter2") || !strings.Contains(got.Text, "PATH=") {
 		t.Errorf("env printed %q; want PATH and no secret", got.Text)
 	}
-	if lines := strings.Count(got.Text, "\n"); lines != 2 {
-		t.Errorf("env has %d variables, want 2 (PATH, HOME):\n%s", lines, got.Text)
+	// SKILL_DIR is fsd's, like FSD_CALL_ID (which a call outside a run
+	// does not have).
+	if lines := strings.Count(got.Text, "\n"); lines != 3 || !strings.Contains(got.Text, "SKILL_DIR="+dir+"\n") {
+		t.Errorf("env has %d variables, want 3 (PATH, HOME, SKILL_DIR=%s):\n%s", lines, dir, got.Text)
+	}
+}
+
+// A command runs in the run's workspace; a program named by a relative
+// path is still the skill's, and the skill's folder is SKILL_DIR.
+func TestCommandRunsInTheWorkspace(t *testing.T) {
+	dir := skillDir(t)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "input.txt"), []byte("the user's file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		argv []string
+		want string
+	}{
+		{"working folder", []string{"sh", "-c", `pwd; cat input.txt`}, ws + "\nthe user's file"},
+		{"SKILL_DIR", []string{"sh", "-c", `printf %s "$SKILL_DIR"`}, dir},
+		{"relative program from the skill", []string{"./scripts/hello.sh", "ann"}, "hello ann from " + filepath.Base(ws)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tl, err := Compile(command(tt.argv...), dir, WithWorkspace(ws))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tl.Call(context.Background(), nil, nil); got.IsError || got.Text != tt.want {
+				t.Errorf("got %+v, want %q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -80,6 +80,14 @@ type Attempt struct {
 	// the run cannot be reached.
 	Approve         spec.Approve  `json:"approve,omitempty"`
 	ApprovalTimeout time.Duration `json:"approval-timeout,omitempty"`
+	// Workspace is the run's workspace folder, absolute: where the
+	// worker's programs run and its built-in tools' files are. A worker
+	// on another machine uses the same path there (a shared folder).
+	Workspace string `json:"workspace,omitempty"`
+	// Builtins are the built-in tools (spec.WorkspaceTools) the worker is
+	// offered: the workflow's tools: for the default worker, those of
+	// them its agent lists for an agent.
+	Builtins []string `json:"builtins,omitempty"`
 }
 
 // Name is the attempt's generator name, which prefixes its call ids:

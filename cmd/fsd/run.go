@@ -52,6 +52,9 @@ type runFlags struct {
 	// strict fails the run on a skipped skill or an MCP server that
 	// cannot start (engine.Options.Strict).
 	strict bool
+	// workspace is the run's workspace folder ("": the workflow's
+	// workspace:, else a fresh folder in the run record).
+	workspace string
 }
 
 // resumeHint is the command that resumes an interrupted run.
@@ -116,6 +119,7 @@ func newRunCmd() *cobra.Command {
 	addNATSFlag(cmd, &f)
 	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans (traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the run after this long, e.g. 5m (default: no limit)")
+	cmd.Flags().StringVar(&f.workspace, "workspace", "", "the run's workspace `DIR`: where skills' programs run and the built-in tools' files are (default: the workflow's workspace:, else a fresh folder in the run record)")
 	addDurabilityFlag(cmd, &f)
 	addApprovalFlags(cmd, &f)
 	addStrictFlag(cmd, &f)
@@ -345,7 +349,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Repla
 		meta["nats"] = redactURL(f.nats)
 	}
 	pr, err := prepare(path, f, engine.Options{Sink: sink, RunsDir: runsDirOr(f.runsDir, filepath.Dir(path)), Logger: logger, Resume: journal, Meta: meta, Force: f.force,
-		Durability: durability, Approve: mode, ApprovalTimeout: f.approvalTimeout, Strict: f.strict}, stderr)
+		Durability: durability, Approve: mode, ApprovalTimeout: f.approvalTimeout, Strict: f.strict, Workspace: f.workspace}, stderr)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,33 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/fsdrun/fsd/tool"
+)
+
+// Bash's time bounds, in Claude Code's unit (milliseconds) on the wire.
+const (
+	DefaultBashTimeout = 120 * time.Second
+	MaxBashTimeout     = 600 * time.Second
+)
+
+func (t *Tool) bash(ctx context.Context, args json.RawMessage) tool.Result {
+	var a struct {
+		Command string `json:"command"`
+		Timeout int64  `json:"timeout"`
+	}
+	if bad := decode(args, &a); bad != nil {
+		return *bad
+	}
+	if a.Command == "" {
+		return failf("command is empty; give a command line such as ls -la")
+	}
+	timeout := DefaultBashTimeout
+	if a.Timeout > 0 {
+		timeout = min(time.Duration(a.Timeout)*time.Millisecond, MaxBashTimeout)
+	}
+	return tool.RunShell(ctx, Bash, t.ws.dir, a.Command, timeout, t.opts...)
+}

@@ -1,0 +1,328 @@
+package workspace
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/fsdrun/fsd/tool"
+)
+
+// Bounds of Glob and Grep.
+const (
+	// MaxGlobResults is how many paths Glob lists.
+	MaxGlobResults = 1000
+	// MaxGrepFileBytes: larger files are skipped by Grep.
+	MaxGrepFileBytes = 10 << 20
+	// maxVisit bounds the entries one search walks, so a workspace that
+	// holds a whole disk answers in bounded time.
+	maxVisit = 200_000
+)
+
+// errStop ends a walk early.
+var errStop = errors.New("stop")
+
+// search is a walk of the files under a place, in lexical order,
+// skipping .git folders.
+type search struct {
+	t     *Tool
+	p     place
+	root  *os.Root
+	seen  int
+	cut   bool // the walk stopped at maxVisit
+	shown func(name string) string
+}
+
+// startSearch places dir ("" is the workspace) for a reading tool.
+func (t *Tool) startSearch(dir string) (*search, *tool.Result) {
+	if dir == "" {
+		dir = "."
+	}
+	p, err := t.ws.resolve(dir, t.readOnly(), true)
+	if err != nil {
+		r := fail(err)
+		return nil, &r
+	}
+	root, err := p.open()
+	if err != nil {
+		r := fail(t.ws.explain(p, err))
+		return nil, &r
+	}
+	s := &search{t: t, p: p, root: root, shown: func(name string) string { return place{root: p.root, name: name, readOnly: p.readOnly}.shown() }}
+	if _, err := root.Stat(p.name); err != nil {
+		root.Close()
+		r := fail(t.ws.explain(p, err))
+		return nil, &r
+	}
+	return s, nil
+}
+
+// walk calls f for each file under the place: its name in the root and
+// its path relative to the place.
+func (s *search) walk(f func(name, rel string) error) error {
+	err := fs.WalkDir(s.root.FS(), s.p.name, func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if name == s.p.name {
+				return err
+			}
+			return nil // an unreadable folder is skipped, not the search
+		}
+		if s.seen++; s.seen > maxVisit {
+			s.cut = true
+			return errStop
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" && name != s.p.name {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		rel := name
+		if s.p.name != "." {
+			rel = strings.TrimPrefix(strings.TrimPrefix(name, s.p.name), "/")
+			if rel == "" {
+				rel = path.Base(name) // the place is this one file
+			}
+		}
+		return f(name, rel)
+	})
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// note is what a search says after its results when the walk was cut.
+func (s *search) note() string {
+	if !s.cut {
+		return ""
+	}
+	return fmt.Sprintf("[search stopped after %d entries: give a narrower path]\n", maxVisit)
+}
+
+// badGlob checks a glob pattern's syntax.
+func badGlob(pattern string) error {
+	for _, seg := range strings.Split(pattern, "/") {
+		if _, err := path.Match(seg, ""); err != nil {
+			return fmt.Errorf("glob %q is malformed (a [ without ]?); use *, ?, [abc] and ** between slashes", pattern)
+		}
+	}
+	return nil
+}
+
+// globMatch reports whether name (slash-separated) matches pattern,
+// where ** stands for any number of folders, none included.
+func globMatch(pattern, name string) bool {
+	return matchSegs(strings.Split(pattern, "/"), strings.Split(name, "/"))
+}
+
+func matchSegs(pat, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := 0; i <= len(name); i++ {
+				if matchSegs(pat[1:], name[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], name[0]); !ok {
+			return false
+		}
+		pat, name = pat[1:], name[1:]
+	}
+	return len(name) == 0
+}
+
+func (t *Tool) glob(_ context.Context, args json.RawMessage) tool.Result {
+	var a struct {
+		Pattern string `json:"pattern"`
+		Path    string `json:"path"`
+	}
+	if bad := decode(args, &a); bad != nil {
+		return *bad
+	}
+	pattern := strings.TrimPrefix(path.Clean(a.Pattern), "./")
+	if a.Pattern == "" || path.IsAbs(pattern) {
+		return failf("pattern %q: give a glob relative to the folder searched, such as **/*.py, and the folder as path", a.Pattern)
+	}
+	if err := badGlob(pattern); err != nil {
+		return fail(err)
+	}
+	s, bad := t.startSearch(a.Path)
+	if bad != nil {
+		return *bad
+	}
+	defer s.root.Close()
+	var found []string
+	more := 0
+	err := s.walk(func(name, rel string) error {
+		if globMatch(pattern, rel) {
+			if len(found) < MaxGlobResults {
+				found = append(found, s.shown(name))
+			} else {
+				more++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(t.ws.explain(s.p, err))
+	}
+	if len(found) == 0 {
+		return tool.Result{Text: "No files match " + a.Pattern + "\n" + s.note()}
+	}
+	text := strings.Join(found, "\n") + "\n"
+	if more > 0 {
+		text += fmt.Sprintf("[%d more match; give a narrower pattern or path]\n", more)
+	}
+	return tool.Result{Text: text + s.note()}
+}
+
+func (t *Tool) grep(_ context.Context, args json.RawMessage) tool.Result {
+	var a struct {
+		Pattern    string `json:"pattern"`
+		Path       string `json:"path"`
+		Glob       string `json:"glob"`
+		OutputMode string `json:"output_mode"`
+		Fold       bool   `json:"-i"`
+		Numbers    *bool  `json:"-n"`
+		HeadLimit  int    `json:"head_limit"`
+	}
+	if bad := decode(args, &a); bad != nil {
+		return *bad
+	}
+	expr := a.Pattern
+	if a.Fold {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return failf("pattern %q is not a valid regular expression (RE2 syntax): %s", a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	if a.Glob != "" {
+		if err := badGlob(a.Glob); err != nil {
+			return fail(err)
+		}
+	}
+	mode := a.OutputMode
+	if mode == "" {
+		mode = "files_with_matches"
+	}
+	numbers := a.Numbers == nil || *a.Numbers
+	s, bad := t.startSearch(a.Path)
+	if bad != nil {
+		return *bad
+	}
+	defer s.root.Close()
+	var b strings.Builder
+	entries, skipped := 0, 0
+	full := func() bool { return a.HeadLimit > 0 && entries >= a.HeadLimit || b.Len() > tool.MaxOutputBytes }
+	err = s.walk(func(name, rel string) error {
+		if a.Glob != "" && !grepGlob(a.Glob, rel) {
+			return nil
+		}
+		n, err := s.grepFile(name, re, func(line int, text string) bool {
+			if mode == "content" {
+				if len(text) > MaxLineChars {
+					text = cutUTF8(text, MaxLineChars) + " [line cut]"
+				}
+				if numbers {
+					fmt.Fprintf(&b, "%s:%d:%s\n", s.shown(name), line, text)
+				} else {
+					fmt.Fprintf(&b, "%s:%s\n", s.shown(name), text)
+				}
+				entries++
+				return !full()
+			}
+			return mode == "count" // files_with_matches needs one
+		})
+		if err != nil {
+			skipped++
+			return nil
+		}
+		if n > 0 {
+			switch mode {
+			case "files_with_matches":
+				fmt.Fprintf(&b, "%s\n", s.shown(name))
+				entries++
+			case "count":
+				fmt.Fprintf(&b, "%s:%d\n", s.shown(name), n)
+				entries++
+			}
+		}
+		if full() {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return fail(t.ws.explain(s.p, err))
+	}
+	if b.Len() == 0 {
+		return tool.Result{Text: "No matches\n" + s.note()}
+	}
+	if full() {
+		fmt.Fprintf(&b, "[stopped at %d results]\n", entries)
+	}
+	return tool.Result{Text: b.String() + s.note()}
+}
+
+// grepGlob is Grep's file filter: a glob without a slash matches a
+// file's name at any depth (as ripgrep's --glob does), one with a slash
+// its path from the folder searched.
+func grepGlob(glob, rel string) bool {
+	if !strings.Contains(glob, "/") {
+		ok, _ := path.Match(glob, path.Base(rel))
+		return ok
+	}
+	return globMatch(glob, rel)
+}
+
+// errSkip marks a file Grep does not search (binary, too large).
+var errSkip = errors.New("skipped")
+
+// grepFile calls hit for each line of name that re matches, while hit
+// says to go on; it returns how many lines matched.
+func (s *search) grepFile(name string, re *regexp.Regexp, hit func(line int, text string) bool) (int, error) {
+	f, err := s.root.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > MaxGrepFileBytes {
+		return 0, errSkip
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	if head, _ := br.Peek(sniffBytes); binary(head) {
+		return 0, errSkip
+	}
+	n := 0
+	for line := 1; ; line++ {
+		text, err := br.ReadString('\n')
+		if text == "" && err != nil {
+			break
+		}
+		text = strings.TrimRight(text, "\r\n")
+		if re.MatchString(text) {
+			n++
+			if !hit(line, text) {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,149 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Workspace is a run's workspace folder.
+type Workspace struct {
+	dir string // absolute and clean
+	// real is dir with its symlinks resolved (/tmp → /private/tmp): an
+	// absolute path a program printed may name either.
+	real string
+}
+
+// Open returns the workspace at dir, creating the folder when it does
+// not exist. dir is made absolute.
+func Open(dir string) (*Workspace, error) {
+	if dir == "" {
+		return nil, errors.New("workspace: no folder given")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("workspace %s is not a folder", abs)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		real = abs
+	}
+	return &Workspace{dir: abs, real: real}, nil
+}
+
+// Dir is the workspace folder, absolute.
+func (w *Workspace) Dir() string { return w.dir }
+
+// place is where a path given to a tool lies: the folder (workspace or a
+// read-only one) and the name inside it, slash-separated, "." for the
+// folder itself.
+type place struct {
+	root     string
+	name     string
+	readOnly bool
+}
+
+// shown is the path as the tool's answers name it: relative for the
+// workspace, absolute for a read-only folder.
+func (p place) shown() string {
+	if !p.readOnly {
+		return p.name
+	}
+	return filepath.Join(p.root, filepath.FromSlash(p.name))
+}
+
+// resolve places path for a tool: relative to the workspace, or
+// absolute inside the workspace or (when the tool only reads) inside one
+// of readOnly. What it returns is checked only lexically; the os.Root the
+// caller opens the place with refuses symlinks that lead out.
+func (w *Workspace) resolve(path string, readOnly []string, reading bool) (place, error) {
+	if path == "" {
+		return place{}, errors.New("the path is empty; give a path relative to the workspace, such as notes.txt")
+	}
+	if !filepath.IsAbs(path) {
+		clean := filepath.Clean(filepath.FromSlash(path))
+		if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+			return place{}, w.outside(path, reading)
+		}
+		return place{root: w.dir, name: filepath.ToSlash(clean)}, nil
+	}
+	for _, base := range []string{w.dir, w.real} {
+		if rel, ok := within(base, path); ok {
+			return place{root: base, name: rel}, nil
+		}
+	}
+	if reading {
+		for _, ro := range readOnly {
+			real, err := filepath.EvalSymlinks(ro)
+			if err != nil {
+				real = ro
+			}
+			for _, base := range []string{ro, real} {
+				if rel, ok := within(base, path); ok {
+					return place{root: base, name: rel, readOnly: true}, nil
+				}
+			}
+		}
+	}
+	return place{}, w.outside(path, reading)
+}
+
+// within reports whether path (absolute) lies in base and where.
+func within(base, path string) (string, bool) {
+	rel, err := filepath.Rel(base, filepath.Clean(path))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// outside is the error of a path that leaves the workspace.
+func (w *Workspace) outside(path string, reading bool) error {
+	also := ""
+	if reading {
+		also = " (or, to read, inside a loaded skill's folder)"
+	}
+	return fmt.Errorf("%q is outside the workspace %s: give a path relative to the workspace, or an absolute path inside it%s", path, w.dir, also)
+}
+
+// open opens p's folder as an os.Root: every file of a call is reached
+// through it, so a symlink cannot lead out.
+func (p place) open() (*os.Root, error) {
+	return os.OpenRoot(p.root)
+}
+
+// explain turns an error of a file operation into words the model can
+// act on: an escape through a symlink names the workspace.
+func (w *Workspace) explain(p place, err error) error {
+	var pe *fs.PathError
+	switch {
+	case strings.HasSuffix(err.Error(), "path escapes from parent"):
+		// os.Root's refusal (its error value is not exported), however
+		// deep in the operation it came.
+		if p.readOnly {
+			return fmt.Errorf("%s leads outside the folder %s (a symlink or ..); it cannot be read", p.shown(), p.root)
+		}
+		return fmt.Errorf("%s leads outside the workspace %s (a symlink or ..): only files inside it can be used", p.shown(), w.dir)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist", p.shown())
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: permission denied", p.shown())
+	}
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", p.shown(), pe.Err)
+	}
+	return err
+}
