@@ -75,10 +75,7 @@ func offeredBuiltins(workflow []string, agent *spec.Agent) []string {
 // folder, which temp says to remove when the run ends.
 func (r *Run) workspaceDir(recordDir string) (dir string, temp bool, err error) {
 	if j := r.opts.Resume; j != nil && j.Summary.Workspace != "" {
-		if r.opts.Workspace != "" && filepath.Clean(absPath(r.opts.Workspace)) != j.Summary.Workspace {
-			return "", false, fmt.Errorf("%w: the run works in %s; a resume cannot move it to %s", ErrNotResumable, j.Summary.Workspace, r.opts.Workspace)
-		}
-		return j.Summary.Workspace, false, nil
+		return j.Summary.Workspace, false, nil // New refused another
 	}
 	switch {
 	case r.opts.Workspace != "":
@@ -90,6 +87,16 @@ func (r *Run) workspaceDir(recordDir string) (dir string, temp bool, err error) 
 	}
 	dir, err = os.MkdirTemp("", "fsd-workspace-")
 	return dir, true, err
+}
+
+// resumeWorkspace refuses a resume asked to work in another folder than
+// the one its run.json records.
+func resumeWorkspace(opts Options) error {
+	j := opts.Resume
+	if j == nil || j.Summary.Workspace == "" || opts.Workspace == "" || absPath(opts.Workspace) == j.Summary.Workspace {
+		return nil
+	}
+	return fmt.Errorf("%w: the run works in %s; a resume cannot move it to %s", ErrNotResumable, j.Summary.Workspace, opts.Workspace)
 }
 
 // openWorkspace opens the run's workspace (creating it) and hands it to

@@ -202,6 +202,9 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		}
 		opts.Seed = (*[32]byte)(b)
 		opts.RunID = opts.Resume.Summary.ID
+		if err := resumeWorkspace(opts); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Rand == nil {
 		if opts.Seed == nil {
