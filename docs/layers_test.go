@@ -32,7 +32,7 @@ var layers = []layer{
 	{name: "providers", packages: []string{"model/..."}, imports: []string{"leaf", "providers"}},
 	{name: "records", packages: []string{"event", "transcript", "schemas"}, imports: []string{"leaf"}},
 	{name: "spec", packages: []string{"spec"}, imports: []string{"leaf", "confinement", "records"}},
-	{name: "parts", packages: []string{"artifact", "board", "supply", "visibility", "tool", "mcptool", "trust", "runrecord", "mcpserve", "work", "approval"},
+	{name: "parts", packages: []string{"artifact", "board", "supply", "visibility", "tool", "mcptool", "trust", "runrecord", "mcpserve", "work", "approval", "workspace"},
 		imports: []string{"leaf", "confinement", "records", "spec", "parts"}},
 	{name: "engine", packages: []string{"engine"}, imports: []string{"leaf", "confinement", "records", "spec", "parts"}},
 	{name: "transports", packages: []string{"natsboard"}, imports: []string{"leaf", "confinement", "records", "spec", "parts"}},

@@ -54,6 +54,8 @@ func (tb *toolbox) builtins(names []string, readOnly func() []string) []skillToo
 // offeredBuiltins are the built-in tools an agent's worker is offered:
 // the default worker gets the workflow's tools:, an agent those of them
 // it lists. A skill cannot widen what the workflow offers.
+//
+// T8: the built-ins are the workflow's to offer.
 func offeredBuiltins(workflow []string, agent *spec.Agent) []string {
 	if agent == nil {
 		return slices.Clone(workflow)

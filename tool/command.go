@@ -54,6 +54,8 @@ func (c *Tool) runCommand(ctx context.Context, in map[string]any) Result {
 
 // exec runs argv (no shell) in the workspace (without one, the skill's
 // folder) with the tool's environment, timeout and output caps.
+//
+// J9: the workspace is the working folder, the skill's is SKILL_DIR.
 func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	name := argv[0]
 	if name == "" {

@@ -5,8 +5,9 @@
 // A call never fails with a Go error: bad arguments, a schema violation, a
 // missing binary, a non-zero exit, a timeout or a flood of output all come
 // back as a Result marked IsError or Truncated, stated in words the model
-// can act on. Command tools run argv directly (no shell), in the skill's
-// folder, with a minimal environment, a timeout that kills the whole
+// can act on. Command tools run argv directly (no shell), in the run's
+// workspace (WithWorkspace) with the skill's folder as SKILL_DIR and the
+// base of a relative program, with a minimal environment, a timeout that kills the whole
 // process group, stdout capped at 1 MiB and the tail of stderr kept
 // (started by internal/proc, as scripts and MCP servers are). A
 // command tool compiled WithTrust(false) never starts a process: every

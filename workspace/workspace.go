@@ -69,6 +69,8 @@ func (p place) shown() string {
 // absolute inside the workspace or (when the tool only reads) inside one
 // of readOnly. What it returns is checked only lexically; the os.Root the
 // caller opens the place with refuses symlinks that lead out.
+//
+// T7: paths are the workspace's, read-only the skills' folders.
 func (w *Workspace) resolve(path string, readOnly []string, reading bool) (place, error) {
 	if path == "" {
 		return place{}, errors.New("the path is empty; give a path relative to the workspace, such as notes.txt")

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tokens"
 )
 
 // fixture is a workspace with a few files, a folder beside it that is not
@@ -252,5 +254,26 @@ func TestNamesMatchSpec(t *testing.T) {
 		if Effect(n) {
 			t.Errorf("%s is an effect", n)
 		}
+	}
+}
+
+// docs/workspace.md states what each definition costs in tokens, counted
+// as request events count a tool: name, description and input schema.
+func TestDefinitionCostInDocs(t *testing.T) {
+	b, err := os.ReadFile("../docs/workspace.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range Names() {
+		d := Def(n)
+		c := tokens.Count(d.Name) + tokens.Count(d.Description) + tokens.Count(string(d.Parameters))
+		total += c
+		if row := fmt.Sprintf("| `%s` | %d |", n, c); !strings.Contains(string(b), row) {
+			t.Errorf("docs/workspace.md lacks the row %q", row)
+		}
+	}
+	if row := fmt.Sprintf("| all six | %d |", total); !strings.Contains(string(b), row) {
+		t.Errorf("docs/workspace.md lacks the row %q", row)
 	}
 }

@@ -40,7 +40,7 @@ tools:
   - name: mark
     description: Mark a task as done in marks.log.
     input: {type: object, properties: {id: {type: string}}, required: [id]}
-    run: {command: [sh, -c, 'printf "%s\n" "$1" >> marks.log; printf "marked %s" "$1"', mark, "{{.id}}"]}
+    run: {command: [sh, -c, 'printf "%s\n" "$1" >> "$SKILL_DIR/marks.log"; printf "marked %s" "$1"', mark, "{{.id}}"]}
 agents:
   stepper:
     prompt: Mark your task.

@@ -24,7 +24,8 @@ type Program struct {
 	Argv []string
 	// Root is the skill's folder, absolute.
 	Root string
-	// Dir is the working folder; "" is Root.
+	// Dir is the working folder: the run's workspace, which a sandbox
+	// makes writable; "" is Root.
 	Dir string
 	// Env names the variables passed from LookupEnv besides PATH and HOME.
 	Env []string
