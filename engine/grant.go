@@ -16,7 +16,7 @@ import (
 // A15: allowed-tools grants only while its skill is loaded (a worker's:
 // its agent's skill), and only when that skill is trusted.
 func (tb *toolbox) grantOf(skills []*spec.Skill, c model.ToolCall, t skillTool) runrecord.Grant {
-	call := approval.Call{Name: c.Name, Args: c.Args}
+	call := approval.Call{Name: c.Name, Args: c.Args, Workspace: tb.workDir()}
 	if m, ok := t.callable.(*mcptool.Tool); ok {
 		call.Server, call.Remote = m.Server(), m.Remote()
 	}

@@ -205,7 +205,9 @@ func (h *hostEnv) command(name string) (bool, bool) {
 
 func (h *hostEnv) approval(c model.ToolCall) approval.Tool {
 	if t, ok := h.builtin(c.Name); ok {
-		return t.approval(nil)
+		a := t.approval(nil)
+		a.Grant = h.mgr.box.grantOf(h.mgr.loadedSkills(), c, t)
+		return a
 	}
 	if c.Name == runScriptDef.Name {
 		// A script is its skill's: the skill's policy (and the

@@ -55,7 +55,9 @@ func (w *workerEnv) approval(c model.ToolCall) approval.Tool {
 		return approval.Tool{}
 	}
 	a := t.approval(w.skill)
-	a.Grant = w.box.grantOf([]*spec.Skill{w.skill}, c, t)
+	if w.skill != nil { // the default worker has no skill to grant
+		a.Grant = w.box.grantOf([]*spec.Skill{w.skill}, c, t)
+	}
 	return a
 }
 

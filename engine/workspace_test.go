@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
@@ -245,5 +246,36 @@ func TestWorkerBuiltins(t *testing.T) {
 		if got := string(readFile(t, filepath.Join(res.Workspace, name))); got != want {
 			t.Errorf("%s = %q", name, got)
 		}
+	}
+}
+
+// A loaded, trusted skill's allowed-tools grants the built-in calls it
+// names (Bash(echo *)); others still ask under approve: always.
+func TestAllowedToolsGrantBuiltins(t *testing.T) {
+	s := skill("ops", "1.0.0", spec.ChannelInline)
+	s.AllowedTools = []string{"Bash(echo *)", "Write(notes/**)"}
+	p := builtinProject(s)
+	p.Workflow.Approve = spec.ApproveAlways
+	res, m, _, err := runWith(t, p, Options{RunsDir: t.TempDir(), ApprovalTimeout: time.Millisecond},
+		read("ops"),
+		call("Bash", map[string]string{"command": "echo granted"}),
+		call("Bash", map[string]string{"command": "touch asked"}),
+		call("Write", map[string]string{"file_path": "notes/a.md", "content": "granted"}),
+		say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	if got := lastResult(reqs[2]); got.IsError || !strings.HasSuffix(got.Text, "granted\n") {
+		t.Errorf("Bash(echo *) granted: the model read %+v", got)
+	}
+	if got := lastResult(reqs[3]); !got.IsError {
+		t.Errorf("a command allowed-tools does not name ran without asking: %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(res.Workspace, "asked")); err == nil {
+		t.Error("the command that needed approval ran")
+	}
+	if got := lastResult(reqs[4]); got.IsError {
+		t.Errorf("Write(notes/**) granted: the model read %+v", got)
 	}
 }
