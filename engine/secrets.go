@@ -26,13 +26,15 @@ func skillSecrets(s *spec.Skill) []string {
 	for _, t := range s.Tools {
 		names = append(names, t.Run.Env...)
 	}
+	var values []string
 	for _, m := range s.MCP {
 		names = append(names, m.Env...)
 		for _, v := range m.Headers {
 			names = append(names, v)
 		}
+		names = append(names, m.Vars()...)
+		values = append(values, m.Literals()...)
 	}
-	var values []string
 	for _, n := range names {
 		if n == "PATH" || n == "HOME" {
 			continue

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -162,8 +163,12 @@ func (s *server) command() (*mcp.CommandTransport, error) {
 		return nil, fmt.Errorf("not started: the skill's folder %s is not trusted to run commands. "+
 			"Only skills under the workflow's folder or a --trust folder may; to allow this one, run fsd with --trust %s", dir, dir)
 	}
-	p := proc.Program{Argv: s.cfg.Command, Root: dir, Dir: s.pool.workspace(), Env: s.cfg.Env, LookupEnv: s.pool.lookupEnv,
-		Set: []string{"SKILL_DIR=" + dir}}
+	argv, set, err := s.expanded()
+	if err != nil {
+		return nil, err
+	}
+	p := proc.Program{Argv: argv, Root: dir, Dir: s.pool.workspace(), Env: s.cfg.Env, LookupEnv: s.pool.lookupEnv,
+		Set: append([]string{"SKILL_DIR=" + dir}, set...)}
 	if s.cfg.Cwd != "" {
 		p.Dir = filepath.Join(dir, filepath.FromSlash(s.cfg.Cwd))
 	}
@@ -174,6 +179,42 @@ func (s *server) command() (*mcp.CommandTransport, error) {
 	cmd.Stderr = s.stderr
 	s.cmd = cmd
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, nil
+}
+
+// expand reads ${VAR} and ${VAR:-default} in a .mcp.json server's value
+// from the environment the pool was given.
+func (s *server) expand(v string) (string, error) {
+	out, err := spec.Expand(v, s.pool.lookupEnv)
+	if err != nil {
+		return "", fmt.Errorf("%w (%s)", err, s.cfg.From)
+	}
+	return out, nil
+}
+
+// expanded is a stdio server's argv and the variables it is given by
+// value: as written for a manifest's server, expanded for a .mcp.json's.
+func (s *server) expanded() ([]string, []string, error) {
+	if !s.cfg.Expand {
+		return s.cfg.Command, nil, nil
+	}
+	argv := make([]string, len(s.cfg.Command))
+	for i, a := range s.cfg.Command {
+		v, err := s.expand(a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("not started: %w", err)
+		}
+		argv[i] = v
+	}
+	var set []string
+	for name, v := range s.cfg.EnvValues {
+		v, err := s.expand(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("not started: env %s: %w", name, err)
+		}
+		set = append(set, name+"="+v)
+	}
+	sort.Strings(set)
+	return argv, set, nil
 }
 
 // http prepares a Streamable HTTP session. Header values come from the
@@ -193,13 +234,31 @@ func (s *server) http() (*mcp.StreamableClientTransport, error) {
 		}
 		h.Set(name, v)
 	}
+	endpoint := s.cfg.URL
+	if s.cfg.Expand {
+		// As for headers: an untrusted manifest could name any secret
+		// and any url.
+		if vars := s.cfg.Vars(); len(vars) > 0 && !s.pool.trusted(s.skill) {
+			return nil, fmt.Errorf("not connected: the skill's folder %s is not trusted, and the server's url or headers in %s take environment variable %s; run fsd with --trust %s to allow it", s.skill.Dir, s.cfg.From, strings.Join(vars, ", "), s.skill.Dir)
+		}
+		var err error
+		if endpoint, err = s.expand(endpoint); err != nil {
+			return nil, fmt.Errorf("not connected: url: %w", err)
+		}
+		for name, v := range s.cfg.HeaderValues {
+			if v, err = s.expand(v); err != nil {
+				return nil, fmt.Errorf("not connected: header %s: %w", name, err)
+			}
+			h.Set(name, v)
+		}
+	}
 	s.cmd = nil
-	u, err := url.Parse(s.cfg.URL)
+	u, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("not connected: url %q: %v", s.cfg.URL, err)
+		return nil, fmt.Errorf("not connected: url %q: %v", endpoint, err)
 	}
 	return &mcp.StreamableClientTransport{
-		Endpoint:             s.cfg.URL,
+		Endpoint:             endpoint,
 		HTTPClient:           &http.Client{Transport: headers{h: h, origin: origin(u), base: s.pool.transport}},
 		DisableStandaloneSSE: true, // fsd asks; it needs no server-initiated messages
 		MaxRetries:           2,

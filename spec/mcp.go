@@ -42,6 +42,17 @@ type MCPServer struct {
 	// Approve is the approval policy of the server's tools; "" defers to
 	// the skill's and the workflow's.
 	Approve Approve `json:"approve,omitempty"`
+	// From is the Claude Code .mcp.json the server was read from ("":
+	// the manifest). Such a server's Command, URL, EnvValues and
+	// HeaderValues may hold ${VAR} and ${VAR:-default} (Expand), read
+	// from the environment when it starts.
+	From string `json:"from,omitempty"`
+	// Expand says the values may hold ${VAR}.
+	Expand bool `json:"-"`
+	// EnvValues are variables given to the server by value, after Env.
+	EnvValues map[string]string `json:"-"`
+	// HeaderValues are HTTP headers given by value, after Headers.
+	HeaderValues map[string]string `json:"-"`
 }
 
 // Stdio reports whether the server is a local program (else HTTP).
@@ -75,6 +86,10 @@ var (
 const MCPToolPrefix = "mcp__"
 
 func decodeMCP(d *decoder, n *yaml.Node, s *Skill) {
+	if n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		decodeMCPJSON(d, n, s)
+		return
+	}
 	var holder Node
 	for _, p := range d.pairs(n, &holder) {
 		m := MCPServer{Name: p.key}
