@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -14,11 +15,11 @@ var readOn = regexp.MustCompile(`\n?\[(?:bytes|section cut|lines)[^\]]*offset=(\
 // followCat pages through an artifact with tool's get (artifact_read
 // cat, artifact_md text), following each answer's note, and returns what
 // it read.
-func followCat(t *testing.T, s *Store, tool, get, h string, off int) string {
+func followCat(t *testing.T, sf surface, s *Store, tool, get, h string, off int) string {
 	t.Helper()
 	var got strings.Builder
 	for range 100 {
-		text, err := callText(t, s, tool, fmt.Sprintf(`{"get":%q,"handle":%q,"offset":%d}`, get, h, off))
+		text, _, err := sf.call(s, tool, json.RawMessage(fmt.Sprintf(`{"get":%q,"handle":%q,"offset":%d}`, get, h, off)), allLoaded)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,18 +39,24 @@ func followCat(t *testing.T, s *Store, tool, get, h string, off int) string {
 }
 
 // Cut answers say where to read on, and reading on loses nothing.
-func TestReadOnNotes(t *testing.T) {
+func TestReadOnNotes(t *testing.T) { forSurfaces(t, testReadOnNotes) }
+
+func testReadOnNotes(t *testing.T, sf surface) {
+	callText := func(_ testing.TB, s *Store, tool, args string) (string, error) {
+		text, _, err := sf.call(s, tool, json.RawMessage(args), allLoaded)
+		return text, err
+	}
 	for _, eol := range []string{"\n", "\r\n"} {
 		t.Run(strconv.Quote(eol), func(t *testing.T) {
 			doc := bytes.ReplaceAll(skillDoc(75<<10), []byte("\n"), []byte(eol))
 			s := NewStore(seeded(1))
 			h := mustSpool(t, s, "big", "1.0.0", string(doc), "", nil)
 
-			if got := followCat(t, s, ToolRead, "cat", h, 0); got != string(doc) {
+			if got := followCat(t, sf, s, ToolRead, "cat", h, 0); got != string(doc) {
 				t.Errorf("paging with artifact_read get=cat read %d bytes, want the %d of the body", len(got), len(doc))
 			}
 			e := s.byHandle[h]
-			if got, want := followCat(t, s, ToolMD, "text", h, 0), e.body.plainText(); got != want {
+			if got, want := followCat(t, sf, s, ToolMD, "text", h, 0), e.body.plainText(); got != want {
 				t.Errorf("paging with artifact_md get=text read %d bytes, want %d", len(got), len(want))
 			}
 

@@ -26,10 +26,14 @@ type args struct {
 	Language   string  `json:"language"`
 	Index      int     `json:"index"`
 	Depth      *int    `json:"depth"`
+	// named says the call came through the named surface, whose tool
+	// names the answers' notes use.
+	named bool
 }
 
-// Call runs the reader tool name (ToolMD or ToolRead) with the model's
-// JSON arguments; their get selects the operation.
+// Call runs the reader tool name with the model's JSON arguments: a
+// compact tool (ToolMD or ToolRead), whose get selects the operation, or a
+// tool of the named surface (NamedTools), which is one.
 // loaded reports whether a skill is loaded now: a handle of a skill that
 // is not loaded (or of no skill) is an error, like an unknown one (H2). A
 // kept tool result that is work (KeepResult) is readable at any time.
@@ -53,7 +57,7 @@ func (s *Store) Call(name string, raw json.RawMessage, loaded func(skillID strin
 	if err != nil {
 		return "", "", err
 	}
-	label := o.tool + " " + o.get
+	label := o.label(a.named)
 	s.mu.Lock()
 	e, ok := s.byHandle[a.Handle]
 	s.mu.Unlock()
@@ -70,6 +74,9 @@ func (s *Store) Call(name string, raw json.RawMessage, loaded func(skillID strin
 		}
 	}
 	if o.tool == ToolMD && d.md == nil {
+		if a.named {
+			return "", e.skillID, fmt.Errorf("%s reads markdown, and %s is not markdown; use %s, %s or %s", o.named, d.name, a.call("head"), a.call("grep"), a.call("cat"))
+		}
 		return "", e.skillID, fmt.Errorf("%s reads markdown, and %s is not markdown; use %s (get head, grep or cat)", ToolMD, d.name, ToolRead)
 	}
 	out, err := o.run(d, a)
@@ -79,10 +86,10 @@ func (s *Store) Call(name string, raw json.RawMessage, loaded func(skillID strin
 	return out, e.skillID, nil
 }
 
-// parseArgs decodes raw into args for the operation its get selects,
-// accepting only that operation's arguments, and turns decoding errors
-// into sentences naming the argument. Its errors name the tool, and the
-// operation once known.
+// parseArgs decodes raw into args for the operation tool is (a named
+// tool) or its get selects (a compact one), accepting only that
+// operation's arguments, and turns decoding errors into sentences naming
+// the argument. Its errors name the tool, and the operation once known.
 func parseArgs(tool string, raw json.RawMessage) (*op, *args, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -95,12 +102,16 @@ func parseArgs(tool string, raw json.RawMessage) (*op, *args, error) {
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, nil, fmt.Errorf("%s: arguments must be a JSON object", tool)
 	}
-	o, err := selectOp(tool, fields["get"])
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", tool, err)
+	o, named := findNamed(tool), true
+	if o == nil {
+		var err error
+		named = false
+		if o, err = selectOp(tool, fields["get"]); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", tool, err)
+		}
 	}
-	label := tool + " " + o.get
-	allowed := map[string]bool{"handle": true, "path": true, "get": true}
+	label := o.label(named)
+	allowed := map[string]bool{"handle": true, "path": true, "get": !named}
 	for _, p := range o.params {
 		allowed[p.name] = true
 	}
@@ -113,13 +124,19 @@ func parseArgs(tool string, raw json.RawMessage) (*op, *args, error) {
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		names := make([]string, 0, len(allowed))
-		for k := range allowed {
-			names = append(names, k)
+		for k, ok := range allowed {
+			if ok {
+				names = append(names, k)
+			}
 		}
 		sort.Strings(names)
-		return nil, nil, fmt.Errorf("%s: unknown argument %s; arguments of get %q are: %s", label, quoteAll(unknown), o.get, strings.Join(names, ", "))
+		of := fmt.Sprintf("get %q", o.get)
+		if named {
+			of = o.named
+		}
+		return nil, nil, fmt.Errorf("%s: unknown argument %s; arguments of %s are: %s", label, quoteAll(unknown), of, strings.Join(names, ", "))
 	}
-	a := &args{}
+	a := &args{named: named}
 	if err := json.Unmarshal(raw, a); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {

@@ -1,8 +1,11 @@
 // Package artifact keeps skill bodies and their resource files as
-// artifacts a model reads in pieces, and implements the two reader tools
-// that page through them: artifact_md (markdown parts: headings, section,
-// code, …) and artifact_read (any artifact: head, tail, cat, grep, size),
-// each with a selector argument, get.
+// artifacts a model reads in pieces, and implements the reader operations
+// that page through them, on two surfaces over one implementation: the
+// compact one, two tools with a selector argument get — artifact_md
+// (markdown parts: headings, section, code, …) and artifact_read (any
+// artifact: head, tail, cat, grep, size) — and the named one, a tool per
+// operation (artifact_md_headings, artifact_cat, …), which costs more
+// tokens per request and asks the model for no selector.
 //
 // A body is spooled once per (skill id, version) under an unguessable
 // handle and parsed once, at spool time, with goldmark into an index:

@@ -40,6 +40,9 @@ func FuzzReaders(f *testing.F) {
 			"cat":     {``, `"offset":3,"limit":2`},
 		}
 		for _, o := range ops {
+			if o.tool == "" {
+				continue // a part of a compact get, which callNamed calls
+			}
 			variants := sets[o.get]
 			if variants == nil {
 				variants = []string{``}
@@ -50,15 +53,17 @@ func FuzzReaders(f *testing.F) {
 					args += "," + v
 				}
 				args += "}"
-				out, skill, err := s.Call(o.tool, json.RawMessage(args), allLoaded)
-				if err != nil && strings.HasPrefix(err.Error(), "internal error") {
-					t.Fatalf("%s %s: %v", o.tool, args, err)
-				}
-				if skill != "fuzz" {
-					t.Fatalf("%s %s: skillID %q", o.tool, args, skill)
-				}
-				if len(out) > MaxOutput+300 {
-					t.Fatalf("%s %s: answer of %d bytes exceeds the bound", o.tool, args, len(out))
+				for _, sf := range surfaces {
+					out, skill, err := sf.call(s, o.tool, json.RawMessage(args), allLoaded)
+					if err != nil && strings.HasPrefix(err.Error(), "internal error") {
+						t.Fatalf("%s %s: %v", o.tool, args, err)
+					}
+					if skill != "fuzz" {
+						t.Fatalf("%s %s: skillID %q", o.tool, args, skill)
+					}
+					if len(out) > MaxOutput+300 {
+						t.Fatalf("%s %s: answer of %d bytes exceeds the bound", o.tool, args, len(out))
+					}
 				}
 			}
 		}

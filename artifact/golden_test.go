@@ -107,7 +107,7 @@ var extraCalls = map[string][]call{
 
 // runCalls spools body and renders every call's answer as the golden
 // text: a header per call, then the answer or the error.
-func runCalls(t *testing.T, body []byte, calls []call) string {
+func runCalls(t *testing.T, sf surface, body []byte, calls []call) string {
 	t.Helper()
 	s := NewStore(seeded(1))
 	h, err := s.Spool("corpus", "1.0.0", body, "", nil)
@@ -117,7 +117,7 @@ func runCalls(t *testing.T, body []byte, calls []call) string {
 	var out strings.Builder
 	for _, c := range calls {
 		args := withHandle(t, c.args, h)
-		text, skill, err := s.Call(c.tool, args, allLoaded)
+		text, skill, err := sf.call(s, c.tool, args, allLoaded)
 		if skill != "corpus" {
 			t.Errorf("%s %s: skillID = %q, want corpus", c.tool, c.args, skill)
 		}
@@ -160,8 +160,10 @@ func TestReadersGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := runCalls(t, body, append(append([]call(nil), commonCalls...), extraCalls[name]...))
-			golden.CheckString(t, filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".md")+".golden"), got)
+			forSurfaces(t, func(t *testing.T, sf surface) {
+				got := runCalls(t, sf, body, append(append([]call(nil), commonCalls...), extraCalls[name]...))
+				golden.CheckString(t, filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".md")+".golden"), got)
+			})
 		})
 	}
 }
@@ -169,6 +171,10 @@ func TestReadersGolden(t *testing.T) {
 // CRLF files must read like LF files: no reader but artifact_read get=cat shows a
 // "\r", and the line-based answers equal those of the LF twin.
 func TestCRLFReadsLikeLF(t *testing.T) {
+	forSurfaces(t, testCRLFReadsLikeLF)
+}
+
+func testCRLFReadsLikeLF(t *testing.T, sf surface) {
 	crlf, err := os.ReadFile("testdata/corpus/crlf.md")
 	if err != nil {
 		t.Fatal(err)
@@ -186,14 +192,14 @@ func TestCRLFReadsLikeLF(t *testing.T) {
 		{"artifact_read", `{"get": "tail", "lines": 2}`},
 		{"artifact_read", `{"get": "grep", "pattern": "^Line .*\\.$", "context": 1}`},
 	}
-	got, want := runCalls(t, crlf, calls), runCalls(t, lf, calls)
+	got, want := runCalls(t, sf, crlf, calls), runCalls(t, sf, lf, calls)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CRLF answers differ from LF (-lf +crlf):\n%s", diff)
 	}
 	// size counts the carriage returns as bytes, never as lines.
 	lines := regexp.MustCompile(`, \d+ lines,`)
 	size := []call{{"artifact_read", `{"get": "size"}`}}
-	if c, l := lines.FindString(runCalls(t, crlf, size)), lines.FindString(runCalls(t, lf, size)); c == "" || c != l {
+	if c, l := lines.FindString(runCalls(t, sf, crlf, size)), lines.FindString(runCalls(t, sf, lf, size)); c == "" || c != l {
 		t.Errorf("size of the CRLF file says %q, of the LF file %q", c, l)
 	}
 	if strings.Contains(got, "\r") {

@@ -76,7 +76,7 @@ func head(d *doc, a *args) (string, error) {
 	var sb strings.Builder
 	last := d.writeLines(&sb, 1, min(n, total))
 	if last < total {
-		writeLineNote(&sb, d, 1, last, total)
+		writeLineNote(&sb, d, a, 1, last, total)
 	}
 	return sb.String(), nil
 }
@@ -103,21 +103,21 @@ func tail(d *doc, a *args) (string, error) {
 	var sb strings.Builder
 	last := d.writeLines(&sb, from, total)
 	if from > 1 || last < total {
-		writeLineNote(&sb, d, from, last, total)
+		writeLineNote(&sb, d, a, from, last, total)
 	}
 	return sb.String(), nil
 }
 
-func writeLineNote(sb *strings.Builder, d *doc, from, last, total int) {
+func writeLineNote(sb *strings.Builder, d *doc, a *args, from, last, total int) {
 	if last < from {
 		// Not even one whole line fitted.
-		fmt.Fprintf(sb, "[line %d is longer than %d bytes and was cut; read it with artifact_read get=cat offset=%d]\n", from, MaxOutput, d.lines[from-1])
+		fmt.Fprintf(sb, "[line %d is longer than %d bytes and was cut; read it with %s offset=%d]\n", from, MaxOutput, a.call("cat"), d.lines[from-1])
 		return
 	}
 	fmt.Fprintf(sb, "[lines %d-%d of %d", from, last, total)
 	if last < total {
 		next := d.lines[last]
-		fmt.Fprintf(sb, "; read on with artifact_read get=cat offset=%d", next)
+		fmt.Fprintf(sb, "; read on with %s offset=%d", a.call("cat"), next)
 	}
 	sb.WriteString("]\n")
 }
@@ -206,7 +206,7 @@ func cat(d *doc, a *args) (string, error) {
 	}
 	// Convert only the page (plus a rune's slack), not the whole artifact.
 	chunk := string(d.src[off:min(off+limit+utf8.UTFMax, len(d.src))])
-	return page(chunk, 0, limit, catTool, off, len(d.src)), nil
+	return page(chunk, 0, limit, a.call("cat"), off, len(d.src)), nil
 }
 
 func limitArg(a *args) (int, error) {
@@ -218,12 +218,6 @@ func limitArg(a *args) (int, error) {
 	}
 	return *a.Limit, nil
 }
-
-// catTool and mdTextTool name the call that reads on in a page's note.
-const (
-	catTool    = ToolRead + " get=cat"
-	mdTextTool = ToolMD + " get=text"
-)
 
 // page returns s[offset:offset+limit], moved to rune boundaries, with a
 // note when more follows. s may be a window of a larger text: base is
@@ -258,8 +252,21 @@ func validPrefix(s string, n int) string {
 	return s[:n]
 }
 
-// size answers what artifact_byte_length, artifact_line_count and
-// artifact_estimate_tokens answered one at a time.
-func size(d *doc, _ *args) (string, error) {
-	return fmt.Sprintf("%d bytes, %d lines, %d tokens (%s)", len(d.src), lineCount(d), d.tokenCount(), tokens.Encoding), nil
+// size answers the three counts at once: what byteLength, lineTotal and
+// estimateTokens answer one at a time on the named surface.
+func size(d *doc, a *args) (string, error) {
+	parts := make([]string, 0, 3)
+	for _, f := range []func(*doc, *args) (string, error){byteLength, lineTotal, estimateTokens} {
+		p, _ := f(d, a)
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+func byteLength(d *doc, _ *args) (string, error) { return fmt.Sprintf("%d bytes", len(d.src)), nil }
+
+func lineTotal(d *doc, _ *args) (string, error) { return fmt.Sprintf("%d lines", lineCount(d)), nil }
+
+func estimateTokens(d *doc, _ *args) (string, error) {
+	return fmt.Sprintf("%d tokens (%s)", d.tokenCount(), tokens.Encoding), nil
 }

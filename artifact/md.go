@@ -12,21 +12,21 @@ import (
 
 // The markdown readers answer from the index built at spool time.
 
-func mdHeadings(d *doc, _ *args) (string, error) {
+func mdHeadings(d *doc, a *args) (string, error) {
 	if len(d.md.headings) == 0 {
 		return "no headings", nil
 	}
-	return headingList(d.md.headings), nil
+	return headingList(d.md.headings, a), nil
 }
 
 // headingList renders headings as "line: ## text", bounded.
-func headingList(hs []heading) string {
+func headingList(hs []heading, a *args) string {
 	var sb strings.Builder
 	sb.Grow(min(len(hs), MaxListed) * 32)
 	for i, h := range hs {
 		t := clip(h.text, MaxLineShown)
 		if i == MaxListed || sb.Len()+len(t)+16 > MaxOutput-100 {
-			fmt.Fprintf(&sb, "[%d of %d headings shown; use artifact_read get=grep to find the rest]\n", i, len(hs))
+			fmt.Fprintf(&sb, "[%d of %d headings shown; use %s to find the rest]\n", i, len(hs), a.call("grep"))
 			break
 		}
 		// Written piecewise: this list is the readers' hottest answer.
@@ -64,7 +64,7 @@ func mdSection(d *doc, a *args) (string, error) {
 		if len(d.md.headings) == 0 {
 			return "", fmt.Errorf("no heading %q: %s has no headings", clip(query, 200), d.name)
 		}
-		return "", fmt.Errorf("no heading %q. The headings are:\n%s", clip(query, 200), strings.TrimSuffix(headingList(d.md.headings), "\n"))
+		return "", fmt.Errorf("no heading %q. The headings are:\n%s", clip(query, 200), strings.TrimSuffix(headingList(d.md.headings, a), "\n"))
 	}
 	var h heading
 	switch {
@@ -90,7 +90,7 @@ func mdSection(d *doc, a *args) (string, error) {
 		// body has lost its "\r"s; find the cut's offset in the source.
 		off := h.start + cut + strings.Count(body[:cut], "\n")*crlf(d)
 		sb.WriteString(body[:cut])
-		fmt.Fprintf(&sb, "\n[section cut at %d of %d bytes; read on with artifact_read get=cat offset=%d]", cut, len(body), off)
+		fmt.Fprintf(&sb, "\n[section cut at %d of %d bytes; read on with %s offset=%d]", cut, len(body), a.call("cat"), off)
 		return sb.String(), nil
 	}
 	sb.WriteString(body)
@@ -156,7 +156,7 @@ func candidateList(cands []heading) string {
 	return sb.String()
 }
 
-func mdFrontMatter(d *doc, _ *args) (string, error) {
+func mdFrontMatter(d *doc, a *args) (string, error) {
 	if !d.md.hasFront {
 		return "no front matter", nil
 	}
@@ -167,7 +167,7 @@ func mdFrontMatter(d *doc, _ *args) (string, error) {
 	if len(fm) > MaxOutput {
 		// Offsets in the note are the body's: the block starts after "---\n".
 		start := bytes.IndexByte(d.src, '\n') + 1
-		return page(fm, 0, MaxOutput, catTool, start, start+len(fm)), nil
+		return page(fm, 0, MaxOutput, a.call("cat"), start, start+len(fm)), nil
 	}
 	return fm, nil
 }
@@ -224,7 +224,7 @@ func mdCodeBlocks(d *doc, a *args) (string, error) {
 		if sb.Len()+blk.Len() > MaxOutput {
 			if i == 0 {
 				off := d.lines[max(c.line-1, 0)]
-				return validPrefix(blk.String(), MaxOutput-200) + fmt.Sprintf("\n[block cut at %d bytes; it starts at line %d: read on with artifact_read get=cat offset=%d]", MaxOutput-200, c.line, off), nil
+				return validPrefix(blk.String(), MaxOutput-200) + fmt.Sprintf("\n[block cut at %d bytes; it starts at line %d: read on with %s offset=%d]", MaxOutput-200, c.line, a.call("cat"), off), nil
 			}
 			fmt.Fprintf(&sb, "[%d of %d blocks shown; pass index to read block %d and on]\n", i, len(picked), first+i+1)
 			return sb.String(), nil
@@ -247,7 +247,7 @@ func longestRun(s string, c byte) int {
 	return best
 }
 
-func mdLinks(d *doc, _ *args) (string, error) {
+func mdLinks(d *doc, a *args) (string, error) {
 	if len(d.md.links) == 0 {
 		return "no links", nil
 	}
@@ -262,10 +262,10 @@ func mdLinks(d *doc, _ *args) (string, error) {
 			lines[i] = fmt.Sprintf("%d: [%s](%s%s)", l.line, l.text, l.url, titleSuffix(l.title))
 		}
 	}
-	return boundedList(lines, "links"), nil
+	return boundedList(lines, "links", a), nil
 }
 
-func mdImages(d *doc, _ *args) (string, error) {
+func mdImages(d *doc, a *args) (string, error) {
 	if len(d.md.images) == 0 {
 		return "no images", nil
 	}
@@ -273,7 +273,7 @@ func mdImages(d *doc, _ *args) (string, error) {
 	for i, im := range d.md.images {
 		lines[i] = fmt.Sprintf("%d: ![%s](%s%s)", im.line, im.alt, im.url, titleSuffix(im.title))
 	}
-	return boundedList(lines, "images"), nil
+	return boundedList(lines, "images", a), nil
 }
 
 func titleSuffix(t string) string {
@@ -283,12 +283,12 @@ func titleSuffix(t string) string {
 	return fmt.Sprintf(" %q", t)
 }
 
-func boundedList(lines []string, what string) string {
+func boundedList(lines []string, what string, a *args) string {
 	var sb strings.Builder
 	for i, l := range lines {
 		l = clip(l, MaxLineShown) + "\n"
 		if i == MaxListed || sb.Len()+len(l) > MaxOutput-100 {
-			fmt.Fprintf(&sb, "[%d of %d %s shown; use artifact_read get=grep to find the rest]\n", i, len(lines), what)
+			fmt.Fprintf(&sb, "[%d of %d %s shown; use %s to find the rest]\n", i, len(lines), what, a.call("grep"))
 			break
 		}
 		sb.WriteString(l)
@@ -308,7 +308,7 @@ func mdText(d *doc, a *args) (string, error) {
 	if t == "" {
 		return "(no text)", nil
 	}
-	return page(t, a.Offset, limit, mdTextTool, 0, len(t)), nil
+	return page(t, a.Offset, limit, a.call("text"), 0, len(t)), nil
 }
 
 // astNode is the JSON shape of one node of the markdown tree.

@@ -125,10 +125,19 @@ func TestResources(t *testing.T) {
 		{"artifact_read", `references\api.md`, `,"get":"cat"`, `ERROR: artifact_read cat: resource path "references\\api.md" must be a relative slash path inside the skill folder`},
 		{"artifact_read", "SKILL.md", `,"get":"cat"`, `ERROR: artifact_read cat: skill weekly has no resource "SKILL.md"; its resources are: abs-escape.txt, data.csv, dirlink/secret.txt, escape.txt, inside-link.md, missing.md, references, references/api.md, scripts/run.sh`},
 	}
-	for _, tt := range tests {
+	forSurfaces(t, func(t *testing.T, sf surface) {
+		for _, tt := range tests {
+			testResource(t, sf, s, h, tt.tool, tt.path, tt.extra, tt.want)
+		}
+	})
+}
+
+func testResource(t *testing.T, sf surface, s *Store, h, tool, path, extra, want string) {
+	tt := struct{ tool, path, extra, want string }{tool, path, extra, want}
+	{
 		t.Run(tt.tool+" "+tt.path, func(t *testing.T) {
 			args := fmt.Sprintf(`{"handle":%q,"path":%q%s}`, h, tt.path, tt.extra)
-			text, skill, err := s.Call(tt.tool, json.RawMessage(args), allLoaded)
+			text, skill, err := sf.call(s, tt.tool, json.RawMessage(args), allLoaded)
 			got := text
 			if err != nil {
 				got = "ERROR: " + err.Error()

@@ -191,6 +191,9 @@ func TestConcurrentUse(t *testing.T) {
 				t.Error(err)
 			}
 			for _, o := range ops {
+				if o.tool == "" {
+					continue // a part of a compact get, which callNamed calls
+				}
 				args := fmt.Sprintf(`{"get":%q,"handle":%q}`, o.get, h)
 				switch o.get {
 				case "section":
@@ -198,8 +201,10 @@ func TestConcurrentUse(t *testing.T) {
 				case "grep":
 					args = fmt.Sprintf(`{"get":"grep","handle":%q,"pattern":"thing"}`, h)
 				}
-				if _, err := callText(t, s, o.tool, args); err != nil {
-					t.Errorf("%s %s: %v", o.tool, o.get, err)
+				for _, sf := range surfaces {
+					if _, _, err := sf.call(s, o.tool, json.RawMessage(args), allLoaded); err != nil {
+						t.Errorf("%s: %s %s: %v", sf.name, o.tool, o.get, err)
+					}
 				}
 			}
 		})
