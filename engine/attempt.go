@@ -81,6 +81,7 @@ func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.
 	agentName := bt.Agent()
 	gd := d.gen
 	gd.maxResult = t.Limits.MaxResultTokens
+	gd.readers, gd.shed = t.Limits.Readers, t.Limits.WindowShed
 	gd.durability = durability
 	g := &generator{
 		genDeps: gd, model: d.model, tr: tr, env: w, name: t.Name(), recName: transcriptName(t.Task, max(t.Number, 1)),

@@ -67,7 +67,7 @@ func (hb *hostBoard) attempt(t *board.Task, deps []board.DepResult, skill *spec.
 		Run: hb.ev.runID, Task: t.ID, Number: max(t.Attempts, 1), Goal: t.Goal, Input: t.Input, Deps: deps,
 		Assignee: t.Assignee, Model: hb.cat.modelFor(agent, false), Durability: wd.gen.durability,
 		Limits: work.Limits{MaxSteps: wd.limits.MaxSteps, MaxTranscriptMessages: wd.limits.MaxTranscriptMessages,
-			MaxResultTokens: wd.limits.MaxResultTokens},
+			MaxResultTokens: wd.limits.MaxResultTokens, Readers: wd.gen.readers, WindowShed: wd.gen.shed},
 	}
 	if a.MaxSteps > 0 {
 		at.Limits.MaxSteps = a.MaxSteps
@@ -88,7 +88,7 @@ func (hb *hostBoard) attempt(t *board.Task, deps []board.DepResult, skill *spec.
 			// quotes of skills disabled or changed since without the quote.
 			// (The host is blocked in runBoard, so its loaded set is stable
 			// here.)
-			at.Turns = reclaim(at.Turns, hb.host)
+			at.Turns = reclaim(at.Turns, hb.host, readersOf(hb.host.readers))
 		}
 	}
 	// The agent's timeout goes with the task; the run's own deadline

@@ -83,6 +83,9 @@ type genDeps struct {
 	// secrets are masked in every tool result, response and error as it
 	// comes in (the toolbox's set); nil masks nothing.
 	secrets *redact.Set
+	// readers and shed are the workflow's readers: and window-shed:.
+	readers spec.Readers
+	shed    spec.WindowShed
 }
 
 // generator is one LLM tool-call loop with its own transcript.
@@ -481,13 +484,14 @@ func (g *generator) request(step int) *model.Request { return g.assemble(step).R
 func (g *generator) assemble(step int) runrecord.Sent {
 	c := g.caller
 	c.Step = step
-	window, spans := g.tr.WindowSpans(g.maxMessages)
-	msgs := reclaim(window, g.env)
+	window, spans := g.tr.WindowSpans(g.maxMessages, shedOf(g.shed))
+	rs := readersOf(g.readers)
+	msgs := reclaim(window, g.env, rs)
 	return runrecord.Sent{
 		Request: &model.Request{
 			Context:  g.env.contextBlock(),
 			Messages: msgs,
-			Tools:    withReaders(g.env.tools(), msgs, &g.kept),
+			Tools:    withReaders(g.env.tools(), msgs, &g.kept, rs),
 			Caller:   c,
 			OnText:   g.streamText,
 			OnReset:  g.streamReset,
@@ -569,7 +573,7 @@ func (g *generator) clock() time.Time {
 // artifact with a one-line stub (H4), results kept as artifacts with
 // their preview, and drops a context line's quote of a skill that was
 // disabled or changed since (C8). It copies the window only when it must.
-func reclaim(window []model.Message, k keeper) []model.Message {
+func reclaim(window []model.Message, k keeper, rs readerSurface) []model.Message {
 	var out []model.Message
 	for i, m := range window {
 		stub := m.Artifact != "" && !k.loaded(m.Artifact)
@@ -587,7 +591,7 @@ func reclaim(window []model.Message, k keeper) []model.Message {
 		case stale:
 			out[i].Text, out[i].Quotes = unquote(m.Text), ""
 		default:
-			out[i].Text = spoolPreview(m)
+			out[i].Text = spoolPreview(m, rs)
 		}
 	}
 	if out == nil {

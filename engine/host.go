@@ -36,6 +36,8 @@ type hostEnv struct {
 	gen    *generator // the host's generator, to tell replayed work
 	// builtins are the built-in tools the workflow's tools: offers.
 	builtins []skillTool
+	// readers is the workflow's reader surface.
+	readers spec.Readers
 }
 
 // builtin finds an offered built-in tool by name.
@@ -144,7 +146,7 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 	b.WriteString("</loaded_skills>\n")
 	for _, l := range h.mgr.loaded {
 		if l.channel == spec.ChannelHandle {
-			b.WriteString("Handle skills' instructions are not shown: read them with artifact_md and artifact_read, passing the skill's handle (and path: a resource file relative to the skill folder). Start with artifact_md get=headings.\n")
+			b.WriteString(readersOf(h.readers).howTo + "\n")
 			break
 		}
 	}
@@ -174,7 +176,7 @@ func (h *hostEnv) tools() []model.ToolDef {
 	}
 	for _, l := range h.mgr.loaded {
 		if l.channel == spec.ChannelHandle {
-			out = append(out, readerDefs()...)
+			out = append(out, readersOf(h.readers).defs()...)
 			break
 		}
 	}

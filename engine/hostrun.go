@@ -21,6 +21,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 	h := &hostEnv{log: r.log, tr: tr, mgr: newManager(managerDeps{
 		cat: r.cat, arts: r.arts, box: r.box, emit: r.ev.emit, channel: r.wf.Channel, preview: r.wf.Preview, max: r.limits.MaxLoadedSkills,
 	})}
+	h.readers = r.wf.Readers
 	if r.wf.Host != nil {
 		h.prompt = r.wf.Host.Prompt
 	}
@@ -71,7 +72,7 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 func (r *Run) genDeps() genDeps {
 	return genDeps{runID: r.ID, emit: r.ev.emit, acct: r.acct, tokens: r.tokens, log: r.log, rec: r.rec, now: r.now,
 		arts: r.arts, maxResult: r.limits.MaxResultTokens, noCache: r.wf.NoCache, obs: r.opts.Observer,
-		durability: r.opts.Durability, appr: r.appr, secrets: r.box.secrets}
+		durability: r.opts.Durability, appr: r.appr, secrets: r.box.secrets, readers: r.wf.Readers, shed: r.wf.WindowShed}
 }
 
 // FirstRequest assembles the host's first request without calling the

@@ -152,7 +152,7 @@ func TestReclaimDropsStaleQuotes(t *testing.T) {
 		{Role: model.Context, Text: "[fsd context] skill aa 1.0.0 is the active skill again (read again; nothing new loaded)"},
 	}
 	orig := append([]model.Message(nil), window...)
-	got := reclaim(window, quoteKeeper{"aa": "1.0.0", "bb": "2.0.0"}) // bb changed, cc disabled
+	got := reclaim(window, quoteKeeper{"aa": "1.0.0", "bb": "2.0.0"}, compactReaders) // bb changed, cc disabled
 	want := []string{
 		orig[0].Text,
 		evict + "[fsd context] loaded skill bb 1.0.0 (read; channel inline)",

@@ -46,7 +46,7 @@ func (g *generator) spool(m model.Message, journaled string) (string, error) {
 }
 
 // spoolPreview is what a request carries for a kept result.
-func spoolPreview(m model.Message) string {
+func spoolPreview(m model.Message, rs readerSurface) string {
 	head := m.Text
 	if i := nthIndex(head, '\n', previewLines); i >= 0 {
 		head = head[:i]
@@ -62,8 +62,8 @@ func spoolPreview(m model.Message) string {
 		lines++
 	}
 	return fmt.Sprintf("[result kept as artifact %s: %d bytes, %d lines; the first %d bytes follow. "+
-		"Page through the rest with artifact_read (get cat with offset, grep, head or tail) and this handle.]\n%s\n[… %d more bytes in artifact %s]",
-		m.Spool, len(m.Text), lines, len(head), head, len(m.Text)-len(head), m.Spool)
+		"%s]\n%s\n[… %d more bytes in artifact %s]",
+		m.Spool, len(m.Text), lines, len(head), rs.paging, head, len(m.Text)-len(head), m.Spool)
 }
 
 // nthIndex returns the index of the n-th sep in s, or -1.
@@ -83,7 +83,7 @@ func nthIndex(s string, sep byte, n int) int {
 // has seen a kept result (kept, or one in window now) when its tools lack
 // them (no handle skill is loaded), so the model can page through it: the
 // handle stays readable for the whole run, in the window or not.
-func withReaders(tools []model.ToolDef, window []model.Message, kept *bool) []model.ToolDef {
+func withReaders(tools []model.ToolDef, window []model.Message, kept *bool, rs readerSurface) []model.ToolDef {
 	for _, m := range window {
 		if m.Spool != "" {
 			*kept = true
@@ -98,5 +98,5 @@ func withReaders(tools []model.ToolDef, window []model.Message, kept *bool) []mo
 			return tools
 		}
 	}
-	return append(tools[:len(tools):len(tools)], readerDefs()...)
+	return append(tools[:len(tools):len(tools)], rs.defs()...)
 }

@@ -3,15 +3,13 @@ package engine
 import (
 	"sync"
 
-	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/tokens"
 )
 
 // The reader and board tool definitions never change: build them once.
 var (
-	readerDefs = sync.OnceValue(artifact.Tools)
-	boardDefs  = sync.OnceValue(board.Tools)
+	boardDefs = sync.OnceValue(board.Tools)
 )
 
 // The token-count cache's bounds: past either it starts over, which

@@ -40,6 +40,8 @@ const (
 // The values of each enumerated key, in the order the schemas list them.
 var (
 	channelValues     = []string{string(ChannelHandle), string(ChannelInline), string(ChannelAuto)}
+	readersValues     = []string{string(ReadersCompact), string(ReadersNamed)}
+	shedValues        = []string{string(ShedHalf), string(ShedOldest)}
 	approveValues     = []string{string(ApproveAlways), string(ApproveNever), string(ApproveFirst)}
 	durabilityValues  = []string{string(DurabilityStep), string(DurabilityEffects)}
 	onInterruptValues = []string{string(OnInterruptRetry), string(OnInterruptFail)}
@@ -93,6 +95,8 @@ func Facts() []Fact {
 	out := []Fact{
 		{wf, "channel", string(ChannelAuto), anys(channelValues)},
 		{wf, "preview", DefaultPreview, nil},
+		{wf, "readers", string(ReadersCompact), anys(readersValues)},
+		{wf, "window-shed", string(ShedHalf), anys(shedValues)},
 		{wf, "approve", string(ApproveNever), anys(approveValues)},
 		{wf, "cache", cacheOn, []any{cacheOn, cacheOff, true, false}},
 		{wf, "durability", string(DurabilityStep), anys(durabilityValues)},

@@ -502,6 +502,10 @@ type Workflow struct {
 	Tools []string `json:"tools,omitempty"`
 	// ToolsPos holds the position of each element of Tools.
 	ToolsPos []diag.Pos `json:"-"`
+	// Readers and WindowShed choose the reader tools' surface and how the
+	// window sheds; empty: compact and half.
+	Readers    Readers    `json:"readers,omitempty"`
+	WindowShed WindowShed `json:"window-shed,omitempty"`
 	// Approve is the default approval policy of tools that act outside
 	// fsd (commands, MCP tools, scripts) when neither the tool nor its
 	// skill sets one.

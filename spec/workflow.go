@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "preview", "workspace", "tools", "approve", "cache", "durability", "strict", "limits", "prices", "board", "host", "tasks", "input"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "preview", "readers", "window-shed", "workspace", "tools", "approve", "cache", "durability", "strict", "limits", "prices", "board", "host", "tasks", "input"}
 	limitsKeys   = append(limitKeys(), "agents")
 	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
 	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
@@ -80,6 +80,12 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			w.Workspace, _ = str(f.v)
 		case "tools":
 			decodeWorkflowTools(d, f, w)
+		case "readers":
+			s, _ := str(f.v)
+			w.Readers = Readers(s)
+		case "window-shed":
+			s, _ := str(f.v)
+			w.WindowShed = WindowShed(s)
 		case "approve":
 			w.Approve = decodeApprove(d, f.v)
 		case "cache":

@@ -56,5 +56,8 @@ func FuzzWindow(f *testing.F) {
 		if err := checkWindow(msgs, max, x.Window(msgs, max)); err != nil {
 			t.Fatalf("%d messages, max %d: %v", len(msgs), max, err)
 		}
+		if err := checkOldest(msgs, max, x.WindowOldest(msgs, max)); err != nil {
+			t.Fatalf("oldest: %d messages, max %d: %v", len(msgs), max, err)
+		}
 	})
 }

@@ -44,6 +44,10 @@ type Index struct {
 	trim     bool
 	from     int
 	fromTurn int
+
+	// head is the user message the last window begins with when it is
+	// not a suffix of whole turns (spans reads it).
+	head int
 }
 
 // LowWater is where a window that must shed messages goes down to: half
@@ -142,6 +146,7 @@ func (x *Index) Window(msgs []model.Message, max int) []model.Message {
 	// message belongs to a group that starts after it, so those groups are
 	// contiguous up to end.
 	g := min(searchTail(x.groups, end-(max-1), max), end)
+	x.head = cur
 	w := make([]model.Message, 0, 1+end-g)
 	w = append(w, msgs[cur])
 	return append(w, msgs[g:end]...)
@@ -183,9 +188,38 @@ func (x *Index) WindowLow(msgs []model.Message, max, low int) []model.Message {
 			g = min(searchTail(x.groups, end-(max-1), max), end)
 		}
 	}
-	x.held, x.trim, x.from, x.fromTurn = true, true, g, cur
+	x.held, x.trim, x.from, x.fromTurn, x.head = true, true, g, cur, cur
 	w := make([]model.Message, 0, 1+end-g)
 	w = append(w, msgs[cur])
+	return append(w, msgs[g:end]...)
+}
+
+// WindowOldest is Window shedding one group at a time (W1 with
+// window-shed: oldest): the most messages that fit max, the oldest group
+// leaving first. A window that begins inside a turn keeps that turn's user
+// message ahead of its newest groups, so it still starts at a user message
+// and never splits a group (W2). No hysteresis: past the cap the window's
+// first message moves on with every group added. The cost is Window's
+// plus a search of the turns (W4).
+func (x *Index) WindowOldest(msgs []model.Message, max int) []model.Message {
+	end := x.end()
+	if max < 1 || len(x.turns) == 0 || len(msgs) < end {
+		return nil
+	}
+	// The earliest whole turn that fits, and the earliest group that fits
+	// behind a user message; whichever begins earlier keeps more.
+	lo := end - (max - 1)
+	if lo <= x.turns[0] {
+		lo = x.turns[0] + 1 // a group behind the first user message
+	}
+	s := searchTail(x.turns, end-max, max)
+	g := min(searchTail(x.groups, lo, max), end)
+	if s <= g {
+		return msgs[s:end:end]
+	}
+	x.head = x.turns[sort.SearchInts(x.turns, g)-1]
+	w := make([]model.Message, 0, 1+end-g)
+	w = append(w, msgs[x.head])
 	return append(w, msgs[g:end]...)
 }
 
@@ -224,7 +258,7 @@ type Span struct {
 
 // spans returns the positions in msgs of w, a window just returned by
 // Window or WindowLow: one span when it is a suffix of whole turns, two
-// when it is the current turn's user message and the newest groups. A run
+// when it is a turn's user message and the newest groups. A run
 // record keeps these instead of the messages, so a request can be rebuilt
 // from the transcript without storing it again.
 func (x *Index) spans(msgs, w []model.Message) []Span {
@@ -235,9 +269,9 @@ func (x *Index) spans(msgs, w []model.Message) []Span {
 	if s := end - len(w); s >= 0 && &msgs[s] == &w[0] {
 		return []Span{{s, end}} // a suffix shares msgs' array
 	}
-	cur := x.turns[len(x.turns)-1]
+	h := x.head
 	if len(w) == 1 {
-		return []Span{{cur, cur + 1}}
+		return []Span{{h, h + 1}}
 	}
-	return []Span{{cur, cur + 1}, {end - (len(w) - 1), end}}
+	return []Span{{h, h + 1}, {end - (len(w) - 1), end}}
 }

@@ -278,13 +278,32 @@ func (t *Transcript) Window(max int) []model.Message {
 	return t.idx.WindowLow(t.msgs, max, LowWater(max))
 }
 
-// WindowSpans is Window with the positions of its messages in the
-// transcript: one span, or two when the current turn alone is over the
-// cap (its user message, then the newest groups that fit).
-func (t *Transcript) WindowSpans(max int) ([]model.Message, []Span) {
+// Shed is how a window over its cap lets the oldest messages go (W1).
+type Shed uint8
+
+// The shedding policies (spec.WindowShed spells them in a workflow).
+const (
+	// ShedHalf is Index.WindowLow down to LowWater: batches, and a first
+	// message that stays put for many requests (a cacheable prefix).
+	ShedHalf Shed = iota
+	// ShedOldest is Index.WindowOldest: one group at a time, as much
+	// history as fits.
+	ShedOldest
+)
+
+// WindowSpans is Window, shed as shed says, with the positions of its
+// messages in the transcript: one span, or two when the window begins
+// inside a turn (that turn's user message, then the newest groups that
+// fit).
+func (t *Transcript) WindowSpans(max int, shed Shed) ([]model.Message, []Span) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	w := t.idx.WindowLow(t.msgs, max, LowWater(max))
+	var w []model.Message
+	if shed == ShedOldest {
+		w = t.idx.WindowOldest(t.msgs, max)
+	} else {
+		w = t.idx.WindowLow(t.msgs, max, LowWater(max))
+	}
 	return w, t.idx.spans(t.msgs, w)
 }
 

@@ -109,6 +109,10 @@ type Limits struct {
 	// MaxResultTokens is the size in tokens above which a tool result is
 	// kept as an artifact (0: every result goes whole into the window).
 	MaxResultTokens int `json:"max-result-tokens,omitempty"`
+	// Readers and WindowShed are the workflow's reader surface and how
+	// the window sheds ("": compact, half).
+	Readers    spec.Readers    `json:"readers,omitempty"`
+	WindowShed spec.WindowShed `json:"window-shed,omitempty"`
 }
 
 // Outcome is what one task attempt came to.
