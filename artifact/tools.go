@@ -146,6 +146,8 @@ func Tools() []model.ToolDef {
 // NamedTools returns the definitions of the named surface: one tool per
 // operation, described in full (Describe's words), in a fixed order. It
 // costs more tokens per request than Tools and asks the model no get.
+//
+// H6: the same operations as Tools, answered by the same code.
 func NamedTools() []model.ToolDef {
 	var defs []model.ToolDef
 	for _, o := range ops {

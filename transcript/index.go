@@ -194,8 +194,8 @@ func (x *Index) WindowLow(msgs []model.Message, max, low int) []model.Message {
 	return append(w, msgs[g:end]...)
 }
 
-// WindowOldest is Window shedding one group at a time (W1 with
-// window-shed: oldest): the most messages that fit max, the oldest group
+// WindowOldest is Window shedding one group at a time (W5, window-shed:
+// oldest): the most messages that fit max, the oldest group
 // leaving first. A window that begins inside a turn keeps that turn's user
 // message ahead of its newest groups, so it still starts at a user message
 // and never splits a group (W2). No hysteresis: past the cap the window's
