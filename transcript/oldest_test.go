@@ -90,13 +90,7 @@ func TestWindowOldestProperties(t *testing.T) {
 		max := 1 + r.IntN(80)
 		tr := New(nil)
 		for k, o := range ops {
-			var err error
-			if o.line != "" {
-				err = tr.AppendContext(ContextChange{Reason: ReasonRead, Line: o.line})
-			} else {
-				err = tr.AppendMessage(o.msg)
-			}
-			if err != nil {
+			if err := appendOp(tr, o); err != nil {
 				t.Fatalf("case %d: append %d: %v", i, k, err)
 			}
 			if k%3 != 0 {

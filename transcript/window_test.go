@@ -12,20 +12,7 @@ import (
 // checkWindow verifies w against msgs and max by brute force, without
 // sharing code with Index: the W1/W2 invariants and maximality.
 func checkWindow(msgs []model.Message, max int, w []model.Message) error {
-	// end: before an assistant message whose calls lack results.
-	end := len(msgs)
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.Assistant {
-			got := 0
-			for j := i + 1; j < len(msgs) && msgs[j].Role == model.Tool; j++ {
-				got++
-			}
-			if got < len(msgs[i].Calls) {
-				end = i
-			}
-			break
-		}
-	}
+	end := openEnd(msgs)
 	var turns []int
 	for i := 0; i < end; i++ {
 		if msgs[i].Role == model.User {
@@ -131,19 +118,7 @@ type kept struct {
 // and the earliest group within low (else within max). It returns where
 // this window began, for the next call.
 func checkLow(msgs []model.Message, max, low int, w []model.Message, prev kept) (kept, error) {
-	end := len(msgs)
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.Assistant {
-			got := 0
-			for j := i + 1; j < len(msgs) && msgs[j].Role == model.Tool; j++ {
-				got++
-			}
-			if got < len(msgs[i].Calls) {
-				end = i
-			}
-			break
-		}
-	}
+	end := openEnd(msgs)
 	var turns []int
 	for i := 0; i < end; i++ {
 		if msgs[i].Role == model.User {
@@ -220,6 +195,14 @@ func same(a, b model.Message) bool {
 type op struct {
 	msg  model.Message
 	line string
+}
+
+// appendOp makes one append of genTranscript's.
+func appendOp(tr *Transcript, o op) error {
+	if o.line != "" {
+		return tr.AppendContext(ContextChange{Reason: ReasonRead, Line: o.line})
+	}
+	return tr.AppendMessage(o.msg)
 }
 
 // genTranscript builds a well-formed random transcript of about n messages
@@ -305,13 +288,7 @@ func TestWindowProperties(t *testing.T) {
 		ops, msgs := genTranscript(r, n)
 		tr := New(nil)
 		for k, o := range ops {
-			var err error
-			if o.line != "" {
-				err = tr.AppendContext(ContextChange{Reason: ReasonRead, Line: o.line})
-			} else {
-				err = tr.AppendMessage(o.msg)
-			}
-			if err != nil {
+			if err := appendOp(tr, o); err != nil {
 				t.Fatalf("case %d: append %d: %v", i, k, err)
 			}
 		}
@@ -349,13 +326,7 @@ func TestWindowLowProperties(t *testing.T) {
 		tr := New(nil)
 		var prev kept
 		for k, o := range ops {
-			var err error
-			if o.line != "" {
-				err = tr.AppendContext(ContextChange{Reason: ReasonRead, Line: o.line})
-			} else {
-				err = tr.AppendMessage(o.msg)
-			}
-			if err != nil {
+			if err := appendOp(tr, o); err != nil {
 				t.Fatalf("case %d: append %d: %v", i, k, err)
 			}
 			if r.IntN(3) != 0 {
