@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,5 +85,47 @@ func TestAllowedToolsGrant(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A15: through the built-in tools, a Bash entry allows its command line and
+// nothing chained to it, and a path entry nothing outside its folder: those
+// calls ask (and, rejected here, do nothing).
+func TestAllowedToolsBashAndPathEntries(t *testing.T) {
+	s := skill("ops", "1.0.0", spec.ChannelInline)
+	s.AllowedTools = []string{"Bash(echo:*)", "Write(notes/**)"}
+	p := builtinProject(s)
+	p.Workflow.Approve = spec.ApproveAlways
+	ws := t.TempDir()
+	reject := runrecord.Answer{Decision: runrecord.Rejected, Reason: "no", By: "test"}
+	out := runAnswering(t, p, Options{Workspace: ws}, []runrecord.Answer{reject, reject, reject},
+		read("ops"),
+		call("Bash", map[string]string{"command": "echo granted > /dev/null"}),
+		call("Bash", map[string]string{"command": "echo granted; touch chained"}),
+		call("Bash", map[string]string{"command": "echo granted"}),
+		call("Write", map[string]string{"file_path": "notes/../escaped.md", "content": "x"}),
+		call("Write", map[string]string{"file_path": "notes/a.md", "content": "granted"}),
+		say("done"))
+	if out.err != nil {
+		t.Fatal(out.err)
+	}
+	var granted []string
+	for _, e := range ofType(out.events, event.ApprovalGranted) {
+		granted = append(granted, e.Approval+" "+e.Reason)
+	}
+	if want := "host/s4/c1 Bash(echo:*)|host/s6/c1 Write(notes/**)"; strings.Join(granted, "|") != want {
+		t.Errorf("granted %q, want %q", granted, want)
+	}
+	var asked []string
+	for _, e := range ofType(out.events, event.ApprovalRequested) {
+		asked = append(asked, e.Approval)
+	}
+	if want := "host/s2/c1|host/s3/c1|host/s5/c1"; strings.Join(asked, "|") != want {
+		t.Errorf("asked %q, want %q", asked, want)
+	}
+	for name, want := range map[string]bool{"chained": false, "escaped.md": false, "notes/a.md": true} {
+		if _, err := os.Stat(filepath.Join(ws, filepath.FromSlash(name))); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+		}
 	}
 }

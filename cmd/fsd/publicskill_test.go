@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -30,10 +31,10 @@ func needPythonYAML(t *testing.T) {
 
 // Anthropic's public skill-creator, unchanged (testdata/public-skills),
 // driven through its documented packaging workflow by the scripted
-// model: a new skill's SKILL.md is in the workspace, the model runs the
-// bundled quick_validate.py on it and then `python -m
-// scripts.package_skill <folder> <outdir>` through run_skill_script, and
-// the .skill file it produces is a zip holding that SKILL.md.
+// model: it Writes a new skill's SKILL.md into the workspace, runs the
+// bundled quick_validate.py on it and `python -m scripts.package_skill
+// <folder> <outdir>` through run_skill_script, and lists the archive with
+// Bash; the .skill file is a zip holding that SKILL.md.
 func TestPublicSkillCreatorPackagesASkill(t *testing.T) {
 	needPythonYAML(t)
 	fixtures, err := filepath.Abs(filepath.Join("testdata", "public-skills"))
@@ -42,44 +43,42 @@ func TestPublicSkillCreatorPackagesASkill(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
-	newSkill := filepath.Join(ws, "greeter")
-	dist := filepath.Join(ws, "dist")
 	skillMD := "---\nname: greeter\ndescription: Greets the user by name. Use when someone says hello.\n---\n# Greeter\n\nSay hello to the user by name.\n"
-	// What the model's Write call does once the built-in tools are there.
-	write(t, filepath.Join(newSkill, "SKILL.md"), skillMD)
-	if err := os.MkdirAll(dist, 0o755); err != nil {
+	content, err := json.Marshal(skillMD)
+	if err != nil {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(dir, "w.script.yaml"), `host:
   - {call: read_skill, args: {id: skill-creator}}
-  - {call: run_skill_script, args: {skill: skill-creator, script: scripts/quick_validate.py, args: [`+newSkill+`]}}
-  - {call: run_skill_script, args: {skill: skill-creator, module: scripts.package_skill, args: [`+newSkill+`, `+dist+`]}}
+  - {call: Write, args: {file_path: greeter/SKILL.md, content: `+string(content)+`}}
+  - {call: run_skill_script, args: {skill: skill-creator, script: scripts/quick_validate.py, args: [greeter]}}
+  - {call: run_skill_script, args: {skill: skill-creator, module: scripts.package_skill, args: [greeter, dist]}}
+  - {call: Bash, args: {command: python3 -m zipfile -l dist/greeter.skill}}
   - say: packaged
 `)
 	wf := filepath.Join(dir, "w.workflow.yaml")
-	write(t, wf, "name: w\nmodel: scripted\nscript: w.script.yaml\nskills: ["+fixtures+"]\nhost: {prompt: hi}\ninput: package the greeter skill\n")
+	write(t, wf, "name: w\nmodel: scripted\nscript: w.script.yaml\nskills: ["+fixtures+"]\ntools: [Write, Bash]\nhost: {prompt: hi}\ninput: package the greeter skill\n")
 
-	code, out, errs := fsd(t, "run", wf, "--events", "json", "--runs-dir", filepath.Join(dir, "runs"), "--trust", fixtures)
+	code, out, errs := fsd(t, "run", wf, "--events", "json", "--runs-dir", filepath.Join(dir, "runs"), "--trust", fixtures, "--workspace", ws)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var results []event.Event
 	for _, e := range events(t, out) {
-		if e.Type == event.ToolResult && e.Tool == "run_skill_script" {
+		if e.Type == event.ToolResult && e.Tool != "read_skill" {
 			results = append(results, e)
 		}
 	}
-	if len(results) != 2 {
-		t.Fatalf("%d script results, want 2", len(results))
+	if len(results) != 4 {
+		t.Fatalf("%d tool results, want 4: %+v", len(results), results)
 	}
-	if r := results[0]; r.Error || !strings.Contains(r.Result, "Skill is valid!") {
-		t.Errorf("quick_validate.py: %+v", r)
-	}
-	if r := results[1]; r.Error || !strings.Contains(r.Result, "Successfully packaged skill") {
-		t.Errorf("package_skill: %+v", r)
+	for i, want := range []string{"", "Skill is valid!", "Successfully packaged skill", "greeter/SKILL.md"} {
+		if r := results[i]; r.Error || !strings.Contains(r.Result, want) {
+			t.Errorf("%s: %+v, want a result with %q", r.Tool, r, want)
+		}
 	}
 
-	zr, err := zip.OpenReader(filepath.Join(dist, "greeter.skill"))
+	zr, err := zip.OpenReader(filepath.Join(ws, "dist", "greeter.skill"))
 	if err != nil {
 		t.Fatal(err)
 	}
