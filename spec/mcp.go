@@ -148,14 +148,9 @@ func decodeMCP(d *decoder, n *yaml.Node, s *Skill) {
 			d.errorf(p.k, "mcp", "MCP server name %q is not an id of at most 32 bytes: ids are %s", m.Name, IDRule)
 		}
 		switch {
-		case cmdN == nil && urlN == nil:
-			d.errorf(p.k, "mcp", "MCP server %q needs command (a stdio server) or url (Streamable HTTP)", m.Name)
-		case cmdN != nil && urlN != nil:
-			d.errorf(urlN, "mcp", "MCP server %q sets both command and url; keep one", m.Name)
+		case !oneTransport(d, p.k, cmdN, urlN, m.Name):
 		case cmdN != nil:
-			if len(m.Command) > 0 && m.Command[0] == "" {
-				d.errorf(cmdN, "mcp", "MCP server %q: the command's program is empty", m.Name)
-			}
+			emptyProgram(d, cmdN, &m)
 			if hdrN != nil {
 				d.errorf(hdrN, "mcp", "headers apply only to a url server")
 			}
@@ -171,6 +166,27 @@ func decodeMCP(d *decoder, n *yaml.Node, s *Skill) {
 			}
 		}
 		s.MCP = append(s.MCP, m)
+	}
+}
+
+// oneTransport reports whether a server sets exactly one of command and
+// url, and says what is wrong when it does not.
+func oneTransport(d *decoder, key, cmdN, urlN *yaml.Node, name string) bool {
+	switch {
+	case cmdN == nil && urlN == nil:
+		d.errorf(key, "mcp", "MCP server %q needs command (a stdio server) or url (Streamable HTTP)", name)
+	case cmdN != nil && urlN != nil:
+		d.errorf(urlN, "mcp", "MCP server %q sets both command and url; keep one", name)
+	default:
+		return true
+	}
+	return false
+}
+
+// emptyProgram reports a stdio server whose program is "".
+func emptyProgram(d *decoder, cmdN *yaml.Node, m *MCPServer) {
+	if len(m.Command) > 0 && m.Command[0] == "" {
+		d.errorf(cmdN, "mcp", "MCP server %q: the command's program is empty", m.Name)
 	}
 }
 

@@ -83,9 +83,7 @@ func decodeMCPJSONServer(d *decoder, p field, path string) (MCPServer, bool) {
 			typ = jsonString(d, f.v, "type")
 		case "command":
 			cmdN = f.v
-			if c := jsonString(d, f.v, "command"); c != "" {
-				m.Command = []string{c}
-			}
+			m.Command = []string{jsonString(d, f.v, "command")}
 		case "args":
 			args, _ = d.strList(f.v)
 		case "url":
@@ -106,12 +104,10 @@ func decodeMCPJSONServer(d *decoder, p field, path string) (MCPServer, bool) {
 		d.errorf(typN, "mcp", "MCP server %q: type %q is not stdio or http", p.key, typ)
 	}
 	switch {
-	case cmdN == nil && urlN == nil:
-		d.errorf(p.k, "mcp", "MCP server %q needs command (a stdio server) or url (Streamable HTTP)", p.key)
-	case cmdN != nil && urlN != nil:
-		d.errorf(urlN, "mcp", "MCP server %q sets both command and url; keep one", p.key)
+	case !oneTransport(d, p.k, cmdN, urlN, p.key):
 	case cmdN != nil:
 		m.Command = append(m.Command, args...)
+		emptyProgram(d, cmdN, &m)
 		if m.HeaderValues != nil {
 			d.errorf(p.v, "mcp", "MCP server %q: headers apply only to a url server", p.key)
 		}

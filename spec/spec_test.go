@@ -273,16 +273,8 @@ func TestSkillScriptCannotStart(t *testing.T) {
 // name, a skill's id, a SKILL.md's name and an MCP server's name alike.
 // An id the rule allows (技能) loads.
 func TestIDRuleIsOneSource(t *testing.T) {
-	dir := t.TempDir()
 	write := func(rel, text string) string {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return filepath.Join(writeTree(t, map[string]string{rel: text}), filepath.FromSlash(rel))
 	}
 	bad := write("bad.skill.yaml", "id: Bad_Id\nname: b\ndescription: d\nversion: 1.0.0\ninstructions: x\n"+
 		"mcp:\n  Bad_Server: {command: x}\nagents:\n  Writer: {prompt: p}\n")
