@@ -82,6 +82,9 @@ func (c *catalog) set(p *spec.Project) {
 				watch(joinIn(s.Dir, a.OutputFile))
 			}
 		}
+		for _, m := range s.MCP {
+			watch(m.From) // a .mcp.json the skill's mcp: names
+		}
 	}
 	c.mu.Lock()
 	c.wfFile, c.enabled, c.order, c.all, c.stamps, c.fitted, c.skipped = p.Workflow.File, enabled, order, all, stamps, fitted, skipped

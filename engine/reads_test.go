@@ -298,3 +298,25 @@ func TestReadInvalidIDStatesRule(t *testing.T) {
 		t.Errorf("reading 技能 answered %q", r.Text)
 	}
 }
+
+// A skill's .mcp.json is watched like its manifest: an edit reloads the
+// catalog, so the next load starts the servers as the file says now.
+func TestCatalogWatchesMCPJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".mcp.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := skill("aa", "1.0.0", spec.ChannelHandle)
+	s.MCP = []spec.MCPServer{{Name: "t", Command: []string{"x"}, From: path}}
+	c := newCatalog(project(s), nil)
+	if c.changed() {
+		t.Fatal("changed before any edit")
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if !c.changed() {
+		t.Error("an edit of the skill's .mcp.json went unnoticed")
+	}
+}
