@@ -51,6 +51,7 @@ func Check(w *Workflow, skills []*Skill) diag.List {
 	}
 	if w != nil || len(skills) > 0 {
 		out = append(out, checkToolClash(skills, byID, enabled)...)
+		out = append(out, checkAgentSkills(skills, byID, ids)...)
 	}
 	if w != nil {
 		out = append(out, checkTasks(w, byID, enabled, ids)...)
@@ -59,6 +60,26 @@ func Check(w *Workflow, skills []*Skill) diag.List {
 		out = append(out, checkAgentBuiltins(w, byID, enabled)...)
 	}
 	out.Sort()
+	return out
+}
+
+// checkAgentSkills checks that each id an agent's skills: lists is a
+// skill found in the project (enabled or not: the agent names it).
+func checkAgentSkills(skills []*Skill, byID map[string]*Skill, ids []string) diag.List {
+	var out diag.List
+	for _, s := range skills {
+		if s == nil {
+			continue
+		}
+		for _, a := range s.Agents {
+			for i, id := range a.Skills {
+				if _, ok := byID[id]; !ok {
+					out = append(out, diag.Diagnostic{Pos: posAt(a.SkillsPos, i, a.At("skills")), Kind: "ref",
+						Message: fmt.Sprintf("agent %q lists skill %q, which the project does not have", a.Name, id), Hint: didYouMean(id, ids)})
+				}
+			}
+		}
+	}
 	return out
 }
 

@@ -25,7 +25,7 @@ var (
 	toolKeys    = []string{"name", "description", "input", "approve", "run"}
 	runKeys     = []string{"command", "timeout", "env", "on-interrupt", "reply", "state", "store"}
 	runKinds    = []string{"command", "reply", "state", "store"}
-	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries", "output", "output-repairs"}
+	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries", "output", "output-repairs", "skills"}
 	visKeys     = []string{"client", "history"}
 	flowKeys    = []string{"policy", "last", "tools", "max-tokens"}
 )
@@ -405,6 +405,8 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 							Hint:    didYouMean(name, append(s.toolNames(), WorkspaceTools...))})
 					}
 				}
+			case "skills":
+				a.Skills, a.SkillsPos = d.strList(f.v)
 			case "max-steps":
 				a.MaxSteps, _ = integer(f.v)
 			case "timeout":

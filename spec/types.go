@@ -308,10 +308,14 @@ type Agent struct {
 	// and built-in tools (WorkspaceTools) the workflow's tools: offers.
 	Tools []string `json:"tools,omitempty"`
 	// ToolsPos holds the position of each element of Tools.
-	ToolsPos []diag.Pos    `json:"-"`
-	MaxSteps int           `json:"max-steps,omitempty"`
-	Timeout  time.Duration `json:"timeout,omitempty"`
-	Retries  int           `json:"retries,omitempty"`
+	ToolsPos []diag.Pos `json:"-"`
+	// Skills are the ids of the skills in the worker's own catalog (read
+	// with read_skill, loaded as the host loads); SkillsPos where each is.
+	Skills    []string      `json:"skills,omitempty"`
+	SkillsPos []diag.Pos    `json:"-"`
+	MaxSteps  int           `json:"max-steps,omitempty"`
+	Timeout   time.Duration `json:"timeout,omitempty"`
+	Retries   int           `json:"retries,omitempty"`
 	// Output is the JSON Schema of the agent's final answer (`output:`),
 	// as decoded (map[string]any and friends), compiled and checked at
 	// load; nil means a free-text answer. OutputFile is the schema file it
