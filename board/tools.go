@@ -23,14 +23,15 @@ const (
 func Tools() []model.ToolDef {
 	return []model.ToolDef{
 		{
-			Name:        ToolAddTask,
-			Description: "Add a task to your task board. It runs when you call runBoard, after every task in deps completed, and receives their results. Omit assignee to use the default worker.",
+			Name: ToolAddTask,
+			Description: "Add a task to your task board. It runs when you call runBoard, after every task in deps completed. " +
+				"Its worker sees its agent's prompt, the goal, the input and its deps' results, not this conversation.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{` +
 				`"goal":{"type":"string","description":"What the worker must do."},` +
 				`"id":{"type":"string","description":"Task id; default t1, t2, … in the order added."},` +
-				`"assignee":{"type":"string","description":"Agent to run the task; omit for the default worker."},` +
-				`"deps":{"type":"array","items":{"type":"string"},"description":"Ids of tasks that must complete first."},` +
-				`"input":{"type":"string","description":"Extra input for the worker."}},` +
+				`"assignee":{"type":"string","description":"A loaded skill's agent by name (summarizer) or any skill's as skill/agent (weekly-report/summarizer); omit for the default worker."},` +
+				`"deps":{"type":"array","items":{"type":"string"},"description":"Ids of tasks on this board that must complete first, e.g. [\"t1\"]."},` +
+				`"input":{"type":"string","description":"Text the worker gets below the goal."}},` +
 				`"required":["goal"],"additionalProperties":false}`),
 		},
 		{

@@ -1,6 +1,7 @@
 package board
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -125,4 +126,16 @@ func checkTyped(t *testing.T, res model.ToolResult) {
 	if res.IsError == v.OK || res.Code != v.Error {
 		t.Errorf("typed result {IsError %v, Code %q} disagrees with its text %s", res.IsError, res.Code, res.Text)
 	}
+}
+
+// The addTask definition says the forms of each argument — assignee by
+// name or skill/agent, deps, input — and what a worker sees; a model
+// reads nothing else about them.
+func TestAddTaskDefinition(t *testing.T) {
+	d := Tools()[0]
+	var params bytes.Buffer
+	if err := json.Indent(&params, d.Parameters, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	golden.CheckString(t, filepath.Join("testdata", "addtask.golden"), d.Name+"\n"+d.Description+"\n"+params.String()+"\n")
 }
