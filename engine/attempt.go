@@ -28,6 +28,10 @@ type attemptDeps struct {
 	// skill is the attempt's skill; nil for the default worker.
 	skill *spec.Skill
 	box   *toolbox
+	// skills makes the worker's catalog when its agent lists skills:
+	// (Run.skillsEnv); nil where the run's catalog is not (a worker
+	// process).
+	skills func(only []string) *hostEnv
 	// open opens the attempt's transcript, journaled where the attempt
 	// runs, and the journal a resumed attempt goes on after (nil: none).
 	open func() (*transcript.Transcript, *genReplay, error)
@@ -55,26 +59,51 @@ func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.
 		ctx, cancel = context.WithDeadline(ctx, t.Deadline)
 		defer cancel()
 	}
-	durability, err := spec.ParseDurability(string(t.Durability))
-	if err != nil {
-		res.Error = err.Error()
-		return res
-	}
-	w, a, typed, release, err := d.worker(ctx, t)
+	g, a, resumed, release, err := d.prepare(ctx, t, res)
 	defer release()
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	tr, resumed, err := d.open()
+	g.replay = newCursor(resumed, len(g.tr.Messages()))
+	answer, err := g.loop(ctx)
+	res.Replayed = g.endReplayed
+	res.Usage, _ = g.acct.total()
+	if !a.Visibility.History {
+		res.Items = nil
+	}
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
+	res.Result = answer
+	return res
+}
+
+// prepare sets an attempt up to its first model call: its worker, its
+// transcript with the supplied turns, a generator whose items go to res
+// (history items, observations) and the events, and the task message.
+// release lets go of what the worker holds.
+func (d attemptDeps) prepare(ctx context.Context, t *work.Attempt, res *work.Outcome) (g *generator, a spec.Agent, resumed *genReplay, release func(), err error) {
+	release = func() {}
+	durability, err := spec.ParseDurability(string(t.Durability))
+	if err != nil {
+		return nil, a, nil, release, err
+	}
+	w, a, typed, release, err := d.worker(ctx, t)
+	if err != nil {
+		return nil, a, nil, release, err
+	}
+	tr, resumed, err := d.open()
+	if err != nil {
+		return nil, a, nil, release, err
+	}
+	if w.skills != nil {
+		w.skills.tr = tr // context lines of its loads go in its transcript
+	}
 	for _, m := range t.Turns {
 		if err := tr.AppendMessage(m); err != nil {
-			res.Error = fmt.Sprintf("supplied turns: %v", err)
-			return res
+			return nil, a, nil, release, fmt.Errorf("supplied turns: %v", err)
 		}
 	}
 	bt := &board.Task{ID: t.Task, Goal: t.Goal, Input: t.Input, Assignee: t.Assignee, Attempts: t.Number}
@@ -83,7 +112,7 @@ func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.
 	gd.maxResult = t.Limits.MaxResultTokens
 	gd.readers, gd.shed = t.Limits.Readers, t.Limits.WindowShed
 	gd.durability = durability
-	g := &generator{
+	g = &generator{
 		genDeps: gd, model: d.model, tr: tr, env: w, name: t.Name(), recName: transcriptName(t.Task, max(t.Number, 1)),
 		caller:      model.Caller{Agent: agentName, TaskID: t.Task, TaskGoal: t.Goal, Input: t.Input, Model: t.Model},
 		maxMessages: max(t.Limits.MaxTranscriptMessages, 1), maxSteps: max(t.Limits.MaxSteps, 1),
@@ -102,6 +131,11 @@ func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.
 		}
 	}
 	router := visibility.New(a.Visibility, g.restating(d.ev.stamped), visibility.Tags{Run: t.Run, Task: t.Task, Agent: agentName}, keep)
+	if w.skills != nil {
+		// Its loads and unloads are the task's events.
+		emit := g.restating(d.ev.stamped)
+		w.skills.mgr.emit = func(e event.Event) { e.Task, e.Agent = t.Task, agentName; emit.Emit(e) }
+	}
 	g.item = func(msg model.Message) {
 		router.Item(msg)
 		if msg.Role == model.Tool {
@@ -109,22 +143,9 @@ func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.
 		}
 	}
 	if err := g.add(model.Message{Role: model.User, Text: taskMessage(bt, t.Deps)}); err != nil {
-		res.Error = err.Error()
-		return res
+		return nil, a, nil, release, err
 	}
-	g.replay = newCursor(resumed, len(g.tr.Messages()))
-	answer, err := g.loop(ctx)
-	res.Replayed = g.endReplayed
-	res.Usage, _ = gd.acct.total()
-	if !a.Visibility.History {
-		res.Items = nil
-	}
-	if err != nil {
-		res.Error = err.Error()
-		return res
-	}
-	res.Result = answer
-	return res
+	return g, a, resumed, release, nil
 }
 
 // worker sets up an attempt's worker from its agent (the default
@@ -157,6 +178,13 @@ func (d attemptDeps) worker(ctx context.Context, t *work.Attempt) (w *workerEnv,
 		if release, err = w.allow(ctx, d.skill, a.Tools); err != nil {
 			return nil, a, nil, release, err
 		}
+	}
+	switch {
+	case len(a.Skills) > 0 && d.skills != nil:
+		// The host's catalog and lifecycle, over the agent's skills.
+		w.skills = d.skills(a.Skills)
+	case len(a.Skills) > 0:
+		d.gen.log.Warn().Str("agent", t.Assignee).Msg("the agent's skills: are offered in fsd run's own process only; this worker runs the task without them")
 	}
 	w.block = strings.TrimSpace(a.Prompt)
 	if t.Observations != "" {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,7 +28,9 @@ type catalog struct {
 	// fitted is the catalog as the model sees it: the enabled skills'
 	// entries within limits.max-catalog-tokens, computed once per (re)load.
 	fitted spec.Catalog
-	reload func() (*spec.Project, error)
+	// maxTokens is limits.max-catalog-tokens, for a worker's catalog.
+	maxTokens int
+	reload    func() (*spec.Project, error)
 }
 
 func newCatalog(p *spec.Project, reload func() (*spec.Project, error)) *catalog {
@@ -54,6 +57,7 @@ func (c *catalog) set(p *spec.Project) {
 		enabled[s.ID] = s
 	}
 	fitted := spec.FitCatalog(listed, p.Workflow.Limits.MaxCatalogTokens)
+	c.maxTokens = p.Workflow.Limits.MaxCatalogTokens
 	skipped := map[string]spec.Skipped{}
 	if !p.Workflow.EnabledSet {
 		// With an enabled: list a skipped skill is one it leaves out
@@ -154,6 +158,21 @@ func (c *catalog) entries() spec.Catalog {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.fitted
+}
+
+// subset is the catalog of the skills ids names that the project has
+// (enabled or not: an agent's skills: names them), fitted to the same
+// budget as the host's.
+func (c *catalog) subset(ids []string) spec.Catalog {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var listed []*spec.Skill
+	for _, id := range slices.Sorted(slices.Values(ids)) {
+		if s, ok := c.all[id]; ok {
+			listed = append(listed, s)
+		}
+	}
+	return spec.FitCatalog(listed, c.maxTokens)
 }
 
 // list returns the enabled skills sorted by id.

@@ -163,7 +163,7 @@ func (p *inProcess) Dispatch(ctx context.Context, a *work.Attempt, _ event.Sink,
 	skill, _, _ := p.resolve(a.Assignee)
 	gen := p.workers.gen
 	gen.acct = gen.acct.attempt()
-	res := runAttempt(ctx, a, attemptDeps{gen: gen, ev: p.ev, model: p.workers.model, skill: skill, box: p.workers.box,
+	res := runAttempt(ctx, a, attemptDeps{gen: gen, ev: p.ev, model: p.workers.model, skill: skill, box: p.workers.box, skills: p.workers.skills,
 		open: func() (*transcript.Transcript, *genReplay, error) {
 			return p.workers.transcript(a.Task, max(a.Number, 1))
 		}})

@@ -101,7 +101,7 @@ func (h *hostEnv) contextBlock() string {
 		b.WriteString(strings.TrimSpace(h.prompt))
 		b.WriteString("\n\n")
 	}
-	writeCatalog(&b, h.mgr.cat.entries())
+	writeCatalog(&b, h.mgr.entries())
 	h.writeLoaded(&b)
 	if h.board != nil {
 		h.board.writeStatus(&b)

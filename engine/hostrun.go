@@ -7,9 +7,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
 	"github.com/fsdrun/fsd/visibility"
+	"github.com/fsdrun/fsd/work"
 )
 
 // newHost builds the host generator and its world.
@@ -18,10 +22,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h := &hostEnv{log: r.log, tr: tr, mgr: newManager(managerDeps{
-		cat: r.cat, arts: r.arts, box: r.box, emit: r.ev.emit, channel: r.wf.Channel, preview: r.wf.Preview, max: r.limits.MaxLoadedSkills,
-	})}
-	h.readers = r.wf.Readers
+	h := &hostEnv{log: r.log, tr: tr, mgr: newManager(r.managerDeps()), readers: r.wf.Readers}
 	if r.wf.Host != nil {
 		h.prompt = r.wf.Host.Prompt
 	}
@@ -45,6 +46,21 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 	h.gen = g
 	h.mgr.restating = h.replaying
 	return g, h, nil
+}
+
+// managerDeps are what a skill manager takes from the run: the host's,
+// and a worker's whose agent lists skills:.
+func (r *Run) managerDeps() managerDeps {
+	return managerDeps{cat: r.cat, arts: r.arts, box: r.box, emit: r.ev.emit, channel: r.wf.Channel, preview: r.wf.Preview, max: r.limits.MaxLoadedSkills}
+}
+
+// skillsEnv is the world of a worker whose agent lists skills: the
+// host's, with no prompt and no board, over a manager that offers only
+// those skills.
+func (r *Run) skillsEnv(only []string) *hostEnv {
+	md := r.managerDeps()
+	md.only = only
+	return &hostEnv{log: r.log, mgr: newManager(md), readers: r.wf.Readers}
 }
 
 // conversation runs the host generator on input until its final answer.
@@ -89,6 +105,68 @@ func (r *Run) FirstRequest(input string) (*model.Request, error) {
 		return nil, err
 	}
 	if err := g.add(model.Message{Role: model.User, Text: input}); err != nil {
+		return nil, err
+	}
+	return g.request(0), nil
+}
+
+// WorkerRequest assembles the first request a worker of agent
+// (skill/agent; "" is the default worker) makes, without calling the
+// model: what `fsd context --agent` prints. Its task is the workflow's
+// first static task assigned to agent — its goal and input rendered
+// against the run's input (input; "" is the workflow's), a dependency's
+// result a placeholder — or, when there is none, a placeholder goal.
+func (r *Run) WorkerRequest(agent, input string) (*model.Request, error) {
+	if input == "" {
+		input = r.wf.Input
+	}
+	hb := r.newHostBoard(nil)
+	parent := []model.Message{{Role: model.User, Text: input}}
+	hb.parent = func() []model.Message { return parent }
+	skill, ag, ok := hb.resolve(agent)
+	if !ok || (agent != "" && ag == nil) {
+		return nil, fmt.Errorf("%q is not an agent of any skill found; name it as skill/agent", agent)
+	}
+	a := spec.DefaultAgent()
+	if ag != nil {
+		a = ag.WithDefaults()
+	}
+	t := &board.Task{ID: "t1", Assignee: agent}
+	var deps []board.DepResult
+	for _, st := range r.wf.Tasks {
+		if st.Assignee != agent {
+			continue
+		}
+		t.ID, t.Goal, t.Input = st.ID, st.Goal, st.Input
+		for _, d := range st.Deps {
+			dep := board.Task{}
+			for _, o := range r.wf.Tasks {
+				if o.ID == d {
+					dep.Assignee = o.Assignee
+				}
+			}
+			deps = append(deps, board.DepResult{TaskID: d, Agent: dep.Agent(), Result: "(the result of task " + d + ")"})
+		}
+		if len(deps) == 0 {
+			// With deps the templates stay as written: their results are not known.
+			if g, err := renderTaskText("goal", t.Goal, input, nil); err == nil {
+				t.Goal = g
+			}
+			if in, err := renderTaskText("input", t.Input, input, nil); err == nil {
+				t.Input = in
+			}
+		}
+		break
+	}
+	if t.Goal == "" {
+		t.Goal = "(the task's goal)"
+	}
+	at := hb.attempt(t, deps, skill, ag, a)
+	d := attemptDeps{gen: r.genDeps(), ev: &r.ev, model: r.opts.Model, skill: skill, box: r.box, skills: r.skillsEnv,
+		open: func() (*transcript.Transcript, *genReplay, error) { return r.newTranscript(t.ID, 1) }}
+	g, _, _, release, err := d.prepare(context.Background(), at, &work.Outcome{})
+	defer release()
+	if err != nil {
 		return nil, err
 	}
 	return g.request(0), nil

@@ -85,6 +85,10 @@ type managerDeps struct {
 	// preview is the workflow's preview length; nil: the default.
 	preview *int
 	max     int
+	// only, for a worker, are the ids of its agent's skills: its catalog
+	// lists those alone, enabled in the project or not. nil: the
+	// catalog's enabled skills (the host).
+	only []string
 }
 
 func newManager(d managerDeps) *manager {
@@ -150,8 +154,27 @@ func (m *manager) find(id string) (int, *loadedSkill) {
 // current reports whether the catalog holds skill id at revision rev:
 // while it does, a context line may quote what the skill added.
 func (m *manager) current(id, rev string) bool {
-	s, ok := m.cat.get(id)
+	s, ok := m.lookup(id)
 	return ok && s.Revision() == rev
+}
+
+// lookup finds a skill this manager's catalog offers.
+func (m *manager) lookup(id string) (*spec.Skill, bool) {
+	if m.only == nil {
+		return m.cat.get(id)
+	}
+	if !slices.Contains(m.only, id) {
+		return nil, false
+	}
+	return m.cat.find(id)
+}
+
+// entries is this manager's catalog as the model sees it.
+func (m *manager) entries() spec.Catalog {
+	if m.only == nil {
+		return m.cat.entries()
+	}
+	return m.cat.subset(m.only)
 }
 
 // isLoaded reports whether id is loaded now; readers and reclaim ask it.
@@ -166,7 +189,7 @@ func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript
 	if !spec.ValidID(id) {
 		return toolError(codeIDInvalid, fmt.Sprintf("%q is not a skill id: ids are %s", id, spec.IDRule))
 	}
-	s, ok := m.cat.get(id)
+	s, ok := m.lookup(id)
 	if sk, skipped := m.cat.unavailable(id); !ok && skipped {
 		return toolError(codeUnavailable, fmt.Sprintf("skill %q is in the project but could not be loaded (%s: %s); it cannot be read in this run", id, sk.Pos, sk.Reason))
 	}
@@ -287,7 +310,7 @@ func (m *manager) sync(tr *transcript.Transcript) {
 	var why []transcript.Reason
 	var now []string
 	for _, l := range m.loaded {
-		cur, ok := m.cat.get(l.skill.ID)
+		cur, ok := m.lookup(l.skill.ID)
 		switch {
 		case !ok:
 			gone, why, now = append(gone, l), append(why, reasonDisabled), append(now, "")

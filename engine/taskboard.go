@@ -107,6 +107,8 @@ type workerDeps struct {
 	box    *toolbox
 	// builtins are the workflow's tools: (see offeredBuiltins).
 	builtins []string
+	// skills makes the world of a worker whose agent lists skills:.
+	skills func(only []string) *hostEnv
 	// transcript opens a task attempt's transcript (and its journal on
 	// resume).
 	transcript func(task string, attempt int) (*transcript.Transcript, *genReplay, error)
@@ -117,7 +119,7 @@ func (r *Run) newHostBoard(h *hostEnv) *hostBoard {
 	return newBoard(boardDeps{
 		tasks: r.wf.Tasks, cat: r.cat, ev: &r.ev, log: r.log, resume: r.opts.Resume, save: r.saveBoard, dispatch: r.opts.Dispatcher,
 		workers: workerDeps{gen: r.genDeps(), model: r.opts.Model, limits: r.limits, ledger: r.ledger, box: r.box,
-			builtins: r.wf.Tools, transcript: r.newTranscript},
+			builtins: r.wf.Tools, skills: r.skillsEnv, transcript: r.newTranscript},
 	}, h)
 }
 

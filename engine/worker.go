@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -18,7 +19,9 @@ import (
 )
 
 // workerEnv is a board worker's world: its agent's prompt, the flow
-// observations it was given, and the skill tools its agent may call.
+// observations it was given, the skill tools its agent may call, and —
+// when its agent lists skills: — a catalog of those skills it reads and
+// loads as the host does.
 type workerEnv struct {
 	box    *toolbox
 	log    zerolog.Logger
@@ -27,22 +30,51 @@ type workerEnv struct {
 	defs   []model.ToolDef
 	byName map[string]skillTool
 	state  *tool.MemKV
-	// arts answers reads of results kept as artifacts (a worker loads no
-	// skill, so only those are readable).
+	// arts answers reads of results kept as artifacts (without skills,
+	// a worker loads none, so only those are readable).
 	arts *artifact.Store
+	// skills is the worker's own catalog (its agent's skills:): the
+	// host's world with no prompt and no board, over a manager that
+	// offers those skills alone, within max-loaded-skills. nil without.
+	skills *hostEnv
 }
 
-func (w *workerEnv) prepare(context.Context) {}
-func (w *workerEnv) contextBlock() string    { return w.block }
-func (w *workerEnv) tools() []model.ToolDef  { return w.defs }
-func (w *workerEnv) loaded(id string) bool   { return true }
+func (w *workerEnv) prepare(ctx context.Context) {
+	if w.skills != nil {
+		w.skills.prepare(ctx)
+	}
+}
 
-// current is true: what a worker inherits was checked at dispatch.
-func (w *workerEnv) current(string, string) bool { return true }
+// contextBlock is the agent's prompt (with its observations and output
+// schema), then its catalog and loaded skills as the host's block has them.
+func (w *workerEnv) contextBlock() string {
+	if w.skills == nil {
+		return w.block
+	}
+	return w.block + "\n\n" + w.skills.contextBlock()
+}
+
+// tools are the agent's own tools, then read_skill, the readers and the
+// loaded skills' tools as the host has them.
+func (w *workerEnv) tools() []model.ToolDef {
+	if w.skills == nil {
+		return w.defs
+	}
+	return append(slices.Clip(w.defs), w.skills.tools()...)
+}
+
+func (w *workerEnv) loaded(id string) bool { return w.skills == nil || w.skills.loaded(id) }
+
+// current: what a worker inherits was checked at dispatch; what it loads
+// itself, its catalog says.
+func (w *workerEnv) current(id, rev string) bool { return w.skills == nil || w.skills.current(id, rev) }
 func (w *workerEnv) settle()                     {}
 
 func (w *workerEnv) command(name string) (bool, bool) {
 	t, ok := w.byName[name]
+	if !ok && w.skills != nil {
+		return w.skills.command(name)
+	}
 	if !ok || !t.external() {
 		return false, false
 	}
@@ -51,6 +83,9 @@ func (w *workerEnv) command(name string) (bool, bool) {
 
 func (w *workerEnv) approval(c model.ToolCall) approval.Tool {
 	t, ok := w.byName[c.Name]
+	if !ok && w.skills != nil {
+		return w.skills.approval(c)
+	}
 	if !ok {
 		return approval.Tool{}
 	}
@@ -63,6 +98,9 @@ func (w *workerEnv) approval(c model.ToolCall) approval.Tool {
 
 func (w *workerEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult {
 	t, ok := w.byName[c.Name]
+	if !ok && w.skills != nil {
+		return w.skills.call(ctx, c)
+	}
 	if !ok && artifact.IsReader(c.Name) && w.arts != nil {
 		text, _, err := w.arts.Call(c.Name, c.Args, func(string) bool { return false })
 		if err != nil {
