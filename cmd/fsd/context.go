@@ -15,11 +15,19 @@ import (
 
 func newContextCmd() *cobra.Command {
 	var f runFlags
+	var agent string
 	cmd := &cobra.Command{
 		Use:   "context WORKFLOW",
 		Short: "Print the host's first request as the model would see it, with token counts per block",
+		Long: `Print the host's first request as the model would see it — context block, messages,
+tools — with o200k_base token counts per block, after each catalog entry's cost.
+With --agent SKILL/AGENT, print instead the first request of a worker of that agent:
+its prompt, its catalog (the agent's skills:), the task message and its tools. The
+task is the workflow's first task assigned to the agent (goal and input rendered
+against the input; a dependency's result is a placeholder), else a placeholder.`,
 		Example: `  fsd context hello.workflow.yaml
   fsd context hello.workflow.yaml -i "Welcome Grace."
+  fsd context release.workflow.yaml --agent release/shipper
   git log -1 --format=%B | fsd context release.workflow.yaml -i -`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -34,6 +42,14 @@ func newContextCmd() *cobra.Command {
 			pr, err := prepare(path, f, engine.Options{}, cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if agent != "" {
+				req, err := pr.run.WorkerRequest(agent, f.input)
+				if err != nil {
+					return usage("--agent: %v", err)
+				}
+				printRequest(cmd.OutOrStdout(), req)
+				return nil
 			}
 			req, err := pr.run.FirstRequest(f.input)
 			if err != nil {
@@ -50,6 +66,7 @@ func newContextCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&f.input, "input", "i", "", inputUsage)
+	cmd.Flags().StringVar(&agent, "agent", "", "print the first request of a worker of this agent (SKILL/AGENT) instead of the host's")
 	cmd.Flags().StringVar(&f.model, "model", "", "model (default: the workflow's)")
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModels)
 	addTrustFlag(cmd, &f)

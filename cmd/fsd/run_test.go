@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/golden"
 )
 
 func fsd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -158,5 +159,19 @@ func TestRunScriptAbsolutePath(t *testing.T) {
 	code, out, errs := fsd(t, "run", wf, "--runs-dir", t.TempDir())
 	if code != 0 || out != want {
 		t.Errorf("exit %d, answer %q, stderr %s; want exit 0 and %q", code, out, errs, want)
+	}
+}
+
+// fsd context --agent prints a worker's first request: its agent's
+// prompt, its catalog of the agent's skills:, the task message of the
+// workflow's task for that agent, and read_skill among its tools.
+func TestContextAgent(t *testing.T) {
+	code, out, errs := fsd(t, "context", "testdata/workerskills/w.workflow.yaml", "--agent", "team/writer")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	golden.CheckString(t, filepath.Join("testdata", "workerskills", "context-agent.golden"), out)
+	if code, _, errs := fsd(t, "context", "testdata/workerskills/w.workflow.yaml", "--agent", "team/nobody"); code != exitUsage || !strings.Contains(errs, "team/nobody") {
+		t.Errorf("an unknown agent: exit %d: %s", code, errs)
 	}
 }
