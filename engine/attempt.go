@@ -84,6 +84,9 @@ func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.
 // transcript with the supplied turns, a generator whose items go to res
 // (history items, observations) and the events, and the task message.
 // release lets go of what the worker holds.
+//
+// D9: a worker gets its agent's prompt, the task message and its tools,
+// and with skills: a catalog of those skills alone.
 func (d attemptDeps) prepare(ctx context.Context, t *work.Attempt, res *work.Outcome) (g *generator, a spec.Agent, resumed *genReplay, release func(), err error) {
 	release = func() {}
 	durability, err := spec.ParseDurability(string(t.Durability))
