@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/tool"
@@ -71,7 +73,7 @@ func (t *Tool) read(_ context.Context, args json.RawMessage) tool.Result {
 		return fail(t.ws.explain(p, err))
 	}
 	defer root.Close()
-	f, err := root.Open(p.name)
+	f, err := openRead(root, p.name)
 	if err != nil {
 		return fail(t.ws.explain(p, err))
 	}
@@ -122,6 +124,24 @@ func (t *Tool) read(_ context.Context, args json.RawMessage) tool.Result {
 		return failf("%s has %d lines; offset %d is past its end", p.shown(), n, a.Offset)
 	}
 	return tool.Result{Text: b.String()}
+}
+
+// errNotRegular refuses a FIFO, socket or device in the workspace.
+var errNotRegular = errors.New("is not a regular file (a FIFO, socket or device); the file tools use regular files only")
+
+// openRead opens name in root to read: a regular file or a folder.
+// Opened without blocking, as open(2) of a FIFO waits for a writer — a
+// script's mkfifo would hang the call and every Grep over its folder.
+func openRead(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() && !st.IsDir() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
+	}
+	return f, nil
 }
 
 // cutUTF8 is s cut to at most n bytes, not inside a character.
@@ -192,6 +212,9 @@ func writeFile(root *os.Root, name string, data []byte) error {
 		if st.IsDir() {
 			return &fs.PathError{Op: "write", Path: name, Err: fmt.Errorf("is a folder")}
 		}
+		if !st.Mode().IsRegular() {
+			return &fs.PathError{Op: "write", Path: name, Err: errNotRegular}
+		}
 		mode = st.Mode().Perm()
 	}
 	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
@@ -226,7 +249,7 @@ func (t *Tool) edit(_ context.Context, args json.RawMessage) tool.Result {
 		return *bad
 	}
 	defer root.Close()
-	f, err := root.Open(p.name)
+	f, err := openRead(root, p.name)
 	if err != nil {
 		return fail(t.ws.explain(p, err))
 	}
@@ -243,6 +266,13 @@ func (t *Tool) edit(_ context.Context, args json.RawMessage) tool.Result {
 	}
 	text := string(data)
 	n := strings.Count(text, a.OldString)
+	if crlf := "\r\n"; n == 0 && strings.Contains(text, crlf) && !strings.Contains(a.OldString, "\r") {
+		// Read shows lines without their \r: take the model's \n as the
+		// file's line end, and keep it.
+		a.OldString = strings.ReplaceAll(a.OldString, "\n", crlf)
+		a.NewString = strings.ReplaceAll(strings.ReplaceAll(a.NewString, crlf, "\n"), "\n", crlf)
+		n = strings.Count(text, a.OldString)
+	}
 	switch {
 	case n == 0:
 		return failf("old_string does not occur in %s; Read the file and give its exact text (spaces and line breaks included)", p.name)

@@ -226,7 +226,8 @@ func (t *Tool) grep(_ context.Context, args json.RawMessage) tool.Result {
 	}
 	defer s.root.Close()
 	var b strings.Builder
-	entries, skipped := 0, 0
+	entries := 0
+	var large []string
 	full := func() bool { return a.HeadLimit > 0 && entries >= a.HeadLimit || b.Len() > tool.MaxOutputBytes }
 	err = s.walk(func(name, rel string) error {
 		if a.Glob != "" && !grepGlob(a.Glob, rel) {
@@ -247,8 +248,10 @@ func (t *Tool) grep(_ context.Context, args json.RawMessage) tool.Result {
 			}
 			return mode == "count" // files_with_matches needs one
 		})
+		if errors.Is(err, errTooLarge) {
+			large = append(large, s.shown(name))
+		}
 		if err != nil {
-			skipped++
 			return nil
 		}
 		if n > 0 {
@@ -270,12 +273,28 @@ func (t *Tool) grep(_ context.Context, args json.RawMessage) tool.Result {
 		return fail(t.ws.explain(s.p, err))
 	}
 	if b.Len() == 0 {
-		return tool.Result{Text: "No matches\n" + s.note()}
+		return tool.Result{Text: "No matches\n" + tooLarge(large) + s.note()}
 	}
 	if full() {
 		fmt.Fprintf(&b, "[stopped at %d results]\n", entries)
 	}
-	return tool.Result{Text: b.String() + s.note()}
+	return tool.Result{Text: b.String() + tooLarge(large) + s.note()}
+}
+
+// maxNamed is how many files too large to search Grep names.
+const maxNamed = 5
+
+// tooLarge is Grep's note on the files it did not search for their size,
+// so that no match is not taken for the text being nowhere.
+func tooLarge(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	more := ""
+	if len(names) > maxNamed {
+		names, more = names[:maxNamed], fmt.Sprintf(" and %d more", len(names)-maxNamed)
+	}
+	return fmt.Sprintf("[not searched, over %d MiB: %s%s; search them with Bash, e.g. grep -n]\n", MaxGrepFileBytes>>20, strings.Join(names, ", "), more)
 }
 
 // grepGlob is Grep's file filter: a glob without a slash matches a
@@ -289,19 +308,25 @@ func grepGlob(glob, rel string) bool {
 	return globMatch(glob, rel)
 }
 
-// errSkip marks a file Grep does not search (binary, too large).
-var errSkip = errors.New("skipped")
+// errSkip marks a file Grep does not search (binary, not a file);
+// errTooLarge one it does not search for its size, which it names.
+var (
+	errSkip     = errors.New("skipped")
+	errTooLarge = errors.New("too large")
+)
 
 // grepFile calls hit for each line of name that re matches, while hit
 // says to go on; it returns how many lines matched.
 func (s *search) grepFile(name string, re *regexp.Regexp, hit func(line int, text string) bool) (int, error) {
-	f, err := s.root.Open(name)
+	f, err := openRead(s.root, name)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > MaxGrepFileBytes {
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return 0, errSkip
+	} else if st.Size() > MaxGrepFileBytes {
+		return 0, errTooLarge
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(sniffBytes); binary(head) {
