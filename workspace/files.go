@@ -89,16 +89,12 @@ func (t *Tool) read(_ context.Context, args json.RawMessage) tool.Result {
 	var b strings.Builder
 	n, shown := 0, 0
 	for {
-		line, err := br.ReadString('\n')
-		if line == "" && err != nil {
+		text, size, err := readLine(br)
+		if size == 0 && err != nil {
 			break
 		}
 		n++
 		if n >= a.Offset && shown < a.Limit {
-			text := strings.TrimRight(line, "\r\n")
-			if len(text) > MaxLineChars {
-				text = cutUTF8(text, MaxLineChars) + " [line cut]"
-			}
 			fmt.Fprintf(&b, "%6d\t%s\n", n, text)
 			shown++
 			if b.Len() > tool.MaxOutputBytes {
@@ -124,6 +120,28 @@ func (t *Tool) read(_ context.Context, args json.RawMessage) tool.Result {
 		return failf("%s has %d lines; offset %d is past its end", p.shown(), n, a.Offset)
 	}
 	return tool.Result{Text: b.String()}
+}
+
+// readLine reads one line of br as Read shows it: without its line end,
+// cut at MaxLineChars. It keeps no more of the line than that, so a file
+// that is one huge line (minified JSON, a log without newlines) costs
+// MaxLineChars, not its size. size is the bytes read, 0 at the end.
+func readLine(br *bufio.Reader) (text string, size int, err error) {
+	var b []byte
+	for {
+		var chunk []byte
+		chunk, err = br.ReadSlice('\n')
+		size += len(chunk)
+		b = append(b, chunk[:min(len(chunk), MaxLineChars+2-len(b))]...) // +2: room for \r\n
+		if err != bufio.ErrBufferFull {
+			break
+		}
+	}
+	text = strings.TrimRight(string(b), "\r\n")
+	if size > len(b) || len(text) > MaxLineChars {
+		text = cutUTF8(text, MaxLineChars) + " [line cut]"
+	}
+	return text, size, err
 }
 
 // errNotRegular refuses a FIFO, socket or device in the workspace.

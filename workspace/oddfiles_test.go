@@ -5,6 +5,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,5 +58,28 @@ func TestEditCRLF(t *testing.T) {
 	})
 	if b, _ := os.ReadFile(p); string(b) != "1\r\n2\r\n2.5\r\nthree\r\n" {
 		t.Errorf("win.txt = %q", b)
+	}
+}
+
+// Read keeps at most a line's shown part in memory: a file that is one
+// huge line (minified JSON, a log without newlines) costs that, not its
+// size — a 1.5 GB line took 3 GB to show the line after it.
+func TestReadHugeLineBounded(t *testing.T) {
+	f := newFixture(t)
+	const size = 48 << 20
+	line := strings.Repeat("a", size) + "\nsecond\n"
+	if err := os.WriteFile(filepath.Join(f.dir, "huge.txt"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line = ""
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, isErr := f.call(t, Read, `{"file_path":"huge.txt"}`)
+	runtime.ReadMemStats(&after)
+	if isErr || !strings.Contains(got, "     1\taaaa") || !strings.Contains(got, "[line cut]") || !strings.Contains(got, "     2\tsecond\n") {
+		t.Errorf("Read huge.txt = %.200q", got)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size/4 {
+		t.Errorf("Read of a %d MiB line allocated %d MiB", size>>20, alloc>>20)
 	}
 }
