@@ -83,3 +83,29 @@ func TestReadHugeLineBounded(t *testing.T) {
 		t.Errorf("Read of a %d MiB line allocated %d MiB", size>>20, alloc>>20)
 	}
 }
+
+// A workspace that cannot be one is refused with a message naming it:
+// an existing file, and the file system's root, which would make every
+// file the workspace's to write.
+func TestOpenRefuses(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "slash")
+	if err := os.Symlink("/", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ dir, want string }{
+		{file, file + " is not a folder"},
+		{filepath.Join(file, "sub"), file + " is not a folder"},
+		{"/", "the whole file system"},
+		{"/usr/..", "the whole file system"},
+		{link, "the whole file system"},
+	} {
+		_, err := Open(tt.dir)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%s) = %v, want an error with %q", tt.dir, err, tt.want)
+		}
+	}
+}

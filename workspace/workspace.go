@@ -27,22 +27,41 @@ func Open(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
+	if err := notFolder(abs); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("workspace %s is not a folder", abs)
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		real = abs
 	}
+	if isRoot(abs) || isRoot(real) {
+		// Every file would be the run's to change, the sandbox's "writes
+		// only in the workspace" included.
+		return nil, fmt.Errorf("workspace %s is the whole file system; name a folder of its own (or omit workspace: for a fresh one in the run record)", dir)
+	}
 	return &Workspace{dir: abs, real: real}, nil
 }
+
+// notFolder names the file that dir, or a folder on its way, is: the
+// error MkdirAll would give says only "not a directory".
+func notFolder(dir string) error {
+	for p := dir; ; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("workspace %s: %s is not a folder", dir, p)
+			}
+			return nil
+		}
+		if isRoot(p) {
+			return nil
+		}
+	}
+}
+
+func isRoot(p string) bool { return filepath.Dir(p) == p }
 
 // Dir is the workspace folder, absolute.
 func (w *Workspace) Dir() string { return w.dir }
