@@ -209,3 +209,37 @@ func TestMCPExample(t *testing.T) {
 		}
 	}
 }
+
+// The workspace example: the scripted host writes notes.md with Write,
+// edits it, runs the skill's script on it (in the workspace, where the
+// file is) and Bash; the file is in the run's default workspace.
+func TestWorkspaceExample(t *testing.T) {
+	_, rec, run := loadExample(t, "../examples/workspace/workspace.workflow.yaml")
+	res, err := run.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Workspace != filepath.Join(res.Dir, "workspace") {
+		t.Errorf("workspace %q, want the record's", res.Workspace)
+	}
+	b, err := os.ReadFile(filepath.Join(res.Workspace, "notes.md"))
+	if err != nil || !strings.Contains(string(b), "- ACTION ship 1.2 on Friday (Ada)\n") {
+		t.Errorf("notes.md = %q, %v", b, err)
+	}
+	results := map[string]string{}
+	for _, req := range rec.reqs[""] {
+		for _, m := range req.Messages {
+			if m.Role == model.Tool {
+				results[m.Name] = m.Text
+			}
+		}
+	}
+	for name, want := range map[string]*regexp.Regexp{
+		"run_skill_script": regexp.MustCompile(`^action items in notes.md:\n\s+1 Ada\n\s+1 Bo\n$`),
+		"Bash":             regexp.MustCompile(`^notes.md\n3\n$`),
+	} {
+		if !want.MatchString(results[name]) {
+			t.Errorf("%s answered %q", name, results[name])
+		}
+	}
+}
