@@ -190,6 +190,11 @@ func (d attemptDeps) worker(ctx context.Context, t *work.Attempt) (w *workerEnv,
 		d.gen.log.Warn().Str("agent", t.Assignee).Msg("the agent's skills: are offered in fsd run's own process only; this worker runs the task without them")
 	}
 	w.block = strings.TrimSpace(a.Prompt)
+	if len(t.Builtins) > 0 && d.skill != nil {
+		var b strings.Builder
+		writeSkillFolders(&b, []*spec.Skill{d.skill})
+		w.block += "\n\n" + strings.TrimSpace(b.String())
+	}
 	if t.Observations != "" {
 		w.block += "\n\n<observations>\n" + t.Observations + "</observations>\n"
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
@@ -49,6 +50,23 @@ func (tb *toolbox) builtins(names []string, readOnly func() []string) []skillToo
 		out = append(out, skillTool{callable: builtinCallable{t}, kind: kindBuiltin, effect: workspace.Effect(name)})
 	}
 	return out
+}
+
+// writeSkillFolders tells a generator offered built-in tools where its
+// loaded skills' files are: a skill's instructions say "run
+// scripts/x.py", and Bash runs in the workspace, so the model needs the
+// folder to name them; Read, Glob and Grep read there.
+func writeSkillFolders(b *strings.Builder, skills []*spec.Skill) {
+	if len(skills) == 0 {
+		return
+	}
+	b.WriteString("<skill_folders>\n")
+	for _, s := range skills {
+		fmt.Fprintf(b, "%s: %s\n", s.ID, absPath(s.Dir))
+	}
+	b.WriteString("</skill_folders>\n" +
+		"A skill's files are in its folder: Read, Glob and Grep read them there (absolute paths); Bash and scripts run in the workspace, " +
+		"so name a skill's script by its folder (python3 FOLDER/scripts/x.py). Write and Edit change the workspace only.\n")
 }
 
 // offeredBuiltins are the built-in tools an agent's worker is offered:

@@ -144,6 +144,9 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 		}
 	}
 	b.WriteString("</loaded_skills>\n")
+	if len(h.builtins) > 0 {
+		writeSkillFolders(b, h.mgr.loadedSkills())
+	}
 	for _, l := range h.mgr.loaded {
 		if l.channel == spec.ChannelHandle {
 			b.WriteString(readersOf(h.readers).howTo + "\n")

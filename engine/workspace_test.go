@@ -242,6 +242,9 @@ func TestWorkerBuiltins(t *testing.T) {
 	if got := toolNames(reqs[2]); !slices.Equal(got, []string{"Write", "ops_echo"}) {
 		t.Errorf("the agent is offered %v; want Write (Bash is not the workflow's) and its skill tool", got)
 	}
+	if want := "ops: " + absPath(s.Dir) + "\n"; !strings.Contains(reqs[2].Context, want) || strings.Contains(reqs[0].Context, "<skill_folders>") {
+		t.Errorf("the agent is not told its skill's folder, or the default worker is told one:\n%s\n---\n%s", reqs[2].Context, reqs[0].Context)
+	}
 	for name, want := range map[string]string{"a.txt": "from the default worker", "b.txt": "from the agent"} {
 		if got := string(readFile(t, filepath.Join(res.Workspace, name))); got != want {
 			t.Errorf("%s = %q", name, got)
@@ -266,6 +269,9 @@ func TestAllowedToolsGrantBuiltins(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := m.requests()
+	if want := "<skill_folders>\nops: " + absPath(s.Dir) + "\n</skill_folders>\n"; !strings.Contains(reqs[1].Context, want) {
+		t.Errorf("the context block does not say where the loaded skill's files are:\n%s", reqs[1].Context)
+	}
 	if got := lastResult(reqs[2]); got.IsError || !strings.HasSuffix(got.Text, "granted\n") {
 		t.Errorf("Bash(echo *) granted: the model read %+v", got)
 	}

@@ -214,8 +214,18 @@ func (c *Tool) Name() string { return c.name }
 
 // Def is the tool as offered to the model.
 func (c *Tool) Def() model.ToolDef {
-	return model.ToolDef{Name: c.name, Description: c.description, Parameters: c.input.Params()}
+	d := c.description
+	if c.kind == spec.RunCommand && c.work != "" {
+		// The model names files in the arguments: say where they are.
+		d = strings.TrimSpace(d + " " + WorkspaceNote)
+	}
+	return model.ToolDef{Name: c.name, Description: d, Parameters: c.input.Params()}
 }
+
+// WorkspaceNote ends a command tool's description when the run has a
+// workspace: the model names files in its arguments, and they are the
+// workspace's.
+const WorkspaceNote = "(Runs in the workspace: relative paths are files there.)"
 
 // Call runs the tool with args (a JSON object) and returns what the model
 // reads. kv is used by state and store tools only. ctx cancels a running

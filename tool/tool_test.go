@@ -210,6 +210,9 @@ func TestCommandRunsInTheWorkspace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if d := tl.Def().Description; !strings.HasSuffix(d, WorkspaceNote) {
+				t.Errorf("the description %q does not say where it runs", d)
+			}
 			if got := tl.Call(context.Background(), nil, nil); got.IsError || got.Text != tt.want {
 				t.Errorf("got %+v, want %q", got, tt.want)
 			}
