@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -132,14 +133,22 @@ func pathRoot(entry, home string) string {
 }
 
 // homes are the home folders whose secrets are hidden: the program's
-// HOME and fsd's own, when they differ.
+// HOME, fsd's own, and the account's in the user database — HOME is only
+// a variable, and a run started with HOME=/tmp/x must not show a
+// workspace of ~ its real ~/.ssh.
 func homes(home string) []string {
 	var hs []string
-	if home != "" {
-		hs = append(hs, filepath.Clean(home))
+	add := func(h string) {
+		if h != "" && !slices.Contains(hs, filepath.Clean(h)) {
+			hs = append(hs, filepath.Clean(h))
+		}
 	}
-	if h, err := os.UserHomeDir(); err == nil && !slices.Contains(hs, filepath.Clean(h)) {
-		hs = append(hs, filepath.Clean(h))
+	add(home)
+	if h, err := os.UserHomeDir(); err == nil {
+		add(h)
+	}
+	if u, err := user.Current(); err == nil {
+		add(u.HomeDir)
 	}
 	return hs
 }

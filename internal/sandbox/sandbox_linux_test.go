@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -381,5 +382,20 @@ func TestHomeSecretsUnwritable(t *testing.T) {
 				t.Errorf("the workspace itself was not writable: %q", b)
 			}
 		})
+	}
+}
+
+// The account's own home folder is among those whose secrets are hidden
+// however HOME is set: a fake HOME does not uncover the real ~/.ssh.
+func TestHomesIgnoreAFakeHOME(t *testing.T) {
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" {
+		t.Skip("no home folder in the user database:", err)
+	}
+	fake := t.TempDir()
+	t.Setenv("HOME", fake)
+	hs := homes(fake)
+	if !slices.Contains(hs, filepath.Clean(u.HomeDir)) {
+		t.Errorf("homes(%s) = %v, without the account's %s", fake, hs, u.HomeDir)
 	}
 }
