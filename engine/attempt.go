@@ -169,9 +169,17 @@ func (d attemptDeps) worker(ctx context.Context, t *work.Attempt) (w *workerEnv,
 		a = ag.WithDefaults()
 	}
 	w = &workerEnv{box: d.box, log: d.gen.log, skill: d.skill, byName: map[string]skillTool{}, state: tool.NewMemKV(), arts: d.gen.arts}
-	var skillDirs func() []string
-	if d.skill != nil {
-		skillDirs = func() []string { return []string{d.skill.Dir} }
+	// The reading built-ins may read the agent's skill's folder and those
+	// of the skills it loads (skills:).
+	skillDirs := func() []string {
+		var dirs []string
+		if d.skill != nil {
+			dirs = append(dirs, d.skill.Dir)
+		}
+		if w.skills != nil {
+			dirs = append(dirs, w.skills.mgr.skillDirs()...)
+		}
+		return dirs
 	}
 	for _, bt := range d.box.builtins(t.Builtins, skillDirs) {
 		w.defs = append(w.defs, bt.Def())

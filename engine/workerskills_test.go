@@ -127,3 +127,40 @@ func TestWorkerReadsItsSkills(t *testing.T) {
 		t.Error("no skill.loaded event for style in task greet")
 	}
 }
+
+// A worker offered Read may read the files of the skills its agent
+// loads through skills:, as the host reads its loaded skills'.
+func TestWorkerReadsItsSkillsFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for name, text := range workerSkillsFiles {
+		files[name] = text
+	}
+	files["w.workflow.yaml"] = strings.Replace(files["w.workflow.yaml"], "enabled: [team]\n", "enabled: [team]\ntools: [Read]\n", 1)
+	files["skills/team/team.skill.yaml"] = strings.Replace(files["skills/team/team.skill.yaml"], "    skills: [style]\n", "    skills: [style]\n    tools: [Read]\n", 1)
+	files["w.script.yaml"] = `agents:
+  writer:
+    - call: read_skill
+      args: {id: style}
+    - call: Read
+      args: {file_path: '` + filepath.Join(dir, "skills", "style", "style.skill.yaml") + `', limit: 1}
+    - say: '{{.Last}}'
+`
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, run := loadExample(t, filepath.Join(dir, "w.workflow.yaml"))
+	res, err := run.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Answer, "     1\tid: style\n") {
+		t.Errorf("the worker read %q", res.Answer)
+	}
+}
