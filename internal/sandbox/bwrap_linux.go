@@ -52,6 +52,12 @@ func bwrapArgs(bw string, s spec) ([]string, error) {
 			a = append(a, "--ro-bind", "/dev/null", m)
 		}
 	}
+	for _, l := range s.Plan.Links {
+		// Inside a bound folder the link is the host's own, there already.
+		if !slices.ContainsFunc(binds, func(b bind) bool { return within(l.Path, b.path) }) {
+			a = append(a, "--symlink", l.Target, l.Path)
+		}
+	}
 	a = append(a, "--chdir", s.Dir)
 	if s.Proxy == "" {
 		return append(append(append(a, "--"), s.Path), s.Args[1:]...), nil

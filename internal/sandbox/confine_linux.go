@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,7 +72,7 @@ func setupMounts(s spec) error {
 			return err
 		}
 	}
-	if err := add(s.Dir, true); err != nil {
+	if err := add(target(s.Plan.Links, s.Dir), true); err != nil {
 		return err
 	}
 	for _, c := range covered {
@@ -118,6 +120,18 @@ func setupMounts(s spec) error {
 		}
 		if err != nil {
 			return fmt.Errorf("hide %s: %w", m, err)
+		}
+	}
+	for _, l := range s.Plan.Links {
+		// Where the link is hidden (a covered folder): made again in the
+		// private one. Elsewhere it is the host's own, there already.
+		if _, err := os.Lstat(l.Path); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(filepath.Dir(l.Path), 0o755); err != nil {
+				return fmt.Errorf("link %s: %w", l.Path, err)
+			}
+			if err := os.Symlink(l.Target, l.Path); err != nil {
+				return fmt.Errorf("link %s: %w", l.Path, err)
+			}
 		}
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {

@@ -39,6 +39,43 @@ type plan struct {
 	Read  []string `json:"read"`  // readable and executable
 	Write []string `json:"write"` // readable and writable
 	Mask  []string `json:"mask"`  // hidden: existing secrets inside a granted path
+	Links []link   `json:"links,omitempty"`
+}
+
+// link is a granted path (or the working folder) as it was given, through
+// a symlink, and the path it resolves to: the sandbox shows it, so a
+// program finds its workspace at the path it was told even where the
+// link itself lies in a hidden folder (/tmp) or outside bwrap's view.
+type link struct {
+	Path   string `json:"path"`
+	Target string `json:"target"`
+}
+
+// aliases are the links among the working folder dir and p's paths.
+func aliases(dir string, p Policy) []link {
+	var out []link
+	for _, given := range append(append([]string{p.Workspace, dir}, p.Read...), p.Write...) {
+		if !filepath.IsAbs(given) {
+			continue
+		}
+		given = filepath.Clean(given)
+		real, err := filepath.EvalSymlinks(given)
+		if err != nil || real == given || slices.ContainsFunc(out, func(l link) bool { return l.Path == given }) {
+			continue
+		}
+		out = append(out, link{Path: given, Target: real})
+	}
+	return out
+}
+
+// target is p resolved when it is one of links, else p.
+func target(links []link, p string) string {
+	for _, l := range links {
+		if l.Path == p {
+			return l.Target
+		}
+	}
+	return p
 }
 
 // makePlan resolves p for a program whose environment is env and whose

@@ -399,3 +399,28 @@ func TestHomesIgnoreAFakeHOME(t *testing.T) {
 		t.Errorf("homes(%s) = %v, without the account's %s", fake, hs, u.HomeDir)
 	}
 }
+
+// A workspace reached through a symlink (a home folder that is a link,
+// --workspace ./link) is as writable as the folder it names, by relative
+// path and by the path given.
+func TestWorkspaceThroughSymlink(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			real := t.TempDir()
+			link := filepath.Join(t.TempDir(), "ws")
+			if err := os.Symlink(real, link); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, err := sandboxed(t, b, Policy{Workspace: link}, testEnv(t.TempDir()),
+				`echo one > a.txt && echo two > "`+link+`/b.txt" && cat a.txt b.txt`)
+			if err != nil || out != "one\ntwo\n" {
+				t.Errorf("stdout %q, stderr %q, err %v", out, errOut, err)
+			}
+			for _, f := range []string{"a.txt", "b.txt"} {
+				if _, err := os.Stat(filepath.Join(real, f)); err != nil {
+					t.Errorf("%s was not written in the workspace: %v", f, err)
+				}
+			}
+		})
+	}
+}

@@ -184,6 +184,7 @@ func Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	}
 	s := spec{Backend: backend, Path: exe, Args: cmd.Args, Dir: dir, Net: p.Network, Files: len(cmd.ExtraFiles)}
 	s.Plan = makePlan(p, env, exe)
+	s.Plan.Links = aliases(dir, p)
 	if p.Network == NetOn {
 		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
 			s.Plan.Read = appendReal(s.Plan.Read, r) // DNS, when it lives in the hidden /run
