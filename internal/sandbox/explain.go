@@ -84,6 +84,12 @@ func Explain(stderr string, p Policy) string {
 
 // deniedPath is the absolute path a denial line names, "" when none.
 func deniedPath(line string) string {
+	// A line may start with the program's own path, as every message of
+	// a shell started as /bin/sh (the Bash tool's) does: "/bin/sh: 1:
+	// cannot create x: …". That is not what was denied.
+	if prog, rest, ok := strings.Cut(line, ": "); ok && strings.HasPrefix(prog, "/") && !strings.ContainsAny(prog, " \t") && strings.Contains(rest, ": ") {
+		line = rest
+	}
 	for _, m := range reAbsPath.FindAllString(line, -1) {
 		if m != "/" && !strings.HasPrefix(m, "//") {
 			return strings.TrimRight(m, ".")

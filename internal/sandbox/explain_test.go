@@ -24,6 +24,10 @@ func TestExplain(t *testing.T) {
 		{"fork", "sh: 1: Cannot fork", Policy{MaxProcs: 20}, "20 processes; if the program needs more, raise it with `sandbox: {max-procs: N}`"},
 		{"fork EAGAIN", "bash: fork: retry: Resource temporarily unavailable", Policy{}, "256 processes"},
 		{"unrelated", "Traceback: ValueError: bad input", Policy{}, ""},
+		{"sh by its path, as Bash runs it", "/bin/sh: 1: cannot create /etc/app.conf: Permission denied", Policy{Workspace: ws}, "write: [/etc]"},
+		{"sh by its path, a relative file", "/bin/sh: 1: cannot create out.txt: Read-only file system", Policy{Workspace: ws}, ""},
+		{"a program by its path", "/usr/bin/touch: cannot touch '/srv/app.conf': Permission denied", Policy{Workspace: ws}, "write: [/srv]"},
+		{"a line that starts with the path denied", "/srv/data: Permission denied", Policy{Workspace: ws}, "read: [/srv/data]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Explain(tt.stderr, tt.p)
