@@ -109,3 +109,18 @@ func TestOpenRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code's globs take {a,b} alternatives (its Grep's example is
+// "*.{ts,tsx}"): a model writes them, and "No files match" would be a
+// wrong answer.
+func TestGlobBraces(t *testing.T) {
+	f := newFixture(t)
+	runCases(t, f, []toolCase{
+		{"Glob", Glob, `{"pattern":"**/*.{go,md}"}`, false, []string{"docs/readme.md", "src/main.go", "src/util/util.go", "deep/a/b/c/leaf.md"}, []string{"notes.txt"}},
+		{"Glob folders", Glob, `{"pattern":"{docs,deep}/**/*.md"}`, false, []string{"docs/readme.md", "deep/a/b/c/leaf.md"}, []string{"src/"}},
+		{"nested", Glob, `{"pattern":"src/{main,util/{util,x}}.go"}`, false, []string{"src/main.go", "src/util/util.go"}, nil},
+		{"Grep glob", Grep, `{"pattern":"beta","glob":"*.{md,txt}"}`, false, []string{"docs/readme.md", "notes.txt"}, []string{"util.go"}},
+		{"unclosed is literal", Glob, `{"pattern":"*.{go"}`, false, []string{"No files match"}, nil},
+		{"too many", Glob, `{"pattern":"{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"}`, true, []string{"alternatives"}, nil},
+	})
+}

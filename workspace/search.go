@@ -109,18 +109,75 @@ func (s *search) note() string {
 
 // badGlob checks a glob pattern's syntax.
 func badGlob(pattern string) error {
-	for _, seg := range strings.Split(pattern, "/") {
-		if _, err := path.Match(seg, ""); err != nil {
-			return fmt.Errorf("glob %q is malformed (a [ without ]?); use *, ?, [abc] and ** between slashes", pattern)
+	alts := braces(pattern)
+	if len(alts) > maxAlternatives {
+		return fmt.Errorf("glob %q has more than %d alternatives; give fewer {a,b} choices", pattern, maxAlternatives)
+	}
+	for _, alt := range alts {
+		for _, seg := range strings.Split(alt, "/") {
+			if _, err := path.Match(seg, ""); err != nil {
+				return fmt.Errorf("glob %q is malformed (a [ without ]?); use *, ?, [abc], {a,b} and ** between slashes", pattern)
+			}
 		}
 	}
 	return nil
 }
 
+// maxAlternatives bounds what a glob's braces expand to: {a,b}{c,d}…
+// doubles with each pair.
+const maxAlternatives = 256
+
+// braces expands a glob's {a,b} alternatives, as Claude Code's Glob and
+// Grep (ripgrep's globs) take them — its Grep offers "*.{ts,tsx}" as the
+// example, so a model writes it. Nested braces expand; a { without its }
+// is a literal, and a \ escapes the next character. It stops expanding
+// past maxAlternatives.
+func braces(p string) []string {
+	depth, start, open := 0, 0, -1
+	var alts []string
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '{':
+			if depth++; depth == 1 {
+				open, start = i, i+1
+			}
+		case ',':
+			if depth == 1 {
+				alts, start = append(alts, p[start:i]), i+1
+			}
+		case '}':
+			if depth == 0 {
+				continue
+			}
+			if depth--; depth > 0 {
+				continue
+			}
+			var out []string
+			for _, alt := range append(alts, p[start:i]) {
+				out = append(out, braces(p[:open]+alt+p[i+1:])...)
+				if len(out) > maxAlternatives {
+					break
+				}
+			}
+			return out
+		}
+	}
+	return []string{p}
+}
+
 // globMatch reports whether name (slash-separated) matches pattern,
-// where ** stands for any number of folders, none included.
+// where ** stands for any number of folders, none included, and {a,b}
+// for either.
 func globMatch(pattern, name string) bool {
-	return matchSegs(strings.Split(pattern, "/"), strings.Split(name, "/"))
+	segs := strings.Split(name, "/")
+	for _, alt := range braces(pattern) {
+		if matchSegs(strings.Split(alt, "/"), segs) {
+			return true
+		}
+	}
+	return false
 }
 
 func matchSegs(pat, name []string) bool {
@@ -301,11 +358,16 @@ func tooLarge(names []string) string {
 // file's name at any depth (as ripgrep's --glob does), one with a slash
 // its path from the folder searched.
 func grepGlob(glob, rel string) bool {
-	if !strings.Contains(glob, "/") {
-		ok, _ := path.Match(glob, path.Base(rel))
-		return ok
+	for _, alt := range braces(glob) {
+		if strings.Contains(alt, "/") {
+			if globMatch(alt, rel) {
+				return true
+			}
+		} else if ok, _ := path.Match(alt, path.Base(rel)); ok {
+			return true
+		}
 	}
-	return globMatch(glob, rel)
+	return false
 }
 
 // errSkip marks a file Grep does not search (binary, not a file);
