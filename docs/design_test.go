@@ -25,8 +25,8 @@ import (
 // idPattern is an invariant's id: its table's letter and a number. L, C,
 // H, W, D: skill lifecycle, catalog, channels, window, delegation; J, R,
 // N, A, T, S: journal, records and resume, workers over NATS, approvals,
-// trust, secrets; E: the network of sandboxed programs.
-const idPattern = `[LCHWDJRNATSE][1-9][0-9]?`
+// trust, secrets; X, E: the sandbox and the network of sandboxed programs.
+const idPattern = `[LCHWDJRNATSEX][1-9][0-9]?`
 
 // invariantID is how code comments cite an invariant of design.md.
 var invariantID = regexp.MustCompile(`\b` + idPattern + `\b`)
@@ -246,8 +246,13 @@ func TestInvariantsAreProvedAndCited(t *testing.T) {
 	if len(rows) == 0 {
 		t.Fatal("design.md defines no invariants")
 	}
+	seen := map[string]bool{}
 	for _, m := range rows {
 		id := m[1]
+		if seen[id] {
+			t.Errorf("design.md has two rows %s: an id names one rule", id)
+		}
+		seen[id] = true
 		cells := strings.Split(strings.Trim(m[0], "|"), " | ")
 		if len(cells) < 4 {
 			continue // TestEnforcedInExists says so

@@ -3,6 +3,7 @@ package docs
 import (
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -64,4 +65,28 @@ func bare(line string) string {
 		words = append(words, w)
 	}
 	return strings.Join(words, " ")
+}
+
+// TestReadmeInvariantRanges: where README.md names a range of design.md's
+// invariants ("[J1–J9](docs/design.md#…)"), it ends at the table's last
+// id, so a new rule is never left out of the front page's count.
+func TestReadmeInvariantRanges(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]int{}
+	for _, m := range invariantRow.FindAllStringSubmatch(readDesign(t), -1) {
+		n, _ := strconv.Atoi(m[1][1:])
+		last[m[1][:1]] = max(last[m[1][:1]], n)
+	}
+	ranges := regexp.MustCompile(`\[([A-Z])1–([A-Z])([0-9]+)\]\(docs/design\.md`).FindAllStringSubmatch(string(readme), -1)
+	if len(ranges) == 0 {
+		t.Fatal("README.md names no range of invariants; this test looks for [X1–XN](docs/design.md#…)")
+	}
+	for _, r := range ranges {
+		if n, _ := strconv.Atoi(r[3]); r[1] != r[2] || n != last[r[1]] {
+			t.Errorf("README.md names %s1–%s%s, but design.md's %s rows end at %s%d", r[1], r[2], r[3], r[1], r[1], last[r[1]])
+		}
+	}
 }

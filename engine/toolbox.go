@@ -76,7 +76,7 @@ type skillTool struct {
 // server, a built-in tool over the workspace): on resume its journaled
 // result stands in for it.
 //
-// R11: a built-in's journaled result stands in for it on resume.
+// R14: a built-in's journaled result stands in for it on resume.
 func (t skillTool) external() bool {
 	return t.kind == spec.RunCommand || t.kind == kindMCP || t.kind == kindBuiltin
 }
