@@ -3,6 +3,7 @@ package spec
 import (
 	"strings"
 
+	"github.com/fsdrun/fsd/internal/sandbox"
 	"github.com/fsdrun/fsd/schemas"
 )
 
@@ -48,6 +49,7 @@ var (
 	storeOps          = []string{"get", "set", "delete"}
 	supplyValues      = []string{supplyIsolatedName, string(SupplyConversation)}
 	visibilityValues  = []string{visibilitySubName, visibilityPrimName}
+	networkValues     = []any{string(sandbox.NetOff), string(sandbox.NetOn), true, false}
 	flowValues        = []string{string(FlowNone), string(FlowDeps), string(FlowAncestors), string(FlowRecent), string(FlowAll)}
 )
 
@@ -101,6 +103,8 @@ func Facts() []Fact {
 		{wf, "cache", cacheOn, []any{cacheOn, cacheOff, true, false}},
 		{wf, "durability", string(DurabilityStep), anys(durabilityValues)},
 		{wf, "tools[]", nil, anys(WorkspaceTools)},
+		// The sandbox is on unless the workflow says off.
+		{wf, "sandbox", nil, []any{sandboxOff, false}},
 	}
 	for _, l := range limitFields {
 		if l.def > 0 {
@@ -119,6 +123,11 @@ func Facts() []Fact {
 		Fact{sk, "tools[].run.store", nil, anys(storeOps)},
 		Fact{sk, "mcp.*.timeout", DefaultMCPTimeout.String(), nil},
 		Fact{sk, "mcp.*.approve", nil, anys(approveValues)},
+		// A program's network falls back to its skill's, then the
+		// workflow's, else off.
+		Fact{sk, "sandbox.network", nil, networkValues},
+		Fact{sk, "tools[].run.sandbox.network", nil, networkValues},
+		Fact{sk, "mcp.*.sandbox.network", nil, networkValues},
 		Fact{sk, "agents.*.context-supply", supplyIsolatedName, anys(supplyValues)},
 		Fact{sk, "agents.*.turns", DefaultTurns, nil},
 		Fact{sk, "agents.*.item-visibility", visibilitySubName, anys(visibilityValues)},

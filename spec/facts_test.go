@@ -106,9 +106,10 @@ func schemaKeys(t *testing.T, data []byte) map[string]*schemaKey {
 func TestSchemaKeysAreDecoderKeys(t *testing.T) {
 	for kind, paths := range map[string]map[string][]string{
 		schemas.KindWorkflow: {"": workflowKeys, "limits": limitsKeys, "limits.agents.*": budgetKeys, "prices.*": priceKeys,
-			"host": hostKeys, "board": boardKeys, "tasks[]": taskKeys},
+			"host": hostKeys, "board": boardKeys, "tasks[]": taskKeys, "sandbox": sandboxKeys},
 		schemas.KindSkill: {"": skillKeys, "tools[]": toolKeys, "tools[].run": runKeys, "mcp.*": mcpKeys,
-			"agents.*": agentKeys, "agents.*.item-visibility": visKeys, "agents.*.flow": flowKeys},
+			"agents.*": agentKeys, "agents.*.item-visibility": visKeys, "agents.*.flow": flowKeys,
+			"sandbox": sandboxOwnKeys, "tools[].run.sandbox": sandboxOwnKeys, "mcp.*.sandbox": sandboxOwnKeys},
 	} {
 		data := map[string][]byte{schemas.KindWorkflow: schemas.Workflow(), schemas.KindSkill: schemas.Skill()}[kind]
 		keys := schemaKeys(t, data)

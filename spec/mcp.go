@@ -53,6 +53,9 @@ type MCPServer struct {
 	EnvValues map[string]string `json:"-"`
 	// HeaderValues are HTTP headers given by value, after Headers.
 	HeaderValues map[string]string `json:"-"`
+	// Sandbox is what a stdio server asks of the sandbox (network,
+	// max-procs); nil asks nothing. See SandboxFor.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // Stdio reports whether the server is a local program (else HTTP).
@@ -74,7 +77,7 @@ func (s *Skill) MCPServer(name string) (*MCPServer, bool) {
 }
 
 var (
-	mcpKeys = []string{"command", "env", "cwd", "url", "headers", "tools", "timeout", "approve"}
+	mcpKeys = []string{"command", "env", "cwd", "url", "headers", "tools", "timeout", "approve", "sandbox"}
 	// mcpToolName is the MCP spec's tool name alphabet.
 	mcpToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 	envName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -93,7 +96,7 @@ func decodeMCP(d *decoder, n *yaml.Node, s *Skill) {
 	var holder Node
 	for _, p := range d.pairs(n, &holder) {
 		m := MCPServer{Name: p.key}
-		var cmdN, urlN, envN, cwdN, hdrN *yaml.Node
+		var cmdN, urlN, envN, cwdN, hdrN, sbN *yaml.Node
 		for _, f := range d.fields(p.v, mcpKeys, &m.Node) {
 			switch f.key {
 			case "command":
@@ -134,6 +137,9 @@ func decodeMCP(d *decoder, n *yaml.Node, s *Skill) {
 				m.Timeout = d.duration(f.v)
 			case "approve":
 				m.Approve = decodeApprove(d, f.v)
+			case "sandbox":
+				sbN = f.v
+				m.Sandbox = decodeSandbox(d, f.v, false)
 			}
 		}
 		if m.Pos.Line == 0 {
@@ -159,9 +165,9 @@ func decodeMCP(d *decoder, n *yaml.Node, s *Skill) {
 			}
 		default:
 			checkURL(d, urlN, m.URL)
-			for _, x := range []*yaml.Node{envN, cwdN} {
+			for x, key := range map[*yaml.Node]string{envN: "env", cwdN: "cwd", sbN: "sandbox"} {
 				if x != nil {
-					d.errorf(x, "mcp", "%s applies only to a command server", map[bool]string{true: "env", false: "cwd"}[x == envN])
+					d.errorf(x, "mcp", "%s applies only to a command server", key)
 				}
 			}
 		}

@@ -20,10 +20,10 @@ import (
 
 // Keys of each manifest mapping, in the order the docs list them.
 var (
-	skillKeys   = []string{"id", "name", "description", "version", "channel", "preview", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "tools", "mcp", "agents"}
-	skillMDKeys = append([]string{"name", "description", "version", "channel", "preview", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "tools", "mcp", "agents"}, ClaudeCodeKeys...)
+	skillKeys   = []string{"id", "name", "description", "version", "channel", "preview", "instructions", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "sandbox", "tools", "mcp", "agents"}
+	skillMDKeys = append([]string{"name", "description", "version", "channel", "preview", "instructions-file", "license", "compatibility", "metadata", "allowed-tools", "approve", "sandbox", "tools", "mcp", "agents"}, ClaudeCodeKeys...)
 	toolKeys    = []string{"name", "description", "input", "approve", "run"}
-	runKeys     = []string{"command", "timeout", "env", "on-interrupt", "reply", "state", "store"}
+	runKeys     = []string{"command", "timeout", "env", "on-interrupt", "sandbox", "reply", "state", "store"}
 	runKinds    = []string{"command", "reply", "state", "store"}
 	agentKeys   = []string{"description", "prompt", "model", "context-supply", "turns", "item-visibility", "flow", "tools", "max-steps", "timeout", "retries", "output", "output-repairs", "skills"}
 	visKeys     = []string{"client", "history"}
@@ -213,6 +213,8 @@ func decodeSkill(d *decoder, root *yaml.Node, s *Skill, known []string) {
 			s.AllowedTools = decodeAllowedTools(d, f.v)
 		case "approve":
 			s.Approve = decodeApprove(d, f.v)
+		case "sandbox":
+			s.Sandbox = decodeSandbox(d, f.v, false)
 		case "tools":
 			decodeTools(d, f.v, s)
 		case "mcp":
@@ -298,7 +300,7 @@ func decodeInput(d *decoder, n *yaml.Node, t *Tool) {
 
 func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
 	var kinds []string
-	var timeout, env, onInterrupt *yaml.Node
+	var timeout, env, onInterrupt, sb *yaml.Node
 	for _, f := range d.fields(n, runKeys, &r.Node) {
 		switch f.key {
 		case "command":
@@ -320,6 +322,9 @@ func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
 			onInterrupt = f.v
 			v, _ := str(f.v)
 			r.OnInterrupt = OnInterrupt(v)
+		case "sandbox":
+			sb = f.v
+			r.Sandbox = decodeSandbox(d, f.v, false)
 		case "reply":
 			r.Reply, _ = str(f.v)
 			checkTemplate(d, f.v, "reply", r.Reply, toolFuncs)
@@ -344,8 +349,8 @@ func decodeRun(d *decoder, n *yaml.Node, r *ToolRun) {
 		return
 	}
 	if r.Kind != RunCommand {
-		names := map[*yaml.Node]string{timeout: "timeout", env: "env", onInterrupt: "on-interrupt"}
-		for _, x := range []*yaml.Node{timeout, env, onInterrupt} {
+		names := map[*yaml.Node]string{timeout: "timeout", env: "env", onInterrupt: "on-interrupt", sb: "sandbox"}
+		for _, x := range []*yaml.Node{timeout, env, onInterrupt, sb} {
 			if x != nil {
 				d.errorf(x, "run", "%s applies only to a command", names[x])
 			}

@@ -101,6 +101,9 @@ type Skill struct {
 	// Approve is the approval policy of the skill's tools that act outside
 	// fsd (commands, MCP tools, scripts) and set none of their own.
 	Approve Approve `json:"approve,omitempty"`
+	// Sandbox is what the skill's programs ask of the sandbox (network,
+	// max-procs); nil asks nothing. See SandboxFor.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 
 	Tools []Tool `json:"tools,omitempty"`
 	// MCP are the skill's MCP servers, in file order.
@@ -223,6 +226,9 @@ type ToolRun struct {
 	// retry (the default) runs it again with the same FSD_CALL_ID; fail
 	// gives the model an error result and runs nothing.
 	OnInterrupt OnInterrupt `json:"on-interrupt,omitempty"`
+	// Sandbox is what the command asks of the sandbox (network,
+	// max-procs); nil asks nothing. See SandboxFor.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 	// Reply is the template of a reply tool.
 	Reply string `json:"reply,omitempty"`
 	// Op is get, set or delete for state and store tools.
@@ -514,6 +520,9 @@ type Workflow struct {
 	// fsd (commands, MCP tools, scripts) when neither the tool nor its
 	// skill sets one.
 	Approve Approve `json:"approve,omitempty"`
+	// Sandbox confines every program of the run's skills (see
+	// SandboxFor); nil is the default sandbox, Off runs them unconfined.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 	// NoCache is `cache: off`: requests ask providers for no prompt-cache
 	// breakpoints or cache key (caching is on by default).
 	NoCache bool `json:"-"`

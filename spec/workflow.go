@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "preview", "readers", "window-shed", "workspace", "tools", "approve", "cache", "durability", "strict", "limits", "prices", "board", "host", "tasks", "input"}
+	workflowKeys = []string{"name", "model", "script", "skills", "enabled", "channel", "preview", "readers", "window-shed", "workspace", "tools", "approve", "sandbox", "cache", "durability", "strict", "limits", "prices", "board", "host", "tasks", "input"}
 	limitsKeys   = append(limitKeys(), "agents")
 	budgetKeys   = []string{"max-input-tokens", "max-output-tokens"}
 	priceKeys    = []string{"input", "cached-input", "cache-write", "output"}
@@ -88,6 +88,9 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			w.WindowShed = WindowShed(s)
 		case "approve":
 			w.Approve = decodeApprove(d, f.v)
+		case "sandbox":
+			w.Sandbox = decodeSandbox(d, f.v, true)
+			checkSandboxPaths(d, w)
 		case "cache":
 			// on (default) or off; YAML booleans are taken too.
 			if s, ok := str(f.v); ok {
