@@ -19,6 +19,7 @@ import (
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/mcptool"
 	"github.com/fsdrun/fsd/model"
@@ -79,6 +80,8 @@ type Options struct {
 	// flushDelay overrides journal.FlushDelay (tests make it long, so
 	// only commits write the journal).
 	flushDelay time.Duration
+	// wrap replaces sandbox.Wrap (tests see a machine without a sandbox).
+	wrap proc.Wrap
 	// Approve says who answers calls that need approval: approval.Ask
 	// (the default) waits for Run.Answer or an answer written into the
 	// run record (fsd approve); approval.Auto approves them all,
@@ -237,7 +240,8 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 	}
 	r.acct = newAccount(p.Workflow, r.limits)
 	r.cat = newCatalog(p, opts.Reload)
-	r.box.mcp = mcptool.NewPool(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger, Mask: r.box.secrets.String,
+	r.box.workflow, r.box.wrap = p.Workflow, refusedOnce(opts.wrap, opts.Logger)
+	r.box.mcp = r.box.newMCP(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger, Mask: r.box.secrets.String,
 		Unavailable: r.strict.mcpUnavailable(r.box.secrets.String), Workspace: r.box.workDir})
 	r.seed = seed
 	r.ID = opts.RunID
@@ -313,6 +317,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		}
 		lock = j.lock
 	}
+	r.box.describeSandboxes(r.project.Skills, r.log)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	if r.opts.RunsDir != "" {

@@ -60,8 +60,7 @@ func (m *manager) runScript(ctx context.Context, args json.RawMessage) model.Too
 		return *bad
 	}
 	s := l.skill
-	trusted := m.box.isTrusted(s)
-	opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(m.box.secrets.String), tool.WithWorkspace(m.box.workDir())}
+	opts := m.box.programOptions(s, nil)
 	var res tool.Result
 	if a.Module != "" {
 		res = tool.RunModule(ctx, s.Dir, a.Module, a.Args, opts...)

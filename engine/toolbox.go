@@ -9,7 +9,9 @@ import (
 
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/internal/redact"
+	"github.com/fsdrun/fsd/internal/sandbox"
 	"github.com/fsdrun/fsd/mcptool"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -35,6 +37,11 @@ type toolbox struct {
 	// folder of every program a skill's tools start, and the built-in
 	// tools' folder. nil until the run opens it (fsd context opens none).
 	ws *workspace.Workspace
+	// workflow's sandbox settings apply to every program (see
+	// sandboxFor); a worker has none.
+	workflow *spec.Workflow
+	// wrap replaces sandbox.Wrap in tests; nil is sandbox.Wrap.
+	wrap proc.Wrap
 
 	mu     sync.Mutex
 	stores map[string]*tool.MemKV // skill id -> run-wide store (L4)
@@ -149,14 +156,9 @@ func (tb *toolbox) compile(s *spec.Skill) ([]skillTool, error) {
 	}
 	// Before any of its programs can print them.
 	tb.secrets.Add(skillSecrets(s)...)
-	trusted := tb.isTrusted(s)
 	var ts []skillTool
 	for _, t := range s.Tools {
-		opts := []tool.Option{tool.WithTrust(trusted), tool.WithSkill(s.ID), tool.WithMask(tb.secrets.String), tool.WithWorkspace(tb.workDir())}
-		if tb.refusal != "" {
-			opts = append(opts, tool.WithRefusal(tb.refusal))
-		}
-		ct, err := tool.Compile(t, s.Dir, opts...)
+		ct, err := tool.Compile(t, s.Dir, tb.programOptions(s, t.Run.Sandbox)...)
 		if err != nil {
 			// tool.Compile names the tool ("tool greet: reply: …").
 			return nil, fmt.Errorf("skill %s: %w", s.ID, err)
@@ -173,6 +175,36 @@ func (tb *toolbox) workDir() string {
 		return ""
 	}
 	return tb.ws.Dir()
+}
+
+// sandboxFor is the sandbox of a program of skill s whose own setting is
+// own: spec.SandboxFor with the run's workspace; nil runs it unconfined
+// (the workflow's `sandbox: off`).
+func (tb *toolbox) sandboxFor(s *spec.Skill, own *spec.Sandbox) *sandbox.Policy {
+	p := spec.SandboxFor(tb.workflow, s, own)
+	if p != nil {
+		p.Workspace = tb.workDir()
+	}
+	return p
+}
+
+// programOptions are the tool options every program of skill s runs
+// with: its trust, its workspace and sandbox, the run's mask.
+func (tb *toolbox) programOptions(s *spec.Skill, own *spec.Sandbox) []tool.Option {
+	opts := []tool.Option{tool.WithTrust(tb.isTrusted(s)), tool.WithSkill(s.ID), tool.WithMask(tb.secrets.String),
+		tool.WithWorkspace(tb.workDir()), tool.WithSandbox(tb.sandboxFor(s, own)), tool.WithWrap(tb.wrap)}
+	if tb.refusal != "" {
+		opts = append(opts, tool.WithRefusal(tb.refusal))
+	}
+	return opts
+}
+
+// newMCP is the pool of the MCP servers of the toolbox's skills, their
+// stdio servers sandboxed as its other programs are.
+func (tb *toolbox) newMCP(o mcptool.Options) *mcptool.Pool {
+	o.Sandbox = func(s *spec.Skill, m *spec.MCPServer) *sandbox.Policy { return tb.sandboxFor(s, m.Sandbox) }
+	o.Wrap = tb.wrap
+	return mcptool.NewPool(o)
 }
 
 func (tb *toolbox) isTrusted(s *spec.Skill) bool {

@@ -43,6 +43,7 @@ func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 	arts := artifact.NewStore(o.Rand)
 	box := newToolbox(o.Trusted, runSecrets(o.Secrets))
 	box.refusal = o.Refusal
+	box.wrap = refusedOnce(nil, o.Logger)
 	if t.Workspace != "" {
 		ws, err := workspace.Open(t.Workspace)
 		if err != nil {
@@ -50,7 +51,9 @@ func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 		}
 		box.ws = ws
 	}
-	box.mcp = mcptool.NewPool(mcptool.Options{Trusted: o.Trusted, Idle: -1, Spool: workSpool{arts}, Logger: o.Logger, Mask: box.secrets.String,
+	// No workflow here: the skill's and its programs' own sandbox
+	// settings apply, on top of the default sandbox.
+	box.mcp = box.newMCP(mcptool.Options{Trusted: o.Trusted, Idle: -1, Spool: workSpool{arts}, Logger: o.Logger, Mask: box.secrets.String,
 		Workspace: box.workDir})
 	defer box.mcp.Close()
 	acct := &account{tasks: map[string]*tally{}, agents: map[string]*tally{}}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/internal/proc"
+	"github.com/fsdrun/fsd/internal/sandbox"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -69,6 +71,25 @@ type Options struct {
 	// starts: its working folder unless its cwd: names one of the
 	// skill's. nil or "": the skill's folder.
 	Workspace func() string
+	// Sandbox is the sandbox of a stdio server (the engine's
+	// spec.SandboxFor with the run's workspace); a nil result runs it
+	// unconfined, which only a workflow's `sandbox: off` asks for. A nil
+	// Sandbox gives every server the default sandbox: no network, writes
+	// only to the workspace and its private /tmp, its skill's folder
+	// readable.
+	Sandbox func(*spec.Skill, *spec.MCPServer) *sandbox.Policy
+	// Wrap replaces how the sandbox is applied (sandbox.Wrap); tests pass
+	// one that fails, to see a machine without a sandbox.
+	Wrap proc.Wrap
+}
+
+// sandboxFor is the sandbox of skill s's stdio server m; dir is the
+// skill's folder, absolute.
+func (p *Pool) sandboxFor(s *spec.Skill, m *spec.MCPServer, dir string) *sandbox.Policy {
+	if p.sandbox == nil {
+		return &sandbox.Policy{Network: sandbox.NetOff, Workspace: p.workspace(), Read: []string{dir}}
+	}
+	return p.sandbox(s, m)
 }
 
 // Pool owns a run's MCP sessions. It is safe for concurrent use; Close it
@@ -85,6 +106,8 @@ type Pool struct {
 	mask         func(string) string
 	unavailable  func(*spec.Skill, string, error)
 	workspace    func() string
+	sandbox      func(*spec.Skill, *spec.MCPServer) *sandbox.Policy
+	wrap         proc.Wrap
 
 	mu      sync.Mutex
 	servers map[key]*server
@@ -99,7 +122,8 @@ type key struct {
 // NewPool returns an empty pool.
 func NewPool(o Options) *Pool {
 	p := &Pool{trusted: o.Trusted, lookupEnv: o.LookupEnv, idle: o.Idle, startTimeout: o.StartTimeout,
-		spool: o.Spool, transport: o.Transport, log: o.Logger, version: o.Version, mask: o.Mask, unavailable: o.Unavailable, workspace: o.Workspace, servers: map[key]*server{}}
+		spool: o.Spool, transport: o.Transport, log: o.Logger, version: o.Version, mask: o.Mask, unavailable: o.Unavailable, workspace: o.Workspace,
+		sandbox: o.Sandbox, wrap: o.Wrap, servers: map[key]*server{}}
 	if p.mask == nil {
 		p.mask = func(s string) string { return s }
 	}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -30,7 +29,7 @@ type server struct {
 
 	mu     sync.Mutex
 	sess   *mcp.ClientSession
-	cmd    *exec.Cmd   // stdio only
+	cmd    *proc.Cmd   // stdio only
 	stderr *proc.Tail  // stdio only: the end of what the server printed
 	exit   string      // why the last session ended, for the next error
 	refs   int         // loads and tasks using the server
@@ -81,8 +80,9 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if s.cmd != nil {
-			proc.KillGroup(s.cmd)
+			proc.KillGroup(s.cmd.Cmd)
 			_ = s.cmd.Wait()
+			s.cmd.Cleanup()
 			err = withStderr(err, s.stderr)
 		}
 		if ctx.Err() != nil {
@@ -99,11 +99,13 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 
 // watch notices a session ending on the server's side (a stdio server
 // exiting, an HTTP session dropped), so the next call starts a new one.
-func (s *server) watch(cs *mcp.ClientSession, cmd *exec.Cmd) {
+func (s *server) watch(cs *mcp.ClientSession, cmd *proc.Cmd) {
 	_ = cs.Wait()
 	err := cs.Close() // reaps a stdio server: its exit status
 	if cmd != nil {
-		proc.KillGroup(cmd)
+		proc.KillGroup(cmd.Cmd)
+		// Reaped: what its sandbox held can go.
+		cmd.Cleanup()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -139,7 +141,7 @@ func (s *server) dropped(cs *mcp.ClientSession) string {
 		exit = err.Error()
 	}
 	if cmd != nil {
-		proc.KillGroup(cmd)
+		proc.KillGroup(cmd.Cmd)
 		exit = withStderr(errors.New(exit), stderr).Error()
 	}
 	s.mu.Lock()
@@ -168,17 +170,20 @@ func (s *server) command() (*mcp.CommandTransport, error) {
 		return nil, err
 	}
 	p := proc.Program{Argv: argv, Root: dir, Dir: s.pool.workspace(), Env: s.cfg.Env, LookupEnv: s.pool.lookupEnv,
-		Set: append([]string{"SKILL_DIR=" + dir}, set...)}
+		Set: append([]string{"SKILL_DIR=" + dir}, set...), Sandbox: s.pool.sandboxFor(s.skill, s.cfg, dir), Wrap: s.pool.wrap}
 	if s.cfg.Cwd != "" {
 		p.Dir = filepath.Join(dir, filepath.FromSlash(s.cfg.Cwd))
 	}
 	// The server outlives the call that starts it: no context ends it,
 	// close and watch kill its group.
-	cmd := proc.Command(context.Background(), p)
+	cmd, err := proc.Command(context.Background(), p)
+	if err != nil {
+		return nil, fmt.Errorf("not started: %w", err)
+	}
 	s.stderr = proc.NewTail(stderrTail)
 	cmd.Stderr = s.stderr
 	s.cmd = cmd
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, nil
+	return &mcp.CommandTransport{Command: cmd.Cmd, TerminateDuration: terminateAfter}, nil
 }
 
 // expand reads ${VAR} and ${VAR:-default} in a .mcp.json server's value
@@ -316,7 +321,7 @@ func (s *server) close() {
 		_ = cs.Close()
 	}
 	if cmd != nil {
-		proc.KillGroup(cmd)
+		proc.KillGroup(cmd.Cmd)
 	}
 }
 

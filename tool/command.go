@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/internal/proc"
+	"github.com/fsdrun/fsd/internal/sandbox"
 )
 
 // CallIDs name one call to the program it runs, as FSD_RUN_ID and
@@ -63,12 +64,16 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cmd := proc.Command(runCtx, proc.Program{Argv: argv, Root: c.dir, Dir: c.work, Env: c.env, Set: append(callIDs(ctx).environ(), c.set...), LookupEnv: c.lookupEnv})
+	cmd, err := proc.Command(runCtx, proc.Program{Argv: argv, Root: c.dir, Dir: c.work, Env: c.env, Set: append(callIDs(ctx).environ(), c.set...),
+		LookupEnv: c.lookupEnv, Sandbox: c.sandbox, Wrap: c.wrap})
+	if err != nil {
+		// No sandbox to be had: the program does not run unconfined.
+		return errorf("%s did not run: %v", name, err)
+	}
 	// Both keep maskSlack bytes past their cut, so that a secret the cut
 	// would split is masked whole before the cut is made.
 	stdout := &capped{max: MaxOutputBytes + maskSlack}
 	stderrBuf := proc.NewTail(StderrTail + maskSlack)
-	var err error
 	if c.merged {
 		both := &locked{w: stdout}
 		err = proc.Run(cmd, both, both)
@@ -99,6 +104,17 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 		status := fmt.Sprintf("exited with status %d", ee.ExitCode())
 		if ee.ExitCode() < 0 {
 			status = "killed: " + ee.String()
+		}
+		if c.sandbox != nil {
+			// What the sandbox denied and which setting allows it, when
+			// the end of what it printed points at it.
+			said := stderr
+			if c.merged {
+				said = out
+			}
+			if why := sandbox.Explain(said, *c.sandbox); why != "" {
+				status += ". " + why
+			}
 		}
 		return Result{Text: c.withOutput(status, out, stderr), IsError: true, Truncated: stdout.over(MaxOutputBytes)}
 	}

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("FSD_TOOL_TEST_PARENT"); dir != "" {
 		// Run a command tool that writes its pid and sleeps; the test
 		// kills us while it sleeps.
-		tl, err := Compile(command("sh", "-c", `echo $$ > pid; exec sleep 30`), dir)
+		tl, err := Compile(command("sh", "-c", `echo $$ > pid; exec sleep 30`), dir, unconfined)
 		if err != nil {
 			os.Exit(3)
 		}
@@ -28,6 +28,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// unconfined runs a tool outside the sandbox, for the tests of what
+// process groups and Pdeathsig do on their own: a sandboxed program's
+// pids are its PID namespace's, which this process cannot look up (the
+// sandbox's own tests kill its calls).
+var unconfined = WithSandbox(nil)
+
 // A tool that leaves a child in the background is done when it exits;
 // the child dies with the call instead of living on.
 func TestBackgroundChildDiesWithTheCall(t *testing.T) {
@@ -35,7 +41,7 @@ func TestBackgroundChildDiesWithTheCall(t *testing.T) {
 		t.Skip("reads /proc")
 	}
 	dir := t.TempDir()
-	tl, err := Compile(command("sh", "-c", `sleep 30 & echo $! > child; echo started`), dir)
+	tl, err := Compile(command("sh", "-c", `sleep 30 & echo $! > child; echo started`), dir, unconfined)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,7 @@ func scriptTool(dir string, opts []Option) *Tool {
 		c.dir = abs
 	}
 	c.set = append(c.set, "SKILL_DIR="+c.dir)
+	c.confine()
 	return c
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/fsdrun/fsd/internal/proc"
+	"github.com/fsdrun/fsd/internal/sandbox"
 	"github.com/fsdrun/fsd/internal/tmpl"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/output"
@@ -80,6 +82,19 @@ func WithLookupEnv(f func(string) (string, bool)) Option {
 	return func(t *Tool) { t.lookupEnv = f }
 }
 
+// WithSandbox sets the sandbox a command or script runs in (the engine's
+// spec.SandboxFor with the run's workspace). Nil runs it unconfined:
+// only a workflow's `sandbox: off` asks for that. Without this option a
+// program runs in the default sandbox: no network, writes only to its
+// private /tmp, its skill's folder readable.
+func WithSandbox(p *sandbox.Policy) Option {
+	return func(t *Tool) { t.sandbox, t.sandboxSet = p, true }
+}
+
+// WithWrap replaces how the sandbox is applied (sandbox.Wrap); tests pass
+// one that fails, to see a machine without a sandbox.
+func WithWrap(w proc.Wrap) Option { return func(t *Tool) { t.wrap = w } }
+
 // Tool is a compiled skill tool, ready to call concurrently.
 type Tool struct {
 	name, description string
@@ -101,6 +116,20 @@ type Tool struct {
 	onInt     spec.OnInterrupt
 	lookupEnv func(string) (string, bool)
 	mask      func(string) string
+	// sandbox confines the tool's program; nil with sandboxSet is
+	// unconfined, unset is the default sandbox (see WithSandbox).
+	sandbox    *sandbox.Policy
+	sandboxSet bool
+	wrap       proc.Wrap
+}
+
+// confine fills in the default sandbox when no WithSandbox was given, once
+// dir is absolute.
+func (c *Tool) confine() {
+	if !c.sandboxSet {
+		c.sandbox = &sandbox.Policy{Network: sandbox.NetOff, Read: []string{c.dir}}
+		c.sandboxSet = true
+	}
 }
 
 // Compile prepares t for calls: it compiles the input schema (nil means
@@ -123,6 +152,7 @@ func Compile(t spec.Tool, dir string, opts ...Option) (*Tool, error) {
 		c.dir = abs
 	}
 	c.set = append(c.set, "SKILL_DIR="+c.dir)
+	c.confine()
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}

@@ -225,7 +225,7 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	spt := command("./scripts/spawn.sh", pidFile)
 	spt.Run.Timeout = 300 * time.Millisecond
-	tl, err := Compile(spt, dir)
+	tl, err := Compile(spt, dir, unconfined)
 	if err != nil {
 		t.Fatal(err)
 	}

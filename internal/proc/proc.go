@@ -9,7 +9,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fsdrun/fsd/internal/sandbox"
 )
+
+// Wrap confines a prepared program as sandbox.Wrap does; tests pass one
+// that fails, to see a machine without a sandbox.
+type Wrap func(cmd *exec.Cmd, p sandbox.Policy) (cleanup func(), err error)
 
 // WaitDelay bounds how long a finished or killed program's output may
 // stay open, held by a grandchild that left its process group (setsid):
@@ -34,16 +40,44 @@ type Program struct {
 	Set []string
 	// LookupEnv is where Env's values come from; nil is os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Sandbox confines the program (package sandbox). Nil runs it
+	// unconfined: only a workflow's `sandbox: off` asks for that.
+	Sandbox *sandbox.Policy
+	// Wrap applies Sandbox; nil is sandbox.Wrap.
+	Wrap Wrap
+}
+
+// Cmd is a program Command prepared: the exec.Cmd to start, and what its
+// sandbox holds until the program has been waited for.
+type Cmd struct {
+	*exec.Cmd
+	cleanup func()
+}
+
+// Cleanup releases what the program's sandbox holds. Call it once the
+// program has been waited for (Run does); later calls do nothing.
+func (c *Cmd) Cleanup() {
+	if c.cleanup != nil {
+		c.cleanup()
+		c.cleanup = nil
+	}
 }
 
 // Command prepares p's process: its program resolved, its environment,
-// its own process group (Pdeathsig on Linux), and, when ctx ends before
-// the program does, its whole group killed. Start it with Run, or hand it
-// to whatever starts it (an MCP transport) and KillGroup it when done.
+// its own process group (Pdeathsig on Linux), confined by p.Sandbox, and,
+// when ctx ends before the program does, its whole group killed. Start it
+// with Run, or hand its Cmd to whatever starts it (an MCP transport),
+// KillGroup it when done and Cleanup once it has been waited for.
+//
+// It fails when the sandbox cannot be had (an error wrapping
+// sandbox.ErrUnavailable that names the fixes): the program must not run
+// then, rather than run unconfined.
 //
 // J6: the program's own process group, Pdeathsig, and the group killed when
 // ctx ends.
-func Command(ctx context.Context, p Program) *exec.Cmd {
+// T9: every program of a skill starts here, confined unless the workflow
+// says `sandbox: off`.
+func Command(ctx context.Context, p Program) (*Cmd, error) {
 	name := p.Argv[0]
 	if !filepath.IsAbs(name) && strings.ContainsRune(name, filepath.Separator) {
 		name = filepath.Join(p.Root, name)
@@ -60,7 +94,27 @@ func Command(ctx context.Context, p Program) *exec.Cmd {
 	cmd.Env = Environ(lookup, p.Env, p.Set...)
 	cmd.WaitDelay = WaitDelay
 	ownGroup(cmd)
-	return cmd
+	c := &Cmd{Cmd: cmd}
+	if p.Sandbox != nil {
+		if cmd.Err == nil && strings.ContainsRune(name, filepath.Separator) {
+			// Inside the sandbox a missing or non-executable program is
+			// the launcher's failure; found here, Start reports it as it
+			// would unconfined (and the sandbox starts nothing).
+			if _, err := exec.LookPath(cmd.Path); err != nil {
+				cmd.Err = err
+			}
+		}
+		wrap := p.Wrap
+		if wrap == nil {
+			wrap = sandbox.Wrap
+		}
+		cleanup, err := wrap(cmd, *p.Sandbox)
+		if err != nil {
+			return nil, err
+		}
+		c.cleanup = cleanup
+	}
+	return c, nil
 }
 
 // Environ is a program's whole environment: the set pairs, then PATH,
@@ -96,7 +150,8 @@ func Environ(lookup func(string) (string, bool), names []string, set ...string) 
 // then drains its output into stdout and stderr. Run owns the pipes
 // rather than os/exec, so the group is killed as soon as the program
 // exits, not once a background child closes its output.
-func Run(cmd *exec.Cmd, stdout, stderr io.Writer) error {
+func Run(cmd *Cmd, stdout, stderr io.Writer) error {
+	defer cmd.Cleanup()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -121,7 +176,7 @@ func Run(cmd *exec.Cmd, stdout, stderr io.Writer) error {
 	wg.Go(func() { _, _ = io.Copy(stdout, outR) })
 	wg.Go(func() { _, _ = io.Copy(stderr, errR) })
 	err = cmd.Wait()
-	KillGroup(cmd)
+	KillGroup(cmd.Cmd)
 	drained := make(chan struct{})
 	go func() { wg.Wait(); close(drained) }()
 	select {

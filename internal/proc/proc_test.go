@@ -56,11 +56,14 @@ func TestCommandEnvironmentAndFolders(t *testing.T) {
 	}
 	t.Setenv("FSD_PROC_TEST_SECRET", "leaked")
 	vars := map[string]string{"PATH": os.Getenv("PATH"), "HOME": "/home/ada", "TOKEN": "t0k"}
-	cmd := Command(context.Background(), Program{
+	cmd, err := Command(context.Background(), Program{
 		Argv: []string{"./bin/show"}, Root: root, Dir: filepath.Join(root, "work"),
 		Env: []string{"TOKEN"}, Set: []string{"FSD_CALL_ID=c1"},
 		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out, errOut bytes.Buffer
 	if err := Run(cmd, &out, &errOut); err != nil {
 		t.Fatalf("%v: %s", err, errOut.String())

@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/internal/proctest"
+	"github.com/fsdrun/fsd/internal/sandbox"
 )
 
 // firstLine sends the first line written to it, then keeps nothing.
@@ -52,7 +55,10 @@ func TestGroupDiesWithTheCall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			cmd := Command(ctx, Program{Argv: []string{"sh", "-c", tt.script}, Root: t.TempDir()})
+			cmd, err := Command(ctx, Program{Argv: []string{"sh", "-c", tt.script}, Root: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
 			out := &firstLine{c: make(chan string, 1)}
 			done := make(chan error, 1)
 			go func() { done <- Run(cmd, out, &bytes.Buffer{}) }()
@@ -69,7 +75,7 @@ func TestGroupDiesWithTheCall(t *testing.T) {
 			if tt.cancel {
 				cancel()
 			}
-			err := <-done
+			err = <-done
 			if tt.cancel && err == nil {
 				t.Error("a cancelled program reported success")
 			}
@@ -86,9 +92,12 @@ func TestGroupDiesWithTheCall(t *testing.T) {
 
 // A program's stderr end reaches Run's writer, however much it printed.
 func TestRunKeepsStderrTail(t *testing.T) {
-	cmd := Command(context.Background(), Program{Argv: []string{"sh", "-c", `i=0; while [ $i -lt 2000 ]; do echo noise >&2; i=$((i+1)); done; echo why it failed >&2; exit 3`}, Root: t.TempDir()})
+	cmd, err := Command(context.Background(), Program{Argv: []string{"sh", "-c", `i=0; while [ $i -lt 2000 ]; do echo noise >&2; i=$((i+1)); done; echo why it failed >&2; exit 3`}, Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tail := NewTail(64)
-	err := Run(cmd, &bytes.Buffer{}, tail)
+	err = Run(cmd, &bytes.Buffer{}, tail)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("Run: %v", err)
@@ -130,5 +139,56 @@ func TestAliveAfter(t *testing.T) {
 		if got := aliveAfter(tt.err); got != tt.want {
 			t.Errorf("aliveAfter(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+}
+
+// A program whose sandbox cannot be had does not start: Command fails and
+// nothing runs. One whose sandbox can is wrapped, and what the sandbox
+// holds is released once Run has waited for it.
+func TestCommandSandbox(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	argv := []string{"sh", "-c", "touch " + marker}
+	pol := &sandbox.Policy{Workspace: dir}
+
+	fail := func(*exec.Cmd, sandbox.Policy) (func(), error) {
+		return nil, fmt.Errorf("%w: not on this machine", sandbox.ErrUnavailable)
+	}
+	cmd, err := Command(context.Background(), Program{Argv: argv, Root: dir, Sandbox: pol, Wrap: fail})
+	if !errors.Is(err, sandbox.ErrUnavailable) || cmd != nil {
+		t.Fatalf("Command = %v, %v; want no command and ErrUnavailable", cmd, err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the program ran: %v", err)
+	}
+
+	var got sandbox.Policy
+	cleaned := 0
+	pass := func(c *exec.Cmd, p sandbox.Policy) (func(), error) {
+		got = p
+		return func() { cleaned++ }, nil
+	}
+	cmd, err = Command(context.Background(), Program{Argv: argv, Root: dir, Sandbox: pol, Wrap: pass})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Workspace != dir {
+		t.Errorf("wrapped with %+v, want the program's policy", got)
+	}
+	if err := Run(cmd, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Cleanup()
+	if cleaned != 1 {
+		t.Errorf("cleaned up %d times, want once", cleaned)
+	}
+
+	// No policy: nothing wraps it (sandbox: off).
+	cmd, err = Command(context.Background(), Program{Argv: argv, Root: dir, Wrap: fail})
+	if err != nil {
+		t.Fatalf("unconfined: %v", err)
+	}
+	if err := Run(cmd, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
 	}
 }
