@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/internal/sandbox"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
 )
@@ -58,6 +59,18 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) lookup(k string) (string, bool) { v, ok := e.vars[k]; return v, ok }
 
+// sandbox confines a server as a run does: its skill's folder readable,
+// the call log's folder its workspace.
+func (e *env) sandbox(s *spec.Skill, _ *spec.MCPServer) *sandbox.Policy {
+	return &sandbox.Policy{Network: sandbox.NetOff, Workspace: filepath.Dir(e.log), Read: []string{s.Dir}}
+}
+
+// unconfined runs a server outside the sandbox, for the tests of how the
+// pool stops its process: a sandboxed server's pid is its PID
+// namespace's, which this process cannot look up (the sandbox's own
+// tests kill its calls).
+func unconfined(*spec.Skill, *spec.MCPServer) *sandbox.Policy { return nil }
+
 // calls returns the call log's lines.
 func (e *env) calls(t testing.TB) []string {
 	b, err := os.ReadFile(e.log)
@@ -70,8 +83,13 @@ func (e *env) calls(t testing.TB) []string {
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
 
+// newPool is a pool whose stdio servers run sandboxed with the call log's
+// folder as their workspace, unless o says otherwise.
 func newPool(t testing.TB, e *env, o Options) *Pool {
 	o.LookupEnv = e.lookup
+	if o.Sandbox == nil {
+		o.Sandbox = e.sandbox
+	}
 	p := NewPool(o)
 	t.Cleanup(p.Close)
 	return p
@@ -114,7 +132,7 @@ func parent() {
 	s := &spec.Skill{ID: "tracker", Version: "1.0.0", Dir: os.TempDir(), MCP: []spec.MCPServer{{
 		Name: "t", Command: []string{exe, "-test.run=^$"}, Env: []string{mcptest.EnvServe, mcptest.EnvHang},
 	}}}
-	p := NewPool(Options{LookupEnv: e.lookup})
+	p := NewPool(Options{LookupEnv: e.lookup, Sandbox: unconfined})
 	tools, notes := p.Acquire(context.Background(), s)
 	if len(notes) > 0 {
 		fmt.Println("notes:", notes)

@@ -99,7 +99,7 @@ func TestAllowlist(t *testing.T) {
 func TestCrashAndRestart(t *testing.T) {
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
-	p := newPool(t, e, Options{})
+	p := newPool(t, e, Options{Sandbox: unconfined})
 	tools, _ := p.Acquire(context.Background(), s)
 	m := byName(tools)
 	first := call(m["pid"], `{}`).Text
@@ -238,7 +238,7 @@ func TestContentKinds(t *testing.T) {
 func TestIdleAndClose(t *testing.T) {
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
-	p := NewPool(Options{LookupEnv: e.lookup, Idle: -1})
+	p := NewPool(Options{LookupEnv: e.lookup, Idle: -1, Sandbox: unconfined})
 	tools, _ := p.Acquire(context.Background(), s)
 	pid, _ := strconv.Atoi(call(byName(tools)["pid"], `{}`).Text)
 	p.Release(s)
@@ -264,7 +264,7 @@ func TestIdleAndClose(t *testing.T) {
 func TestIdleTimeCloses(t *testing.T) {
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
-	p := newPool(t, e, Options{Idle: time.Millisecond})
+	p := newPool(t, e, Options{Idle: time.Millisecond, Sandbox: unconfined})
 	tools, _ := p.Acquire(context.Background(), s)
 	pid, _ := strconv.Atoi(call(byName(tools)["pid"], `{}`).Text)
 	if !proctest.Running(pid) {
