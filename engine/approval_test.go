@@ -137,7 +137,7 @@ func TestApprovalApproveEditReject(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "calls.log")
-			p := project(approvalSkill(log, spec.ApproveAlways))
+			p := writable(project(approvalSkill(log, spec.ApproveAlways)), filepath.Dir(log))
 			out := runAnswering(t, p, Options{}, []runrecord.Answer{tc.answer}, read("ops"), call("effect", map[string]int{"n": 1}), say("done"))
 			if out.err != nil {
 				t.Fatal(out.err)
@@ -184,7 +184,7 @@ func TestApprovalApproveEditReject(t *testing.T) {
 // run at once. A rejected first call does not count.
 func TestApprovalFirst(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls.log")
-	p := project(approvalSkill(log, spec.ApproveFirst))
+	p := writable(project(approvalSkill(log, spec.ApproveFirst)), filepath.Dir(log))
 	out := runAnswering(t, p, Options{},
 		[]runrecord.Answer{{Decision: runrecord.Rejected, Reason: "try again"}, {Decision: runrecord.Approved}},
 		read("ops"), call("effect", map[string]int{"n": 1}), call("effect", map[string]int{"n": 2}),
@@ -216,7 +216,7 @@ func TestApprovalModes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "calls.log")
-			p := project(approvalSkill(log, ""))
+			p := writable(project(approvalSkill(log, "")), filepath.Dir(log))
 			p.Workflow.Approve = tc.wfDefault
 			_, m, evs, err := runWith(t, p, Options{Approve: tc.mode, RunsDir: t.TempDir()}, read("ops"), call("effect", map[string]int{"n": 1}), say("done"))
 			if err != nil {
@@ -249,7 +249,7 @@ func TestApprovalModes(t *testing.T) {
 // answer came, nothing runs, the run goes on.
 func TestApprovalTimeout(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls.log")
-	p := project(approvalSkill(log, spec.ApproveAlways))
+	p := writable(project(approvalSkill(log, spec.ApproveAlways)), filepath.Dir(log))
 	_, m, evs, err := runWith(t, p, Options{ApprovalTimeout: time.Millisecond, RunsDir: t.TempDir()},
 		read("ops"), call("effect", map[string]int{"n": 1}), say("done"))
 	if err != nil {
@@ -284,7 +284,7 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 			// Not even the strictest in-doubt rule may keep an approved
 			// call that never ran from running.
 			s.Tools[len(s.Tools)-1].Run.OnInterrupt = spec.OnInterruptFail
-			p := project(s)
+			p := writable(project(s), filepath.Dir(log))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			sink := event.SinkFunc(func(e event.Event) {
@@ -368,7 +368,7 @@ func TestApprovalTakenThenInDoubt(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls.log")
 	s := approvalSkill(log, spec.ApproveAlways)
 	s.Tools[len(s.Tools)-1].Run.OnInterrupt = spec.OnInterruptFail
-	p := project(s)
+	p := writable(project(s), filepath.Dir(log))
 	r, err := New(p, Options{Model: crashAfter(read("ops"), call("effect", map[string]int{"n": 1})), RunsDir: t.TempDir(), Approve: approval.Auto})
 	if err != nil {
 		t.Fatal(err)
@@ -414,7 +414,7 @@ func TestApprovalOtherTasksContinue(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls.log")
 	s := approvalSkill(log, spec.ApproveAlways)
 	s.Agents = []spec.Agent{{Name: "runner", Prompt: "Run it.", Tools: []string{"effect"}, Visibility: spec.VisibilitySub}}
-	p := project(s)
+	p := writable(project(s), filepath.Dir(log))
 	p.Workflow.Host = nil
 	p.Workflow.Limits.Concurrency = 1
 	p.Workflow.Tasks = []spec.Task{{ID: "deploy", Goal: "ship", Assignee: "ops/runner"}, {ID: "b", Goal: "g"}, {ID: "c", Goal: "g"}}
@@ -542,7 +542,7 @@ func TestApprovalAnswerFileNotFsds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "calls.log")
-			p := project(approvalSkill(log, spec.ApproveAlways))
+			p := writable(project(approvalSkill(log, spec.ApproveAlways)), filepath.Dir(log))
 			requested := make(chan string, 1)
 			r, err := New(p, Options{Model: &recModel{steps: []step{read("ops"), call("effect", map[string]int{"n": 1}), say("done")}},
 				RunsDir: t.TempDir(), Sink: event.SinkFunc(func(e event.Event) {
@@ -589,7 +589,7 @@ func TestApprovalAnswerFileNotFsds(t *testing.T) {
 // asks again for the next call of it.
 func TestApprovalFirstRejectedThenResumed(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls.log")
-	p := project(approvalSkill(log, spec.ApproveFirst))
+	p := writable(project(approvalSkill(log, spec.ApproveFirst)), filepath.Dir(log))
 	r, err := New(p, Options{Model: crashAfter(read("ops"), call("effect", map[string]int{"n": 1})), RunsDir: t.TempDir(), Approve: approval.Deny})
 	if err != nil {
 		t.Fatal(err)

@@ -247,7 +247,7 @@ func TestInDoubtCall(t *testing.T) {
 			s.Tools = append(s.Tools,
 				spec.Tool{Name: "effect", Run: spec.ToolRun{Kind: spec.RunCommand, OnInterrupt: policy,
 					Command: []string{"sh", "-c", `echo "$FSD_RUN_ID $FSD_CALL_ID" >> "$1"; printf did`, "effect", log}}})
-			p := project(s)
+			p := writable(project(s), tmp)
 			dir := crashedRun(t, p, read("ops"), call("effect", nil), call("effect", nil))
 			// Make the last call in doubt: its result never reached the
 			// journal (the crash came while it ran).

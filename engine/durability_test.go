@@ -48,6 +48,8 @@ func TestDurabilityModes(t *testing.T) {
 			}
 			p := project(s)
 			p.Workflow.Durability = tc.key
+			// The command reads the journal it checks.
+			p.Workflow.Sandbox = &spec.Sandbox{Read: []string{runs}}
 			_, _, _, err := runWith(t, p, Options{RunsDir: runs, RunID: "r1", Durability: tc.opt, flushDelay: time.Hour},
 				read("ops"), looks, done)
 			if err != nil {

@@ -50,6 +50,14 @@ func mcpSkill(t *testing.T, url string, allow []string) (*spec.Skill, string) {
 	return s, log
 }
 
+// writable lets the skills' programs of p write in dirs, as a workflow's
+// sandbox: {write: [...]} does (a test server's call log, a command's
+// marker).
+func writable(p *spec.Project, dirs ...string) *spec.Project {
+	p.Workflow.Sandbox = &spec.Sandbox{Write: dirs}
+	return p
+}
+
 func lines(t *testing.T, path string) []string {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -89,6 +97,7 @@ func TestMCPToolsFollowTheSkill(t *testing.T) {
 			s, log := mcpSkill(t, url, []string{"echo", "fail", "meta"})
 			p := project(s, skill("other", "1.0.0", spec.ChannelInline))
 			p.Workflow.Limits.MaxLoadedSkills = 1
+			writable(p, filepath.Dir(log))
 			res, m, _, err := runWith(t, p, Options{MCPIdle: -1},
 				read("tracker"),
 				call(echoTool, map[string]string{"text": "hi"}),
@@ -150,6 +159,9 @@ func TestMCPEvictionStopsServer(t *testing.T) {
 	s, _ := mcpSkill(t, "", []string{"pid"})
 	p := project(s, skill("other", "1.0.0", spec.ChannelInline))
 	p.Workflow.Limits.MaxLoadedSkills = 1
+	// Unconfined: a sandboxed server's pid is its PID namespace's, which
+	// this process cannot look up (the sandbox's own tests kill its calls).
+	p.Workflow.Sandbox = &spec.Sandbox{Off: true}
 	var pid int
 	gone := false
 	evicted := func(req *model.Request) *model.Response {
@@ -179,6 +191,7 @@ func TestMCPEvictionStopsServer(t *testing.T) {
 func TestMCPUntrustedStdioRefused(t *testing.T) {
 	s, log := mcpSkill(t, "", nil)
 	p := project(s)
+	writable(p, filepath.Dir(log))
 	_, m, _, err := runWith(t, p, Options{Trusted: func(*spec.Skill) bool { return false }},
 		read("tracker"), call(echoTool, map[string]string{"text": "hi"}), say("done"))
 	if err != nil {
@@ -204,6 +217,7 @@ func TestMCPUntrustedStdioRefused(t *testing.T) {
 func TestMCPResumeDoesNotCallAgain(t *testing.T) {
 	s, log := mcpSkill(t, "", nil)
 	p := project(s)
+	writable(p, filepath.Dir(log))
 	steps := []step{read("tracker"), call(echoTool, map[string]string{"text": "once"})}
 	down := errors.New("503 service unavailable")
 	first := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
@@ -252,6 +266,7 @@ func TestMCPResumeDoesNotCallAgain(t *testing.T) {
 func TestMCPCancelOnRunCancel(t *testing.T) {
 	s, log := mcpSkill(t, "", nil)
 	p := project(s)
+	writable(p, filepath.Dir(log))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	steps := []step{read("tracker"), call("mcp__tracker__t__sleep", nil), say("done")}
@@ -332,7 +347,7 @@ func TestMCPResultsAsArtifacts(t *testing.T) {
 func TestMCPToolsForAgents(t *testing.T) {
 	s, log := mcpSkill(t, "", nil)
 	s.Agents = []spec.Agent{{Name: "filer", Tools: []string{"t/echo", "tracker_echo"}}, {Name: "all", Tools: []string{"t/*"}}}
-	_, m, _, err := runWith(t, project(s), Options{},
+	_, m, _, err := runWith(t, writable(project(s), filepath.Dir(log)), Options{},
 		read("tracker"),
 		call("addTask", add("a", "filer")),
 		call("runBoard", nil),

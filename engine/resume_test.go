@@ -24,7 +24,7 @@ func TestResumeConversation(t *testing.T) {
 	s.Dir = dir
 	s.Tools = append(s.Tools, spec.Tool{Name: "touch", Run: spec.ToolRun{Kind: spec.RunCommand,
 		Command: []string{"sh", "-c", `printf x >> "$1"; printf ran`, "touch", counter}}})
-	p := project(s)
+	p := writable(project(s), dir)
 	steps := []step{read("ops"), readSection("ops"), call("touch", nil), call("ops_setstate", map[string]string{"key": "k", "value": "v"})}
 	down := errors.New("503 service unavailable")
 	var calls atomic.Int32

@@ -111,7 +111,7 @@ func TestTrustedSkillCommandRuns(t *testing.T) {
 				}
 				opts.Trusted = roots.Skill
 			}
-			_, _, err := funcRun(t, context.Background(), project(s), opts,
+			_, _, err := funcRun(t, context.Background(), writable(project(s), dir), opts,
 				scriptFunc([]step{read("in"), call("in_touch", nil), say("done")}, nil))
 			if err != nil {
 				t.Fatal(err)
