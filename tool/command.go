@@ -68,7 +68,7 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 		LookupEnv: c.lookupEnv, Sandbox: c.sandbox, Wrap: c.wrap})
 	if err != nil {
 		// No sandbox to be had: the program does not run unconfined.
-		return errorf("%s did not run: %v", name, err)
+		return errorf("%q did not run: %v", name, err)
 	}
 	// Both keep maskSlack bytes past their cut, so that a secret the cut
 	// would split is masked whole before the cut is made.

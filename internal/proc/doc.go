@@ -1,6 +1,5 @@
 // Package proc is the one place fsd starts a program on a skill's behalf:
-// a command tool, a skill's script, a stdio MCP server (and a sandbox,
-// when there is one, wraps what is prepared here). Every such program
+// a command tool, a skill's script, a stdio MCP server. Every such program
 //
 //   - sees only PATH, HOME, the names its manifest declares and the
 //     variables fsd sets for it (Environ), so API keys in fsd's own
@@ -9,7 +8,10 @@
 //     cancelled or times out and when it is done (KillGroup), so what it
 //     started in the background does not outlive it;
 //   - on Linux gets SIGKILL when fsd dies, however fsd dies (Pdeathsig);
-//   - has the end of its stderr kept (Tail) for the error a user reads.
+//   - has the end of its stderr kept (Tail) for the error a user reads;
+//   - runs confined by the sandbox policy its caller gives (package
+//     sandbox), or not at all when no sandbox can be had: only a nil
+//     policy — a workflow's `sandbox: off` — starts it unconfined.
 //
 // It knows how a skill's script starts (ScriptArgv): itself when it is
 // an executable native program or has a #! line, else through the
@@ -19,6 +21,7 @@
 // whose run.json names the pid of the fsd writing them.
 //
 // It does not decide whether a skill may run programs (trust), which
-// program a manifest names, or what a program's output means: those
-// belong to its callers (tool, mcptool).
+// sandbox applies (spec.SandboxFor), which program a manifest names, or
+// what a program's output means: those belong to its callers (tool,
+// mcptool, the engine).
 package proc
