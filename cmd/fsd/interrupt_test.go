@@ -40,7 +40,9 @@ agents:
 `)
 	write(t, filepath.Join(dir, "hang.script.yaml"), "agents:\n  hanger:\n    - call: hang\n    - say: done\n")
 	wf = filepath.Join(dir, "hang.workflow.yaml")
-	write(t, wf, "name: hang\nmodel: scripted\nscript: hang.script.yaml\nskills: [./skills]\ntasks:\n  - {id: h, assignee: hang/hanger, goal: hang}\ninput: go\n")
+	// Unconfined: the test signals the tool's pid, which in a sandbox is
+	// its PID namespace's (the sandbox's own tests kill its calls).
+	write(t, wf, "name: hang\nmodel: scripted\nscript: hang.script.yaml\nskills: [./skills]\nsandbox: off\ntasks:\n  - {id: h, assignee: hang/hanger, goal: hang}\ninput: go\n")
 	return wf, pidFile
 }
 

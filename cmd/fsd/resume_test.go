@@ -58,6 +58,7 @@ agents:
 model: scripted
 script: slow.script.yaml
 skills: [./skills]
+sandbox: {write: [./skills/steps]}
 limits: {concurrency: 1}
 tasks:
   - {id: a, assignee: steps/stepper, goal: first}

@@ -30,7 +30,7 @@ func trustTree(t *testing.T) (base, marker string) {
 		}
 	}
 	write(t, filepath.Join(base, "wf", "trust.workflow.yaml"),
-		"name: trust\nmodel: scripted\nscript: trust.script.yaml\nskills: [./skills, ../shared]\nhost: {prompt: test}\ninput: go\n")
+		"name: trust\nmodel: scripted\nscript: trust.script.yaml\nskills: [./skills, ../shared]\nsandbox: {write: [..]}\nhost: {prompt: test}\ninput: go\n")
 	write(t, filepath.Join(base, "wf", "trust.script.yaml"), `host:
   - call: read_skill
     args: {id: local}
