@@ -76,7 +76,7 @@ func hasPrograms(s *spec.Skill) bool {
 // puts one line on the log naming the fixes; the model reads the same in
 // each refused call's result.
 //
-// T8: no sandbox, no program: the call fails and the log says why, once.
+// T10: no sandbox, no program: the call fails and the log says why, once.
 func refusedOnce(wrap proc.Wrap, log zerolog.Logger) proc.Wrap {
 	if wrap == nil {
 		wrap = sandbox.Wrap

@@ -164,7 +164,7 @@ func checkSandboxPaths(d *decoder, w *Workflow) {
 // the skill's own folder is always readable. The workspace is the
 // caller's to fill in.
 //
-// T7: the strictest of the workflow's, the skill's and the program's own
+// T9: the strictest of the workflow's, the skill's and the program's own
 // settings applies; folders come from the workflow alone.
 func SandboxFor(w *Workflow, s *Skill, own *Sandbox) *sandbox.Policy {
 	var wf *Sandbox

@@ -75,7 +75,7 @@ func (c *Cmd) Cleanup() {
 //
 // J6: the program's own process group, Pdeathsig, and the group killed when
 // ctx ends.
-// T9: every program of a skill starts here, confined unless the workflow
+// T11: every program of a skill starts here, confined unless the workflow
 // says `sandbox: off`.
 func Command(ctx context.Context, p Program) (*Cmd, error) {
 	name := p.Argv[0]
