@@ -43,7 +43,11 @@ func (tb *toolbox) builtins(names []string, readOnly func() []string) []skillToo
 		if !slices.Contains(names, name) {
 			continue
 		}
-		t, err := workspace.NewTool(name, tb.ws, readOnly, tool.WithMask(tb.secrets.String))
+		// Bash's programs run in the workflow's sandbox (no skill's own
+		// settings: the tool is the workflow's), the loaded skills'
+		// folders readable.
+		t, err := workspace.NewTool(name, tb.ws, readOnly, tool.WithMask(tb.secrets.String),
+			tool.WithSandbox(tb.sandboxFor(nil, nil)), tool.WithWrap(tb.wrap))
 		if err != nil {
 			continue // a name spec checked: every one is known
 		}

@@ -36,7 +36,7 @@ func TestAllowedToolsGrant(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "calls.log")
 			grants := skill("grants", "1.0.0", spec.ChannelInline)
 			grants.AllowedTools = []string{"Read", "Bash(git diff:*)", "effect"}
-			p := project(grants, approvalSkill(log, tc.own), skill("other", "1.0.0", spec.ChannelInline))
+			p := writable(project(grants, approvalSkill(log, tc.own), skill("other", "1.0.0", spec.ChannelInline)), filepath.Dir(log))
 			p.Workflow.Approve = spec.ApproveAlways
 			p.Workflow.Limits.MaxLoadedSkills = 2
 			var answers []runrecord.Answer

@@ -317,7 +317,6 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		}
 		lock = j.lock
 	}
-	r.box.describeSandboxes(r.project.Skills, r.log)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	if r.opts.RunsDir != "" {
@@ -339,6 +338,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	if err != nil {
 		return res, err
 	}
+	r.box.describeSandboxes(r.project.Skills, r.log)
 	if res.Dir != "" || r.opts.Workspace != "" || r.wf.Workspace != "" {
 		res.Workspace = r.box.workDir() // not a temporary one, gone when Execute returns
 	}

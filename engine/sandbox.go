@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"os/exec"
+	"slices"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -10,15 +11,20 @@ import (
 	"github.com/fsdrun/fsd/internal/proc"
 	"github.com/fsdrun/fsd/internal/sandbox"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/workspace"
 )
 
 // describeSandboxes logs at info level (fsd run -v) what confines the
 // programs of each skill that has some: its sandbox, and a program's own
-// where its settings make it differ. A workflow without programs probes
+// where its settings make it differ; and the Bash tool's, when the
+// workflow offers it. A workflow without programs probes
 // nothing, so it runs where no sandbox can be had.
 func (tb *toolbox) describeSandboxes(skills []*spec.Skill, log zerolog.Logger) {
 	if log.GetLevel() > zerolog.InfoLevel {
 		return
+	}
+	if tb.workflow != nil && slices.Contains(tb.workflow.Tools, workspace.Bash) {
+		log.Info().Str("tool", workspace.Bash).Msg(describe(tb.sandboxFor(nil, nil)))
 	}
 	for _, s := range skills {
 		if !hasPrograms(s) {

@@ -138,3 +138,44 @@ func TestSandboxEscapeThroughAWorkflow(t *testing.T) {
 		t.Errorf("the model read %+v, want the exit status and the setting that allows the write", r)
 	}
 }
+
+// Bash runs in the workflow's sandbox: it writes in the workspace, runs a
+// loaded skill's script from its folder, and is denied a write outside,
+// with the setting that allows it in its result.
+func TestBashSandboxed(t *testing.T) {
+	if _, err := sandbox.Backend(); err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "hi.sh"), []byte("echo hi from the skill\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := skill("ops", "1.0.0", spec.ChannelInline)
+	s.Dir = dir
+	outside := filepath.Join(dir, "escaped")
+	ws := t.TempDir()
+	p := builtinProject(s)
+	_, m, _, err := runWith(t, p, Options{Workspace: ws}, read("ops"),
+		call("Bash", map[string]string{"command": "sh " + filepath.Join(dir, "scripts", "hi.sh") + " && echo kept > kept.txt"}),
+		call("Bash", map[string]string{"command": "echo x > " + outside}),
+		say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	if r := lastResult(reqs[2]); r.IsError || !strings.Contains(r.Text, "hi from the skill") {
+		t.Errorf("the skill's script through Bash: %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "kept.txt")); err != nil || string(b) != "kept\n" {
+		t.Errorf("the workspace write: %q, %v", b, err)
+	}
+	if r := lastResult(reqs[3]); !r.IsError || !strings.Contains(r.Text, "sandbox: {write: [") {
+		t.Errorf("the write outside: %+v, want the setting that allows it", r)
+	}
+	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Bash wrote %s: %v", outside, err)
+	}
+}

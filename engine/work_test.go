@@ -45,8 +45,10 @@ func effectTask(log string, policy spec.OnInterrupt) (*work.Attempt, *spec.Skill
 	s := approvalSkill(log, spec.ApproveNever)
 	s.Tools[len(s.Tools)-1].Run.OnInterrupt = policy
 	s.Agents = []spec.Agent{{Name: "runner", Prompt: "Run it.", Tools: []string{"effect"}, Visibility: spec.VisibilitySub}}
+	// The log's folder is the attempt's workspace: a worker has no
+	// workflow to grant its sandbox a folder.
 	return &work.Attempt{Run: "r1", Task: "deploy", Number: 1, Goal: "ship", Skill: "ops", Agent: "runner",
-		Assignee: "ops/runner", Limits: work.Limits{MaxSteps: 5, MaxTranscriptMessages: 60}}, s
+		Assignee: "ops/runner", Limits: work.Limits{MaxSteps: 5, MaxTranscriptMessages: 60}, Workspace: filepath.Dir(log)}, s
 }
 
 // effectModel calls effect with n=1, then n=2, then answers with what it

@@ -64,8 +64,9 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	policy := c.policy()
 	cmd, err := proc.Command(runCtx, proc.Program{Argv: argv, Root: c.dir, Dir: c.work, Env: c.env, Set: append(callIDs(ctx).environ(), c.set...),
-		LookupEnv: c.lookupEnv, Sandbox: c.sandbox, Wrap: c.wrap})
+		LookupEnv: c.lookupEnv, Sandbox: policy, Wrap: c.wrap})
 	if err != nil {
 		// No sandbox to be had: the program does not run unconfined.
 		return errorf("%q did not run: %v", name, err)
@@ -105,14 +106,14 @@ func (c *Tool) exec(ctx context.Context, argv []string) Result {
 		if ee.ExitCode() < 0 {
 			status = "killed: " + ee.String()
 		}
-		if c.sandbox != nil {
+		if policy != nil {
 			// What the sandbox denied and which setting allows it, when
 			// the end of what it printed points at it.
 			said := stderr
 			if c.merged {
 				said = out
 			}
-			if why := sandbox.Explain(said, *c.sandbox); why != "" {
+			if why := sandbox.Explain(said, *policy); why != "" {
 				status += ". " + why
 			}
 		}

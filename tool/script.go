@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/internal/proc"
+	"github.com/fsdrun/fsd/internal/sandbox"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -166,6 +167,10 @@ func RunShell(ctx context.Context, name, dir, command string, timeout time.Durat
 		c.dir = abs
 	}
 	c.work = c.dir
+	if !c.sandboxSet {
+		// The default sandbox, dir its workspace.
+		c.sandbox, c.sandboxSet = &sandbox.Policy{Network: sandbox.NetOff, Workspace: c.dir}, true
+	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +92,13 @@ func WithSandbox(p *sandbox.Policy) Option {
 	return func(t *Tool) { t.sandbox, t.sandboxSet = p, true }
 }
 
+// WithReadable adds folders the program's sandbox lets it read, besides
+// what WithSandbox's policy names: the loaded skills' folders, for a
+// shell command that runs their scripts.
+func WithReadable(dirs ...string) Option {
+	return func(t *Tool) { t.readable = append(t.readable, dirs...) }
+}
+
 // WithWrap replaces how the sandbox is applied (sandbox.Wrap); tests pass
 // one that fails, to see a machine without a sandbox.
 func WithWrap(w proc.Wrap) Option { return func(t *Tool) { t.wrap = w } }
@@ -120,7 +128,19 @@ type Tool struct {
 	// unconfined, unset is the default sandbox (see WithSandbox).
 	sandbox    *sandbox.Policy
 	sandboxSet bool
+	readable   []string // more folders the sandbox lets it read
 	wrap       proc.Wrap
+}
+
+// policy is the sandbox a call runs in: the tool's, with the folders
+// WithReadable added; nil is unconfined.
+func (c *Tool) policy() *sandbox.Policy {
+	if c.sandbox == nil || len(c.readable) == 0 {
+		return c.sandbox
+	}
+	p := *c.sandbox
+	p.Read = append(slices.Clone(p.Read), c.readable...)
+	return &p
 }
 
 // confine fills in the default sandbox when no WithSandbox was given, once

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/fsdrun/fsd/tool"
@@ -29,5 +30,10 @@ func (t *Tool) bash(ctx context.Context, args json.RawMessage) tool.Result {
 	if a.Timeout > 0 {
 		timeout = min(time.Duration(a.Timeout)*time.Millisecond, MaxBashTimeout)
 	}
-	return tool.RunShell(ctx, Bash, t.ws.dir, a.Command, timeout, t.opts...)
+	opts := t.opts
+	if t.readOnly != nil {
+		// The loaded skills' folders, whose scripts a command runs.
+		opts = append(slices.Clone(opts), tool.WithReadable(t.readOnly()...))
+	}
+	return tool.RunShell(ctx, Bash, t.ws.dir, a.Command, timeout, opts...)
 }
