@@ -152,29 +152,31 @@ func Environ(lookup func(string) (string, bool), names []string, set ...string) 
 // exits, not once a background child closes its output.
 func Run(cmd *Cmd, stdout, stderr io.Writer) error {
 	defer cmd.Cleanup()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return err
+	// One writer for both: one pipe, so what the program writes arrives
+	// in the order it wrote it.
+	merged := stdout == stderr
+	var readers, writers []*os.File
+	for range map[bool]int{true: 1, false: 2}[merged] {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(readers)
+			closeAll(writers)
+			return err
+		}
+		readers, writers = append(readers, r), append(writers, w)
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return err
-	}
-	defer outR.Close()
-	defer errR.Close()
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
+	defer closeAll(readers)
+	cmd.Stdout, cmd.Stderr = writers[0], writers[len(writers)-1]
+	err := cmd.Start()
 	// The child holds its own copies; ours would keep the pipes open.
-	outW.Close()
-	errW.Close()
+	closeAll(writers)
 	if err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { _, _ = io.Copy(stdout, outR) })
-	wg.Go(func() { _, _ = io.Copy(stderr, errR) })
+	for i, w := range []io.Writer{stdout, stderr}[:len(readers)] {
+		wg.Go(func() { _, _ = io.Copy(w, readers[i]) })
+	}
 	err = cmd.Wait()
 	KillGroup(cmd.Cmd)
 	drained := make(chan struct{})
@@ -184,9 +186,14 @@ func Run(cmd *Cmd, stdout, stderr io.Writer) error {
 	case <-time.After(WaitDelay):
 		// A grandchild that left the group (setsid) still holds the
 		// output: what the program wrote so far is its answer.
-		outR.Close()
-		errR.Close()
+		closeAll(readers)
 		<-drained
 	}
 	return err
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
