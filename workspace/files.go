@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+
 	"github.com/fsdrun/fsd/tool"
 )
 
@@ -81,7 +84,7 @@ func (t *Tool) read(_ context.Context, args json.RawMessage) tool.Result {
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return failf("%s is a folder; list it with Glob (pattern %s/*)", p.shown(), strings.TrimSuffix(p.name, "/"))
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := textReader(f)
 	head, _ := br.Peek(sniffBytes)
 	if binary(head) {
 		return failf("%s is a binary file; Read shows text files only (use Bash to inspect it, e.g. file or xxd)", p.shown())
@@ -120,6 +123,13 @@ func (t *Tool) read(_ context.Context, args json.RawMessage) tool.Result {
 		return failf("%s has %d lines; offset %d is past its end", p.shown(), n, a.Offset)
 	}
 	return tool.Result{Text: b.String()}
+}
+
+// textReader reads a text file as UTF-8: one that starts with a UTF-16
+// byte-order mark (Windows tools write them) is decoded, as ripgrep,
+// behind Claude Code's Grep, decodes it; a UTF-8 mark is dropped.
+func textReader(f io.Reader) *bufio.Reader {
+	return bufio.NewReaderSize(transform.NewReader(f, unicode.BOMOverride(transform.Nop)), 64<<10)
 }
 
 // readLine reads one line of br as Read shows it: without its line end,

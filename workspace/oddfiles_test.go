@@ -124,3 +124,20 @@ func TestGlobBraces(t *testing.T) {
 		{"too many", Glob, `{"pattern":"{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"}`, true, []string{"alternatives"}, nil},
 	})
 }
+
+// A text file in UTF-16 with its byte-order mark (as Windows tools write
+// them) reads and is searched as text, as ripgrep searches it.
+func TestUTF16Text(t *testing.T) {
+	f := newFixture(t)
+	le := []byte{0xff, 0xfe}
+	for _, r := range "caf\u00e9 beta\r\nline two\r\n" {
+		le = append(le, byte(r), byte(r>>8))
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, "win16.txt"), le, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCases(t, f, []toolCase{
+		{"Read", Read, `{"file_path":"win16.txt"}`, false, []string{"     1\tcaf\u00e9 beta\n     2\tline two\n"}, nil},
+		{"Grep", Grep, `{"pattern":"caf\u00e9 beta","output_mode":"content"}`, false, []string{"win16.txt:1:caf\u00e9 beta"}, nil},
+	})
+}

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -390,7 +389,7 @@ func (s *search) grepFile(name string, re *regexp.Regexp, hit func(line int, tex
 	} else if st.Size() > MaxGrepFileBytes {
 		return 0, errTooLarge
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := textReader(f)
 	if head, _ := br.Peek(sniffBytes); binary(head) {
 		return 0, errSkip
 	}
