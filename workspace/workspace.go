@@ -50,6 +50,9 @@ func Open(dir string) (*Workspace, error) {
 func notFolder(dir string) error {
 	for p := dir; ; p = filepath.Dir(p) {
 		if st, err := os.Stat(p); err == nil {
+			if !st.IsDir() && p == dir {
+				return fmt.Errorf("workspace %s is not a folder", dir)
+			}
 			if !st.IsDir() {
 				return fmt.Errorf("workspace %s: %s is not a folder", dir, p)
 			}
