@@ -82,7 +82,35 @@ func allows(t spec.AllowedTool, c Call) bool {
 	if t.Tool == "Bash" {
 		return a.Command != nil && CommandMatches(t.Spec, *a.Command)
 	}
-	return a.FilePath != nil && PathMatches(t.Spec, *a.FilePath, c.Workspace)
+	if a.FilePath == nil || !PathMatches(t.Spec, *a.FilePath, c.Workspace) {
+		return false
+	}
+	if c.Workspace == "" {
+		return true
+	}
+	// The file the call would change must fit too: Write(notes/**) does
+	// not reach src/main.go through a link notes/x -> ../src/main.go.
+	p := *a.FilePath
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(c.Workspace, p)
+	}
+	return PathMatches(t.Spec, resolved(p), resolved(c.Workspace))
+}
+
+// resolved is the absolute path p with the symlinks of its longest
+// existing part resolved (a file a Write would make does not exist yet).
+func resolved(p string) string {
+	dir, rest := filepath.Clean(p), ""
+	for {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest, dir = filepath.Join(filepath.Base(dir), rest), parent
+	}
 }
 
 // allowsMCP matches an MCP entry: a whole name, a server (mcp__server, or

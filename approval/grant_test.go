@@ -2,6 +2,8 @@ package approval
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -146,4 +148,48 @@ func FuzzBashEntry(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A path pattern is matched against the file a call would change as well
+// as the path it names: a link inside the granted folder does not carry
+// the grant to a file outside it.
+func TestAllowedPathsThroughSymlinks(t *testing.T) {
+	real := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink(real, ws); err != nil { // the workspace itself through a link
+		t.Fatal(err)
+	}
+	for _, d := range []string{"notes", "src"} {
+		if err := os.MkdirAll(filepath.Join(real, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"notes/a.md", "src/main.go"} {
+		if err := os.WriteFile(filepath.Join(real, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../src/main.go", filepath.Join(real, "notes", "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../src", filepath.Join(real, "notes", "dir")); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRules(&spec.Skill{ID: "k", AllowedTools: []string{"Write(notes/**)"}})
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{"notes/a.md", true},
+		{"notes/new/b.md", true},
+		{filepath.Join(ws, "notes/a.md"), true},
+		{"notes/link.md", false},
+		{"notes/dir/main.go", false},
+		{"notes/dir/new.go", false},
+	} {
+		b, _ := json.Marshal(map[string]string{"file_path": tc.path})
+		if _, got := r.Grant(Call{Name: "Write", Args: b, Workspace: ws}); got != tc.want {
+			t.Errorf("Write(notes/**) allows %s: %v, want %v", tc.path, got, tc.want)
+		}
+	}
 }
