@@ -289,6 +289,10 @@ func (t *Tool) edit(_ context.Context, args json.RawMessage) tool.Result {
 	if len(data) > MaxEditBytes {
 		return failf("%s is over %d MiB; Edit rewrites files up to that size (use Bash for larger ones)", p.name, MaxEditBytes>>20)
 	}
+	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+		// Read shows it as text; rewriting it would need its encoding kept.
+		return failf("%s is UTF-16 text; Edit changes UTF-8 files only (convert it with Bash: iconv -f UTF-16 -t UTF-8)", p.name)
+	}
 	if binary(data[:min(len(data), sniffBytes)]) {
 		return failf("%s is a binary file; Edit changes text files only", p.name)
 	}

@@ -139,5 +139,6 @@ func TestUTF16Text(t *testing.T) {
 	runCases(t, f, []toolCase{
 		{"Read", Read, `{"file_path":"win16.txt"}`, false, []string{"     1\tcaf\u00e9 beta\n     2\tline two\n"}, nil},
 		{"Grep", Grep, `{"pattern":"caf\u00e9 beta","output_mode":"content"}`, false, []string{"win16.txt:1:caf\u00e9 beta"}, nil},
+		{"Edit says why not", Edit, `{"file_path":"win16.txt","old_string":"two","new_string":"2"}`, true, []string{"UTF-16", "iconv"}, nil},
 	})
 }
