@@ -68,3 +68,43 @@ tools:
 		t.Errorf("sandbox: off: exit %d, stderr:\n%s", code, errs)
 	}
 }
+
+// A denied write's explanation is the call's result in the record: fsd
+// show --requests shows it where the model read it.
+func TestSandboxDenialInShow(t *testing.T) {
+	if _, err := sandbox.Backend(); err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	dir := t.TempDir()
+	skill := filepath.Join(dir, "skills", "ops")
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(skill, "ops.skill.yaml"), `id: ops
+name: Ops
+description: Runs things.
+version: 1.0.0
+instructions: Run things.
+tools:
+  - name: escape
+    run: {command: [sh, -c, "echo x > `+filepath.Join(skill, "out.txt")+`"]}
+`)
+	write(t, filepath.Join(dir, "s.script.yaml"), "host:\n  - call: read_skill\n    args: {id: ops}\n  - call: escape\n  - say: done\n")
+	wf := filepath.Join(dir, "s.workflow.yaml")
+	write(t, wf, "name: s\nmodel: scripted\nscript: s.script.yaml\nskills: [./skills]\nhost: {prompt: p}\ninput: go\n")
+	runs := t.TempDir()
+	if code, _, errs := fsd(t, "run", wf, "--runs-dir", runs); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	ids, _ := os.ReadDir(runs)
+	if len(ids) != 1 {
+		t.Fatalf("%d runs", len(ids))
+	}
+	_, out, _ := fsd(t, "show", "--runs-dir", runs, "--requests", ids[0].Name())
+	if !strings.Contains(out, "exited with status") || !strings.Contains(out, "The sandbox lets programs write only in the workspace") || !strings.Contains(out, "sandbox: {write: ["+skill+"]}") {
+		t.Errorf("fsd show --requests lacks the denial's explanation:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(skill, "out.txt")); err == nil {
+		t.Error("the sandboxed command wrote outside the workspace")
+	}
+}
