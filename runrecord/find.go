@@ -102,11 +102,12 @@ const (
 
 // RunsDirFor is where a project's run records are, for a workflow in (or
 // a command started in) dir: RunsFolder under the nearest folder at or
-// above dir that holds ProjectFolder, else under dir itself. The walk
-// stops at a repository root (a folder holding .git) and at the home
-// folder, so one project's records never land in an unrelated .fsd
-// further up. A run started from anywhere is then found by `fsd runs`
-// in its project.
+// above dir that holds ProjectFolder; else under the repository root (the
+// nearest folder holding .git), which is the project; else under dir
+// itself. The walk stops at the repository root and at the home folder,
+// so one project's records never land in an unrelated .fsd further up. A
+// run started from anywhere is then found by `fsd runs` anywhere in its
+// project.
 //
 // R13: records go under the project, not wherever fsd was started.
 func RunsDirFor(dir string) string {
@@ -119,8 +120,11 @@ func RunsDirFor(dir string) string {
 		if isDir(filepath.Join(d, ProjectFolder)) {
 			return filepath.Join(d, ProjectFolder, RunsFolder)
 		}
+		if exists(filepath.Join(d, ".git")) {
+			return filepath.Join(d, ProjectFolder, RunsFolder)
+		}
 		parent := filepath.Dir(d)
-		if parent == d || d == home || exists(filepath.Join(d, ".git")) {
+		if parent == d || d == home {
 			break
 		}
 		d = parent

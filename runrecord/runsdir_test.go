@@ -8,6 +8,9 @@ import (
 
 func TestRunsDirFor(t *testing.T) {
 	root := t.TempDir()
+	// The walk stops at the home folder: a .fsd or .git above the test's
+	// folder (in /tmp, say) is not this test's.
+	t.Setenv("HOME", root)
 	mk := func(parts ...string) string {
 		p := filepath.Join(append([]string{root}, parts...)...)
 		if err := os.MkdirAll(p, 0o755); err != nil {
@@ -26,11 +29,14 @@ func TestRunsDirFor(t *testing.T) {
 	// bare has no .fsd anywhere up to a repository root.
 	mk("bare", ".git")
 	bare := mk("bare", "x")
+	// loose is in no repository and under no .fsd.
+	loose := mk("loose", "y")
 	for _, tc := range []struct{ name, dir, want string }{
 		{"nearest .fsd above", deep, filepath.Join(root, "proj", ".fsd", "runs")},
 		{"the folder holding .fsd", filepath.Join(root, "proj"), filepath.Join(root, "proj", ".fsd", "runs")},
-		{"not past a repository root", inRepo, filepath.Join(inRepo, ".fsd", "runs")},
-		{"none: the folder itself", bare, filepath.Join(bare, ".fsd", "runs")},
+		{"not past a repository root, which is the project", inRepo, filepath.Join(root, "outer", "repo", ".fsd", "runs")},
+		{"none: the repository root", bare, filepath.Join(root, "bare", ".fsd", "runs")},
+		{"no repository: the folder itself", loose, filepath.Join(loose, ".fsd", "runs")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := RunsDirFor(tc.dir); got != tc.want {

@@ -11,8 +11,8 @@ import (
 // The --runs-dir help: the default is found, not fixed, so that a run
 // started from anywhere is listed in its project.
 const (
-	runsDirUsage    = "where run records are (default: .fsd/runs in the nearest folder holding .fsd, up to the repository root; else in the current folder)"
-	runsDirRunUsage = "where run records go (default: .fsd/runs in the nearest folder holding .fsd at or above the workflow's, up to the repository root; else beside the workflow)"
+	runsDirUsage    = "where run records are (default: .fsd/runs in the nearest folder holding .fsd, else at the repository root, else in the current folder)"
+	runsDirRunUsage = "where run records go (default: .fsd/runs in the nearest folder at or above the workflow's holding .fsd, else at its repository root, else beside the workflow)"
 )
 
 // runsDirOr is dir when --runs-dir gave one, else the runs folder of the
