@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/egress"
 	"github.com/fsdrun/fsd/internal/sandbox"
 )
 
@@ -97,7 +98,7 @@ func decodeNetwork(d *decoder, n *yaml.Node) (sandbox.NetMode, []string) {
 			if problem := hostProblem(h); problem != "" {
 				d.diags = append(d.diags, diag.Diagnostic{Pos: pos[i], Kind: "value",
 					Message: fmt.Sprintf("network host %q: %s", h, problem),
-					Hint:    "name a host as example.com or example.com:443"})
+					Hint:    "name a host as example.com (ports 80 and 443), *.example.com (its subdomains) or example.com:8443"})
 			}
 		}
 		if len(hosts) == 0 {
@@ -116,15 +117,12 @@ func decodeNetwork(d *decoder, n *yaml.Node) (sandbox.NetMode, []string) {
 	return "", nil // the schema reports it
 }
 
-// hostProblem says what keeps h from being a host name or host:port.
+// hostProblem says what keeps h from being a `network:` host: the rule
+// the sandbox's proxy applies (egress.CheckEntry), so what validates is
+// what runs.
 func hostProblem(h string) string {
-	switch {
-	case h == "":
-		return "empty"
-	case strings.Contains(h, "://"):
-		return "a URL, not a host"
-	case strings.ContainsAny(h, "/ \t?#@"):
-		return "not a host name"
+	if err := egress.CheckEntry(h); err != nil {
+		return err.Error()
 	}
 	return ""
 }

@@ -89,7 +89,9 @@ func TestSandboxKeys(t *testing.T) {
 	}
 	for _, tt := range []struct{ src, want string }{
 		{"sandbox: on", `w.workflow.yaml:3:10: sandbox "on": want off or a mapping`},
-		{"sandbox: {network: ['https://x.example']}", `network host "https://x.example": a URL, not a host`},
+		{"sandbox: {network: ['https://x.example']}", `w.workflow.yaml:3:21: network host "https://x.example": a host name, optionally with :port, not a URL`},
+		{"sandbox: {network: [ok.example, '*.com']}", `w.workflow.yaml:3:33: network host "*.com": a wildcard names a domain's hosts`},
+		{"sandbox: {network: ['git.example:99999']}", `w.workflow.yaml:3:21: network host "git.example:99999": the port must be a number from 1 to 65535`},
 		{"sandbox: {network: sometimes}", "w.workflow.yaml:3:20:"},
 		{"sandbox: {max-procs: 0}", "w.workflow.yaml:3:22:"},
 		{"sandbox: {write: [./nowhere]}", `warning: sandbox.write "./nowhere"`},
