@@ -21,6 +21,7 @@ import (
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/telemetry"
 	"github.com/fsdrun/fsd/view"
+	"github.com/fsdrun/fsd/workspace"
 )
 
 type runFlags struct {
@@ -289,6 +290,13 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Repla
 	}
 	if f.timeout < 0 {
 		return fail(exitUsage, "--timeout: %s is negative", f.timeout)
+	}
+	if f.workspace != "" {
+		// A folder that cannot be the workspace is bad usage, said
+		// before a run record exists that it would leave behind.
+		if _, err := workspace.Open(f.workspace); err != nil {
+			return usage("--workspace: %v", err)
+		}
 	}
 	// Unset, the workflow's durability: key decides.
 	var durability spec.Durability
