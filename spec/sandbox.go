@@ -37,7 +37,7 @@ type Sandbox struct {
 
 var (
 	// sandboxKeys are a workflow's; sandboxOwnKeys a skill's, a tool's
-	// and an MCP server's.
+	// and an MCP server's (the others are an error there, not unknown).
 	sandboxKeys    = []string{"network", "read", "write", "max-procs"}
 	sandboxOwnKeys = []string{"network", "max-procs"}
 )
@@ -62,15 +62,17 @@ func decodeSandbox(d *decoder, n *yaml.Node, workflow bool) *Sandbox {
 		sb.Pos = d.pos(n)
 		return sb
 	}
-	keys := sandboxOwnKeys
-	if workflow {
-		keys = sandboxKeys
-	}
-	for _, f := range d.fields(n, keys, &sb.Node) {
+	for _, f := range d.fields(n, sandboxKeys, &sb.Node) {
 		switch f.key {
 		case "network":
 			sb.Network, sb.Hosts = decodeNetwork(d, f.v)
 		case "read", "write":
+			if !workflow && !slices.Contains(sandboxOwnKeys, f.key) {
+				// Not an unknown key: the skill's author meant it, and
+				// it would widen what the user wrote down.
+				d.errorf(f.k, "value", "sandbox.%s: a skill cannot grant itself folders; only the workflow's sandbox: names them", f.key)
+				continue
+			}
 			paths, pos := d.strList(f.v)
 			for i, p := range paths {
 				if p == "" {
@@ -140,9 +142,15 @@ func checkSandboxPaths(d *decoder, w *Workflow) {
 			if p == "" {
 				continue
 			}
-			if _, err := os.Stat(ExpandPath(p, w.Dir)); err != nil {
+			abs := filepath.Clean(ExpandPath(p, w.Dir))
+			if _, err := os.Stat(abs); err != nil {
 				d.diags = append(d.diags, diag.Diagnostic{Pos: sb.At(key), Severity: diag.Warning, Kind: "path",
 					Message: fmt.Sprintf("sandbox.%s %q: %s; programs cannot reach it", key, p, ioMessage(err))})
+			}
+			if what := unprotected(abs); key == "write" && what != "" {
+				d.diags = append(d.diags, diag.Diagnostic{Pos: sb.At(key), Severity: diag.Warning, Kind: "sandbox",
+					Message: fmt.Sprintf("sandbox.write %q makes %s writable: the sandbox no longer protects it", p, what),
+					Hint:    "name the folder the programs' output goes to"})
 			}
 		}
 	}
@@ -247,4 +255,29 @@ func absPath(p string) string {
 		return abs
 	}
 	return p
+}
+
+// unprotected names what a writable folder abs would open to every
+// program — the whole file system, the home folder, a system folder —
+// or is "" for a folder of its own.
+func unprotected(abs string) string {
+	within := func(p, dir string) bool {
+		rel, err := filepath.Rel(dir, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	if filepath.Dir(abs) == abs {
+		return "the whole file system"
+	}
+	if h := homeDir(); h != "" && within(h, abs) {
+		return "your home folder " + h
+	}
+	for _, sys := range []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/boot"} {
+		switch {
+		case within(sys, abs):
+			return "the system folder " + sys
+		case within(abs, sys):
+			return "a part of the system folder " + sys
+		}
+	}
+	return ""
 }

@@ -95,6 +95,10 @@ func TestSandboxKeys(t *testing.T) {
 		{"sandbox: {network: sometimes}", "w.workflow.yaml:3:20:"},
 		{"sandbox: {max-procs: 0}", "w.workflow.yaml:3:22:"},
 		{"sandbox: {write: [./nowhere]}", `warning: sandbox.write "./nowhere"`},
+		{"sandbox: {write: ['/']}", `w.workflow.yaml:3:18: warning: sandbox.write "/" makes the whole file system writable: the sandbox no longer protects it`},
+		{"sandbox: {write: ['~']}", `w.workflow.yaml:3:18: warning: sandbox.write "~" makes your home folder`},
+		{"sandbox: {write: [/usr]}", `w.workflow.yaml:3:18: warning: sandbox.write "/usr" makes the system folder /usr writable`},
+		{"sandbox: {write: [/etc/fsd]}", `sandbox.write "/etc/fsd" makes a part of the system folder /etc writable`},
 	} {
 		_, diags := loadWorkflowString(t, "name: w\nhost: {}\n"+tt.src+"\n")
 		if got := diags.Error(); !strings.Contains(got, tt.want) {
@@ -114,7 +118,9 @@ func TestSandboxKeys(t *testing.T) {
 		t.Errorf("skill sandbox %+v, tool %+v, server %+v", s.Sandbox, s.Tools[0].Run.Sandbox, s.MCP[0].Sandbox)
 	}
 	for _, tt := range []struct{ src, want string }{
-		{"sandbox: {write: [/etc]}", `s.skill.yaml:5:11: unknown key "write"`},
+		{"sandbox: {write: [/etc]}", `s.skill.yaml:5:11: sandbox.write: a skill cannot grant itself folders; only the workflow's sandbox: names them`},
+		{"sandbox: {read: [/etc]}", `s.skill.yaml:5:11: sandbox.read: a skill cannot grant itself folders`},
+		{"sandbox: {netwrok: on}", `s.skill.yaml:5:11: unknown key "netwrok"`},
 		{"sandbox: off", "s.skill.yaml:5:10:"},
 		{"tools:\n  - name: t\n    run: {reply: hi, sandbox: {network: on}}", "s.skill.yaml:7:31: sandbox applies only to a command"},
 		{"mcp:\n  srv: {url: 'https://m.example/mcp', sandbox: {network: on}}", "s.skill.yaml:6:48: sandbox applies only to a command server"},
@@ -123,5 +129,11 @@ func TestSandboxKeys(t *testing.T) {
 		if got := diags.Error(); !strings.Contains(got, tt.want) {
 			t.Errorf("%s: diagnostics %q, want %q", tt.src, got, tt.want)
 		}
+	}
+	// A SKILL.md's frontmatter is read leniently (other products' keys are
+	// warnings), but a folder it grants itself is still an error.
+	_, diags = loadSkill(filepath.Join(dir, "s", "SKILL.md"), []byte("---\nname: s\ndescription: d\nsandbox:\n  write: [/tmp]\n---\nhi\n"))
+	if got, want := diags.Error(), "SKILL.md:5:3: sandbox.write: a skill cannot grant itself folders"; !strings.Contains(got, want) || strings.Contains(got, "warning") {
+		t.Errorf("SKILL.md: diagnostics %q, want the error %q", got, want)
 	}
 }
