@@ -70,7 +70,9 @@ agents:
     - say: free done
 `), 0o644))
 	wf = filepath.Join(dir, "ops.workflow.yaml")
-	must(t, os.WriteFile(wf, []byte("name: ops\nmodel: scripted\nscript: ops.script.yaml\nskills: [./skills]\ninput: x\ntasks:\n"+tasks), 0o644))
+	// workspace: . — the log's folder — is where the workers' sandboxed
+	// command may write.
+	must(t, os.WriteFile(wf, []byte("name: ops\nmodel: scripted\nscript: ops.script.yaml\nskills: [./skills]\nworkspace: .\ninput: x\ntasks:\n"+tasks), 0o644))
 	return wf, skills, log
 }
 

@@ -101,7 +101,11 @@ func TestCancelTaskStopsAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	runner := func(ctx context.Context, tk *board.Task, _ []board.DepResult) (string, error) {
-		res, err := c.Dispatch(ctx, napTask("r-cancel", tk.ID), nil, nil)
+		at := napTask("r-cancel", tk.ID)
+		// The marker's folder is the task's workspace, where its
+		// sandboxed command may write.
+		at.Workspace = filepath.Dir(marker)
+		res, err := c.Dispatch(ctx, at, nil, nil)
 		if err != nil {
 			return "", err
 		}
