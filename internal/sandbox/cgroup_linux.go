@@ -62,9 +62,10 @@ func newCgroup(max int) cgroup {
 	return cgroup{}
 }
 
-// removeStale removes the empty cgroups an fsd that died (kill -9) left
-// behind in parent: those whose creator's pid is gone. The kernel killed
-// their tasks with the launcher; only the folder is left.
+// removeStale removes the cgroups an fsd that died (kill -9) left behind
+// in parent: those whose creator's pid is gone. The kernel kills their
+// tasks with the launcher, but under load they may not have left yet: a
+// single rmdir would fail and leave the folder for good.
 func removeStale(parent string) {
 	ents, err := os.ReadDir(parent)
 	if err != nil {
@@ -77,24 +78,40 @@ func removeStale(parent string) {
 			continue
 		}
 		if errors.Is(syscall.Kill(n, 0), syscall.ESRCH) {
-			_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
+			cgroup{dir: filepath.Join(parent, e.Name())}.remove()
 		}
 	}
 }
 
-// remove deletes the cgroup once its last task is gone: the launcher's
-// PID namespace is torn down when it exits, and the kernel releases its
-// tasks from the cgroup a moment later.
+// remove deletes the cgroup once its last task is gone, killing any task
+// still in it: the call has ended (or its fsd died), so none of them may
+// go on working. Tasks killed or already dying — the launcher's PID
+// namespace is torn down when it exits — leave the cgroup a moment later;
+// rmdir fails with EBUSY until they have, so it is retried, bounded.
 func (c cgroup) remove() {
 	if c.dir == "" {
 		return
 	}
-	for range 200 {
+	for range 400 {
+		c.killTasks()
 		err := syscall.Rmdir(c.dir)
 		if err == nil || !errors.Is(err, syscall.EBUSY) {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// killTasks sends SIGKILL to every task the cgroup lists.
+func (c cgroup) killTasks() {
+	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 

@@ -192,3 +192,39 @@ func TestTermReachesProgram(t *testing.T) {
 		})
 	}
 }
+
+// A pids cgroup a dead fsd left is removed by the next call even while a
+// task is still in it (under load the killed tasks leave it late): the
+// task is killed, the folder goes.
+func TestStaleCgroupRemovedWithItsTasks(t *testing.T) {
+	parents := cgroupParents()
+	if len(parents) == 0 {
+		t.Skip("no writable pids cgroup hierarchy")
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parents[0], fmt.Sprintf("fsd-%d-staletest", dead.Process.Pid))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Rmdir(dir) })
+	task := exec.Command("sleep", "30")
+	if err := task.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = task.Process.Kill() })
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprint(task.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- task.Wait() }()
+	removeStale(parents[0])
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale cgroup %s is left (stat: %v)", dir, err)
+	}
+	if err := <-waited; err == nil {
+		t.Error("the stale cgroup's task ended by itself, want it killed")
+	}
+}
