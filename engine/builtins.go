@@ -135,11 +135,28 @@ func (r *Run) openWorkspace(recordDir string) (close func(), err error) {
 	if temp {
 		close = func() { _ = os.RemoveAll(dir) }
 	}
-	ws, err := workspace.Open(dir)
+	hide := r.records()
+	ws, err := workspace.Open(dir, hide...)
 	if err != nil {
 		return close, err
 	}
-	r.box.ws = ws
+	r.box.ws, r.box.hide = ws, hide
 	r.log.Debug().Str("workspace", ws.Dir()).Msg("workspace")
 	return close, nil
+}
+
+// records are the folders of run records that neither the built-in tools
+// nor a sandboxed program may reach, should the workspace hold them
+// (`workspace: .` in the project's folder): the runs folder and the
+// project's .fsd folder that holds it. A program that could write them
+// could forge an approval or rewrite a run's journal.
+func (r *Run) records() []string {
+	if r.opts.RunsDir == "" {
+		return nil
+	}
+	runs := absPath(r.opts.RunsDir)
+	if parent := filepath.Dir(runs); filepath.Base(parent) == runrecord.ProjectFolder {
+		return []string{parent}
+	}
+	return []string{runs}
 }

@@ -37,6 +37,9 @@ type toolbox struct {
 	// folder of every program a skill's tools start, and the built-in
 	// tools' folder. nil until the run opens it (fsd context opens none).
 	ws *workspace.Workspace
+	// hide are the run records' folders, hidden from every program the
+	// run starts (Run.records).
+	hide []string
 	// workflow's sandbox settings apply to every program (see
 	// sandboxFor); a worker has none.
 	workflow *spec.Workflow
@@ -183,7 +186,7 @@ func (tb *toolbox) workDir() string {
 func (tb *toolbox) sandboxFor(s *spec.Skill, own *spec.Sandbox) *sandbox.Policy {
 	p := spec.SandboxFor(tb.workflow, s, own)
 	if p != nil {
-		p.Workspace = tb.workDir()
+		p.Workspace, p.Hide = tb.workDir(), tb.hide
 	}
 	return p
 }

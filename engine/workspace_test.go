@@ -285,3 +285,30 @@ func TestAllowedToolsGrantBuiltins(t *testing.T) {
 		t.Errorf("Write(notes/**) granted: the model read %+v", got)
 	}
 }
+
+// With `workspace: .` in the project's folder the run records lie in the
+// workspace: Write refuses them with a tool error, and a Bash program (in
+// the sandbox) can neither read nor change them.
+func TestRecordsInWorkspaceOutOfReach(t *testing.T) {
+	wfDir := t.TempDir()
+	p := project()
+	p.Workflow.Dir, p.Workflow.Workspace, p.Workflow.Tools = wfDir, ".", []string{"Write", "Bash"}
+	runs := filepath.Join(wfDir, ".fsd", "runs")
+	forged := filepath.Join(runs, "forged")
+	_, m, _, err := runWith(t, p, Options{RunsDir: runs},
+		call("Write", map[string]string{"file_path": ".fsd/runs/forged", "content": "x"}),
+		call("Bash", map[string]string{"command": "echo x > .fsd/runs/forged; ls .fsd/runs"}),
+		say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lastResult(m.requests()[1]); !got.IsError || !strings.Contains(got.Text, "the run records") {
+		t.Errorf("Write: the model read %+v", got)
+	}
+	if got := lastResult(m.requests()[2]); !got.IsError {
+		t.Errorf("Bash: the model read %+v, want an error", got)
+	}
+	if _, err := os.Stat(forged); err == nil {
+		t.Error("a built-in tool wrote into the run records")
+	}
+}

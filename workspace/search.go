@@ -77,6 +77,14 @@ func (s *search) walk(f func(name, rel string) error) error {
 			s.cut = true
 			return errStop
 		}
+		if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+			if h := s.t.ws.hiddenIn(s.p.root, name); h != "" {
+				if d.IsDir() {
+					return fs.SkipDir // the run records are not searched
+				}
+				return nil
+			}
+		}
 		if d.IsDir() {
 			if d.Name() == ".git" && name != s.p.name {
 				return fs.SkipDir

@@ -15,11 +15,17 @@ type Workspace struct {
 	// real is dir with its symlinks resolved (/tmp → /private/tmp): an
 	// absolute path a program printed may name either.
 	real string
+	// hidden are the folders inside the workspace the tools may not
+	// reach, symlinks resolved: the run records.
+	hidden []string
 }
 
 // Open returns the workspace at dir, creating the folder when it does
-// not exist. dir is made absolute.
-func Open(dir string) (*Workspace, error) {
+// not exist. dir is made absolute. hide are folders no tool may read or
+// change even when they lie inside the workspace — the run records, whose
+// journal and approvals a Write could forge; one that holds the workspace
+// hides nothing (the tools cannot leave the workspace anyway).
+func Open(dir string, hide ...string) (*Workspace, error) {
 	if dir == "" {
 		return nil, errors.New("workspace: no folder given")
 	}
@@ -42,7 +48,54 @@ func Open(dir string) (*Workspace, error) {
 		// only in the workspace" included.
 		return nil, fmt.Errorf("workspace %s is the whole file system; name a folder of its own (or omit workspace: for a fresh one in the run record)", dir)
 	}
-	return &Workspace{dir: abs, real: real}, nil
+	w := &Workspace{dir: abs, real: real}
+	for _, h := range hide {
+		if h = resolved(h); h != "" {
+			if _, holds := within(h, real); !holds {
+				w.hidden = append(w.hidden, h)
+			}
+		}
+	}
+	return w, nil
+}
+
+// resolved is the absolute path p with the symlinks of its longest
+// existing part resolved: where a file there is, or would be made.
+func resolved(p string) string {
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	rest := ""
+	for cur := p; ; cur = filepath.Dir(cur) {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if isRoot(cur) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+	}
+}
+
+// hiddenIn names the hidden folder that the file at name under root
+// lies in, symlinks resolved, or is "".
+func (w *Workspace) hiddenIn(root, name string) string {
+	if len(w.hidden) == 0 {
+		return ""
+	}
+	at := resolved(filepath.Join(root, filepath.FromSlash(name)))
+	for _, h := range w.hidden {
+		if _, ok := within(h, at); ok {
+			return h
+		}
+	}
+	return ""
+}
+
+// refuseHidden is the error of a path inside a hidden folder.
+func refuseHidden(path, h string) error {
+	return fmt.Errorf("%q is inside %s, the run records: the built-in tools may not read or change them", path, h)
 }
 
 // notFolder names the file that dir, or a folder on its way, is: the
@@ -102,11 +155,11 @@ func (w *Workspace) resolve(path string, readOnly []string, reading bool) (place
 		if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
 			return place{}, w.outside(path, reading)
 		}
-		return place{root: w.dir, name: filepath.ToSlash(clean)}, nil
+		return w.unhidden(path, place{root: w.dir, name: filepath.ToSlash(clean)})
 	}
 	for _, base := range []string{w.dir, w.real} {
 		if rel, ok := within(base, path); ok {
-			return place{root: base, name: rel}, nil
+			return w.unhidden(path, place{root: base, name: rel})
 		}
 	}
 	if reading {
@@ -123,6 +176,16 @@ func (w *Workspace) resolve(path string, readOnly []string, reading bool) (place
 		}
 	}
 	return place{}, w.outside(path, reading)
+}
+
+// unhidden is p, or the error of path when p lies in a hidden folder.
+//
+// T12: the built-in tools never reach the run records inside the workspace.
+func (w *Workspace) unhidden(path string, p place) (place, error) {
+	if h := w.hiddenIn(p.root, p.name); h != "" {
+		return place{}, refuseHidden(path, h)
+	}
+	return p, nil
 }
 
 // within reports whether path (absolute) lies in base and where.

@@ -84,6 +84,7 @@ func target(links []link, p string) string {
 // reaches.
 //
 // X2: home secrets inside a granted path are masked.
+// T12: so are the folders under Policy.Hide (the run records).
 func makePlan(p Policy, env []string, exe string) plan {
 	var pl plan
 	home := lookup(env, "HOME")
@@ -119,6 +120,11 @@ func makePlan(p Policy, env []string, exe string) plan {
 		secrets = append(secrets, filepath.Join(x, "fsd"))
 	}
 	secrets = append(secrets, systemSecrets...)
+	for _, h := range p.Hide {
+		if real, err := filepath.EvalSymlinks(h); err == nil && !slices.ContainsFunc(pl.Write, func(w string) bool { return within(w, real) }) {
+			secrets = append(secrets, real)
+		}
+	}
 	for _, s := range secrets {
 		real, err := filepath.EvalSymlinks(s)
 		if err != nil || slices.Contains(pl.Mask, real) {

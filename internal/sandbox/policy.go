@@ -23,6 +23,12 @@ type Policy struct {
 	// Write are further folders writable besides Workspace and the
 	// private tmp: only what the workflow names.
 	Write []string
+	// Hide are folders or files no program may see, even inside the
+	// workspace or a Write folder: the run records, which a program able
+	// to write them could rewrite (a forged approval, an edited journal).
+	// One that holds the workspace or a Write folder is not hidden: they
+	// would go with it, and what is outside them is not writable anyway.
+	Hide []string
 	// Network is NetOff when empty.
 	Network NetMode
 	// Hosts are the host names (or host:port) reachable under NetHosts.

@@ -428,3 +428,33 @@ func TestWorkspaceThroughSymlink(t *testing.T) {
 		})
 	}
 }
+
+// The run records (Policy.Hide) are neither readable nor writable inside
+// the workspace that holds them, and a Hide folder that holds the
+// workspace does not hide it.
+func TestHiddenRecordsInsideWorkspace(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			ws := t.TempDir()
+			records := filepath.Join(ws, ".fsd", "runs")
+			if err := os.MkdirAll(filepath.Join(records, "r1"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			journal := filepath.Join(records, "r1", "journal.jsonl")
+			if err := os.WriteFile(journal, []byte("approved: no\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, _, _ := sandboxed(t, b, Policy{Workspace: ws, Hide: []string{records, filepath.Dir(ws)}}, testEnv(ws),
+				`cat .fsd/runs/r1/journal.jsonl; echo forged > .fsd/runs/r1/journal.jsonl; echo ok > fine`)
+			if strings.Contains(out, "approved") {
+				t.Errorf("the program read the journal: %q", out)
+			}
+			if b, _ := os.ReadFile(journal); string(b) != "approved: no\n" {
+				t.Errorf("the journal was changed: %q", b)
+			}
+			if b, _ := os.ReadFile(filepath.Join(ws, "fine")); string(b) != "ok\n" {
+				t.Errorf("the workspace itself was not writable: %q", b)
+			}
+		})
+	}
+}
