@@ -47,7 +47,7 @@ func newCgroup(max int) cgroup {
 	_, _ = rand.Read(b[:])
 	for _, parent := range cgroupParents() {
 		removeStale(parent)
-		dir := filepath.Join(parent, fmt.Sprintf("fsd-%d-%s", os.Getpid(), hex.EncodeToString(b[:])))
+		dir := filepath.Join(parent, fmt.Sprintf("fsd-%d-%d-%s", os.Getpid(), startTime(os.Getpid()), hex.EncodeToString(b[:])))
 		if os.Mkdir(dir, 0o755) != nil {
 			continue
 		}
@@ -63,24 +63,55 @@ func newCgroup(max int) cgroup {
 }
 
 // removeStale removes the cgroups an fsd that died (kill -9) left behind
-// in parent: those whose creator's pid is gone. The kernel kills their
-// tasks with the launcher, but under load they may not have left yet: a
-// single rmdir would fail and leave the folder for good.
+// in parent: those whose creator is gone. A cgroup's name holds its
+// creator's pid and the start time of that process, since a pid alone is
+// reused (pid_max is often 32768, and a busy machine goes round it in
+// minutes): a live process with the pid but another start time is not
+// the creator. The kernel kills the tasks with the launcher, but under
+// load they may not have left yet: a single rmdir would fail and leave
+// the folder for good.
 func removeStale(parent string) {
 	ents, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		pid, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "fsd-"), "-")
-		n, err := strconv.Atoi(pid)
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "fsd-") || !ok || err != nil || n <= 0 {
+		parts := strings.SplitN(strings.TrimPrefix(e.Name(), "fsd-"), "-", 3)
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "fsd-") || len(parts) != 3 {
 			continue
 		}
-		if errors.Is(syscall.Kill(n, 0), syscall.ESRCH) {
+		pid, err1 := strconv.Atoi(parts[0])
+		started, err2 := strconv.ParseUint(parts[1], 10, 64)
+		if err1 != nil || err2 != nil || pid <= 0 {
+			continue
+		}
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) || startTime(pid) != started {
 			cgroup{dir: filepath.Join(parent, e.Name())}.remove()
 		}
 	}
+}
+
+// startTime is when process pid started, in clock ticks since boot
+// (field 22 of /proc/PID/stat), or 0 when it cannot be read: with the pid
+// it names one process for as long as the machine runs.
+func startTime(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces
+	// or parentheses itself: count fields after its last ")".
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	// fields[0] is field 3 (state), so field 22 is fields[19].
+	if len(fields) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(fields[19], 10, 64)
+	return n
 }
 
 // remove deletes the cgroup once its last task is gone, killing any task

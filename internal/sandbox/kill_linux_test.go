@@ -205,7 +205,7 @@ func TestStaleCgroupRemovedWithItsTasks(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(parents[0], fmt.Sprintf("fsd-%d-staletest", dead.Process.Pid))
+	dir := filepath.Join(parents[0], fmt.Sprintf("fsd-%d-1-staletest", dead.Process.Pid))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -226,5 +226,34 @@ func TestStaleCgroupRemovedWithItsTasks(t *testing.T) {
 	}
 	if err := <-waited; err == nil {
 		t.Error("the stale cgroup's task ended by itself, want it killed")
+	}
+}
+
+// A pid is reused: a cgroup whose creator's pid now names another
+// process (another start time) is stale all the same; the live
+// creator's own is kept.
+func TestStaleCgroupOfAReusedPid(t *testing.T) {
+	parents := cgroupParents()
+	if len(parents) == 0 {
+		t.Skip("no writable pids cgroup hierarchy")
+	}
+	me := os.Getpid()
+	if startTime(me) == 0 {
+		t.Fatal("startTime cannot read this process's start time")
+	}
+	reused := filepath.Join(parents[0], fmt.Sprintf("fsd-%d-%d-reusetest", me, startTime(me)-1))
+	mine := filepath.Join(parents[0], fmt.Sprintf("fsd-%d-%d-reusetest", me, startTime(me)))
+	for _, dir := range []string{reused, mine} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Rmdir(dir) })
+	}
+	removeStale(parents[0])
+	if _, err := os.Stat(reused); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the cgroup of an earlier process with this pid is left (stat: %v)", err)
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("the live creator's cgroup was removed: %v", err)
 	}
 }
