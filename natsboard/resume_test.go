@@ -41,10 +41,13 @@ agents:
   joiner: [{say: 'joined {{.Task.ID}}'}]
 `), 0o644))
 	wf = filepath.Join(dir, "fan.workflow.yaml")
+	// workspace: . — the marks file's folder — is where the workers'
+	// sandboxed command may write.
 	must(t, os.WriteFile(wf, []byte(`name: marks
 model: scripted
 script: fan.script.yaml
 skills: [./skills]
+workspace: .
 input: mark once
 tasks:
   - {id: t0, assignee: fan/worker, goal: mark}
