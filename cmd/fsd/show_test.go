@@ -24,7 +24,10 @@ import (
 
 // recordExample runs an example on its scripted model with a fixed seed
 // and one worker at a time (so flow observations come in a fixed order)
-// and returns the runs dir; the run's id is id.
+// and returns the runs dir; the run's id is id. Durability is
+// commit-before-effects: under step durability a worker's final answer
+// waits for the disk without its slot (J8), so the next worker may finish
+// first and the observations' order would be the disk's.
 func recordExample(t *testing.T, path, id string) string {
 	t.Helper()
 	p, diags := spec.LoadProject(path)
@@ -41,7 +44,7 @@ func recordExample(t *testing.T, path, id string) string {
 	seed := [32]byte{1, 2, 3}
 	run, err = engine.New(p, engine.Options{
 		Model:   scripted.New(s, func(id string) (string, error) { return run.Handle(id) }),
-		RunsDir: runs, RunID: id, Seed: &seed,
+		RunsDir: runs, RunID: id, Seed: &seed, Durability: spec.DurabilityEffects,
 	})
 	if err != nil {
 		t.Fatal(err)
