@@ -281,7 +281,17 @@ function renderRun(main, v) {
 }
 
 async function runPage(main, id) {
-  const load = async () => renderRun(main, await (await fetch("/api/runs/" + encodeURIComponent(id))).json());
+  // The stream says "update" once at the start and "done" at the end even
+  // when nothing changed: render only a view that differs, so a reader's
+  // click never lands on a node a needless redraw just replaced.
+  let last = "";
+  const load = async () => {
+    const text = await (await fetch("/api/runs/" + encodeURIComponent(id))).text();
+    const key = text.replace(/"now":"[^"]*"/, ""); // the server's clock alone is no change
+    if (key === last) return;
+    last = key;
+    renderRun(main, JSON.parse(text));
+  };
   await load();
   const live = document.getElementById("live");
   const es = new EventSource("/api/runs/" + encodeURIComponent(id) + "/live");
