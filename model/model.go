@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"strings"
 )
 
 // Role is who wrote a message.
@@ -54,6 +55,48 @@ type Message struct {
 	// at that revision, so a disabled or edited skill's old text does not
 	// stay in the window; the transcript keeps it.
 	Quotes string `json:"quotes,omitempty"`
+	// Media are images or audio that go with a tool result (an MCP tool
+	// answered an image) or a user message. A provider sends them only to
+	// a model whose Capabilities say it accepts them; the text says what
+	// they are for any model that does not.
+	Media []Media `json:"media,omitempty"`
+}
+
+// Media is one image or audio clip a message carries.
+type Media struct {
+	// MIME is the content type: image/png, image/jpeg, audio/wav, ...
+	MIME string `json:"mime"`
+	// Data is the raw bytes (base64 in JSON).
+	Data []byte `json:"data"`
+}
+
+// IsImage and IsAudio tell the two kinds of media apart by MIME type.
+func (m Media) IsImage() bool { return strings.HasPrefix(m.MIME, "image/") }
+func (m Media) IsAudio() bool { return strings.HasPrefix(m.MIME, "audio/") }
+
+// Capabilities say what a model accepts in a request. A provider's table
+// fills them per model; the engine leaves out of a request what the model
+// that will answer cannot take.
+type Capabilities struct {
+	Tools       bool `json:"tools"`
+	Images      bool `json:"images"`
+	Audio       bool `json:"audio"`
+	TypedOutput bool `json:"typed_output"`
+	Caching     bool `json:"caching"`
+}
+
+// Capable is a Model that says what it accepts.
+type Capable interface {
+	Capabilities() Capabilities
+}
+
+// CapabilitiesOf returns m's capabilities, or tools and typed output only
+// (what every model fsd speaks to takes) when m does not say.
+func CapabilitiesOf(m Model) Capabilities {
+	if c, ok := m.(Capable); ok {
+		return c.Capabilities()
+	}
+	return Capabilities{Tools: true, TypedOutput: true}
 }
 
 // ToolDef is a tool offered to the model in one request.
