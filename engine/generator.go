@@ -182,7 +182,8 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 			return "", err
 		}
 		calls := callsOf(resp, step)
-		if err := g.addAs(replayed, model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls}); err != nil {
+		// M10: the provider's state stays with the answer it came with.
+		if err := g.addAs(replayed, model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls, State: resp.State}); err != nil {
 			return "", err
 		}
 		if len(calls) == 0 {

@@ -60,6 +60,34 @@ type Message struct {
 	// a model whose Capabilities say it accepts them; the text says what
 	// they are for any model that does not.
 	Media []Media `json:"media,omitempty"`
+	// State is set on an assistant message: what the provider that
+	// answered it needs back with it on later requests (see State).
+	State *State `json:"state,omitempty"`
+}
+
+// State is what a provider hands the client to keep with an answer and
+// send back, unchanged, with that answer on every later request: the
+// model's encrypted reasoning from OpenAI's Responses API, which keeps
+// nothing itself under store: false. The transcript and the journal keep
+// it on the assistant message, so the next step of a generator and a
+// resumed run send it as the first run would have. It is opaque to
+// everyone but the provider that made it.
+type State struct {
+	// Model is the model string that made it (openai-responses/gpt-5.4):
+	// a provider sends back only its own model's state, so the next model
+	// of a fallback chain gets none.
+	Model string `json:"model"`
+	// Data is the provider's own JSON.
+	Data json.RawMessage `json:"data"`
+}
+
+// For returns s's data when s was made by the model string m, else
+// nil.
+func (s *State) For(m string) json.RawMessage {
+	if s == nil || s.Model != m {
+		return nil
+	}
+	return s.Data
 }
 
 // Media is one image or audio clip a message carries.
@@ -207,6 +235,9 @@ type Response struct {
 	// (the CLI sets it; `--model` overrides the manifests' choice). The
 	// engine prices the call by it, else by the request's Caller.Model.
 	Model string `json:"model,omitempty"`
+	// State is what the provider needs back with this answer on later
+	// requests; it goes onto the assistant message the answer becomes.
+	State *State `json:"state,omitempty"`
 }
 
 // Model answers requests. Implementations must be safe for concurrent use:

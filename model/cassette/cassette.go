@@ -154,11 +154,13 @@ func (r *Recorder) Generate(ctx context.Context, req *model.Request) (*model.Res
 	return resp, err
 }
 
+// scrub is resp with secrets masked in what the model wrote. Its state
+// (M10) is kept as it came: a provider's opaque, encrypted data.
 func (r *Recorder) scrub(resp *model.Response) *model.Response {
 	if resp == nil {
 		return nil
 	}
-	out := &model.Response{Text: r.secrets.String(resp.Text), Usage: resp.Usage}
+	out := &model.Response{Text: r.secrets.String(resp.Text), Usage: resp.Usage, State: resp.State}
 	for _, c := range resp.Calls {
 		args := c.Args
 		if s := r.secrets.String(string(args)); s != string(args) {
@@ -318,7 +320,7 @@ func (p *Replayer) Unused() []string {
 }
 
 func cloneResponse(r *model.Response) *model.Response {
-	out := &model.Response{Text: r.Text, Usage: r.Usage}
+	out := &model.Response{Text: r.Text, Usage: r.Usage, State: r.State}
 	for _, c := range r.Calls {
 		out.Calls = append(out.Calls, model.ToolCall{ID: c.ID, Name: c.Name, Args: append(json.RawMessage(nil), c.Args...)})
 	}

@@ -265,3 +265,28 @@ func TestCancelledCallsAreNotRecorded(t *testing.T) {
 		t.Fatalf("%d lines, want only the header:\n%s", n, buf.String())
 	}
 }
+
+// A response's provider state (a model's encrypted reasoning) is recorded
+// and replayed with it: a replayed run's next request sends it as the
+// recorded run's did.
+func TestStateRecordedAndReplayed(t *testing.T) {
+	state := &model.State{Model: "openai-responses/m", Data: json.RawMessage(`[{"type":"reasoning","id":"rs_1","encrypted_content":"gAAA"}]`)}
+	inner := model.Func(func(context.Context, *model.Request) (*model.Response, error) {
+		return &model.Response{Text: "ok", State: state}, nil
+	})
+	var buf bytes.Buffer
+	if _, err := NewRecorder(inner, &buf).Generate(context.Background(), request("", "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := NewReplayer(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rp.Generate(context.Background(), request("", "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(state, got.State); diff != "" {
+		t.Errorf("replayed state (-want +got):\n%s", diff)
+	}
+}
