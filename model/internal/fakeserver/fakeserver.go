@@ -24,6 +24,7 @@ type Reply struct {
 // Request is what the server received.
 type Request struct {
 	Method, Path string
+	Query        string // the URL's raw query
 	Header       http.Header
 	Body         []byte
 }
@@ -62,7 +63,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	n := len(s.requests)
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 	reply := Reply{Status: 500, Body: `{"error":{"message":"fakeserver: no reply scripted"}}`}
 	if n < len(s.replies) {
 		reply = s.replies[n]

@@ -21,8 +21,10 @@ type Endpoint struct {
 	// BaseURL points at another server speaking the same API; ""
 	// means DefaultBaseURL.
 	BaseURL, DefaultBaseURL string
-	// Path is joined to the base URL: "/chat/completions".
-	Path string
+	// Path is joined to the base URL: "/chat/completions". StreamPath,
+	// when set, is joined instead for a streamed call (an API with a
+	// method of its own for streaming); "" means Path.
+	Path, StreamPath string
 	// KeyHeader carries the API key after KeyPrefix ("Authorization",
 	// "Bearer "). It is not sent when there is no key.
 	KeyHeader, KeyPrefix string
@@ -55,6 +57,7 @@ type Format struct {
 type Client struct {
 	provider string
 	url      string
+	stream   string // the URL of a streamed call
 	header   http.Header
 	http     *http.Client
 	secrets  redact.Secrets
@@ -89,9 +92,14 @@ func NewClient(e Endpoint, f Format) (*Client, error) {
 	if e.APIKey != "" {
 		h.Set(e.KeyHeader, e.KeyPrefix+e.APIKey)
 	}
+	streamPath := e.StreamPath
+	if streamPath == "" {
+		streamPath = e.Path
+	}
 	return &Client{
 		provider: e.Provider,
 		url:      strings.TrimRight(base, "/") + e.Path,
+		stream:   strings.TrimRight(base, "/") + streamPath,
 		header:   h,
 		http:     hc,
 		secrets:  redact.New(e.APIKey),
@@ -131,12 +139,13 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, body any) (*m
 // attempt posts body once and reads the answer: streamed, handing text to
 // onText, when onText is set; whole otherwise.
 func (c *Client) attempt(ctx context.Context, body any, onText func(string)) (*model.Response, error) {
-	h := c.header
+	h, url := c.header, c.url
 	if onText != nil {
 		h = h.Clone()
 		h.Set("Accept", "text/event-stream")
+		url = c.stream
 	}
-	r, err := Post(ctx, c.http, Request{Provider: c.provider, URL: c.url, Header: h, Body: body, Secrets: c.secrets})
+	r, err := Post(ctx, c.http, Request{Provider: c.provider, URL: url, Header: h, Body: body, Secrets: c.secrets})
 	if err != nil {
 		return nil, err
 	}

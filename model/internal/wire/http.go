@@ -65,8 +65,25 @@ func Post(ctx context.Context, client *http.Client, r Request) (*http.Response, 
 		Provider:   r.Provider,
 		Status:     resp.StatusCode,
 		Message:    r.Secrets.String(Clip(msg)),
-		RetryAfter: retry.ParseRetryAfter(resp.Header, time.Now()),
+		RetryAfter: retryAfter(resp.Header, raw),
 	}
+}
+
+// retryAfter is how long a server asked to wait: its Retry-After headers,
+// else the google.rpc.RetryInfo detail of a Google API error body
+// ({"error":{"details":[{"retryDelay":"37s"}]}}), which Gemini sends
+// with a 429 instead of a header.
+func retryAfter(h http.Header, body []byte) time.Duration {
+	if d := retry.ParseRetryAfter(h, time.Now()); d > 0 {
+		return d
+	}
+	e, _ := envelope(body)
+	for _, det := range e.Details {
+		if d, err := time.ParseDuration(det.RetryDelay); err == nil && d > 0 {
+			return d
+		}
+	}
+	return 0
 }
 
 // ReadJSON reads a whole (non-streamed) answer into v. A body cut short is
@@ -112,7 +129,7 @@ func Truncated(provider, missing string) error {
 	return &retry.TruncatedError{Provider: provider, Missing: missing}
 }
 
-// ErrorEnvelope reads the {"error":{"type":…,"message":…}} body both APIs
+// ErrorEnvelope reads the {"error":{"type":…,"message":…}} body the APIs
 // use.
 func ErrorEnvelope(body []byte) (typ, msg string) {
 	e, ok := envelope(body)
@@ -123,14 +140,20 @@ func ErrorEnvelope(body []byte) (typ, msg string) {
 }
 
 // apiError is the error object of an error body. Code is a string on
-// OpenAI ("rate_limit_exceeded") and a number on some compatible servers.
+// OpenAI ("rate_limit_exceeded") and a number on some compatible servers
+// and Google's APIs, whose Status names the kind (RESOURCE_EXHAUSTED)
+// and whose Details may say when to retry.
 type apiError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 	Code    any    `json:"code"`
+	Status  string `json:"status"`
+	Details []struct {
+		RetryDelay string `json:"retryDelay"`
+	} `json:"details"`
 }
 
-// envelope reads an error body: {"error":{…}} as both APIs send it, or
+// envelope reads an error body: {"error":{…}} as the APIs send it, or
 // {"error":"message"} as some compatible servers do. ok is false when the
 // body is not one, or says nothing.
 func envelope(body []byte) (e apiError, ok bool) {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model/retry"
@@ -37,5 +38,26 @@ func TestPostErrorStatusMasksSecrets(t *testing.T) {
 				t.Errorf("message %q: the key must be masked, the explanation kept", se.Message)
 			}
 		})
+	}
+}
+
+// The wait a server asks for is its Retry-After header, else the
+// RetryInfo detail of a Google API error body; neither is no wait.
+func TestRetryAfter(t *testing.T) {
+	body := []byte(`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"quota","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure"},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"12.5s"}]}}`)
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+		body   []byte
+		want   time.Duration
+	}{
+		{"header", http.Header{"Retry-After": {"3"}}, body, 3 * time.Second},
+		{"RetryInfo", nil, body, 12500 * time.Millisecond},
+		{"neither", nil, []byte(`{"error":{"message":"slow down"}}`), 0},
+		{"not JSON", nil, []byte(`busy`), 0},
+	} {
+		if got := retryAfter(tt.header, tt.body); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
 	}
 }

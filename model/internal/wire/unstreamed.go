@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/retry"
@@ -63,7 +62,7 @@ func (c *Client) unstreamed(r *http.Response, body io.Reader, onText func(string
 			Provider:   c.provider,
 			Status:     errorStatus(e, r.StatusCode),
 			Message:    Clip("error instead of a stream: " + e.Message),
-			RetryAfter: retry.ParseRetryAfter(r.Header, time.Now()),
+			RetryAfter: retryAfter(r.Header, raw),
 		}
 	}
 	ct := r.Header.Get("Content-Type")
@@ -86,12 +85,14 @@ func (c *Client) unstreamed(r *http.Response, body io.Reader, onText func(string
 // request, which asking again would only repeat: it keeps status, which
 // is not retried.
 func errorStatus(e apiError, status int) int {
-	kind := strings.ToLower(e.Type + " " + fmt.Sprint(e.Code))
+	kind := strings.ToLower(e.Type + " " + fmt.Sprint(e.Code) + " " + e.Status)
 	switch {
-	case strings.Contains(kind, "rate_limit"):
+	case strings.Contains(kind, "rate_limit"), strings.Contains(kind, "resource_exhausted"):
 		return http.StatusTooManyRequests
 	case strings.Contains(kind, "overloaded"):
 		return 529 // Anthropic's "overloaded"
+	case strings.Contains(kind, "unavailable"):
+		return http.StatusServiceUnavailable // Google's overloaded model
 	}
 	return status
 }
