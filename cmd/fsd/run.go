@@ -107,7 +107,7 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&f.input, "input", "i", "", inputUsage)
-	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>")
+	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>, gemini/<model>")
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModels)
 	_ = cmd.RegisterFlagCompletionFunc("events", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
@@ -401,5 +401,6 @@ func completeModels(*cobra.Command, []string, string) ([]cobra.Completion, cobra
 		cobra.CompletionWithDesc("scripted", "the workflow's script, offline"),
 		cobra.CompletionWithDesc("openai/", "OPENAI_API_KEY; any OpenAI-compatible server with OPENAI_BASE_URL"),
 		cobra.CompletionWithDesc("anthropic/", "ANTHROPIC_API_KEY"),
+		cobra.CompletionWithDesc("gemini/", "GEMINI_API_KEY (or GOOGLE_API_KEY)"),
 	}, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/anthropic"
+	"github.com/fsdrun/fsd/model/gemini"
 	"github.com/fsdrun/fsd/model/openai"
 	"github.com/fsdrun/fsd/model/retry"
 )
@@ -64,18 +65,33 @@ func (s Spec) String() string {
 // registry is every provider a model string may name, in the order
 // errors list them: the variables it reads and how its model is built.
 var registry = []entry{
-	{openai.Name, "OPENAI_API_KEY", "OPENAI_BASE_URL", func(c conn) (model.Model, error) {
+	{openai.Name, []string{"OPENAI_API_KEY"}, "OPENAI_BASE_URL", func(c conn) (model.Model, error) {
 		return openai.New(openai.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
 	}},
-	{anthropic.Name, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", func(c conn) (model.Model, error) {
+	{anthropic.Name, []string{"ANTHROPIC_API_KEY"}, "ANTHROPIC_BASE_URL", func(c conn) (model.Model, error) {
 		return anthropic.New(anthropic.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
+	}},
+	{gemini.Name, []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, "GEMINI_BASE_URL", func(c conn) (model.Model, error) {
+		return gemini.New(gemini.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
 	}},
 }
 
 type entry struct {
-	name         string
-	key, baseURL string // environment variables
-	build        func(c conn) (model.Model, error)
+	name string
+	// keys are the variables that may hold the API key, the first set
+	// one winning; baseURL is the variable of the server's URL.
+	keys    []string
+	baseURL string
+	build   func(c conn) (model.Model, error)
+}
+
+// keyNames names p's key variables for a message: "GEMINI_API_KEY (or
+// GOOGLE_API_KEY)".
+func (p *entry) keyNames() string {
+	if len(p.keys) == 1 {
+		return p.keys[0]
+	}
+	return p.keys[0] + " (or " + strings.Join(p.keys[1:], ", ") + ")"
 }
 
 // conn is what a provider's model is built from.
@@ -111,11 +127,11 @@ func Parse(s string) (Spec, error) {
 		return Spec{Provider: Scripted}, nil
 	}
 	if s == "" {
-		return Spec{}, errors.New(`no model: set "model:" in the workflow or pass --model (openai/<model>, anthropic/<model> or scripted)`)
+		return Spec{}, errors.New(`no model: set "model:" in the workflow or pass --model (openai/<model>, anthropic/<model>, gemini/<model> or scripted)`)
 	}
 	prov, name, ok := strings.Cut(s, "/")
 	if !ok {
-		return Spec{}, fmt.Errorf("model %q: want provider/model, e.g. openai/gpt-5.4-mini, anthropic/claude-sonnet-4-5 or scripted", s)
+		return Spec{}, fmt.Errorf("model %q: want provider/model, e.g. openai/gpt-5.4-mini, anthropic/claude-sonnet-4-5, gemini/gemini-2.5-flash or scripted", s)
 	}
 	if prov == Scripted {
 		return Spec{}, fmt.Errorf("model %q: the scripted model takes no name; write scripted", s)
@@ -156,10 +172,14 @@ func credentials(spec Spec, getenv func(string) string) (p *entry, key, base str
 		// the two ever to disagree, no other provider is built instead.
 		return nil, "", "", fmt.Errorf("model %s: unknown provider %q (known: %s)", spec, spec.Provider, strings.Join(Names(), ", "))
 	}
-	key = strings.TrimSpace(getenv(p.key))
+	for _, k := range p.keys {
+		if key = strings.TrimSpace(getenv(k)); key != "" {
+			break
+		}
+	}
 	base = strings.TrimSpace(getenv(p.baseURL))
 	if key == "" && base == "" {
-		return nil, "", "", fmt.Errorf("model %s: %s is not set; export your API key, set %s for a local server that needs none, or use --model scripted to run offline", spec, p.key, p.baseURL)
+		return nil, "", "", fmt.Errorf("model %s: %s is not set; export your API key, set %s for a local server that needs none, or use --model scripted to run offline", spec, p.keyNames(), p.baseURL)
 	}
 	// A base URL without a key is a local OpenAI-compatible server
 	// (Ollama, vLLM, llama.cpp): no credentials header is sent.
@@ -196,7 +216,7 @@ func New(modelString string, getenv func(string) string, opts Options) (model.Mo
 	}
 	if opts.Logger != nil && key == "" {
 		opts.Logger.Info().Str("model", spec.String()).Str("base_url", base).
-			Msgf("%s is not set: requests go to %s without credentials", p.key, base)
+			Msgf("%s is not set: requests go to %s without credentials", p.keyNames(), base)
 	}
 	if opts.Logger != nil {
 		log, secrets := opts.Logger, redact.New(key)

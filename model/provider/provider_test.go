@@ -15,6 +15,7 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/anthropic"
 	"github.com/fsdrun/fsd/model/cassette"
+	"github.com/fsdrun/fsd/model/gemini"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
 	"github.com/fsdrun/fsd/model/openai"
 )
@@ -33,9 +34,10 @@ func TestParse(t *testing.T) {
 		{in: " scripted ", want: Spec{Provider: "scripted"}},
 		{in: "", wantErr: `no model: set "model:" in the workflow or pass --model`},
 		{in: "gpt-4o", wantErr: `model "gpt-4o": want provider/model, e.g. openai/gpt-5.4-mini`},
-		{in: "gemini/pro", wantErr: `model "gemini/pro": unknown provider "gemini" (known: openai, anthropic, scripted)`},
-		{in: "antropic/claude-x", wantErr: `model "antropic/claude-x": unknown provider "antropic" (known: openai, anthropic, scripted); did you mean "anthropic"?`},
-		{in: "OpenAI/gpt-4o", wantErr: `unknown provider "OpenAI" (known: openai, anthropic, scripted); did you mean "openai"?`},
+		{in: "gemini/gemini-2.5-flash", want: Spec{"gemini", "gemini-2.5-flash"}},
+		{in: "mistral/large", wantErr: `model "mistral/large": unknown provider "mistral" (known: openai, anthropic, gemini, scripted)`},
+		{in: "antropic/claude-x", wantErr: `model "antropic/claude-x": unknown provider "antropic" (known: openai, anthropic, gemini, scripted); did you mean "anthropic"?`},
+		{in: "OpenAI/gpt-4o", wantErr: `unknown provider "OpenAI" (known: openai, anthropic, gemini, scripted); did you mean "openai"?`},
 		{in: "scripted/x", wantErr: `model "scripted/x": the scripted model takes no name; write scripted`},
 		{in: "openai/", wantErr: `model "openai/": the model name after "openai/" is empty or has spaces`},
 		{in: "openai/gpt 4", wantErr: `the model name after "openai/" is empty or has spaces`},
@@ -82,6 +84,9 @@ func TestCheck(t *testing.T) {
 		{model: "openai/gpt-x", env: map[string]string{"OPENAI_API_KEY": "sk-123456", "OPENAI_BASE_URL": "localhost:11434"},
 			wantErr: `model openai/gpt-x: OPENAI_BASE_URL="localhost:11434" is not an http(s) URL`},
 		{model: "nope/x", wantErr: `unknown provider "nope"`},
+		{model: "gemini/gemini-x", env: map[string]string{"GOOGLE_API_KEY": "AIza-123456"}},
+		{model: "gemini/gemini-x", env: map[string]string{"OPENAI_API_KEY": "sk-123456"},
+			wantErr: "model gemini/gemini-x: GEMINI_API_KEY (or GOOGLE_API_KEY) is not set; export your API key, set GEMINI_BASE_URL for a local server that needs none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.model+"/"+tt.wantErr, func(t *testing.T) {
@@ -114,9 +119,11 @@ func TestNewScripted(t *testing.T) {
 func TestNewBuildsEachProvider(t *testing.T) {
 	openaiBody := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi from openai"}}]}`
 	anthropicBody := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"hi from anthropic"}],"usage":{"input_tokens":1,"output_tokens":1}}`
+	geminiBody := `{"candidates":[{"content":{"role":"model","parts":[{"text":"hi from gemini"}]},"finishReason":"STOP","index":0}]}`
 	for _, tt := range []struct{ model, keyVar, urlVar, body, path, want string }{
 		{"openai/gpt-x", "OPENAI_API_KEY", "OPENAI_BASE_URL", openaiBody, "/v1/chat/completions", "hi from openai"},
 		{"anthropic/claude-x", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", anthropicBody, "/v1/messages", "hi from anthropic"},
+		{"gemini/gemini-x", "GEMINI_API_KEY", "GEMINI_BASE_URL", geminiBody, "/v1beta/models/gemini-x:generateContent", "hi from gemini"},
 	} {
 		t.Run(tt.model, func(t *testing.T) {
 			srv := fakeserver.New(fakeserver.Reply{Body: tt.body})
@@ -132,6 +139,10 @@ func TestNewBuildsEachProvider(t *testing.T) {
 			switch tt.model {
 			case "openai/gpt-x":
 				if _, ok := m.(*openai.Model); !ok {
+					t.Errorf("built %T", m)
+				}
+			case "gemini/gemini-x":
+				if _, ok := m.(*gemini.Model); !ok {
 					t.Errorf("built %T", m)
 				}
 			default:
@@ -171,6 +182,7 @@ func TestNoKeyAnywhere(t *testing.T) {
 	for _, prov := range []struct{ model, keyVar, urlVar, suffix string }{
 		{"openai/gpt-x", "OPENAI_API_KEY", "OPENAI_BASE_URL", "/v1"},
 		{"anthropic/claude-x", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ""},
+		{"gemini/gemini-x", "GOOGLE_API_KEY", "GEMINI_BASE_URL", ""},
 	} {
 		for _, stream := range []bool{false, true} {
 			srv := fakeserver.New(replies...)
@@ -195,7 +207,7 @@ func TestNoKeyAnywhere(t *testing.T) {
 			srv.Close()
 		}
 	}
-	for _, missing := range []string{"openai/x", "anthropic/x", "openai"} {
+	for _, missing := range []string{"openai/x", "anthropic/x", "gemini/x", "openai"} {
 		if _, err := New(missing, envOf(map[string]string{"OTHER_KEY": key}), Options{}); err != nil {
 			errs = append(errs, err.Error())
 		}
@@ -221,6 +233,8 @@ func TestBaseURLWithoutKey(t *testing.T) {
 	for _, tt := range []struct{ model, urlVar, keyVar, header, body, suffix string }{
 		{"openai/llama3", "OPENAI_BASE_URL", "OPENAI_API_KEY", "Authorization", openaiBody, "/v1"},
 		{"anthropic/local", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "X-Api-Key", anthropicBody, ""},
+		{"gemini/local", "GEMINI_BASE_URL", "GEMINI_API_KEY (or GOOGLE_API_KEY)", "X-Goog-Api-Key",
+			`{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP","index":0}]}`, ""},
 	} {
 		t.Run(tt.model, func(t *testing.T) {
 			srv := fakeserver.New(fakeserver.Reply{Body: tt.body}, fakeserver.Reply{Body: tt.body})
@@ -245,5 +259,31 @@ func TestBaseURLWithoutKey(t *testing.T) {
 				t.Errorf("said %d times, want once:\n%s", n, logs.String())
 			}
 		})
+	}
+}
+
+// GEMINI_API_KEY wins over GOOGLE_API_KEY when both are set: the key
+// named for this API is the one meant for it.
+func TestGeminiKeyPrecedence(t *testing.T) {
+	for _, tt := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"GEMINI_API_KEY": "gemini-key-1", "GOOGLE_API_KEY": "google-key-2"}, "gemini-key-1"},
+		{map[string]string{"GEMINI_API_KEY": " ", "GOOGLE_API_KEY": "google-key-2"}, "google-key-2"},
+	} {
+		srv := fakeserver.New(fakeserver.Reply{Body: `{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP","index":0}]}`})
+		tt.env["GEMINI_BASE_URL"] = srv.URL
+		m, err := New("gemini/gemini-x", envOf(tt.env), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.User, Text: "hi"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.Requests()[0].Header.Get("X-Goog-Api-Key"); got != tt.want {
+			t.Errorf("env %v: key sent %q, want %q", tt.env, got, tt.want)
+		}
+		srv.Close()
 	}
 }

@@ -37,6 +37,12 @@ func TestSchemasRefuseWhatTheReferenceDoesNot(t *testing.T) {
 		{"anthropic-messages-request", `{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}`, false},
 		{"anthropic-messages-request", `{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`, false},
 		{"anthropic-messages-request", `{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","cache_control":{"type":"persistent"}}]}]}`, false},
+		{"gemini-generate-content-request", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"string"}}}`, true},
+		{"gemini-generate-content-request", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"responseJsonSchema":{"type":"string"}}}`, false},
+		{"gemini-generate-content-request", `{"contents":[{"role":"assistant","parts":[{"text":"hi"}]}]}`, false},
+		{"gemini-generate-content-request", `{"contents":[{"role":"user","parts":[]}]}`, false},
+		{"gemini-generate-content-request", `{"contents":[{"role":"user","parts":[{"text":"hi","inlineData":{"mimeType":"image/png","data":"AA=="}}]}]}`, false},
+		{"gemini-generate-content-request", `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"a"},"thoughtSignature":"not base64!"}]}]}`, false},
 	} {
 		err := Check(tt.name, []byte(tt.body))
 		if (err == nil) != tt.ok {

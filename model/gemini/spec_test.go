@@ -1,0 +1,97 @@
+package gemini
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/internal/fakeserver"
+	"github.com/fsdrun/fsd/model/internal/specs"
+)
+
+// Every request body the client can produce (tools, images, typed output,
+// caching, streaming, the edges of a transcript) validates against the
+// schema written from Google's generateContent reference (M20), and so do
+// the bodies of this package's own cases: thought signatures and calls
+// another model made.
+func TestRequestsMatchPublishedSpec(t *testing.T) {
+	for name, body := range prov.Bodies(t) {
+		t.Run(name, func(t *testing.T) { specs.Validate(t, "gemini-generate-content-request", body) })
+	}
+	for name, req := range map[string]*model.Request{
+		"signatures": conversation(),
+		"foreign calls": {Messages: []model.Message{
+			{Role: model.User, Text: "Go."},
+			{Role: model.Assistant, Calls: []model.ToolCall{{ID: "toolu_1", Name: "a", Args: json.RawMessage(`"broken"`)}}},
+			{Role: model.Tool, CallID: "toolu_1", Name: "a", Text: "bad arguments", IsError: true},
+		}},
+	} {
+		_, sent := prov.Call(t, fakeserver.Reply{Body: okBody}, req)
+		t.Run(name, func(t *testing.T) { specs.Validate(t, "gemini-generate-content-request", sent) })
+	}
+}
+
+// Responses shaped like the examples of Google's reference and guides
+// (a text answer of a thinking model, a function call with its thought
+// signature, a stream whose events end in \r\n\r\n, a blocked prompt)
+// parse to the answers they show.
+func TestReferenceResponses(t *testing.T) {
+	sig := "CiQB0e2Kb3mYl7Mnz1b2bEJ0ixkJnCPbB4gGiVTmLNBq3Qd8JRoKZAHR7YpvA1Pq"
+	h := sha256.Sum256([]byte(sig))
+	id := "sig_" + hex.EncodeToString(h[:8])
+	for _, tt := range []struct {
+		file    string
+		want    *model.Response
+		wantErr string
+	}{
+		{file: "text.json", want: &model.Response{Text: "AI learns patterns from data to make predictions or decisions.",
+			Usage: model.Usage{InputTokens: 8, OutputTokens: 11 + 1083}}},
+		{file: "function_call.json", want: &model.Response{
+			Calls: []model.ToolCall{{ID: id, Name: "schedule_meeting",
+				Args: json.RawMessage(`{
+                "attendees": ["Bob", "Alice"],
+                "date": "2025-03-27",
+                "time": "10:00",
+                "topic": "Q3 planning"
+              }`)}},
+			Usage: model.Usage{InputTokens: 106, OutputTokens: 37 + 80},
+			State: &model.State{Model: "gemini/gemini-test", Data: json.RawMessage(`{"calls":{"` + id + `":"` + sig + `"}}`)}}},
+		{file: "streaming.sse", want: &model.Response{Text: "The sky is blue because of Rayleigh scattering.",
+			Usage: model.Usage{InputTokens: 10, OutputTokens: 9 + 404}}},
+		{file: "blocked.json", wantErr: "gemini: the prompt was blocked (SAFETY)"},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("testdata", "reference", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, req := fakeserver.Reply{Body: string(body)}, conversation()
+			if strings.HasSuffix(tt.file, ".sse") {
+				reply.Header, reply.Chunked = sse, true
+				req.OnText = func(string) {}
+			}
+			srv := fakeserver.New(reply)
+			defer srv.Close()
+			got, err := prov.Model(t, srv).Generate(t.Context(), req)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
