@@ -81,29 +81,7 @@ func Gemini(s map[string]any) (out map[string]any, ok bool) {
 		if f, isStr := c["format"].(string); isStr && !geminiFormats[f] {
 			delete(c, "format")
 		}
-		for _, k := range []string{"properties", "$defs"} {
-			if sub, has := c[k].(map[string]any); has {
-				n := make(map[string]any, len(sub))
-				for name, x := range sub {
-					n[name] = fit(x)
-				}
-				c[k] = n
-			}
-		}
-		for _, k := range []string{"anyOf", "oneOf", "prefixItems"} {
-			if a, has := c[k].([]any); has {
-				n := make([]any, len(a))
-				for i, x := range a {
-					n[i] = fit(x)
-				}
-				c[k] = n
-			}
-		}
-		for _, k := range []string{"items", "additionalProperties"} {
-			if sub, has := c[k].(map[string]any); has {
-				c[k] = fit(sub)
-			}
-		}
+		fitChildren(c, fit, []string{"properties", "$defs"}, []string{"anyOf", "oneOf", "prefixItems"}, []string{"items", "additionalProperties"})
 		return c
 	}
 	out, _ = fit(s).(map[string]any)

@@ -174,27 +174,7 @@ func Relaxed(s map[string]any) (out map[string]any, ok bool) {
 				ok = false // a map of values: not expressible
 			}
 		}
-		for _, k := range []string{"properties", "$defs", "definitions"} {
-			if sub, has := c[k].(map[string]any); has {
-				n := make(map[string]any, len(sub))
-				for name, x := range sub {
-					n[name] = fit(x)
-				}
-				c[k] = n
-			}
-		}
-		for _, k := range []string{"anyOf", "allOf", "oneOf"} {
-			if a, has := c[k].([]any); has {
-				n := make([]any, len(a))
-				for i, x := range a {
-					n[i] = fit(x)
-				}
-				c[k] = n
-			}
-		}
-		if it, has := c["items"].(map[string]any); has {
-			c["items"] = fit(it)
-		}
+		fitChildren(c, fit, []string{"properties", "$defs", "definitions"}, []string{"anyOf", "allOf", "oneOf"}, []string{"items"})
 		return c
 	}
 	out, _ = fit(s).(map[string]any)
@@ -275,4 +255,33 @@ func recursive(s map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// fitChildren replaces the subschemas of c under the given keywords with
+// fit of each: maps of schemas (properties), lists of schemas (anyOf)
+// and single schemas (items).
+func fitChildren(c map[string]any, fit func(any) any, maps, lists, single []string) {
+	for _, k := range maps {
+		if sub, has := c[k].(map[string]any); has {
+			n := make(map[string]any, len(sub))
+			for name, x := range sub {
+				n[name] = fit(x)
+			}
+			c[k] = n
+		}
+	}
+	for _, k := range lists {
+		if a, has := c[k].([]any); has {
+			n := make([]any, len(a))
+			for i, x := range a {
+				n[i] = fit(x)
+			}
+			c[k] = n
+		}
+	}
+	for _, k := range single {
+		if sub, has := c[k].(map[string]any); has {
+			c[k] = fit(sub)
+		}
+	}
 }
