@@ -307,7 +307,7 @@ func (g *generator) runCalls(ctx context.Context, step int, req *model.Request, 
 		if err != nil {
 			return err
 		}
-		out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.Text, IsError: res.IsError, Artifact: res.Artifact}
+		out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.Text, IsError: res.IsError, Artifact: res.Artifact, Media: res.Media}
 		if out.Spool, err = g.spool(out, journaled.Spool); err != nil {
 			return err
 		}
@@ -367,7 +367,7 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	var res model.ToolResult
 	if act == journal.UseJournal {
 		// A program that already ran is not run again.
-		return g.maskResult(model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact}), nil
+		return g.maskResult(model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact, Media: journaled.Media}), nil
 	}
 	// A call that needs approval waits here, before anything runs; its
 	// step is durable (runsCommand or mayAsk synced it), so a run
@@ -392,7 +392,7 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	case journal.Retry:
 		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("running an in-doubt call again with the same FSD_CALL_ID")
 	}
-	res = g.maskResult(g.env.call(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), c))
+	res = g.maskResult(g.env.call(tool.WithHooks(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), g.hooks(c)), c))
 	if gate.Note != "" {
 		res.Text = gate.Note + res.Text
 	}
@@ -487,7 +487,7 @@ func (g *generator) assemble(step int) runrecord.Sent {
 	c.Step = step
 	window, spans := g.tr.WindowSpans(g.maxMessages, shedOf(g.shed))
 	rs := readersOf(g.readers)
-	msgs := reclaim(window, g.env, rs)
+	msgs := mediaFor(reclaim(window, g.env, rs), model.CapabilitiesOf(g.model))
 	return runrecord.Sent{
 		Request: &model.Request{
 			Context:  g.env.contextBlock(),

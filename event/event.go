@@ -16,9 +16,13 @@ const (
 	// TextReset voids the text deltas streamed so far for the current
 	// model call of its generator: the call was retried, and the retry's
 	// deltas follow.
-	TextReset     = "text.reset"
-	ToolCall      = "tool.call"
-	ToolResult    = "tool.result"
+	TextReset  = "text.reset"
+	ToolCall   = "tool.call"
+	ToolResult = "tool.result"
+	// ToolProgress: a call in flight reported how far it got (an MCP
+	// server's progress notification): Tool, CallID, Progress, and Text
+	// the server's message.
+	ToolProgress  = "tool.progress"
 	SkillLoaded   = "skill.loaded"
 	SkillUnloaded = "skill.unloaded"
 	SkillSkipped  = "skill.skipped"
@@ -49,6 +53,12 @@ type Tokens struct {
 	Window  int `json:"window"`
 	Tools   int `json:"tools"`
 	Total   int `json:"total"`
+}
+
+// Progress is how far a call in flight got: Done of Total (0: unknown).
+type Progress struct {
+	Done  float64 `json:"done"`
+	Total float64 `json:"total,omitempty"`
 }
 
 // Event is one thing that happened in a run. Fields that do not apply to a
@@ -93,6 +103,8 @@ type Event struct {
 	// FSD_CALL_ID, what fsd approve takes); By says who answered it.
 	Approval string `json:"approval,omitempty"`
 	By       string `json:"by,omitempty"`
+	// Progress is a tool.progress's figures.
+	Progress *Progress `json:"progress,omitempty"`
 	// Replayed marks an event a resumed run emits again for work its
 	// journal already holds (a replayed step, a task restated).
 	Replayed bool `json:"replayed,omitempty"`

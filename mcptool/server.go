@@ -36,6 +36,7 @@ type server struct {
 	idle   *time.Timer // closes the server once nothing uses it
 	closed bool        // the pool is closed: no new sessions
 	starts int         // sessions started, for tests
+	calls  inflight    // calls in flight, for the server's notifications and requests
 }
 
 func (s *server) who() string {
@@ -76,7 +77,10 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 		t = ht
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "fsd", Version: s.pool.version}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "fsd", Version: s.pool.version}, s.clientOptions())
+	if roots := s.roots(); len(roots) > 0 {
+		client.AddRoots(roots...)
+	}
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if s.cmd != nil {

@@ -158,10 +158,16 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, _ tool.KV) tool.R
 		// across resume: a server can make a call idempotent with them.
 		params.Meta = mcp.Meta{MetaRunID: ids.Run, MetaCallID: ids.Call}
 	}
+	hooks := tool.HooksFrom(ctx)
+	token, end := s.begin(hooks)
+	defer end()
+	if hooks.Progress != nil {
+		params.SetProgressToken(token)
+	}
 	out, err := cs.CallTool(callCtx, params)
 	switch {
 	case err == nil:
-		return t.result(out)
+		return t.result(callCtx, cs, out)
 	case ctx.Err() != nil:
 		return errorf("cancelled: %v", context.Cause(ctx))
 	case callCtx.Err() != nil:
@@ -174,9 +180,18 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, _ tool.KV) tool.R
 }
 
 // result renders an MCP result: text parts as they are, other content
-// kept as artifacts and named by handle.
-func (t *Tool) result(r *mcp.CallToolResult) tool.Result {
+// kept as artifacts and named by handle; images and audio also go with the
+// result as media, for a model that takes them, and a resource link is
+// read (resources/read) and kept like an embedded resource.
+func (t *Tool) result(ctx context.Context, cs *mcp.ClientSession, r *mcp.CallToolResult) tool.Result {
 	var b strings.Builder
+	var media []model.Media
+	addMedia := func(mime string, data []byte) {
+		if size := mediaSize(media) + len(data); size <= MaxMediaBytes {
+			media = append(media, model.Media{MIME: mime, Data: data})
+		}
+	}
+	links := 0
 	for i, c := range r.Content {
 		if i > 0 {
 			b.WriteByte('\n')
@@ -186,8 +201,10 @@ func (t *Tool) result(r *mcp.CallToolResult) tool.Result {
 			b.WriteString(c.Text)
 		case *mcp.ImageContent:
 			b.WriteString(t.keep(i, "image", c.MIMEType, c.Data))
+			addMedia(c.MIMEType, c.Data)
 		case *mcp.AudioContent:
 			b.WriteString(t.keep(i, "audio", c.MIMEType, c.Data))
+			addMedia(c.MIMEType, c.Data)
 		case *mcp.EmbeddedResource:
 			if c.Resource == nil {
 				b.WriteString("[empty embedded resource]")
@@ -199,7 +216,8 @@ func (t *Tool) result(r *mcp.CallToolResult) tool.Result {
 			}
 			fmt.Fprintf(&b, "resource %s: %s", c.Resource.URI, t.keep(i, "resource", c.Resource.MIMEType, data))
 		case *mcp.ResourceLink:
-			fmt.Fprintf(&b, "[resource link %s: %s]", c.Name, c.URI)
+			links++
+			b.WriteString(t.link(ctx, cs, i, c, links))
 		default:
 			fmt.Fprintf(&b, "[content of type %T, which fsd does not render]", c)
 		}
@@ -215,7 +233,7 @@ func (t *Tool) result(r *mcp.CallToolResult) tool.Result {
 	if text == "" {
 		text = "(no output)"
 	}
-	res := tool.Result{Text: text, IsError: r.IsError}
+	res := tool.Result{Text: text, IsError: r.IsError, Media: media}
 	if len(text) > MaxResultBytes {
 		cut := text[:MaxResultBytes]
 		for i := 0; i < utf8.UTFMax-1 && len(cut) > 0; i++ {
@@ -272,4 +290,55 @@ func extension(mime string) string {
 
 func errorf(format string, args ...any) tool.Result {
 	return tool.Result{Text: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// MaxMediaBytes bounds the images and audio one result hands a model
+// (the providers' own limit for one image is about 5 MB); parts past it
+// are kept as artifacts only.
+const MaxMediaBytes = 5 << 20
+
+// maxLinks bounds the resource links of one result fsd reads; the others
+// are named with their URI only.
+const maxLinks = 10
+
+func mediaSize(ms []model.Media) int {
+	n := 0
+	for _, m := range ms {
+		n += len(m.Data)
+	}
+	return n
+}
+
+// link reads a resource link's resource from its server and keeps its
+// contents as artifacts, so the readers page through it like any other
+// kept part; a link past maxLinks, or one the server cannot read, is
+// named with its URI and why.
+func (t *Tool) link(ctx context.Context, cs *mcp.ClientSession, i int, c *mcp.ResourceLink, n int) string {
+	what := fmt.Sprintf("resource link %s (%s)", c.Name, c.URI)
+	if n > maxLinks {
+		return fmt.Sprintf("[%s, not read: a result's first %d links are]", what, maxLinks)
+	}
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: c.URI})
+	if err != nil {
+		return fmt.Sprintf("[%s, not read: %v]", what, err)
+	}
+	var b strings.Builder
+	b.WriteString(what + ":")
+	for _, rc := range rr.Contents {
+		if rc == nil {
+			continue
+		}
+		data, mime := rc.Blob, rc.MIMEType
+		if data == nil {
+			data = []byte(rc.Text)
+		}
+		if mime == "" {
+			mime = c.MIMEType
+		}
+		b.WriteString(" " + t.keep(i, "resource", mime, data))
+	}
+	if len(rr.Contents) == 0 {
+		b.WriteString(" [empty]")
+	}
+	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/view"
 )
 
 // RunView is what the run page draws, as JSON.
@@ -38,6 +39,9 @@ type TaskView struct {
 	Error    string    `json:"error,omitempty"`
 	In       int       `json:"in"`
 	Out      int       `json:"out"`
+	// Progress is the last progress report of the task's call in
+	// flight (view.Progress), while the run is live.
+	Progress string `json:"progress,omitempty"`
 }
 
 // GenView is one generator's transcript and calls.
@@ -109,8 +113,15 @@ func View(rec *runrecord.Record, now time.Time) RunView {
 		case event.TaskStarted:
 			t := task(e.Task)
 			t.Status, t.Started, t.Finished = string(board.Running), e.Time, time.Time{}
+		case event.ToolProgress, event.ToolResult:
+			if t, ok := byID[e.Task]; ok && v.Live && e.Type == event.ToolProgress {
+				t.Progress = view.Progress(e)
+			} else if ok {
+				t.Progress = ""
+			}
 		case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
 			t := task(e.Task)
+			t.Progress = ""
 			t.Status, t.Finished = string(map[string]board.Status{event.TaskCompleted: board.Completed, event.TaskFailed: board.Failed, event.TaskCancelled: board.Cancelled}[e.Type]), e.Time
 			if e.Err != "" {
 				t.Error = e.Err

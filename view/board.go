@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,8 @@ type row struct {
 	usage             model.Usage
 	cost              float64
 	seq               int
+	// progress is the last progress report of the task's call in flight.
+	progress string
 }
 
 // Board is an event.Sink that keeps the state of a run's tasks and draws
@@ -42,8 +45,10 @@ type Board struct {
 	status string
 	// waiting counts calls waiting for approval.
 	waiting int
-	lines   int // lines drawn last time, to move back over
-	dirty   bool
+	// hostProgress is the last progress report of a host call in flight.
+	hostProgress string
+	lines        int // lines drawn last time, to move back over
+	dirty        bool
 	// held counts prompts on screen: no redraw while any is.
 	held int
 	stop chan struct{}
@@ -99,6 +104,7 @@ func (b *Board) Emit(e event.Event) {
 			r.agent = e.Agent
 		}
 		r.status = strings.TrimPrefix(e.Type, "task.")
+		r.progress = ""
 		if e.Usage != nil { // a task's end says what all its calls used
 			r.usage, r.cost = *e.Usage, e.Cost
 		}
@@ -124,6 +130,17 @@ func (b *Board) Emit(e event.Event) {
 			b.waiting++
 		} else if b.waiting > 0 {
 			b.waiting--
+		}
+	case event.ToolProgress, event.ToolResult:
+		// A call's progress shows under its task until its result.
+		line := ""
+		if e.Type == event.ToolProgress {
+			line = Progress(e)
+		}
+		if r := b.rows[e.Task]; r != nil && e.Task != "" {
+			r.progress = line
+		} else if e.Task == "" {
+			b.hostProgress = line
 		}
 	case event.BoardFinished:
 		b.status = "board " + e.Status
@@ -203,9 +220,15 @@ func (b *Board) frame() string {
 			fmt.Fprintf(&s, " %9s", Cost(r.cost))
 		}
 		s.WriteString("\n")
+		if r.status == "running" && r.progress != "" {
+			s.WriteString("  ↳ " + r.progress + "\n")
+		}
 	}
 	if hidden > 0 {
 		fmt.Fprintf(&s, "… %d more tasks\n", hidden)
+	}
+	if b.hostProgress != "" {
+		s.WriteString("host ↳ " + b.hostProgress + "\n")
 	}
 	fmt.Fprintf(&s, "tasks %d: %d pending, %d running, %d completed, %d failed, %d cancelled · %s",
 		len(b.rows), counts["pending"], counts["running"], counts["completed"], counts["failed"], counts["cancelled"], Tokens(b.usage))
@@ -220,6 +243,23 @@ func (b *Board) frame() string {
 	}
 	s.WriteString("\n")
 	return s.String()
+}
+
+// Progress renders a tool.progress event in one line, the way every
+// view of fsd says it: "TOOL 3/5 (60%): MESSAGE", or "TOOL 3" when the
+// total is unknown.
+func Progress(e event.Event) string {
+	s := e.Tool
+	if p := e.Progress; p != nil {
+		s += " " + strconv.FormatFloat(p.Done, 'f', -1, 64)
+		if p.Total > 0 {
+			s += fmt.Sprintf("/%s (%d%%)", strconv.FormatFloat(p.Total, 'f', -1, 64), int(100*p.Done/p.Total))
+		}
+	}
+	if e.Text != "" {
+		s += ": " + clip(strings.ReplaceAll(e.Text, "\n", " "), 120)
+	}
+	return s
 }
 
 // Tokens renders a usage's four figures in one phrase, the way every

@@ -88,3 +88,21 @@ func TestFooterSaysHowTheRunEnded(t *testing.T) {
 		}
 	}
 }
+
+// A call's progress shows under its running task, and the host's above
+// the summary, until the call's result.
+func TestFrameShowsCallProgress(t *testing.T) {
+	b := NewBoard(&bytes.Buffer{}, nil)
+	b.Emit(event.Event{Type: event.TaskStarted, Task: "fetch", Agent: "a", Time: time.Now()})
+	b.Emit(event.Event{Type: event.ToolProgress, Task: "fetch", Tool: "mcp__k__s__crawl", Progress: &event.Progress{Done: 3, Total: 5}, Text: "page 3"})
+	b.Emit(event.Event{Type: event.ToolProgress, Tool: "mcp__k__s__index", Progress: &event.Progress{Done: 7}})
+	f := b.Frame()
+	if !strings.Contains(f, "  ↳ mcp__k__s__crawl 3/5 (60%): page 3\n") || !strings.Contains(f, "host ↳ mcp__k__s__index 7\n") {
+		t.Fatalf("frame:\n%s", f)
+	}
+	b.Emit(event.Event{Type: event.ToolResult, Task: "fetch", Tool: "mcp__k__s__crawl"})
+	b.Emit(event.Event{Type: event.ToolResult, Tool: "mcp__k__s__index"})
+	if f := b.Frame(); strings.Contains(f, "↳") {
+		t.Fatalf("progress kept after the results:\n%s", f)
+	}
+}

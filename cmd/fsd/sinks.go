@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/view"
 )
 
 // jsonSink writes one JSON object a line (--events json).
@@ -105,6 +106,11 @@ func progressLine(e event.Event) string {
 		return line + " (by " + e.By + ")"
 	case event.ApprovalGranted:
 		return fmt.Sprintf("call %s %s ran without asking: %s", e.Approval, e.Tool, runrecord.Grant{Skill: e.Skill, Rule: e.Reason})
+	case event.ToolProgress:
+		if who == "" {
+			who = "host"
+		}
+		return who + ": " + view.Progress(e)
 	case event.ToolResult:
 		if e.Error && e.Task == "" {
 			return fmt.Sprintf("tool %s refused: %s", e.Tool, firstLine(e.Result))

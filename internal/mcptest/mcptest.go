@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,7 +36,7 @@ const (
 )
 
 // Tools is every tool the server offers, sorted.
-var Tools = []string{"add", "big", "crash", "echo", "fail", "image", "meta", "pid", "resource", "secrets", "sleep"}
+var Tools = []string{"add", "big", "crash", "echo", "fail", "image", "meta", "pid", "progress", "resource", "secrets", "sleep"}
 
 // PNG is the image the image tool returns: a 1x1 PNG.
 var PNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
@@ -121,6 +122,27 @@ func Server(calls *atomic.Int64) *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///notes.md", MIMEType: "text/markdown", Text: "# Notes\n\n## Q3\n\nRevenue grew.\n"}},
 		}}, nil, nil
+	})
+	type progressIn struct {
+		Ack string `json:"ack,omitempty" jsonschema:"a file the client creates once it has the reports; the answer waits for it"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports two steps of progress, then answers."}, func(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
+		logCall("progress", "")
+		token := req.Params.GetProgressToken()
+		for i := 1; i <= 2 && token != nil; i++ {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 2, Message: fmt.Sprintf("step %d", i)}); err != nil {
+				return nil, nil, err
+			}
+		}
+		// A client handles notifications apart from answers, so a report
+		// may reach it after the answer: the test says when it has them.
+		for i := 0; in.Ack != "" && token != nil && i < 1000; i++ {
+			if _, err := os.Stat(in.Ack); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return text(fmt.Sprintf("done (token %v)", token != nil)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Two MiB of text."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 		logCall("big", "")

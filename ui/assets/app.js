@@ -112,10 +112,11 @@ function boardGraph(tasks) {
   tasks.forEach((t) => {
     const p = pos[t.id], c = COLORS[t.status] || "#98a2b3";
     g.append(svg("g", { class: "node", "data-task": t.id, "data-status": t.status },
-      svg("title", {}, `${t.id} (${t.agent}): ${t.status}\n${t.goal || ""}`),
+      svg("title", {}, `${t.id} (${t.agent}): ${t.status}\n${t.goal || ""}${t.progress ? "\n" + t.progress : ""}`),
       svg("rect", { x: p.x, y: p.y, width: W, height: H, fill: c + "22", stroke: c }),
       svg("text", { x: p.x + 10, y: p.y + 19 }, t.id),
-      svg("text", { x: p.x + 10, y: p.y + 36, class: "muted" }, `${t.status} · ${(t.agent || "").split("/").pop().slice(0, 18)}`)));
+      svg("text", { x: p.x + 10, y: p.y + 36, class: "muted" }, t.progress ? `↳ ${t.progress.replace(/^mcp__[^_]+__/, "")}`.slice(0, 26)
+        : `${t.status} · ${(t.agent || "").split("/").pop().slice(0, 18)}`)));
   });
   return g;
 }

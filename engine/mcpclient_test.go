@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// seeing is a scripted model that says it takes images.
+type seeing struct{ *recModel }
+
+func (seeing) Capabilities() model.Capabilities {
+	return model.Capabilities{Tools: true, Images: true}
+}
+
+// runModel runs p with m as the model and sink as the events' sink.
+func runModel(t *testing.T, p *spec.Project, m model.Model, sink event.Sink) error {
+	t.Helper()
+	r, err := New(p, Options{Model: m, Sink: sink, Rand: rand.NewChaCha8([32]byte{1})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Execute(context.Background(), "")
+	return err
+}
+
+// An MCP server's progress reports during a call are tool.progress events
+// naming the call, with the server's figures and message.
+//
+// P1: a server's progress reaches the run's events.
+func TestMCPProgressIsAnEvent(t *testing.T) {
+	s, log := mcpSkill(t, "", []string{"progress"})
+	ack := filepath.Join(filepath.Dir(log), "ack")
+	rec := &event.Recorder{}
+	sink := event.SinkFunc(func(e event.Event) {
+		rec.Emit(e)
+		if e.Type == event.ToolProgress && e.Progress != nil && e.Progress.Done == 2 {
+			_ = os.WriteFile(ack, nil, 0o644)
+		}
+	})
+	m := &recModel{steps: []step{read("tracker"), call("mcp__tracker__t__progress", map[string]string{"ack": ack}), say("done")}}
+	if err := runModel(t, writable(project(s), filepath.Dir(log)), m, sink); err != nil {
+		t.Fatal(err)
+	}
+	if r := lastResult(m.requests()[2]); r.Text != "done (token true)" {
+		t.Fatalf("result = %+v", r)
+	}
+	var callID string
+	var got []string
+	for _, e := range rec.Events() {
+		switch {
+		case e.Type == event.ToolCall && e.Tool == "mcp__tracker__t__progress":
+			callID = e.CallID
+		case e.Type == event.ToolProgress:
+			if e.CallID != callID || e.Tool != "mcp__tracker__t__progress" || e.Progress == nil || e.Progress.Total != 2 {
+				t.Errorf("progress event %+v, want call %s's", e, callID)
+			}
+			got = append(got, e.Text)
+		}
+	}
+	if strings.Join(got, ",") != "step 1,step 2" {
+		t.Errorf("progress messages = %q", got)
+	}
+}
+
+// An image an MCP tool answers rides with its result to a model that
+// takes images; a model that does not gets the text and a note.
+//
+// P2: media go only to a model whose capabilities take them.
+func TestMCPImageGoesToAModelThatTakesImages(t *testing.T) {
+	for _, sees := range []bool{true, false} {
+		s, log := mcpSkill(t, "", []string{"image"})
+		rm := &recModel{steps: []step{read("tracker"), call("mcp__tracker__t__image", nil), say("a red dot")}}
+		var m model.Model = rm
+		if sees {
+			m = seeing{rm}
+		}
+		if err := runModel(t, writable(project(s), filepath.Dir(log)), m, nil); err != nil {
+			t.Fatal(err)
+		}
+		r := lastResult(rm.requests()[2])
+		if sees && (len(r.Media) != 1 || r.Media[0].MIME != "image/png" || !bytes.Equal(r.Media[0].Data, mcptest.PNG) || strings.Contains(r.Text, "not shown")) {
+			t.Errorf("a model that sees images got %d media, text %q", len(r.Media), r.Text)
+		}
+		if !sees && (len(r.Media) != 0 || !strings.HasSuffix(r.Text, "\n[1 image not shown: this model does not take them]")) {
+			t.Errorf("a model that takes no images got %d media, text %q", len(r.Media), r.Text)
+		}
+	}
+}

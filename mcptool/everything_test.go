@@ -1,0 +1,92 @@
+package mcptool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/tool"
+)
+
+// everything acquires the reference server's tools (run unconfined: node
+// reads its packages from the test cache), with dir as the run's
+// workspace.
+func everything(t *testing.T, dir string, spool Spooler) map[string]*Tool {
+	t.Helper()
+	argv := mcptest.Everything(t)
+	s := &spec.Skill{ID: "ref", Version: "1.0.0", Dir: t.TempDir(), MCP: []spec.MCPServer{{Name: "everything", Command: argv}}}
+	p := NewPool(Options{Sandbox: unconfined, Spool: spool, Workspace: func() string { return dir }})
+	t.Cleanup(p.Close)
+	tools, notes := p.Acquire(context.Background(), s)
+	if len(notes) > 0 {
+		t.Fatalf("notes: %v", notes)
+	}
+	return byName(tools)
+}
+
+func TestEverythingProgressReachesTheCall(t *testing.T) {
+	ts := everything(t, "", nil)
+	var mu sync.Mutex
+	var got []tool.Progress
+	ctx := tool.WithHooks(context.Background(), tool.Hooks{Progress: func(p tool.Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}})
+	res := ts["trigger-long-running-operation"].Call(ctx, json.RawMessage(`{"duration":0.3,"steps":3}`), nil)
+	if res.IsError || !strings.Contains(res.Text, "completed") {
+		t.Fatalf("result: %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 || got[0].Done != 1 || got[2].Done != 3 || got[2].Total != 3 {
+		t.Fatalf("progress: %+v, want 1/3, 2/3, 3/3", got)
+	}
+}
+
+func TestEverythingImageIsMediaAndArtifact(t *testing.T) {
+	sp := &fakeSpool{}
+	ts := everything(t, "", sp)
+	res := call(ts["get-tiny-image"], `{}`)
+	if res.IsError || !strings.Contains(res.Text, "image (image/png") || !strings.Contains(res.Text, "kept as artifact h_1") {
+		t.Fatalf("result: %+v", res)
+	}
+	if len(res.Media) != 1 || res.Media[0].MIME != "image/png" || !bytes.Equal(res.Media[0].Data, sp.kept["h_1"]) ||
+		!bytes.HasPrefix(res.Media[0].Data, []byte("\x89PNG")) {
+		t.Fatalf("media: %d parts, want the PNG kept as h_1", len(res.Media))
+	}
+}
+
+func TestEverythingResourceLinksAreRead(t *testing.T) {
+	sp := &fakeSpool{}
+	ts := everything(t, "", sp)
+	res := call(ts["get-resource-links"], `{"count":2}`)
+	if res.IsError {
+		t.Fatalf("result: %+v", res)
+	}
+	// Resource 1 is a blob, 2 a text resource: both read and kept.
+	if strings.Count(res.Text, "kept as artifact") != 2 || !strings.Contains(res.Text, "resource link Text Resource 2 (") {
+		t.Fatalf("result: %s", res.Text)
+	}
+	if len(sp.kept) != 2 || !strings.Contains(string(sp.kept["h_2"]), "2") {
+		t.Fatalf("kept: %q", sp.kept)
+	}
+}
+
+func TestEverythingRootsAreTheWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	ts := everything(t, dir, nil)
+	roots, ok := ts["get-roots-list"]
+	if !ok {
+		t.Fatal("the server does not offer get-roots-list: fsd did not declare roots")
+	}
+	res := call(roots, `{}`)
+	if res.IsError || !strings.Contains(res.Text, "URI: file://"+dir) || !strings.Contains(res.Text, "1 total") {
+		t.Fatalf("result: %s", res.Text)
+	}
+}
