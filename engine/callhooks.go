@@ -11,6 +11,8 @@ import (
 // hooks are what call c may ask of the run while it is
 // in flight: its progress reports become tool.progress events of the
 // generator's task.
+//
+// P1: progress becomes events of the call.
 func (g *generator) hooks(c model.ToolCall) tool.Hooks {
 	return tool.Hooks{Progress: func(p tool.Progress) {
 		if g.emit == nil {

@@ -2,6 +2,9 @@ package event
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +62,26 @@ type Tokens struct {
 type Progress struct {
 	Done  float64 `json:"done"`
 	Total float64 `json:"total,omitempty"`
+}
+
+// ProgressText renders a tool.progress event in one line, the way every
+// view of fsd says it: "TOOL 3/5 (60%): MESSAGE", or "TOOL 3" when the
+// total is unknown.
+func (e Event) ProgressText() string {
+	s := e.Tool
+	if p := e.Progress; p != nil {
+		s += " " + strconv.FormatFloat(p.Done, 'f', -1, 64)
+		if p.Total > 0 {
+			s += fmt.Sprintf("/%s (%d%%)", strconv.FormatFloat(p.Total, 'f', -1, 64), int(100*p.Done/p.Total))
+		}
+	}
+	if msg := strings.Join(strings.Fields(e.Text), " "); msg != "" {
+		if r := []rune(msg); len(r) > 120 {
+			msg = string(r[:119]) + "…"
+		}
+		s += ": " + msg
+	}
+	return s
 }
 
 // Event is one thing that happened in a run. Fields that do not apply to a

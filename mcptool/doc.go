@@ -17,8 +17,14 @@
 // fails with a Go error: text content becomes the result, isError results
 // are tool errors, images, audio and embedded resources are kept as
 // artifacts (Spooler; the engine keeps them as work of the run, readable
-// whatever is loaded) and named by handle, and a server that died gives an
-// error result and is started again on the next call.
+// whatever is loaded) and named by handle — images and audio also ride
+// with the result as model.Media, and a resource link is read and kept —
+// and a server that died gives an error result and is started again on
+// the next call.
+//
+// What a server sends during a call reaches the run through the call's
+// tool.Hooks: progress notifications (every call carries a progress
+// token). A server's root is the run's workspace.
 //
 // Servers of unloaded skills stay up for Options.Idle (DefaultIdle), so a
 // skill read again soon reuses them, then close; Close ends them all at

@@ -72,6 +72,8 @@ func (s *server) current() (tool.Hooks, bool) {
 
 // progress passes a server's progress notification to the call it is
 // about; one for a call no longer in flight is dropped.
+//
+// P1: a server's progress reaches the call it is about.
 func (s *server) progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	if req == nil || req.Params == nil {
 		return
@@ -84,6 +86,8 @@ func (s *server) progress(_ context.Context, req *mcp.ProgressNotificationClient
 }
 
 // roots are the folders a server may work in: the run's workspace.
+//
+// P4: the workspace is the only root.
 func (s *server) roots() []*mcp.Root {
 	dir := s.pool.workspace()
 	if dir == "" {

@@ -313,6 +313,8 @@ func mediaSize(ms []model.Media) int {
 // contents as artifacts, so the readers page through it like any other
 // kept part; a link past maxLinks, or one the server cannot read, is
 // named with its URI and why.
+//
+// P3: a resource link is read and kept.
 func (t *Tool) link(ctx context.Context, cs *mcp.ClientSession, i int, c *mcp.ResourceLink, n int) string {
 	what := fmt.Sprintf("resource link %s (%s)", c.Name, c.URI)
 	if n > maxLinks {

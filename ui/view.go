@@ -8,7 +8,6 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
-	"github.com/fsdrun/fsd/view"
 )
 
 // RunView is what the run page draws, as JSON.
@@ -115,7 +114,7 @@ func View(rec *runrecord.Record, now time.Time) RunView {
 			t.Status, t.Started, t.Finished = string(board.Running), e.Time, time.Time{}
 		case event.ToolProgress, event.ToolResult:
 			if t, ok := byID[e.Task]; ok && v.Live && e.Type == event.ToolProgress {
-				t.Progress = view.Progress(e)
+				t.Progress = e.ProgressText()
 			} else if ok {
 				t.Progress = ""
 			}

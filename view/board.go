@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,7 +134,7 @@ func (b *Board) Emit(e event.Event) {
 		// A call's progress shows under its task until its result.
 		line := ""
 		if e.Type == event.ToolProgress {
-			line = Progress(e)
+			line = e.ProgressText()
 		}
 		if r := b.rows[e.Task]; r != nil && e.Task != "" {
 			r.progress = line
@@ -243,23 +242,6 @@ func (b *Board) frame() string {
 	}
 	s.WriteString("\n")
 	return s.String()
-}
-
-// Progress renders a tool.progress event in one line, the way every
-// view of fsd says it: "TOOL 3/5 (60%): MESSAGE", or "TOOL 3" when the
-// total is unknown.
-func Progress(e event.Event) string {
-	s := e.Tool
-	if p := e.Progress; p != nil {
-		s += " " + strconv.FormatFloat(p.Done, 'f', -1, 64)
-		if p.Total > 0 {
-			s += fmt.Sprintf("/%s (%d%%)", strconv.FormatFloat(p.Total, 'f', -1, 64), int(100*p.Done/p.Total))
-		}
-	}
-	if e.Text != "" {
-		s += ": " + clip(strings.ReplaceAll(e.Text, "\n", " "), 120)
-	}
-	return s
 }
 
 // Tokens renders a usage's four figures in one phrase, the way every

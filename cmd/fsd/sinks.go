@@ -10,7 +10,6 @@ import (
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/runrecord"
-	"github.com/fsdrun/fsd/view"
 )
 
 // jsonSink writes one JSON object a line (--events json).
@@ -110,7 +109,7 @@ func progressLine(e event.Event) string {
 		if who == "" {
 			who = "host"
 		}
-		return who + ": " + view.Progress(e)
+		return who + ": " + e.ProgressText()
 	case event.ToolResult:
 		if e.Error && e.Task == "" {
 			return fmt.Sprintf("tool %s refused: %s", e.Tool, firstLine(e.Result))

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,7 +107,15 @@ func messageBlocks(msg model.Message) (string, []block, error) {
 		}
 		r := block{Type: "tool_result", ToolUseID: msg.CallID, IsError: msg.IsError}
 		if msg.Text != "" { // an empty text block is rejected; no content is not
-			r.Content = []textBlock{{Type: "text", Text: msg.Text}}
+			r.Content = []resultPart{{Type: "text", Text: msg.Text}}
+		}
+		for _, m := range msg.Media {
+			// P2: a tool_result takes image blocks beside its text; the API
+			// takes no audio, so a clip stays with its artifact.
+			if m.IsImage() {
+				r.Content = append(r.Content, resultPart{Type: "image",
+					Source: &imageSource{Type: "base64", MediaType: m.MIME, Data: base64.StdEncoding.EncodeToString(m.Data)}})
+			}
 		}
 		return "user", []block{r}, nil
 	case model.Assistant:

@@ -56,9 +56,23 @@ type block struct {
 	Input json.RawMessage `json:"input,omitempty"`
 	// tool_result
 	ToolUseID    string        `json:"tool_use_id,omitempty"`
-	Content      []textBlock   `json:"content,omitempty"`
+	Content      []resultPart  `json:"content,omitempty"`
 	IsError      bool          `json:"is_error,omitempty"`
 	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+// resultPart is one part of a tool_result's content: text, or an image
+// (source: base64 data and its media type).
+type resultPart struct {
+	Type   string       `json:"type"` // "text", "image"
+	Text   string       `json:"text,omitempty"`
+	Source *imageSource `json:"source,omitempty"`
+}
+
+type imageSource struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
 }
 
 type toolParam struct {

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -20,12 +21,23 @@ func buildRequest(cfg Config, req *model.Request) (*chatRequest, error) {
 	if req.Context != "" {
 		p.Messages = append(p.Messages, chatMessage{Role: "system", Content: &req.Context})
 	}
+	var media []contentPart // of the tool results since the last other message
 	for i, msg := range req.Messages {
+		if msg.Role != model.Tool && len(media) > 0 {
+			p.Messages = append(p.Messages, mediaMessage(media))
+			media = nil
+		}
 		mp, err := message(msg)
 		if err != nil {
 			return nil, fmt.Errorf("openai: message %d: %w", i+1, err)
 		}
 		p.Messages = append(p.Messages, mp)
+		if msg.Role == model.Tool {
+			media = append(media, mediaParts(msg)...)
+		}
+	}
+	if len(media) > 0 {
+		p.Messages = append(p.Messages, mediaMessage(media))
 	}
 	for _, t := range req.Tools {
 		schema, err := Schema(t.Parameters)
@@ -216,4 +228,45 @@ func schemaName(name string) string {
 		return "output"
 	}
 	return string(b)
+}
+
+// mediaParts are a tool result's images and audio as content parts, after
+// a line naming the call they came from. A tool message takes text only
+// (ChatCompletionRequestToolMessageContentPart in OpenAI's OpenAPI
+// document, 2.3.0), so they go in a user message after the group of
+// results: tool messages must follow the assistant's calls unbroken.
+//
+// P2: a tool result's media follow the group of results.
+func mediaParts(msg model.Message) []contentPart {
+	var parts []contentPart
+	for _, m := range msg.Media {
+		data := base64.StdEncoding.EncodeToString(m.Data)
+		switch format := audioFormat(m.MIME); {
+		case m.IsImage():
+			parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + m.MIME + ";base64," + data}})
+		case format != "":
+			parts = append(parts, contentPart{Type: "input_audio", InputAudio: &inputAudio{Data: data, Format: format}})
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	head := contentPart{Type: "text", Text: fmt.Sprintf("The result of call %s (%s) came with this media:", msg.CallID, msg.Name)}
+	return append([]contentPart{head}, parts...)
+}
+
+// audioFormat is input_audio's format for a MIME type: wav or mp3, the two
+// the API takes; "" for others.
+func audioFormat(mime string) string {
+	switch mime {
+	case "audio/wav", "audio/x-wav", "audio/wave":
+		return "wav"
+	case "audio/mpeg", "audio/mp3":
+		return "mp3"
+	}
+	return ""
+}
+
+func mediaMessage(parts []contentPart) chatMessage {
+	return chatMessage{Role: "user", Parts: parts}
 }

@@ -42,6 +42,38 @@ type chatMessage struct {
 	Content    *string        `json:"content,omitempty"`
 	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+	// Parts, when set, are the content instead of Content: a user
+	// message carrying images or audio.
+	Parts []contentPart `json:"-"`
+}
+
+// MarshalJSON writes Parts as the content when there are any.
+func (m chatMessage) MarshalJSON() ([]byte, error) {
+	type plain chatMessage
+	if m.Parts == nil {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		Content []contentPart `json:"content"`
+	}{plain(m), m.Parts})
+}
+
+// contentPart is one part of a user message's content.
+type contentPart struct {
+	Type       string      `json:"type"`
+	Text       string      `json:"text,omitempty"`
+	ImageURL   *imageURL   `json:"image_url,omitempty"`
+	InputAudio *inputAudio `json:"input_audio,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+type inputAudio struct {
+	Data   string `json:"data"`
+	Format string `json:"format"`
 }
 
 type chatToolCall struct {
