@@ -14,7 +14,7 @@ import (
 //
 // P1: progress becomes events of the call.
 func (g *generator) hooks(c model.ToolCall) tool.Hooks {
-	return tool.Hooks{Progress: func(p tool.Progress) {
+	return tool.Hooks{Media: func(m []model.Media) { g.media = m }, Progress: func(p tool.Progress) {
 		if g.emit == nil {
 			return
 		}

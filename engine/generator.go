@@ -126,6 +126,9 @@ type generator struct {
 	kept bool
 	// output is a typed worker's output schema; nil: a text answer.
 	output *typedOutput
+	// media are the images and audio the call being answered returned
+	// (tool.Hooks.Media), for its result's message.
+	media []model.Media
 }
 
 // callID is FSD_CALL_ID of a step's i-th call: stable across resume,
@@ -307,7 +310,7 @@ func (g *generator) runCalls(ctx context.Context, step int, req *model.Request, 
 		if err != nil {
 			return err
 		}
-		out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.Text, IsError: res.IsError, Artifact: res.Artifact, Media: res.Media}
+		out := model.Message{Role: model.Tool, CallID: c.ID, Name: c.Name, Text: res.Text, IsError: res.IsError, Artifact: res.Artifact, Media: g.media}
 		if out.Spool, err = g.spool(out, journaled.Spool); err != nil {
 			return err
 		}
@@ -354,6 +357,7 @@ func (g *generator) final(text string) (answer, repair string, err error) {
 // runs.
 func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, offered, replayed bool,
 	journaled model.Message, inJournal bool) (model.ToolResult, error) {
+	g.media = nil
 	if !offered {
 		// L3: whatever the reason, a tool not in this request is unknown.
 		return model.ToolResult{Text: "Unknown tool: " + c.Name, IsError: true}, nil
@@ -367,7 +371,8 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	var res model.ToolResult
 	if act == journal.UseJournal {
 		// A program that already ran is not run again.
-		return g.maskResult(model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact, Media: journaled.Media}), nil
+		g.media = journaled.Media
+		return g.maskResult(model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact}), nil
 	}
 	// A call that needs approval waits here, before anything runs; its
 	// step is durable (runsCommand or mayAsk synced it), so a run

@@ -260,7 +260,7 @@ func (h *hostEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult {
 	}
 	if l, t, ok := h.mgr.skillTool(c.Name); ok {
 		res := t.Call(ctx, c.Args, t.kv(l.state, h.mgr.box.store(l.skill.ID)))
-		return model.ToolResult{Text: res.Text, IsError: res.IsError, Media: res.Media}
+		return model.ToolResult{Text: res.Text, IsError: res.IsError}
 	}
 	// The skill left between the request and this call (evicted by an
 	// earlier call in the same response): L3 holds at dispatch too.

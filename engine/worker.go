@@ -116,7 +116,7 @@ func (w *workerEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult
 		kv = t.kv(w.state, w.box.store(w.skill.ID))
 	}
 	res := t.Call(ctx, c.Args, kv)
-	return model.ToolResult{Text: res.Text, IsError: res.IsError, Media: res.Media}
+	return model.ToolResult{Text: res.Text, IsError: res.IsError}
 }
 
 // restating marks the events sent to sink while the generator restates

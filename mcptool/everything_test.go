@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
 )
@@ -52,13 +53,15 @@ func TestEverythingProgressReachesTheCall(t *testing.T) {
 func TestEverythingImageIsMediaAndArtifact(t *testing.T) {
 	sp := &fakeSpool{}
 	ts := everything(t, "", sp)
-	res := call(ts["get-tiny-image"], `{}`)
+	var media []model.Media
+	ctx := tool.WithHooks(context.Background(), tool.Hooks{Media: func(m []model.Media) { media = m }})
+	res := ts["get-tiny-image"].Call(ctx, json.RawMessage(`{}`), nil)
 	if res.IsError || !strings.Contains(res.Text, "image (image/png") || !strings.Contains(res.Text, "kept as artifact h_1") {
 		t.Fatalf("result: %+v", res)
 	}
-	if len(res.Media) != 1 || res.Media[0].MIME != "image/png" || !bytes.Equal(res.Media[0].Data, sp.kept["h_1"]) ||
-		!bytes.HasPrefix(res.Media[0].Data, []byte("\x89PNG")) {
-		t.Fatalf("media: %d parts, want the PNG kept as h_1", len(res.Media))
+	if len(media) != 1 || media[0].MIME != "image/png" || !bytes.Equal(media[0].Data, sp.kept["h_1"]) ||
+		!bytes.HasPrefix(media[0].Data, []byte("\x89PNG")) {
+		t.Fatalf("media: %d parts, want the PNG kept as h_1", len(media))
 	}
 }
 

@@ -233,7 +233,10 @@ func (t *Tool) result(ctx context.Context, cs *mcp.ClientSession, r *mcp.CallToo
 	if text == "" {
 		text = "(no output)"
 	}
-	res := tool.Result{Text: text, IsError: r.IsError, Media: media}
+	res := tool.Result{Text: text, IsError: r.IsError}
+	if h := tool.HooksFrom(ctx); h.Media != nil && len(media) > 0 {
+		h.Media(media)
+	}
 	if len(text) > MaxResultBytes {
 		cut := text[:MaxResultBytes]
 		for i := 0; i < utf8.UTFMax-1 && len(cut) > 0; i++ {

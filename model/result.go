@@ -16,9 +16,6 @@ type ToolResult struct {
 	Code string
 	// Artifact is the skill whose artifact a reader call read (H4).
 	Artifact string
-	// Media are images or audio that go with Text to a model that takes
-	// them (Message.Media).
-	Media []Media
 	// Fresh marks a result that reports on work a resumed run does again
 	// (runBoard): a resume does not compare it with the journal's.
 	Fresh bool

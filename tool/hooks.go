@@ -20,6 +20,11 @@ type Hooks struct {
 	// Ask puts a question to the person running the call and waits for
 	// the answer like an approval does.
 	Ask func(ctx context.Context, q Question) (Answer, error)
+	// Media receives the images and audio the call answered besides its
+	// text (an MCP tool's image content), before Call returns: the engine
+	// hands them to a model that takes them; the result's text says what
+	// they are for one that does not.
+	Media func([]model.Media)
 	// Sample asks the run's model on the call's behalf, approved and
 	// counted against the run's budget like the run's own requests.
 	Sample func(ctx context.Context, req *model.Request) (*model.Response, error)

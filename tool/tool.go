@@ -35,10 +35,6 @@ type Result struct {
 	IsError bool
 	// Truncated says stdout went past MaxOutputBytes; Text says so too.
 	Truncated bool
-	// Media are images or audio the call answered besides its text (an
-	// MCP tool's image content): the engine hands them to a model that
-	// accepts them; Text says what they are for one that does not.
-	Media []model.Media
 }
 
 func errorf(format string, args ...any) Result {
