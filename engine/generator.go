@@ -492,7 +492,7 @@ func (g *generator) assemble(step int) runrecord.Sent {
 	c.Step = step
 	window, spans := g.tr.WindowSpans(g.maxMessages, shedOf(g.shed))
 	rs := readersOf(g.readers)
-	msgs := mediaFor(reclaim(window, g.env, rs), model.CapabilitiesOf(g.model))
+	msgs := mediaFor(reclaim(window, g.env, rs), model.CapabilitiesFor(g.model, c))
 	return runrecord.Sent{
 		Request: &model.Request{
 			Context:  g.env.contextBlock(),

@@ -22,6 +22,14 @@ func (seeing) Capabilities() model.Capabilities {
 	return model.Capabilities{Tools: true, Images: true}
 }
 
+// router is a scripted model that routes (like the CLI's) to a model
+// that takes images.
+type router struct{ *recModel }
+
+func (router) CapabilitiesFor(model.Caller) model.Capabilities {
+	return model.Capabilities{Tools: true, Images: true}
+}
+
 // runModel runs p with m as the model and sink as the events' sink.
 func runModel(t *testing.T, p *spec.Project, m model.Model, sink event.Sink) error {
 	t.Helper()
@@ -77,13 +85,17 @@ func TestMCPProgressIsAnEvent(t *testing.T) {
 //
 // P2: media go only to a model whose capabilities take them.
 func TestMCPImageGoesToAModelThatTakesImages(t *testing.T) {
-	for _, sees := range []bool{true, false} {
+	for _, kind := range []string{"seeing", "routed", "blind"} {
 		s, log := mcpSkill(t, "", []string{"image"})
 		rm := &recModel{steps: []step{read("tracker"), call("mcp__tracker__t__image", nil), say("a red dot")}}
 		var m model.Model = rm
-		if sees {
+		switch kind {
+		case "seeing":
 			m = seeing{rm}
+		case "routed":
+			m = router{rm}
 		}
+		sees := kind != "blind"
 		if err := runModel(t, writable(project(s), filepath.Dir(log)), m, nil); err != nil {
 			t.Fatal(err)
 		}

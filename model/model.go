@@ -127,6 +127,22 @@ func CapabilitiesOf(m Model) Capabilities {
 	return Capabilities{Tools: true, TypedOutput: true}
 }
 
+// Router is a Model that hands each request to a model its caller
+// chooses (the CLI's, by Caller.Model): it says what the model that will
+// answer c accepts.
+type Router interface {
+	CapabilitiesFor(c Caller) Capabilities
+}
+
+// CapabilitiesFor returns what the model answering c's requests accepts:
+// a Router's answer for c, else CapabilitiesOf(m).
+func CapabilitiesFor(m Model, c Caller) Capabilities {
+	if r, ok := m.(Router); ok {
+		return r.CapabilitiesFor(c)
+	}
+	return CapabilitiesOf(m)
+}
+
 // ToolDef is a tool offered to the model in one request.
 type ToolDef struct {
 	Name        string `json:"name"`

@@ -140,6 +140,16 @@ func (m *models) Generate(ctx context.Context, req *model.Request) (*model.Respo
 	return resp, err
 }
 
+// CapabilitiesFor says what the model that answers c's requests
+// accepts: the engine leaves out of them the images and audio it does not.
+func (m *models) CapabilitiesFor(c model.Caller) model.Capabilities {
+	md, err := m.get(m.nameFor(c))
+	if err != nil {
+		return model.CapabilitiesOf(nil)
+	}
+	return model.CapabilitiesOf(md)
+}
+
 // hostCalls tells whether the workflow's host calls the model n.
 func (m *models) hostCalls(n string) bool {
 	h := m.project.Workflow.Host
