@@ -86,11 +86,24 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	return resp, err
 }
 
-// Capabilities are every Gemini model's: function calling, images and
-// audio in (inline data), structured output, and implicit prompt caching,
-// which needs nothing in the request.
+// Capabilities are a Gemini model's: function calling, images and audio
+// in (inline data), structured output, and implicit prompt caching, which
+// needs nothing in the request. A Gemma model the API serves takes images
+// only: no function declarations, no JSON output, no system instruction
+// (Google's ADK, model Gemma, says the same and turns its tools into
+// prompt text, which fsd does not).
 func (m *Model) Capabilities() model.Capabilities {
+	if gemma(m.cfg.Model) {
+		return model.Capabilities{Images: true}
+	}
 	return model.Capabilities{Tools: true, Images: true, Audio: true, TypedOutput: true, Caching: true}
+}
+
+// gemma reports whether name is one of Google's open Gemma models, which
+// the Gemini API serves without its system instruction, tools or JSON
+// output ("Developer instruction is not enabled for models/gemma-3-27b-it").
+func gemma(name string) bool {
+	return strings.HasPrefix(strings.TrimPrefix(name, "models/"), "gemma-")
 }
 
 // streamError is an error the server sent inside a stream after its 200.

@@ -226,13 +226,47 @@ func TestStreamErrorEvent(t *testing.T) {
 func TestCancelStopsInFlight(t *testing.T) { prov.CancelStopsInFlight(t) }
 
 func TestCapabilities(t *testing.T) {
-	m, err := New(Config{Model: "gemini-2.5-flash", APIKey: testKey})
+	for name, want := range map[string]model.Capabilities{
+		"gemini-2.5-flash": {Tools: true, Images: true, Audio: true, TypedOutput: true, Caching: true},
+		"gemma-3-27b-it":   {Images: true},
+	} {
+		m, err := New(Config{Model: name, APIKey: testKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := model.CapabilitiesOf(m); got != want {
+			t.Errorf("%s: capabilities %+v, want %+v", name, got, want)
+		}
+	}
+}
+
+// A Gemma model takes no system instruction: the context block is the
+// first user text, and no output schema is sent.
+func TestGemma(t *testing.T) {
+	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
+	defer srv.Close()
+	m, err := New(Config{Model: "gemma-3-27b-it", APIKey: testKey, BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := model.Capabilities{Tools: true, Images: true, Audio: true, TypedOutput: true, Caching: true}
-	if got := model.CapabilitiesOf(m); got != want {
-		t.Errorf("capabilities %+v, want %+v", got, want)
+	req := conversation()
+	req.Output = &model.Output{Name: "o", Schema: json.RawMessage(`{"type":"object"}`)}
+	if _, err := m.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := body["systemInstruction"]; ok {
+		t.Error("a systemInstruction was sent to Gemma")
+	}
+	if _, ok := body["generationConfig"]; ok {
+		t.Error("an output schema was sent to Gemma")
+	}
+	first, _ := json.Marshal(body["contents"].([]any)[0])
+	if want := `{"parts":[{"text":"You are the reporting assistant."},{"text":"Prepare the report."}],"role":"user"}`; string(first) != want {
+		t.Errorf("first content %s, want %s", first, want)
 	}
 }
 

@@ -34,8 +34,13 @@ type signatures struct {
 func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 	p := &generateRequest{}
 	self := Name + "/" + cfg.Model // whose state this model reads
-	// The current-context block is the system instruction.
-	if req.Context != "" {
+	// The current-context block is the system instruction; Gemma, which
+	// takes none, reads it as the first user text instead.
+	switch {
+	case req.Context == "":
+	case gemma(cfg.Model):
+		p.Contents = append(p.Contents, content{Role: "user", Parts: []part{{Text: req.Context}}})
+	default:
 		p.SystemInstruction = &content{Parts: []part{{Text: req.Context}}}
 	}
 	names := map[string]string{} // call id -> tool name, for results without one
@@ -68,7 +73,7 @@ func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 		p.Tools = []tool{t}
 	}
 	gc := &generationConfig{MaxOutputTokens: max(cfg.MaxTokens, 0)}
-	if req.Output != nil {
+	if req.Output != nil && !gemma(cfg.Model) {
 		if s, ok := outschema.Gemini(outschema.Decode(req.Output.Schema)); ok {
 			gc.ResponseMIMEType, gc.ResponseJSONSchema = "application/json", s
 		}
