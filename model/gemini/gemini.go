@@ -92,8 +92,11 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 // only: no function declarations, no JSON output, no system instruction
 // (Google's ADK, model Gemma, says the same and turns its tools into
 // prompt text, which fsd does not).
-func (m *Model) Capabilities() model.Capabilities {
-	if gemma(m.cfg.Model) {
+func (m *Model) Capabilities() model.Capabilities { return capabilities(m.cfg.Model) }
+
+// capabilities are the named model's; requests hold only what it takes.
+func capabilities(name string) model.Capabilities {
+	if gemma(name) {
 		return model.Capabilities{Images: true}
 	}
 	return model.Capabilities{Tools: true, Images: true, Audio: true, TypedOutput: true, Caching: true}

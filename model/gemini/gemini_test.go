@@ -240,8 +240,8 @@ func TestCapabilities(t *testing.T) {
 	}
 }
 
-// A Gemma model takes no system instruction: the context block is the
-// first user text, and no output schema is sent.
+// A Gemma model is sent only what it takes: the context block as the
+// first user text, no tools, no output schema, images but not audio.
 func TestGemma(t *testing.T) {
 	srv := fakeserver.New(fakeserver.Reply{Body: okBody})
 	defer srv.Close()
@@ -251,6 +251,7 @@ func TestGemma(t *testing.T) {
 	}
 	req := conversation()
 	req.Output = &model.Output{Name: "o", Schema: json.RawMessage(`{"type":"object"}`)}
+	req.Messages[4].Media = []model.Media{{MIME: "audio/wav", Data: []byte("RIFF")}, {MIME: "image/png", Data: []byte("PNG")}}
 	if _, err := m.Generate(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -263,6 +264,12 @@ func TestGemma(t *testing.T) {
 	}
 	if _, ok := body["generationConfig"]; ok {
 		t.Error("an output schema was sent to Gemma")
+	}
+	if _, ok := body["tools"]; ok {
+		t.Error("tools were sent to Gemma")
+	}
+	if raw := string(srv.Requests()[0].Body); strings.Contains(raw, "audio/wav") || !strings.Contains(raw, "image/png") {
+		t.Errorf("media sent to Gemma: %s", raw)
 	}
 	first, _ := json.Marshal(body["contents"].([]any)[0])
 	if want := `{"parts":[{"text":"You are the reporting assistant."},{"text":"Prepare the report."}],"role":"user"}`; string(first) != want {

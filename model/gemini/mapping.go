@@ -34,6 +34,7 @@ type signatures struct {
 func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 	p := &generateRequest{}
 	self := Name + "/" + cfg.Model // whose state this model reads
+	caps := capabilities(cfg.Model)
 	// The current-context block is the system instruction; Gemma, which
 	// takes none, reads it as the first user text instead.
 	switch {
@@ -45,7 +46,7 @@ func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 	}
 	names := map[string]string{} // call id -> tool name, for results without one
 	for i, msg := range req.Messages {
-		role, parts, err := message(msg, names, self)
+		role, parts, err := message(msg, names, self, caps)
 		if err != nil {
 			return nil, fmt.Errorf("gemini: message %d: %w", i+1, err)
 		}
@@ -61,7 +62,7 @@ func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 		}
 		p.Contents = append(p.Contents, content{Role: role, Parts: parts})
 	}
-	if len(req.Tools) > 0 {
+	if len(req.Tools) > 0 && caps.Tools {
 		t := tool{}
 		for _, d := range req.Tools {
 			schema, err := openai.Schema(d.Parameters)
@@ -73,7 +74,7 @@ func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 		p.Tools = []tool{t}
 	}
 	gc := &generationConfig{MaxOutputTokens: max(cfg.MaxTokens, 0)}
-	if req.Output != nil && !gemma(cfg.Model) {
+	if req.Output != nil && caps.TypedOutput {
 		if s, ok := outschema.Gemini(outschema.Decode(req.Output.Schema)); ok {
 			gc.ResponseMIMEType, gc.ResponseJSONSchema = "application/json", s
 		}
@@ -86,17 +87,19 @@ func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 
 // message maps one transcript message to a role and its parts, noting
 // each call's tool name in names; an assistant message's parts carry the
-// signatures of its state when self made it.
-func message(msg model.Message, names map[string]string, self string) (string, []part, error) {
+// signatures of its state when self made it, and its media only the kinds
+// caps take (the text says what they are for a model that takes none).
+func message(msg model.Message, names map[string]string, self string, caps model.Capabilities) (string, []part, error) {
 	switch msg.Role {
 	case model.User, model.Context:
 		// A context line is the runtime's note between turns or after a
 		// step's results: user text is valid in both places.
 		var parts []part
-		if msg.Text != "" || len(msg.Media) == 0 {
+		inline := media(msg.Media, caps)
+		if msg.Text != "" || len(inline) == 0 {
 			parts = append(parts, part{Text: msg.Text})
 		}
-		return "user", append(parts, media(msg.Media)...), nil
+		return "user", append(parts, inline...), nil
 	case model.Tool:
 		if msg.CallID == "" {
 			return "", nil, fmt.Errorf("tool result without a call id")
@@ -112,7 +115,7 @@ func message(msg model.Message, names map[string]string, self string) (string, [
 		fr := &functionResponse{ID: msg.CallID, Name: name, Response: map[string]any{key: msg.Text}}
 		// Images and audio a tool answered follow its result in the
 		// same user turn, which every Gemini model reads.
-		return "user", append([]part{{FunctionResponse: fr}}, media(msg.Media)...), nil
+		return "user", append([]part{{FunctionResponse: fr}}, media(msg.Media, caps)...), nil
 	case model.Assistant:
 		var sig signatures
 		if data := msg.State.For(self); data != nil {
@@ -140,11 +143,13 @@ func message(msg model.Message, names map[string]string, self string) (string, [
 	}
 }
 
-// media maps images and audio to inline data parts.
-func media(ms []model.Media) []part {
+// media maps the images and audio caps take to inline data parts.
+func media(ms []model.Media, caps model.Capabilities) []part {
 	var parts []part
 	for _, m := range ms {
-		parts = append(parts, part{InlineData: &blob{MIMEType: m.MIME, Data: m.Data}})
+		if m.IsImage() && caps.Images || m.IsAudio() && caps.Audio {
+			parts = append(parts, part{InlineData: &blob{MIMEType: m.MIME, Data: m.Data}})
+		}
 	}
 	return parts
 }
