@@ -95,11 +95,11 @@ func message(msg model.Message, names map[string]string, self string, caps model
 		// A context line is the runtime's note between turns or after a
 		// step's results: user text is valid in both places.
 		var parts []part
-		inline := media(msg.Media, caps)
-		if msg.Text != "" || len(inline) == 0 {
+		// An empty text part is refused; a message of nothing is left out.
+		if msg.Text != "" {
 			parts = append(parts, part{Text: msg.Text})
 		}
-		return "user", append(parts, inline...), nil
+		return "user", append(parts, media(msg.Media, caps)...), nil
 	case model.Tool:
 		if msg.CallID == "" {
 			return "", nil, fmt.Errorf("tool result without a call id")

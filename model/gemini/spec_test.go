@@ -19,14 +19,18 @@ import (
 // Every request body the client can produce (tools, images, typed output,
 // caching, streaming, the edges of a transcript) validates against the
 // schema written from Google's generateContent reference (M20), and so do
-// the bodies of this package's own cases: thought signatures and calls
-// another model made.
+// the bodies of this package's own cases: thought signatures, calls
+// another model made, a message of an image and no text.
 func TestRequestsMatchPublishedSpec(t *testing.T) {
 	for name, body := range prov.Bodies(t) {
 		t.Run(name, func(t *testing.T) { specs.Validate(t, "gemini-generate-content-request", body) })
 	}
 	for name, req := range map[string]*model.Request{
 		"signatures": conversation(),
+		"an image alone, an empty line": {Messages: []model.Message{
+			{Role: model.User, Media: []model.Media{{MIME: "image/png", Data: []byte("\x89PNG")}}},
+			{Role: model.Context},
+		}},
 		"foreign calls": {Messages: []model.Message{
 			{Role: model.User, Text: "Go."},
 			{Role: model.Assistant, Calls: []model.ToolCall{{ID: "toolu_1", Name: "a", Args: json.RawMessage(`"broken"`)}}},

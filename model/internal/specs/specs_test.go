@@ -41,6 +41,7 @@ func TestSchemasRefuseWhatTheReferenceDoesNot(t *testing.T) {
 		{"gemini-generate-content-request", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"responseJsonSchema":{"type":"string"}}}`, false},
 		{"gemini-generate-content-request", `{"contents":[{"role":"assistant","parts":[{"text":"hi"}]}]}`, false},
 		{"gemini-generate-content-request", `{"contents":[{"role":"user","parts":[]}]}`, false},
+		{"gemini-generate-content-request", `{"contents":[{"role":"user","parts":[{"text":""}]}]}`, false},
 		{"gemini-generate-content-request", `{"contents":[{"role":"user","parts":[{"text":"hi","inlineData":{"mimeType":"image/png","data":"AA=="}}]}]}`, false},
 		{"gemini-generate-content-request", `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"a"},"thoughtSignature":"not base64!"}]}]}`, false},
 	} {
