@@ -22,6 +22,10 @@ import (
 // produce itself, tells it to skip that check.
 const ForeignSignature = "skip_thought_signature_validator"
 
+// EmptyInput is the user text of a request whose messages hold nothing
+// to send (a run without input).
+const EmptyInput = "Go on as the system instruction says."
+
 // signatures is the model.State a Gemini answer leaves: the thought
 // signatures its parts came with, which Gemini wants back exactly where
 // they were — on a call (by its id) and on the text.
@@ -61,6 +65,11 @@ func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 			continue
 		}
 		p.Contents = append(p.Contents, content{Role: role, Parts: parts})
+	}
+	if len(p.Contents) == 0 {
+		// Gemini refuses a request without contents, and an empty
+		// input is no part: the model is asked to go by its instruction.
+		p.Contents = []content{{Role: "user", Parts: []part{{Text: EmptyInput}}}}
 	}
 	if len(req.Tools) > 0 && caps.Tools {
 		t := tool{}

@@ -140,3 +140,15 @@ func TestSignedCallWithoutID(t *testing.T) {
 		t.Errorf("state %+v, want %s", resp.State, want)
 	}
 }
+
+// A run without input has nothing to send as its first message; Gemini
+// refuses a request without contents, so the model is asked to go by its
+// instruction.
+func TestEmptyInput(t *testing.T) {
+	_, sent := prov.Call(t, fakeserver.Reply{Body: okBody}, &model.Request{Context: "You welcome new colleagues.", Messages: []model.Message{{Role: model.User}}})
+	var want []map[string]any
+	_ = json.Unmarshal([]byte(`[{"role": "user", "parts": [{"text": "`+EmptyInput+`"}]}]`), &want)
+	if diff := cmp.Diff(want, contentsOf(t, sent)); diff != "" {
+		t.Errorf("contents (-want +got):\n%s", diff)
+	}
+}

@@ -26,7 +26,8 @@ func TestRequestsMatchPublishedSpec(t *testing.T) {
 		t.Run(name, func(t *testing.T) { specs.Validate(t, "gemini-generate-content-request", body) })
 	}
 	for name, req := range map[string]*model.Request{
-		"signatures": conversation(),
+		"signatures":     conversation(),
+		"an empty input": {Context: "You welcome new colleagues.", Messages: []model.Message{{Role: model.User}}},
 		"an image alone, an empty line": {Messages: []model.Message{
 			{Role: model.User, Media: []model.Media{{MIME: "image/png", Data: []byte("\x89PNG")}}},
 			{Role: model.Context},
