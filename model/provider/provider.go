@@ -37,7 +37,7 @@ type Options struct {
 	// negative means none.
 	MaxRetries int
 	// MaxTokens bounds each answer; 0 means the provider default (8192 for
-	// Anthropic, which requires one; the server's for OpenAI).
+	// Anthropic, which requires one; the server's for OpenAI and Gemini).
 	MaxTokens int
 	// Sleep and Jitter replace the backoff clock in tests (see retry.Policy).
 	Sleep  func(ctx context.Context, d time.Duration) error
@@ -51,7 +51,7 @@ type Options struct {
 
 // Spec is a parsed model string.
 type Spec struct {
-	Provider string // "openai", "anthropic" or "scripted"
+	Provider string // "openai", "anthropic", "gemini" or "scripted"
 	Model    string // "" for scripted
 }
 

@@ -107,7 +107,7 @@ func (p Policy) Backoff(attempt int) time.Duration {
 
 // StatusError is an error status answered by a provider's API.
 type StatusError struct {
-	Provider string // "openai", "anthropic"
+	Provider string // "openai", "anthropic", "gemini"
 	Status   int
 	// Message is the provider's own explanation, as sent.
 	Message string

@@ -14,7 +14,7 @@ import (
 
 // Endpoint is what sets one provider's API apart on the HTTP level.
 type Endpoint struct {
-	Provider string // names every error: "openai", "anthropic"
+	Provider string // names every error: "openai", "anthropic", "gemini"
 	Model    string // checked to be set; the provider puts it in the body
 	// APIKey is sent in KeyHeader and masked in every error.
 	APIKey string
