@@ -221,6 +221,9 @@ type Usage struct {
 	OutputTokens      int `json:"output_tokens"`
 	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
 	CacheWriteTokens  int `json:"cache_write_tokens,omitempty"`
+	// ReasoningTokens of OutputTokens were the model's hidden reasoning
+	// (OpenAI's reasoning tokens): billed, and priced, as output.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 	// Estimated marks counts fsd made itself with the o200k_base
 	// tokenizer because the model reported none (the scripted model, a
 	// server that sends no usage). A sum is an estimate if any part is.
@@ -237,6 +240,7 @@ func (u Usage) Add(v Usage) Usage {
 		OutputTokens:      u.OutputTokens + v.OutputTokens,
 		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
 		CacheWriteTokens:  u.CacheWriteTokens + v.CacheWriteTokens,
+		ReasoningTokens:   u.ReasoningTokens + v.ReasoningTokens,
 		Estimated:         u.Estimated || v.Estimated,
 	}
 }

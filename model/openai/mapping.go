@@ -200,6 +200,16 @@ func errNoChoices(id string) error {
 // A schema whose root is not an object is not sent: the API wants an
 // object there. fsd checks the answer in every case.
 func responseFormatOf(out *model.Output) *responseFormat {
+	if s := jsonSchemaOf(out); s != nil {
+		return &responseFormat{Type: "json_schema", JSONSchema: s}
+	}
+	return nil
+}
+
+// jsonSchemaOf is the json_schema an output schema goes out as, in both
+// APIs (the Responses API's text.format flattens it); nil when it is not
+// sent.
+func jsonSchemaOf(out *model.Output) *jsonSchemaSpec {
 	if out == nil {
 		return nil
 	}
@@ -207,8 +217,7 @@ func responseFormatOf(out *model.Output) *responseFormat {
 	if s == nil || s["type"] != "object" {
 		return nil
 	}
-	return &responseFormat{Type: "json_schema", JSONSchema: &jsonSchemaSpec{
-		Name: schemaName(out.Name), Schema: s, Strict: outschema.Strict(s)}}
+	return &jsonSchemaSpec{Name: schemaName(out.Name), Schema: s, Strict: outschema.Strict(s)}
 }
 
 // schemaName fits a name to json_schema.name: 1-64 of a-z, A-Z, 0-9, _

@@ -1,0 +1,83 @@
+package openai
+
+import (
+	"context"
+	"strings"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/internal/wire"
+)
+
+// ResponsesName is the Responses API's provider name in model strings
+// (openai-responses/gpt-5.4) and errors.
+const ResponsesName = "openai-responses"
+
+// Responses calls one model through OpenAI's Responses API. It is safe for
+// concurrent use.
+type Responses struct {
+	cfg    Config
+	client *wire.Client
+}
+
+var (
+	_ model.Model   = (*Responses)(nil)
+	_ model.Capable = (*Responses)(nil)
+)
+
+// NewResponses builds a Responses model from the same configuration as
+// New (key, base URL, max tokens, retries). It makes no request.
+func NewResponses(cfg Config) (*Responses, error) {
+	own := ResponsesName + "/" + cfg.Model
+	c, err := wire.NewClient(wire.Endpoint{
+		Provider: ResponsesName, Model: cfg.Model, APIKey: cfg.APIKey,
+		BaseURL: cfg.BaseURL, DefaultBaseURL: DefaultBaseURL, Path: "/responses",
+		KeyHeader: "Authorization", KeyPrefix: "Bearer ",
+		HTTPClient: cfg.HTTPClient, Retry: cfg.Retry,
+	}, wire.Format{
+		Whole: wire.JSON(ResponsesName, func(r *responseObject) (*model.Response, error) { return answer(r, own) }),
+		Stream: func(events *wire.SSE, onText func(string)) (*model.Response, error) {
+			return streamResponse(events, onText, own)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Responses{cfg: cfg, client: c}, nil
+}
+
+// Generate sends one request, streaming when req.OnText is set. A streamed
+// attempt that is retried after sending text calls req.OnReset first.
+func (m *Responses) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	body, err := buildResponsesRequest(m.cfg, req)
+	if err != nil {
+		return nil, err
+	}
+	return m.client.Generate(ctx, req, body)
+}
+
+// Capabilities are the model's: tools, typed output and prompt caching
+// always; images unless the model is one of the few without vision. The
+// API takes no audio in input.
+func (m *Responses) Capabilities() model.Capabilities { return responsesCapabilities(m.cfg.Model) }
+
+func responsesCapabilities(name string) model.Capabilities {
+	return model.Capabilities{Tools: true, TypedOutput: true, Caching: true,
+		Images: !hasPrefix(name, "o1-mini", "o3-mini", "gpt-3.5")}
+}
+
+// reasons reports whether a model reasons, and so is asked for its
+// reasoning items: OpenAI refuses the include for a model that does not
+// ("Encrypted content is not supported with this model"). The families
+// before reasoning are told by name; any other model is taken to reason.
+func reasons(name string) bool {
+	return !hasPrefix(name, "gpt-4", "gpt-3.5", "chatgpt-")
+}
+
+func hasPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
