@@ -400,6 +400,7 @@ func completeModels(*cobra.Command, []string, string) ([]cobra.Completion, cobra
 	return []cobra.Completion{
 		cobra.CompletionWithDesc("scripted", "the workflow's script, offline"),
 		cobra.CompletionWithDesc("openai/", "OPENAI_API_KEY; any OpenAI-compatible server with OPENAI_BASE_URL"),
+		cobra.CompletionWithDesc("openai-responses/", "OPENAI_API_KEY; OpenAI's Responses API, reasoning kept between steps"),
 		cobra.CompletionWithDesc("anthropic/", "ANTHROPIC_API_KEY"),
 		cobra.CompletionWithDesc("gemini/", "GEMINI_API_KEY (or GOOGLE_API_KEY)"),
 	}, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace

@@ -229,7 +229,9 @@ func TestCompletions(t *testing.T) {
 		{[]string{"validate", "--format", ""}, "text\njson\ngithub\nsarif\n"},
 		{[]string{"graph", "--format", ""}, "mermaid\ndot\n"},
 		{[]string{"run", "x.yaml", "--events", ""}, "json\n"},
-		{[]string{"run", "x.yaml", "--model", ""}, "scripted\tthe workflow's script, offline\nopenai/\tOPENAI_API_KEY; any OpenAI-compatible server with OPENAI_BASE_URL\n" +
+		{[]string{"run", "x.yaml", "--model", ""}, "scripted\tthe workflow's script, offline\n" +
+			"openai/\tOPENAI_API_KEY; any OpenAI-compatible server with OPENAI_BASE_URL\n" +
+			"openai-responses/\tOPENAI_API_KEY; OpenAI's Responses API, reasoning kept between steps\n" +
 			"anthropic/\tANTHROPIC_API_KEY\ngemini/\tGEMINI_API_KEY (or GOOGLE_API_KEY)\n"},
 		{[]string{"init", "--template", ""}, "hello\npipeline\nagent-skills\n"},
 		{[]string{"version", "--color", ""}, "auto\nalways\nnever\n"},

@@ -68,6 +68,9 @@ var registry = []entry{
 	{openai.Name, []string{"OPENAI_API_KEY"}, "OPENAI_BASE_URL", func(c conn) (model.Model, error) {
 		return openai.New(openai.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
 	}},
+	{openai.ResponsesName, []string{"OPENAI_API_KEY"}, "OPENAI_BASE_URL", func(c conn) (model.Model, error) {
+		return openai.NewResponses(openai.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
+	}},
 	{anthropic.Name, []string{"ANTHROPIC_API_KEY"}, "ANTHROPIC_BASE_URL", func(c conn) (model.Model, error) {
 		return anthropic.New(anthropic.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
 	}},

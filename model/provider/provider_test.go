@@ -31,13 +31,14 @@ func TestParse(t *testing.T) {
 		{in: "openai/gpt-5.4-mini", want: Spec{"openai", "gpt-5.4-mini"}},
 		{in: "anthropic/claude-sonnet-4-5", want: Spec{"anthropic", "claude-sonnet-4-5"}},
 		{in: "openai/library/llama3.2:3b", want: Spec{"openai", "library/llama3.2:3b"}},
+		{in: "openai-responses/gpt-5.4", want: Spec{"openai-responses", "gpt-5.4"}},
 		{in: " scripted ", want: Spec{Provider: "scripted"}},
 		{in: "", wantErr: `no model: set "model:" in the workflow or pass --model`},
 		{in: "gpt-4o", wantErr: `model "gpt-4o": want provider/model, e.g. openai/gpt-5.4-mini`},
 		{in: "gemini/gemini-2.5-flash", want: Spec{"gemini", "gemini-2.5-flash"}},
-		{in: "mistral/large", wantErr: `model "mistral/large": unknown provider "mistral" (known: openai, anthropic, gemini, scripted)`},
-		{in: "antropic/claude-x", wantErr: `model "antropic/claude-x": unknown provider "antropic" (known: openai, anthropic, gemini, scripted); did you mean "anthropic"?`},
-		{in: "OpenAI/gpt-4o", wantErr: `unknown provider "OpenAI" (known: openai, anthropic, gemini, scripted); did you mean "openai"?`},
+		{in: "mistral/large", wantErr: `model "mistral/large": unknown provider "mistral" (known: openai, openai-responses, anthropic, gemini, scripted)`},
+		{in: "antropic/claude-x", wantErr: `model "antropic/claude-x": unknown provider "antropic" (known: openai, openai-responses, anthropic, gemini, scripted); did you mean "anthropic"?`},
+		{in: "OpenAI/gpt-4o", wantErr: `unknown provider "OpenAI" (known: openai, openai-responses, anthropic, gemini, scripted); did you mean "openai"?`},
 		{in: "scripted/x", wantErr: `model "scripted/x": the scripted model takes no name; write scripted`},
 		{in: "openai/", wantErr: `model "openai/": the model name after "openai/" is empty or has spaces`},
 		{in: "openai/gpt 4", wantErr: `the model name after "openai/" is empty or has spaces`},
@@ -120,10 +121,12 @@ func TestNewBuildsEachProvider(t *testing.T) {
 	openaiBody := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi from openai"}}]}`
 	anthropicBody := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"hi from anthropic"}],"usage":{"input_tokens":1,"output_tokens":1}}`
 	geminiBody := `{"candidates":[{"content":{"role":"model","parts":[{"text":"hi from gemini"}]},"finishReason":"STOP","index":0}]}`
+	responsesBody := `{"id":"r","status":"completed","output":[{"type":"message","id":"m","role":"assistant","content":[{"type":"output_text","text":"hi from responses"}]}]}`
 	for _, tt := range []struct{ model, keyVar, urlVar, body, path, want string }{
 		{"openai/gpt-x", "OPENAI_API_KEY", "OPENAI_BASE_URL", openaiBody, "/v1/chat/completions", "hi from openai"},
 		{"anthropic/claude-x", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", anthropicBody, "/v1/messages", "hi from anthropic"},
 		{"gemini/gemini-x", "GEMINI_API_KEY", "GEMINI_BASE_URL", geminiBody, "/v1beta/models/gemini-x:generateContent", "hi from gemini"},
+		{"openai-responses/gpt-x", "OPENAI_API_KEY", "OPENAI_BASE_URL", responsesBody, "/v1/responses", "hi from responses"},
 	} {
 		t.Run(tt.model, func(t *testing.T) {
 			srv := fakeserver.New(fakeserver.Reply{Body: tt.body})
@@ -143,6 +146,10 @@ func TestNewBuildsEachProvider(t *testing.T) {
 				}
 			case "gemini/gemini-x":
 				if _, ok := m.(*gemini.Model); !ok {
+					t.Errorf("built %T", m)
+				}
+			case "openai-responses/gpt-x":
+				if _, ok := m.(*openai.Responses); !ok {
 					t.Errorf("built %T", m)
 				}
 			default:
@@ -183,6 +190,7 @@ func TestNoKeyAnywhere(t *testing.T) {
 		{"openai/gpt-x", "OPENAI_API_KEY", "OPENAI_BASE_URL", "/v1"},
 		{"anthropic/claude-x", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ""},
 		{"gemini/gemini-x", "GOOGLE_API_KEY", "GEMINI_BASE_URL", ""},
+		{"openai-responses/gpt-x", "OPENAI_API_KEY", "OPENAI_BASE_URL", "/v1"},
 	} {
 		for _, stream := range []bool{false, true} {
 			srv := fakeserver.New(replies...)

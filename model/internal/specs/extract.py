@@ -8,7 +8,8 @@ ROOT is a component name (CreateChatCompletionRequest); SOURCE is what the
 $comment cites (repository, commit, info.version). The root and every
 component it reaches are kept, their $refs pointed at #/$defs; what only
 documents (description, title, example, default, x-*, discriminator,
-deprecated) is dropped; OpenAPI's `nullable` becomes a null type; and every
+deprecated) is dropped; OpenAPI's `nullable` becomes a null type; a
+component's $recursiveRef to itself (draft 2019-09) becomes a $ref; and every
 object that is not one part of an allOf is closed (unevaluatedProperties:
 false), so a key fsd misspells or invents fails validation instead of
 passing as an extension. REFINE adds what a description states in words
@@ -26,6 +27,7 @@ REFINE = {
     # "Must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64."
     ("FunctionObject", "name"): {"pattern": "^[a-zA-Z0-9_-]{1,64}$"},
     ("ResponseFormatJsonSchema", "json_schema.name"): {"pattern": "^[a-zA-Z0-9_-]{1,64}$"},
+    ("TextResponseFormatJsonSchema", "name"): {"pattern": "^[a-zA-Z0-9_-]{1,64}$"},
 }
 
 
@@ -68,12 +70,22 @@ def main():
                 continue
             if k == "$ref":
                 out[k] = "#/$defs/" + v.rsplit("/", 1)[-1]
+            elif k == "$recursiveAnchor":
+                continue  # 2019-09's self-recursion: its $recursiveRef becomes a $ref
+            elif k == "$recursiveRef" and v == "#":
+                out["$ref"] = "#/$defs/" + name
             elif k in ("properties", "$defs", "patternProperties"):
                 out[k] = {p: clean(s, name, (path + "." + p).lstrip(".")) for p, s in v.items()}
             elif k in ("items", "additionalProperties", "not", "contains", "propertyNames", "unevaluatedProperties"):
                 out[k] = clean(v, name, path) if isinstance(v, dict) else v
             elif k == "allOf":
                 out[k] = [clean(s, name, path, True) for s in v]
+            elif k == "oneOf" and "discriminator" in node:
+                # A discriminator picks one choice by the property's value;
+                # where two choices share it (an input message is both an
+                # EasyInputMessage and an InputMessage), JSON Schema's oneOf
+                # refuses a body that fits both, so it is an anyOf.
+                out["anyOf"] = [clean(s, name, path) for s in v]
             elif k in ("anyOf", "oneOf", "prefixItems"):
                 out[k] = [clean(s, name, path) for s in v]
             else:
