@@ -69,7 +69,7 @@ listening address, or an --allow-host name; others get 403.`,
 	cmd.Flags().StringVar(&f.http, "http", "", "serve Streamable HTTP on ADDR (e.g. :8931, loopback unless a host is given) instead of stdio")
 	addAllowHostFlag(cmd, &f.allow)
 	cmd.Flags().StringVar(&f.tool, "tool", "", "the tool's name (default: the workflow's name)")
-	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>, gemini/<model>")
+	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, openai-responses/<model>, anthropic/<model>, gemini/<model>")
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", "", runsDirRunUsage)
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail a call's run after this long, e.g. 5m (default: no limit)")

@@ -107,7 +107,7 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&f.input, "input", "i", "", inputUsage)
-	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, anthropic/<model>, gemini/<model>")
+	cmd.Flags().StringVar(&f.model, "model", "", "model for every generator: scripted, openai/<model>, openai-responses/<model>, anthropic/<model>, gemini/<model>")
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModels)
 	_ = cmd.RegisterFlagCompletionFunc("events", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))

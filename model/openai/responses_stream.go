@@ -21,6 +21,8 @@ import (
 // items the stream marked done stand in. Text deltas go to onText as they
 // come; text and argument deltas count toward the answer cap as they
 // come, so an answer over it stops the stream.
+//
+// M13: complete only with its terminal event.
 func streamResponse(events *wire.SSE, onText func(string), own string) (*model.Response, error) {
 	done := map[int]json.RawMessage{}
 	size := 0

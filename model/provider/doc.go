@@ -1,6 +1,7 @@
 // Package provider turns a model string — `openai/<model>`,
-// `anthropic/<model>`, `gemini/<model>` or `scripted` — into a model.Model,
-// reading the API key and base URL through the getenv it is given.
+// `openai-responses/<model>`, `anthropic/<model>`, `gemini/<model>` or
+// `scripted` — into a model.Model, reading the API key and base URL through
+// the getenv it is given.
 //
 // The providers it knows are one table, the registry: each one's name, the
 // variables it reads and how its model is built. A name the registry does
