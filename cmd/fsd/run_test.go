@@ -92,7 +92,7 @@ func TestRunFailures(t *testing.T) {
 		{"script exhausted", []string{"run", wf, "--runs-dir", dir}, exitProblems, "step 2 was asked for"},
 		{"missing workflow", []string{"run", filepath.Join(dir, "nope.workflow.yaml")}, exitUsage, "nope.workflow.yaml: no such file or folder"},
 		{"unknown provider", []string{"run", wf, "--model", "acme/x"}, exitProblems, "unknown provider"},
-		{"misspelled provider", []string{"run", wf, "--model", "antropic/x"}, exitProblems, `unknown provider "antropic" (known: openai, anthropic, gemini, scripted); did you mean "anthropic"?`},
+		{"misspelled provider", []string{"run", wf, "--model", "antropic/x"}, exitProblems, `unknown provider "antropic" (known: openai, openai-responses, anthropic, gemini, scripted); did you mean "anthropic"?`},
 		{"bad events format", []string{"run", wf, "--events", "xml"}, exitUsage, "--events"},
 		{"no workflow", []string{"run"}, exitUsage, "fsd: run takes WORKFLOW; got none (see fsd run --help)"},
 		{"unknown flag", []string{"run", wf, "--bogus"}, exitUsage, "bogus"},
