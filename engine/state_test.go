@@ -171,3 +171,14 @@ func TestResponsesReasoningSurvivesResume(t *testing.T) {
 		}
 	}
 }
+
+// A reasoning model's reasoning tokens are part of its output tokens, as
+// the providers count them: they cost the output price once, not twice.
+func TestReasoningTokensPricedAsOutput(t *testing.T) {
+	a := &account{prices: map[string]spec.Price{"openai-responses/m": {Input: 1, Output: 10}}}
+	plain := a.cost("openai-responses/m", model.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000})
+	reasoning := a.cost("openai-responses/m", model.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000, ReasoningTokens: 800_000})
+	if plain != 11 || reasoning != plain {
+		t.Errorf("cost %v without reasoning tokens, %v with 800k of the output reasoning; want 11 both", plain, reasoning)
+	}
+}

@@ -17,7 +17,7 @@ func TestImplicitCacheUsage(t *testing.T) {
 	whole := `{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP","index":0}],` + usageJSON + `}`
 	stream := `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"o"}]},"index":0}],"usageMetadata":{"promptTokenCount":1000,"candidatesTokenCount":1}}` + "\n\n" +
 		`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"k"}]},"finishReason":"STOP","index":0}],` + usageJSON + `}` + "\n\n"
-	want := model.Usage{InputTokens: 1000, OutputTokens: 45, CachedInputTokens: 768}
+	want := model.Usage{InputTokens: 1000, OutputTokens: 45, CachedInputTokens: 768, ReasoningTokens: 40}
 	for _, streamed := range []bool{false, true} {
 		for _, on := range []bool{true, false} {
 			req := conversation()

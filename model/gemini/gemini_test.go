@@ -68,7 +68,7 @@ func wantResponse() *model.Response {
 			{ID: "fc_a", Name: "read_skill", Args: json.RawMessage(`{"id":"brand"}`)},
 			{Name: "listTasks", Args: json.RawMessage(`{}`)},
 		},
-		Usage: model.Usage{InputTokens: 120, OutputTokens: 15, CachedInputTokens: 20},
+		Usage: model.Usage{InputTokens: 120, OutputTokens: 15, CachedInputTokens: 20, ReasoningTokens: 5},
 		State: &model.State{Model: "gemini/gemini-test", Data: json.RawMessage(`{"calls":{"fc_a":"c2lnLWE="}}`)},
 	}
 }

@@ -272,7 +272,7 @@ func withheld(c *candidate) error {
 
 // usage maps usageMetadata: input is the whole prompt, cached tokens
 // included; output is the candidates' tokens and the thoughts', both
-// billed as output.
+// billed as output, the thoughts counted apart as reasoning tokens too.
 func usage(u *usageMetadata) model.Usage {
 	if u == nil {
 		return model.Usage{}
@@ -281,5 +281,6 @@ func usage(u *usageMetadata) model.Usage {
 		InputTokens:       u.PromptTokenCount + u.ToolUsePromptTokenCount,
 		OutputTokens:      u.CandidatesTokenCount + u.ThoughtsTokenCount,
 		CachedInputTokens: u.CachedContentTokenCount,
+		ReasoningTokens:   u.ThoughtsTokenCount,
 	}
 }

@@ -57,7 +57,7 @@ func TestReferenceResponses(t *testing.T) {
 		wantErr string
 	}{
 		{file: "text.json", want: &model.Response{Text: "AI learns patterns from data to make predictions or decisions.",
-			Usage: model.Usage{InputTokens: 8, OutputTokens: 11 + 1083}}},
+			Usage: model.Usage{InputTokens: 8, OutputTokens: 11 + 1083, ReasoningTokens: 1083}}},
 		{file: "function_call.json", want: &model.Response{
 			Calls: []model.ToolCall{{ID: id, Name: "schedule_meeting",
 				Args: json.RawMessage(`{
@@ -66,10 +66,10 @@ func TestReferenceResponses(t *testing.T) {
                 "time": "10:00",
                 "topic": "Q3 planning"
               }`)}},
-			Usage: model.Usage{InputTokens: 106, OutputTokens: 37 + 80},
+			Usage: model.Usage{InputTokens: 106, OutputTokens: 37 + 80, ReasoningTokens: 80},
 			State: &model.State{Model: "gemini/gemini-test", Data: json.RawMessage(`{"calls":{"` + id + `":"` + sig + `"}}`)}}},
 		{file: "streaming.sse", want: &model.Response{Text: "The sky is blue because of Rayleigh scattering.",
-			Usage: model.Usage{InputTokens: 10, OutputTokens: 9 + 404}}},
+			Usage: model.Usage{InputTokens: 10, OutputTokens: 9 + 404, ReasoningTokens: 404}}},
 		{file: "blocked.json", wantErr: "gemini: the prompt was blocked (SAFETY)"},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
