@@ -4,15 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
+	"github.com/fsdrun/fsd/model/internal/providertest"
 	"github.com/fsdrun/fsd/model/internal/specs"
 )
 
@@ -51,14 +47,10 @@ func TestReferenceResponses(t *testing.T) {
 	sig := "CiQB0e2Kb3mYl7Mnz1b2bEJ0ixkJnCPbB4gGiVTmLNBq3Qd8JRoKZAHR7YpvA1Pq"
 	h := sha256.Sum256([]byte(sig))
 	id := "sig_" + hex.EncodeToString(h[:8])
-	for _, tt := range []struct {
-		file    string
-		want    *model.Response
-		wantErr string
-	}{
-		{file: "text.json", want: &model.Response{Text: "AI learns patterns from data to make predictions or decisions.",
+	prov.References(t, []providertest.Reference{
+		{File: "text.json", Want: &model.Response{Text: "AI learns patterns from data to make predictions or decisions.",
 			Usage: model.Usage{InputTokens: 8, OutputTokens: 11 + 1083, ReasoningTokens: 1083}}},
-		{file: "function_call.json", want: &model.Response{
+		{File: "function_call.json", Want: &model.Response{
 			Calls: []model.ToolCall{{ID: id, Name: "schedule_meeting",
 				Args: json.RawMessage(`{
                 "attendees": ["Bob", "Alice"],
@@ -68,35 +60,8 @@ func TestReferenceResponses(t *testing.T) {
               }`)}},
 			Usage: model.Usage{InputTokens: 106, OutputTokens: 37 + 80, ReasoningTokens: 80},
 			State: &model.State{Model: "gemini/gemini-test", Data: json.RawMessage(`{"calls":{"` + id + `":"` + sig + `"}}`)}}},
-		{file: "streaming.sse", want: &model.Response{Text: "The sky is blue because of Rayleigh scattering.",
+		{File: "streaming.sse", Want: &model.Response{Text: "The sky is blue because of Rayleigh scattering.",
 			Usage: model.Usage{InputTokens: 10, OutputTokens: 9 + 404, ReasoningTokens: 404}}},
-		{file: "blocked.json", wantErr: "gemini: the prompt was blocked (SAFETY)"},
-	} {
-		t.Run(tt.file, func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join("testdata", "reference", tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			reply, req := fakeserver.Reply{Body: string(body)}, conversation()
-			if strings.HasSuffix(tt.file, ".sse") {
-				reply.Header, reply.Chunked = sse, true
-				req.OnText = func(string) {}
-			}
-			srv := fakeserver.New(reply)
-			defer srv.Close()
-			got, err := prov.Model(t, srv).Generate(t.Context(), req)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+		{File: "blocked.json", WantErr: "gemini: the prompt was blocked (SAFETY)"},
+	})
 }

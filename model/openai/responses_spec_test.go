@@ -3,15 +3,11 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
+	"github.com/fsdrun/fsd/model/internal/providertest"
 	"github.com/fsdrun/fsd/model/internal/specs"
 )
 
@@ -45,34 +41,15 @@ func TestResponsesRequestsMatchPublishedSpec(t *testing.T) {
 // The response examples of OpenAI's OpenAPI document for POST /responses
 // parse to the answers they show.
 func TestResponsesReferenceResponses(t *testing.T) {
-	for _, tt := range []struct {
-		file string
-		want *model.Response
-	}{
-		{"responses-text.json", &model.Response{Text: "In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool that reflected the stars. " +
+	rprov.References(t, []providertest.Reference{
+		{File: "responses-text.json", Want: &model.Response{Text: "In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool that reflected the stars. " +
 			"As she dipped her horn into the water, the pool began to shimmer, revealing a pathway to a magical realm of endless night skies. " +
 			"Filled with wonder, Lumina whispered a wish for all who dream to find their own hidden magic, and as she glanced back, her hoofprints sparkled like stardust.",
 			Usage: model.Usage{InputTokens: 36, OutputTokens: 87}}},
-		{"responses-functions.json", &model.Response{Calls: []model.ToolCall{{ID: "call_unLAR8MvFNptuiZK6K6HCy5k", Name: "get_current_weather",
+		{File: "responses-functions.json", Want: &model.Response{Calls: []model.ToolCall{{ID: "call_unLAR8MvFNptuiZK6K6HCy5k", Name: "get_current_weather",
 			Args: json.RawMessage(`{"location":"Boston, MA","unit":"celsius"}`)}}, Usage: model.Usage{InputTokens: 291, OutputTokens: 23}}},
-		{"responses-reasoning.json", &model.Response{Text: "The classic tongue twister...",
+		{File: "responses-reasoning.json", Want: &model.Response{Text: "The classic tongue twister...",
 			Usage: model.Usage{InputTokens: 81, OutputTokens: 1035, ReasoningTokens: 832}}},
-		{"responses-streaming.sse", &model.Response{Text: "Hi there! How can I assist you today?", Usage: model.Usage{InputTokens: 37, OutputTokens: 11}}},
-	} {
-		t.Run(tt.file, func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join("testdata", "reference", tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			reply, req := fakeserver.Reply{Body: string(body)}, conversation()
-			if strings.HasSuffix(tt.file, ".sse") {
-				reply.Header, reply.Chunked = sse, true
-				req.OnText = func(string) {}
-			}
-			got, _ := rprov.Call(t, reply, req)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+		{File: "responses-streaming.sse", Want: &model.Response{Text: "Hi there! How can I assist you today?", Usage: model.Usage{InputTokens: 37, OutputTokens: 11}}},
+	})
 }
