@@ -98,7 +98,7 @@ func offeredBuiltins(workflow []string, agent *spec.Agent) []string {
 // record (recordDir), else — a run without a record — a fresh temporary
 // folder, which temp says to remove when the run ends.
 func (r *Run) workspaceDir(recordDir string) (dir string, temp bool, err error) {
-	if j := r.opts.Resume; j != nil && j.Summary.Workspace != "" {
+	if j := r.journal(); j != nil && j.Summary.Workspace != "" {
 		return j.Summary.Workspace, false, nil // New refused another
 	}
 	switch {
@@ -115,8 +115,7 @@ func (r *Run) workspaceDir(recordDir string) (dir string, temp bool, err error) 
 
 // resumeWorkspace refuses a resume asked to work in another folder than
 // the one its run.json records.
-func resumeWorkspace(opts Options) error {
-	j := opts.Resume
+func resumeWorkspace(opts Options, j *Replay) error {
 	if j == nil || j.Summary.Workspace == "" || opts.Workspace == "" || absPath(opts.Workspace) == j.Summary.Workspace {
 		return nil
 	}

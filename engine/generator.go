@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -129,7 +130,22 @@ type generator struct {
 	// media are the images and audio the call being answered returned
 	// (tool.Hooks.Media), for its result's message.
 	media []model.Media
+	// turn is the session turn the host's loop runs (its call ids say
+	// it from the second on); 0 outside a session.
+	turn int
+	// past: the loop restates an earlier turn of a session from the
+	// journal to rebuild the state it left (sessionrun.go); nothing runs
+	// that the journal does not hold.
+	past bool
 }
+
+// errTurnOver ends the restating of an earlier session turn where its
+// journal ends (a turn that failed or was abandoned has no final answer).
+var errTurnOver = errors.New("the turn's journal ends here")
+
+// notRunText answers a call of an abandoned turn that has no result: it
+// did not run, or nobody knows whether it did.
+const notRunText = "not run: the turn was abandoned before this call had a result"
 
 // callID is FSD_CALL_ID of a step's i-th call: stable across resume,
 // since the journal replays the same steps in the same order.
@@ -139,6 +155,11 @@ func (g *generator) callID(step, i int) string {
 	name := g.name
 	if name == "" {
 		name = "host"
+	}
+	if g.turn > 1 {
+		// A session's turns each count steps from 1: the turn keeps the
+		// ids of different turns apart.
+		return fmt.Sprintf("%s/t%d/s%d/c%d", name, g.turn, step+1, i+1)
 	}
 	return fmt.Sprintf("%s/s%d/c%d", name, step+1, i+1)
 }
@@ -173,10 +194,14 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		if step >= g.maxSteps {
+		if g.past {
+			if _, ok := g.replay.response(step); !ok {
+				return "", errTurnOver
+			}
+		} else if step >= g.maxSteps {
 			return "", g.errorf("%w (max-steps %d)", ErrMaxSteps, g.maxSteps)
 		}
-		if err := g.budget(); err != nil {
+		if err := g.budget(); err != nil && !g.past {
 			return "", err
 		}
 		g.env.prepare(ctx)
@@ -369,6 +394,20 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	}
 	id := g.callID(step, i)
 	var res model.ToolResult
+	if g.past {
+		switch {
+		case !inJournal:
+			return model.ToolResult{Text: notRunText, IsError: true}, nil
+		case journaled.IsError:
+			act = journal.UseJournal // it changed nothing then: nothing to rebuild
+		case act != journal.UseJournal:
+			// Rebuilt, not asked for again: it was answered when it ran,
+			// and what it answers now (a skill changed since) is only the
+			// state it leaves.
+			_ = g.env.call(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), c)
+			return model.ToolResult{Text: journaled.Text, IsError: journaled.IsError, Artifact: journaled.Artifact}, nil
+		}
+	}
 	if act == journal.UseJournal {
 		// A program that already ran is not run again.
 		g.media = journaled.Media

@@ -72,6 +72,9 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 	if err := h.board.seed(); err != nil {
 		return "", err
 	}
+	if r.opts.session != nil {
+		return r.sessionTurn(ctx, g, h, input)
+	}
 	for i, m := range r.opts.History {
 		if err := g.tr.AppendMessage(m); err != nil {
 			return "", fmt.Errorf("history message %d: %w", i+1, err)

@@ -42,6 +42,9 @@ type Replay struct {
 type genReplay struct {
 	entries int // entries on disk, not written again
 	msgs    []model.Message
+	// ents are the entries themselves: a session's next turn lays its
+	// earlier turns' into the host's transcript as they were.
+	ents []transcript.Entry
 }
 
 // newGenReplay is a generator's journal from its entries: the messages
@@ -52,7 +55,7 @@ func newGenReplay(entries []transcript.Entry) (*genReplay, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &genReplay{entries: len(entries), msgs: msgs}, nil
+	return &genReplay{entries: len(entries), msgs: msgs, ents: entries}, nil
 }
 
 // rawGenReplay is newGenReplay of entries as a journal stores them
@@ -82,7 +85,12 @@ var ErrInUse = errors.New("run is in use")
 // LoadOption configures LoadReplay.
 type LoadOption func(*loadOptions)
 
-type loadOptions struct{ ignorePID bool }
+type loadOptions struct {
+	ignorePID bool
+	// session: the caller holds the session's lock, and a finished run
+	// is a session whose next turn goes on from it.
+	session bool
+}
 
 // IgnoreLivePID resumes a run whose recorded process id belongs to a live
 // process that does not hold the run's lock: after a reboot the id may
@@ -123,11 +131,11 @@ func LoadReplay(dir string, opts ...LoadOption) (j *Replay, err error) {
 			lock.Unlock()
 		}
 	}()
-	if j.Summary.Going() && !o.ignorePID && j.Summary.PID != os.Getpid() && proc.Alive(j.Summary.PID) {
+	if j.Summary.Going() && !o.ignorePID && !o.session && j.Summary.PID != os.Getpid() && proc.Alive(j.Summary.PID) {
 		return nil, fmt.Errorf("%w: run %s is still running (pid %d); stop it first, or --force if that process is not fsd",
 			ErrInUse, j.Summary.ID, j.Summary.PID)
 	}
-	if j.Summary.Status == runrecord.Finished {
+	if j.Summary.Status == runrecord.Finished && !o.session {
 		return nil, fmt.Errorf("%w: run %s already finished", ErrNotResumable, j.Summary.ID)
 	}
 	if j.Summary.Seed == "" {

@@ -82,6 +82,8 @@ type Options struct {
 	flushDelay time.Duration
 	// wrap replaces sandbox.Wrap (tests see a machine without a sandbox).
 	wrap proc.Wrap
+	// session makes the run a turn of a session (Session.Start).
+	session *sessionTurn
 	// Approve says who answers calls that need approval: approval.Ask
 	// (the default) waits for Run.Answer or an answer written into the
 	// run record (fsd approve); approval.Auto approves them all,
@@ -169,6 +171,20 @@ type Result struct {
 	Workspace string
 }
 
+// journal is what the run goes on from: the interrupted run it resumes,
+// or the turns a session's next turn follows; nil for a fresh run.
+func (r *Run) journal() *Replay { return journalOf(r.opts) }
+
+func journalOf(o Options) *Replay {
+	if o.Resume != nil {
+		return o.Resume
+	}
+	if o.session != nil {
+		return o.session.journal
+	}
+	return nil
+}
+
 // ErrMaxSteps is returned when a generator reaches max-steps without a
 // final answer (D8).
 var ErrMaxSteps = errors.New("max-steps reached without a final answer")
@@ -198,14 +214,14 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 	}
 	opts.Durability = d
 	var seed string
-	if opts.Resume != nil {
-		b, err := hex.DecodeString(opts.Resume.Summary.Seed)
+	if j := journalOf(opts); j != nil {
+		b, err := hex.DecodeString(j.Summary.Seed)
 		if err != nil || len(b) != 32 {
 			return nil, fmt.Errorf("%w: bad seed in run.json", ErrNotResumable)
 		}
 		opts.Seed = (*[32]byte)(b)
-		opts.RunID = opts.Resume.Summary.ID
-		if err := resumeWorkspace(opts); err != nil {
+		opts.RunID = j.Summary.ID
+		if err := resumeWorkspace(opts, j); err != nil {
 			return nil, err
 		}
 	}
@@ -316,6 +332,13 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 			return res, err
 		}
 		lock = j.lock
+	} else if j := r.journal(); j != nil {
+		// A session's next turn: its record goes on, whatever changed.
+		defer j.Close()
+		r.opts.RunsDir, lock = filepath.Dir(j.Dir), j.lock
+	}
+	if r.opts.session != nil {
+		r.opts.session.digests = digests
 	}
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -346,10 +369,14 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	sum := runrecord.Summary{ID: r.ID, Workflow: absPath(r.wf.File), Status: runrecord.Running, Started: r.now(), PID: os.Getpid(),
 		Input: input, Seed: r.seed, Meta: r.opts.Meta, Digests: digests, Workspace: r.box.workDir()}
 	sum.Seal = runrecord.SealSummary(r.opts.Key, sum)
-	if j := r.opts.Resume; j != nil {
-		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed+1
+	if j := r.journal(); j != nil {
+		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed
+		if r.opts.Resume != nil {
+			sum.Resumed++
+		}
 		// Replayed steps are not billed again; the first run's count
-		// stays, and its budgets go on from it.
+		// stays, and its budgets go on from it (a session's, turn after
+		// turn).
 		r.acct.restore(j.Summary, j.Dir)
 		r.acct.summarize(&sum)
 	}
@@ -365,7 +392,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	}
 	defer r.appr.Close()
 	started := event.Event{Type: event.RunStarted, Text: r.wf.Name}
-	if r.opts.Resume != nil {
+	if r.journal() != nil {
 		// What the run used before: a view adds this run's calls to it.
 		u, cost := r.acct.total()
 		started.Usage, started.Cost = &u, cost
@@ -482,6 +509,9 @@ func (r *Run) finish(ctx context.Context, res *Result, sum *runrecord.Summary, e
 		sum.Pending = r.appr.Pending() // calls a stopped run leaves waiting
 	}
 	if werr := r.rec.WriteSummary(*sum); err == nil && werr != nil {
+		err = werr
+	}
+	if werr := r.endTurn(sum.Status); err == nil && werr != nil {
 		err = werr
 	}
 	if werr := r.rec.Err(); err == nil && werr != nil {

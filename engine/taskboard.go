@@ -117,7 +117,7 @@ type workerDeps struct {
 // newHostBoard builds a board for the host h (nil: a pipeline's).
 func (r *Run) newHostBoard(h *hostEnv) *hostBoard {
 	return newBoard(boardDeps{
-		tasks: r.wf.Tasks, cat: r.cat, ev: &r.ev, log: r.log, resume: r.opts.Resume, save: r.saveBoard, dispatch: r.opts.Dispatcher,
+		tasks: r.wf.Tasks, cat: r.cat, ev: &r.ev, log: r.log, resume: r.journal(), save: r.saveBoard, dispatch: r.opts.Dispatcher,
 		workers: workerDeps{gen: r.genDeps(), model: r.opts.Model, limits: r.limits, ledger: r.ledger, box: r.box,
 			builtins: r.wf.Tools, skills: r.skillsEnv, transcript: r.newTranscript},
 	}, h)

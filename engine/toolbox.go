@@ -230,6 +230,9 @@ type emitter struct {
 	now   func() time.Time
 	// sink is set when the run starts (the record's sink joins it then).
 	sink event.Sink
+	// quiet holds every event back while a session's next turn restates
+	// the turns before it: they were reported when they ran.
+	quiet bool
 }
 
 // emit stamps e and sends it.
@@ -241,7 +244,7 @@ func (em *emitter) emit(e event.Event) {
 
 // stamped sends an event that already carries its time and run.
 func (em *emitter) stamped(e event.Event) {
-	if em.sink != nil {
+	if em.sink != nil && !em.quiet {
 		em.sink.Emit(e)
 	}
 }

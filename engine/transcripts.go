@@ -40,7 +40,7 @@ func (g *genLog) Sync() error {
 // keeps a record. A resumed run appends after what the journal holds, and
 // returns that generator's journal.
 func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *genReplay, error) {
-	j := r.opts.Resume.gen(transcriptName(task, attempt))
+	j := r.journal().gen(transcriptName(task, attempt))
 	var log journal.Log
 	if r.rec != nil {
 		log = r.rec.Journal()

@@ -160,6 +160,9 @@ type Caller struct {
 	Input    string `json:"input,omitempty"`
 	// Step is the 0-based index of this model call within its generator.
 	Step int `json:"step"`
+	// Turn is the host's 1-based turn in a session (engine.Session), whose
+	// turns each count steps from 0; 0 outside a session.
+	Turn int `json:"turn,omitempty"`
 	// Deps are the results of the task's dependencies by task id: a typed
 	// result as its JSON value, a text result as a JSON string. The
 	// scripted model's templates reach them as .Deps.ID.

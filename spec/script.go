@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	scriptKeys = []string{"host", "agents", "tasks"}
+	scriptKeys = []string{"host", "turns", "agents", "tasks"}
 	stepKeys   = []string{"say", "call", "args", "calls", "fail", "sleep"}
 	callKeys   = []string{"call", "args"}
 )
@@ -43,6 +43,14 @@ func validateScript(path string, data []byte) diag.List {
 		for _, f := range d.fields(root, scriptKeys, &n) {
 			if f.key == "host" {
 				checkSteps(d, f.v, "host")
+				continue
+			}
+			if f.key == "turns" {
+				if seq := deref(f.v); seq != nil && seq.Kind == yaml.SequenceNode {
+					for i, t := range seq.Content {
+						checkSteps(d, t, fmt.Sprintf("turn %d", i+1))
+					}
+				}
 				continue
 			}
 			var names Node

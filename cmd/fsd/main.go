@@ -40,6 +40,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newGraphCmd(),
 		newRunsCmd(),
 		newResumeCmd(),
+		newSessionsCmd(),
 		newVersionCmd(),
 		newInitCmd(),
 		newShowCmd(),

@@ -15,10 +15,11 @@ import (
 func newResumeCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "resume RUN",
+		Use:   "resume RUN|SESSION",
 		Short: "Continue an interrupted run from its journal: completed model calls, tool calls and tasks are not repeated",
 		Long: runArgHelp + "\n" +
 			"The run keeps its id and folder; it replays what its journal holds and goes on live.\n" +
+			"Given a session's name (or folder), it resumes the session's interrupted last turn.\n" +
 			"It keeps the --model it started with unless given again; --trust and --approve are not taken from the record.\n" +
 			"Calls that were waiting for approval ask again, as fsd run asks (answered ones, e.g. by fsd approve while the run was stopped, go on).\n" +
 			"It runs the workflow run.json names (by its absolute path, so from any folder) only if fsd sealed that name and the digests\n" +
@@ -31,6 +32,10 @@ func newResumeCmd() *cobra.Command {
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: completeRunIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if d := sessionDir(f.sessionsDir, args[0]); d != "" {
+				// A session's interrupted turn: the session's lock too.
+				return resumeSession(cmd, d, f)
+			}
 			dir, err := findRun(f.runsDir, args[0])
 			if err != nil {
 				return err
@@ -81,6 +86,7 @@ func newResumeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.events, "events", "", "write the event stream to stdout: json")
 	_ = cmd.RegisterFlagCompletionFunc("events", cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", "", runsDirUsage)
+	cmd.Flags().StringVar(&f.sessionsDir, "sessions-dir", "", sessionsDirUsage)
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the run's files changed, its record has no digests or no valid seal, or its recorded pid is alive but not fsd")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans")

@@ -18,6 +18,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/natsboard"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/telemetry"
 	"github.com/fsdrun/fsd/view"
@@ -56,12 +57,24 @@ type runFlags struct {
 	// workspace is the run's workspace folder ("": the workflow's
 	// workspace:, else a fresh folder in the run record).
 	workspace string
+	// session names the session the run is a turn of ("": none);
+	// sessionsDir is where sessions are ("": found like the runs folder).
+	session, sessionsDir string
+	// sess is the open session whose turn prepare builds.
+	sess *engine.Session
 }
 
 // resumeHint is the command that resumes an interrupted run.
 func resumeHint(res *engine.Result) string {
 	if res == nil || res.Dir == "" {
 		return "no record was kept, so it cannot be resumed"
+	}
+	if runrecord.IsSession(res.Dir) {
+		flag := ""
+		if dir := filepath.Dir(res.Dir); !sameDir(sessionsDirOr("", "."), dir) {
+			flag = " --sessions-dir " + shellArg(dir)
+		}
+		return "resume the turn with: fsd resume " + res.RunID + flag + " (or give it up: fsd sessions abandon " + res.RunID + flag + ")"
 	}
 	return "resume it with: fsd resume " + res.RunID + runsDirFlag(res)
 }
@@ -85,22 +98,34 @@ func sameDir(a, b string) bool {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run WORKFLOW",
+		Use:   "run WORKFLOW [MESSAGE]",
 		Short: "Run a workflow: the final answer goes to stdout, progress to stderr",
 		Example: `  fsd run hello.workflow.yaml
   fsd run . -i "Welcome Grace to the team."        # a folder with one workflow
   echo "Welcome Grace." | fsd run hello.workflow.yaml -i -
   fsd run hello.workflow.yaml --events json | jq -c 'select(.type | startswith("task."))'
   fsd run wf.yaml --model openai/gpt-5.4-mini --record-cassette wf.cassette.jsonl
-  fsd run wf.yaml --replay wf.cassette.jsonl        # offline, in CI`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+  fsd run wf.yaml --replay wf.cassette.jsonl        # offline, in CI
+  fsd run chat.workflow.yaml --session notes "Remember: the build is on Fridays."
+  fsd run chat.workflow.yaml --session notes "When is the build?"`,
+		Args: usageArgs(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := workflowArg(args[0])
 			if err != nil {
 				return err
 			}
+			if len(args) == 2 {
+				// The message as an argument: fsd run wf --session s "next".
+				if cmd.Flags().Changed("input") {
+					return usage("give the message either as an argument or with -i, not both")
+				}
+				f.input = args[1]
+			}
 			if f.input, err = readInput(f.input, cmd.InOrStdin()); err != nil {
 				return err
+			}
+			if f.session != "" {
+				return runSessionTurn(cmd.Context(), path, f, cmd)
 			}
 			f.color = useColor(cmd, cmd.ErrOrStderr())
 			return runWorkflow(cmd.Context(), path, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -124,6 +149,8 @@ func newRunCmd() *cobra.Command {
 	addDurabilityFlag(cmd, &f)
 	addApprovalFlags(cmd, &f)
 	addStrictFlag(cmd, &f)
+	cmd.Flags().StringVar(&f.session, "session", "", "run MESSAGE as the next turn of the session `NAME` (created on first use): its loaded skills, store, artifacts, board and usage go on from the turn before (fsd sessions lists them)")
+	cmd.Flags().StringVar(&f.sessionsDir, "sessions-dir", "", sessionsDirUsage)
 	return cmd
 }
 
@@ -247,8 +274,13 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	if b := p.Workflow.Board; b != nil {
 		opts.Secrets = append(opts.Secrets, natsboard.URLSecrets(b.NATS)...)
 	}
-	r, err := engine.New(p, opts)
-	if errors.Is(err, engine.ErrNotResumable) {
+	var r *engine.Run
+	if f.sess != nil {
+		r, err = f.sess.Start(p, opts)
+	} else {
+		r, err = engine.New(p, opts)
+	}
+	if errors.Is(err, engine.ErrNotResumable) || errors.Is(err, engine.ErrSessionInterrupted) {
 		return nil, fail(exitProblems, "%v", err)
 	}
 	if err != nil {

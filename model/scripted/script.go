@@ -32,8 +32,11 @@ type Step struct {
 
 // Script is a parsed script file.
 type Script struct {
-	File   string            `yaml:"-"`
-	Host   []Step            `yaml:"host"`
+	File string `yaml:"-"`
+	Host []Step `yaml:"host"`
+	// Turns are the host's steps in a session, one list per turn
+	// (model.Caller.Turn); none: every turn plays Host.
+	Turns  [][]Step          `yaml:"turns"`
 	Agents map[string][]Step `yaml:"agents"`
 	Tasks  map[string][]Step `yaml:"tasks"`
 }
@@ -95,6 +98,11 @@ func Parse(file string, data []byte) (*Script, error) {
 	}
 	if err := check("host", s.Host); err != nil {
 		return nil, err
+	}
+	for i, steps := range s.Turns {
+		if err := check(fmt.Sprintf("turns[%d]", i), steps); err != nil {
+			return nil, err
+		}
 	}
 	for name, steps := range s.Agents {
 		if err := check("agent "+name, steps); err != nil {

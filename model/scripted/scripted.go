@@ -49,6 +49,15 @@ func (m *Model) steps(c model.Caller) (steps []Step, key string, ok bool) {
 			return st, "tasks." + c.TaskID, true
 		}
 	}
+	if c.Agent == "" && c.Turn > 0 && len(m.script.Turns) > 0 {
+		// A session's turn plays its own list, so a later turn does not
+		// depend on how many steps the ones before took.
+		key = fmt.Sprintf("turns[%d]", c.Turn-1)
+		if c.Turn > len(m.script.Turns) {
+			return nil, key, false
+		}
+		return m.script.Turns[c.Turn-1], key, true
+	}
 	if c.Agent == "" {
 		return m.script.Host, "host", true
 	}
@@ -77,7 +86,11 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	}
 	steps, key, ok := m.steps(req.Caller)
 	if !ok {
-		return nil, fmt.Errorf("scripted model: %s has no steps for this agent; add them under %s", m.script.File, key)
+		what := "this agent"
+		if req.Caller.Agent == "" {
+			what = fmt.Sprintf("turn %d of the session", req.Caller.Turn)
+		}
+		return nil, fmt.Errorf("scripted model: %s has no steps for %s; add them under %s", m.script.File, what, key)
 	}
 	if req.Caller.Step >= len(steps) {
 		n := fmt.Sprintf("%d steps", len(steps))

@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// ErrSessionBusy is wrapped when another process writes the session: one
+// writer at a time, and the error names its pid.
+var ErrSessionBusy = errors.New("session is busy")
+
+// ErrSessionInterrupted is wrapped when a session's last turn was
+// interrupted: it must be resumed (ResumeSession, fsd resume) or
+// abandoned (AbandonTurn) before a new turn starts.
+var ErrSessionInterrupted = errors.New("the session's last turn was interrupted")
+
+// LoadedSkill is a skill loaded in a session, at its version.
+type LoadedSkill struct {
+	ID, Version string
+}
+
+// Session is a conversation kept across turns: one run record under the
+// sessions folder whose journal grows turn by turn. Each turn is a Run
+// that first restates the turns before it from the journal — no model
+// call or program is repeated — so the loaded skills, their per-load
+// state, the store, artifacts and handles, the board and the usage are
+// what the last turn left; then it adds the user's message and goes on
+// live. A Session holds the session's writer lock from OpenSession to
+// Close; its turns run one at a time.
+type Session struct {
+	// Name names the session and its run.
+	Name string
+	dir  string
+	lock *journal.Locked
+	// resume: the next Start resumes the interrupted last turn.
+	resume bool
+
+	mu   sync.Mutex
+	file runrecord.Session
+}
+
+// OpenSession opens the session name under sessionsDir (created on first
+// use) and takes its writer lock: an error wrapping ErrSessionBusy names
+// the holder's pid; ErrSessionInterrupted when the last turn must be
+// resumed or abandoned first.
+func OpenSession(sessionsDir, name string) (*Session, error) {
+	s, err := openSession(sessionsDir, name)
+	if err != nil {
+		return nil, err
+	}
+	if s.interrupted() {
+		s.Close()
+		return nil, fmt.Errorf("%w: session %s; resume it (fsd resume %s) or give it up (fsd sessions abandon %s)", ErrSessionInterrupted, name, name, name)
+	}
+	return s, nil
+}
+
+// ResumeSession opens a session whose last turn was interrupted: its
+// Start builds that turn again from the journal, as a resumed run is, and
+// Execute goes on with it (its message is the one the turn started with).
+func ResumeSession(sessionsDir, name string) (*Session, error) {
+	s, err := openSession(sessionsDir, name)
+	if err != nil {
+		return nil, err
+	}
+	if !s.interrupted() {
+		s.Close()
+		return nil, fmt.Errorf("%w: session %s has no interrupted turn", ErrNotResumable, name)
+	}
+	s.resume = true
+	return s, nil
+}
+
+// AbandonTurn gives up a session's interrupted last turn: the turn stays in
+// the transcript as far as its journal goes, its calls without a result
+// read that they were not run, and the next turn goes on after it.
+func AbandonTurn(sessionsDir, name string) error {
+	s, err := openSession(sessionsDir, name)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if !s.interrupted() {
+		return fmt.Errorf("session %s has no interrupted turn to abandon", name)
+	}
+	t := s.openTurn()
+	if t == nil {
+		// It died before it was recorded: nothing of it is in the
+		// transcript.
+		sum, _ := runrecord.ReadSummary(s.dir)
+		s.file.Turns = append(s.file.Turns, runrecord.Turn{Input: sum.Input, Started: sum.Started, Entry: -1})
+		t = &s.file.Turns[len(s.file.Turns)-1]
+	}
+	t.Status = runrecord.TurnAbandoned
+	return runrecord.WriteSession(s.dir, s.file)
+}
+
+// openSession takes the session's lock and reads session.json.
+func openSession(sessionsDir, name string) (*Session, error) {
+	if err := runrecord.CheckSessionName(name); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Join(sessionsDir, name))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	path := filepath.Join(dir, runrecord.SessionLockFile)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	f.Close()
+	lock, err := journal.TryLock(path)
+	if errors.Is(err, journal.ErrLocked) {
+		pid, _ := os.ReadFile(path)
+		return nil, fmt.Errorf("%w: session %s is in a turn in another fsd (pid %s)", ErrSessionBusy, name, strings.TrimSpace(string(pid)))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	// Whoever finds it locked reads who holds it.
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		lock.Unlock()
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	s := &Session{Name: name, dir: dir, lock: lock}
+	if s.file, err = runrecord.ReadSession(dir); err != nil {
+		lock.Unlock()
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// interrupted reports whether the last turn neither ended nor was
+// abandoned: run.json says how the last turn's run ended.
+func (s *Session) interrupted() bool {
+	sum, err := runrecord.ReadSummary(s.dir)
+	if err != nil {
+		return false // no turn ran yet
+	}
+	if sum.Status == runrecord.Finished || sum.Status == runrecord.Failed {
+		return false
+	}
+	n := len(s.file.Turns)
+	return n == 0 || s.file.Turns[n-1].Status != runrecord.TurnAbandoned
+}
+
+// openTurn is the last turn when it has not ended, else nil.
+func (s *Session) openTurn() *runrecord.Turn {
+	if n := len(s.file.Turns); n > 0 && s.file.Turns[n-1].Status == "" {
+		return &s.file.Turns[n-1]
+	}
+	return nil
+}
+
+// Dir is the session's folder: its run record.
+func (s *Session) Dir() string { return s.dir }
+
+// Turns is how many turns the session has recorded.
+func (s *Session) Turns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.file.Turns)
+}
+
+// Start builds the session's next turn as a Run (approvals, Pending,
+// Handle, Answer as for any run); Execute(ctx, message) runs it. opts'
+// RunsDir, RunID, Resume and History are the session's own.
+func (s *Session) Start(p *spec.Project, opts Options) (*Run, error) {
+	if s.lock == nil {
+		return nil, errors.New("engine: the session is closed")
+	}
+	if p == nil || p.Workflow == nil {
+		return nil, errors.New("engine: no workflow")
+	}
+	if p.Workflow.Host == nil {
+		return nil, fmt.Errorf("session %s: workflow %s has no host: a session is a conversation with a workflow's host", s.Name, p.Workflow.Name)
+	}
+	if !s.resume && s.interrupted() {
+		return nil, fmt.Errorf("%w: session %s", ErrSessionInterrupted, s.Name)
+	}
+	st := &sessionTurn{s: s}
+	var j *Replay
+	if _, err := os.Stat(filepath.Join(s.dir, runrecord.RunFile)); err == nil {
+		var err error
+		if j, err = LoadReplay(s.dir, sessionLoad()); err != nil {
+			return nil, fmt.Errorf("session %s: %w", s.Name, err)
+		}
+	}
+	opts.RunsDir, opts.RunID, opts.History, opts.Resume = filepath.Dir(s.dir), s.Name, nil, nil
+	st.journal = j
+	if s.resume {
+		if j == nil {
+			return nil, fmt.Errorf("%w: session %s has no record", ErrNotResumable, s.Name)
+		}
+		opts.Resume = j
+	}
+	opts.session = st
+	r, err := New(p, opts)
+	if err != nil {
+		j.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Turn is Start then Execute.
+func (s *Session) Turn(ctx context.Context, p *spec.Project, opts Options, message string) (*Result, error) {
+	r, err := s.Start(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Execute(ctx, message)
+}
+
+// Loaded lists the loaded skills, least recently used first, as the last
+// turn left them.
+func (s *Session) Loaded() []LoadedSkill {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.file.Turns)
+	if n == 0 {
+		return nil
+	}
+	var out []LoadedSkill
+	for _, l := range s.file.Turns[n-1].Loaded {
+		out = append(out, LoadedSkill{ID: l.ID, Version: l.Version})
+	}
+	return out
+}
+
+// NextRequest is the host's next request for message, without calling the
+// model or writing the record (`/context`).
+func (s *Session) NextRequest(p *spec.Project, opts Options, message string) (*model.Request, error) {
+	if s.resume || s.interrupted() {
+		return nil, fmt.Errorf("%w: session %s", ErrSessionInterrupted, s.Name)
+	}
+	opts.Sink, opts.Observer = nil, nil
+	r, err := s.Start(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	j := r.journal()
+	defer j.Close()
+	r.rec = nil // the record is only read
+	r.opts.session.dryRun = true
+	g, h, err := r.newHost(message)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.board.seed(); err != nil {
+		return nil, err
+	}
+	if _, err := r.sessionTurn(context.Background(), g, h, message); err != nil {
+		return nil, err
+	}
+	return g.request(0), nil
+}
+
+// Close releases the session's lock.
+func (s *Session) Close() error {
+	if s == nil || s.lock == nil {
+		return nil
+	}
+	err := s.lock.Unlock()
+	s.lock = nil
+	return err
+}
+
+// sessionLoad loads a session's journal: its holder has the session's
+// lock, and a finished run is one the next turn goes on from.
+func sessionLoad() LoadOption { return func(o *loadOptions) { o.session = true } }
