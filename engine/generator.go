@@ -151,6 +151,7 @@ const notRunText = "not run: the turn was abandoned before this call had a resul
 // since the journal replays the same steps in the same order.
 //
 // J7: the same id on every resume, since a resume replays the same steps.
+// Q8: a session's turns each have their own ids.
 func (g *generator) callID(step, i int) string {
 	name := g.name
 	if name == "" {

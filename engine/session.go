@@ -54,6 +54,9 @@ type Session struct {
 // use) and takes its writer lock: an error wrapping ErrSessionBusy names
 // the holder's pid; ErrSessionInterrupted when the last turn must be
 // resumed or abandoned first.
+//
+// Q6: no new turn after an interrupted one until it is resumed or
+// abandoned.
 func OpenSession(sessionsDir, name string) (*Session, error) {
 	s, err := openSession(sessionsDir, name)
 	if err != nil {
@@ -107,6 +110,8 @@ func AbandonTurn(sessionsDir, name string) error {
 }
 
 // openSession takes the session's lock and reads session.json.
+//
+// Q4: one writer; the one refused learns the holder's pid.
 func openSession(sessionsDir, name string) (*Session, error) {
 	if err := runrecord.CheckSessionName(name); err != nil {
 		return nil, err

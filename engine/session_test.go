@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -112,5 +113,147 @@ func TestSessionOneWriter(t *testing.T) {
 	_, err = OpenSession(dir, "busy")
 	if !errors.Is(err, ErrSessionBusy) || !strings.Contains(err.Error(), "pid ") {
 		t.Fatalf("second OpenSession = %v, want ErrSessionBusy naming the pid", err)
+	}
+}
+
+// Q5, Q7: a skill whose version changed, and one removed, between turns
+// are unloaded as the next turn starts, each with the context line a live
+// reload writes; the store stays; each turn records its digests.
+func TestSessionSkillChangedBetweenTurns(t *testing.T) {
+	dir := t.TempDir()
+	p1 := project(skill("aa", "1.0.0", spec.ChannelInline), skill("bb", "1.0.0", spec.ChannelInline), skill("cc", "1.0.0", spec.ChannelInline))
+	if _, _, err := turn(t, dir, "edit", p1, "first",
+		read("aa"), read("bb"), read("cc"),
+		call("aa_setstore", map[string]string{"key": "k", "value": "kept"}),
+		say("one")); err != nil {
+		t.Fatal(err)
+	}
+	p2 := project(skill("aa", "2.0.0", spec.ChannelInline), skill("cc", "1.0.0", spec.ChannelInline))
+	p2.Workflow.Host.Prompt = "You are a changed host."
+	m, _, err := turn(t, dir, "edit", p2, "second",
+		call("aa_store", map[string]string{"key": "k"}),
+		read("aa"),
+		call("aa_store", map[string]string{"key": "k"}),
+		say("two"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	first := reqs[0]
+	if strings.Contains(first.Context, `<skill id="aa"`) || strings.Contains(first.Context, `<skill id="bb"`) || !strings.Contains(first.Context, `<skill id="cc"`) {
+		t.Errorf("turn 2's first context block should hold cc only:\n%s", first.Context)
+	}
+	var lines []string
+	for _, msg := range first.Messages {
+		if msg.Role == model.Context {
+			lines = append(lines, msg.Text)
+		}
+	}
+	all := strings.Join(lines, "\n")
+	if !strings.Contains(all, "unloaded skill aa 1.0.0 (version changed: 2.0.0") || !strings.Contains(all, "unloaded skill bb") || !strings.Contains(all, "disabled") {
+		t.Errorf("turn 2's window lacks the unload lines:\n%s", all)
+	}
+	if got := lastResult(reqs[1]); !got.IsError || got.Text != "Unknown tool: aa_store" {
+		t.Errorf("aa's tool after its change = %+v, want Unknown tool", got)
+	}
+	if got := lastResult(reqs[3]); !strings.Contains(got.Text, "kept") {
+		t.Errorf("aa's store after the re-read = %+v, want kept", got)
+	}
+	s, err := OpenSession(dir, "edit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	turns := s.file.Turns
+	if len(turns) != 2 || strings.Join(turns[1].Dropped, ",") != "aa,bb" {
+		t.Fatalf("turns = %+v, want two, the second dropping aa and bb", turns)
+	}
+	var w1, w2 string
+	for k, v := range turns[0].Digests {
+		if strings.HasPrefix(k, "workflow") {
+			w1, w2 = v, turns[1].Digests[k]
+		}
+	}
+	if w1 == "" || w2 == "" || w1 == w2 {
+		t.Errorf("workflow digests per turn = %q, %q; want both, different", w1, w2)
+	}
+}
+
+// Q6: an interrupted turn blocks the next until it is resumed or
+// abandoned; a resumed turn does not ask the model again for what its
+// journal holds; an abandoned turn's call without a result reads that it
+// was not run.
+func TestSessionInterruptedTurn(t *testing.T) {
+	for _, abandon := range []bool{false, true} {
+		t.Run(map[bool]string{false: "resume", true: "abandon"}[abandon], func(t *testing.T) {
+			dir := t.TempDir()
+			p := project(skill("aa", "1.0.0", spec.ChannelInline))
+			if _, _, err := turn(t, dir, "cut", p, "first", read("aa"), say("one")); err != nil {
+				t.Fatal(err)
+			}
+			s, err := OpenSession(dir, "cut")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			m := &recModel{steps: []step{
+				call("aa_setstore", map[string]string{"key": "k", "value": "v"}),
+				func(req *model.Request) *model.Response {
+					cancel()
+					return call("aa_echo", map[string]string{"text": "x"})(req)
+				},
+			}}
+			_, err = s.Turn(ctx, p, Options{Model: m}, "second")
+			s.Close()
+			if !errors.Is(err, ErrInterrupted) {
+				t.Fatalf("turn 2 = %v, want interrupted", err)
+			}
+			if _, err := OpenSession(dir, "cut"); !errors.Is(err, ErrSessionInterrupted) {
+				t.Fatalf("OpenSession after an interrupted turn = %v, want ErrSessionInterrupted", err)
+			}
+			if abandon {
+				if err := AbandonTurn(dir, "cut"); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				rs, err := ResumeSession(dir, "cut")
+				if err != nil {
+					t.Fatal(err)
+				}
+				rm := &recModel{steps: []step{say("resumed")}}
+				res, err := rs.Turn(context.Background(), p, Options{Model: rm}, "")
+				rs.Close()
+				if err != nil || res.Answer != "resumed" {
+					t.Fatalf("resumed turn = %v, %v", res, err)
+				}
+				if n := len(rm.requests()); n != 1 {
+					t.Errorf("the resumed turn asked the model %d times, want 1 (the rest is journaled)", n)
+				}
+			}
+			m3, _, err := turn(t, dir, "cut", p, "third", call("aa_store", map[string]string{"key": "k"}), say("three"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := m3.requests()[0]
+			results := map[string]string{}
+			for _, msg := range first.Messages {
+				if msg.Role == model.Tool {
+					results[msg.CallID] = msg.Text
+				}
+			}
+			for _, msg := range first.Messages {
+				for _, c := range msg.Calls {
+					if _, ok := results[c.ID]; !ok {
+						t.Errorf("turn 3's window holds call %s (%s) without a result", c.ID, c.Name)
+					}
+				}
+			}
+			if abandon && !strings.Contains(fmt.Sprint(results), notRunText) {
+				t.Errorf("the abandoned call's result = %v, want %q", results, notRunText)
+			}
+			if got := lastResult(m3.requests()[1]); !strings.Contains(got.Text, `"v"`) && !strings.Contains(got.Text, "v") {
+				t.Errorf("the store after turn 2 = %+v", got)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
@@ -35,7 +36,9 @@ type sessionTurn struct {
 // one it resumes).
 //
 // Q2: the turns before are restated, never run: model responses and
-// programs' results come from the journal.
+// programs' results come from the journal. Q3: one transcript spans the
+// turns, so the window's cap and its whole turns do too. Q7: each turn
+// records the digests it was made from.
 func (r *Run) sessionTurn(ctx context.Context, g *generator, h *hostEnv, input string) (string, error) {
 	st := r.opts.session
 	st.s.mu.Lock()
@@ -103,7 +106,7 @@ func (r *Run) sessionTurn(ctx context.Context, g *generator, h *hostEnv, input s
 	}
 	st.started = !st.dryRun
 	g.turn, g.caller.Turn, g.caller.Input = n, n, input
-	dropSkills(h, t.Dropped, tr)
+	dropSkills(h, lastTurn(past), t.Dropped, tr)
 	if err := g.add(model.Message{Role: model.User, Text: input}); err != nil {
 		return "", err
 	}
@@ -119,7 +122,8 @@ func (r *Run) sessionTurn(ctx context.Context, g *generator, h *hostEnv, input s
 // their per-load state, stores, artifacts and handles, the board — by
 // running their steps again on a scratch transcript, quietly: responses
 // and programs' results from the journal, in-memory tools executed again.
-// end is where the last of them ends in the journal's messages.
+//
+// Q1: what the turns before left is there when the next starts.
 func (r *Run) restate(ctx context.Context, g *generator, h *hostEnv, past []runrecord.Turn, cur *runrecord.Turn, msgs []model.Message) error {
 	if len(past) == 0 {
 		return nil
@@ -144,7 +148,7 @@ func (r *Run) restate(ctx context.Context, g *generator, h *hostEnv, past []runr
 			end = cur.Message
 		}
 		end = min(end, len(msgs))
-		dropSkills(h, t.Dropped, scratch)
+		dropSkills(h, lastTurn(past[:k]), t.Dropped, scratch)
 		i := min(t.Message, end)
 		for i < end && msgs[i].Role != model.User {
 			i++
@@ -218,25 +222,43 @@ func changedSince(prev *runrecord.Turn, m *manager) []string {
 	return out
 }
 
-// dropSkills unloads skills that changed or left since the turn before,
-// with the context line a live reload writes.
-func dropSkills(h *hostEnv, ids []string, tr *transcript.Transcript) {
+// dropSkills unloads skills that changed or left since prev, the turn
+// before, with the context line a live reload writes, naming each as prev
+// had it.
+func dropSkills(h *hostEnv, prev *runrecord.Turn, ids []string, tr *transcript.Transcript) {
+	m := h.mgr
 	for _, id := range ids {
-		_, l := h.mgr.find(id)
-		if l == nil {
-			// Gone, so never loaded again here: the line still says so.
-			s := &spec.Skill{ID: id}
-			_ = tr.AppendContext(transcript.ContextChange{Unloaded: []string{id}, Skill: id, Reason: reasonDisabled, Line: disabledLine(s)})
-			continue
+		was := skillAt(prev, id)
+		if _, l := m.find(id); l != nil {
+			m.loaded = slices.DeleteFunc(m.loaded, func(x *loadedSkill) bool { return x == l })
+			if len(l.skill.MCP) > 0 {
+				m.box.mcp.Release(l.skill)
+			}
 		}
-		h.mgr.loaded = slices.DeleteFunc(h.mgr.loaded, func(x *loadedSkill) bool { return x == l })
-		cur, ok := h.mgr.lookup(id)
-		if !ok {
-			h.mgr.unloaded(l, reasonDisabled, "", tr)
-		} else {
-			h.mgr.unloaded(l, reasonVersionChanged, cur.Revision(), tr)
+		reason, line := reasonDisabled, disabledLine(was)
+		if cur, ok := m.lookup(id); ok {
+			reason, line = reasonVersionChanged, versionLine(was, cur.Revision())
+		}
+		m.emitSkill(false, was, reason)
+		_ = tr.AppendContext(transcript.ContextChange{Unloaded: []string{id}, Skill: id, Version: was.Version, Reason: reason, Line: line})
+	}
+}
+
+// skillAt is skill id as the turn prev had it: its id and revision.
+func skillAt(prev *runrecord.Turn, id string) *spec.Skill {
+	rev := ""
+	if prev != nil {
+		rev = prev.Skills[id]
+		for _, l := range prev.Loaded {
+			if l.ID == id {
+				rev = l.Revision
+			}
 		}
 	}
+	if d, ok := strings.CutPrefix(rev, "sha256:"); ok {
+		return &spec.Skill{ID: id, Digest: d}
+	}
+	return &spec.Skill{ID: id, Version: rev}
 }
 
 // keepOnly makes the loaded skills those of list, in its order (least

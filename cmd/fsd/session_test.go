@@ -1,0 +1,231 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
+)
+
+// sessionTool is a command tool: `mark BOX ID` appends FSD_CALL_ID to
+// BOX/marks.log; `gate BOX` says it waits (BOX/waiting), then waits,
+// bounded, for BOX/open.
+const sessionTool = `#!/bin/sh
+box=$2
+case $1 in
+mark) echo "$FSD_CALL_ID" >> "$box/marks.log"; printf 'marked %s' "$3" ;;
+gate) : > "$box/waiting"; i=0; while [ ! -e "$box/open" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; printf 'gate passed' ;;
+esac
+`
+
+// sessionProject writes a workflow whose script plays three turns: turn 1
+// reads aa and sets its state and store; turn 2 calls aa's tools without
+// reading it, passes a gate, and reads bb, cc and dd (evicting aa); turn 3
+// calls aa's tool (unknown now), reads aa again and reads its state and
+// store. Every turn marks once.
+func sessionProject(t *testing.T) (dir, wf string) {
+	t.Helper()
+	dir = t.TempDir()
+	box := filepath.Join(dir, "box")
+	if err := os.MkdirAll(box, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"bb", "cc", "dd"} {
+		write(t, filepath.Join(dir, "skills", id, id+".skill.yaml"), fmt.Sprintf("id: %s\nname: Skill %s\ndescription: Does %s things.\nversion: 1.0.0\ninstructions: Do %s things.\n", id, id, id, id))
+	}
+	aa := filepath.Join(dir, "skills", "aa")
+	write(t, filepath.Join(aa, "tool.sh"), sessionTool)
+	if err := os.Chmod(filepath.Join(aa, "tool.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kv := func(name, kind, op string, value bool) string {
+		props, req := "{key: {type: string}}", "[key]"
+		if value {
+			props, req = "{key: {type: string}, value: {type: string}}", "[key, value]"
+		}
+		return fmt.Sprintf("  - name: %s\n    description: %s %s.\n    input: {type: object, properties: %s, required: %s}\n    run: {%s: %s}\n", name, kind, op, props, req, kind, op)
+	}
+	write(t, filepath.Join(aa, "aa.skill.yaml"), "id: aa\nname: Skill aa\ndescription: Keeps notes.\nversion: 1.0.0\ninstructions: Keep notes.\ntools:\n"+
+		kv("setstate", "state", "set", true)+kv("getstate", "state", "get", false)+kv("setstore", "store", "set", true)+kv("getstore", "store", "get", false)+
+		fmt.Sprintf(`  - name: mark
+    description: Marks the call.
+    input: {type: object, properties: {id: {type: string}}, required: [id]}
+    run: {command: [./tool.sh, mark, %q, "{{.id}}"]}
+  - name: gate
+    description: Waits for the test.
+    input: {type: object, properties: {}}
+    run: {command: [./tool.sh, gate, %q]}
+`, box, box))
+	write(t, filepath.Join(dir, "chat.script.yaml"), `turns:
+  - - call: read_skill
+      args: {id: aa}
+    - calls:
+        - {call: setstate, args: {key: s, value: per-load}}
+        - {call: setstore, args: {key: k, value: kept}}
+    - call: mark
+      args: {id: one}
+    - say: one
+  - - calls:
+        - {call: getstate, args: {key: s}}
+        - {call: getstore, args: {key: k}}
+    - call: mark
+      args: {id: two}
+    - call: gate
+    - call: read_skill
+      args: {id: bb}
+    - call: read_skill
+      args: {id: cc}
+    - call: read_skill
+      args: {id: dd}
+    - say: two
+  - - call: getstate
+      args: {key: s}
+    - call: read_skill
+      args: {id: aa}
+    - calls:
+        - {call: getstate, args: {key: s}}
+        - {call: getstore, args: {key: k}}
+    - call: mark
+      args: {id: three}
+    - say: three
+`)
+	wf = filepath.Join(dir, "chat.workflow.yaml")
+	write(t, wf, `name: chat
+model: scripted
+script: chat.script.yaml
+skills: [./skills]
+sandbox: {write: [./box]}
+limits: {max-loaded-skills: 3, max-transcript-messages: 10}
+host: {prompt: You chat.}
+`)
+	return dir, wf
+}
+
+// sessionTurnCLI runs one turn in a process of its own.
+func sessionTurnCLI(t *testing.T, dir, wf, msg string) {
+	t.Helper()
+	cmd, out, errb := fsdProc("run", wf, "--session", "s", "--sessions-dir", filepath.Join(dir, "sessions"), msg)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("turn %q: %v\n%s%s", msg, err, out, errb)
+	}
+}
+
+// checkSessionRecord checks what the three turns did, from the record: no
+// mark ran twice, each turn's calls answered as the lifecycle says, and
+// every request's window starts at a user message within the cap.
+func checkSessionRecord(t *testing.T, dir string) {
+	t.Helper()
+	marks, _ := os.ReadFile(filepath.Join(dir, "box", "marks.log"))
+	ids := strings.Fields(string(marks))
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("call %s ran twice: %v", id, ids)
+		}
+		seen[id] = true
+	}
+	if len(ids) != 3 {
+		t.Errorf("marks = %v, want one a turn", ids)
+	}
+	rec, err := runrecord.Open(filepath.Join(dir, "sessions", "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := rec.Gens[0]
+	var results []string
+	for _, m := range host.Messages {
+		if m.Role == model.Tool && m.Name != "read_skill" {
+			results = append(results, m.Name+"="+m.Text)
+		}
+	}
+	want := []string{
+		"setstate=", "setstore=", "mark=marked one",
+		"getstate=per-load", "getstore=kept", "mark=marked two", "gate=gate passed",
+		"getstate=Unknown tool: getstate", "getstate=", "getstore=kept", "mark=marked three",
+	}
+	if len(results) != len(want) {
+		t.Fatalf("tool results = %q, want %d", results, len(want))
+	}
+	for i, w := range want {
+		name, text, _ := strings.Cut(w, "=")
+		got := results[i]
+		switch {
+		case text == "" && name == "getstate":
+			if strings.Contains(got, "per-load") {
+				t.Errorf("result %d = %q: aa's per-load state survived its eviction", i, got)
+			}
+		case !strings.HasPrefix(got, name+"=") || !strings.Contains(got, text):
+			t.Errorf("result %d = %q, want %q", i, got, w)
+		}
+	}
+	if len(host.Steps) == 0 {
+		t.Fatal("no requests on record")
+	}
+	for _, st := range host.Steps {
+		msgs := st.Request.Messages
+		if len(msgs) == 0 || msgs[0].Role != model.User || len(msgs) > 10 {
+			t.Errorf("step %d (turn %d): the window has %d messages starting with %v; want at most 10 starting at a user message", st.Step, st.Request.Caller.Turn, len(msgs), msgs[0].Role)
+		}
+	}
+}
+
+// Q1, Q2, Q3: three turns in three processes.
+func TestSessionTurnsAcrossProcesses(t *testing.T) {
+	dir, wf := sessionProject(t)
+	write(t, filepath.Join(dir, "box", "open"), "")
+	for _, msg := range []string{"first", "second", "third"} {
+		sessionTurnCLI(t, dir, wf, msg)
+	}
+	checkSessionRecord(t, dir)
+}
+
+// Q6, Q8: turn 2 killed mid-way (while a command runs), refused a new
+// turn until resumed; no completed call runs twice, and each turn's call
+// ids are its own.
+func TestSessionKillResume(t *testing.T) {
+	dir, wf := sessionProject(t)
+	sessions := filepath.Join(dir, "sessions")
+	sessionTurnCLI(t, dir, wf, "first")
+	cmd, _, errb := fsdProc("run", wf, "--session", "s", "--sessions-dir", sessions, "second")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waiting := filepath.Join(dir, "box", "waiting")
+	for range 3000 {
+		if _, err := os.Stat(waiting); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("turn 2 ended before its gate: %v\n%s", err, errb)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	third, _, thirdErr := fsdProc("run", wf, "--session", "s", "--sessions-dir", sessions, "third")
+	if err := third.Run(); exitCode(err) != 1 || !strings.Contains(thirdErr.String(), "interrupted") || !strings.Contains(thirdErr.String(), "fsd resume s") {
+		t.Fatalf("a turn after a killed one = %v: %s; want exit 1 saying resume or abandon", err, thirdErr)
+	}
+	write(t, filepath.Join(dir, "box", "open"), "")
+	resume, out, rerr := fsdProc("resume", "s", "--sessions-dir", sessions)
+	if err := resume.Run(); err != nil || strings.TrimSpace(out.String()) != "two" {
+		t.Fatalf("resume = %v, %q: %s", err, out, rerr)
+	}
+	sessionTurnCLI(t, dir, wf, "third")
+	checkSessionRecord(t, dir)
+	marks, _ := os.ReadFile(filepath.Join(dir, "box", "marks.log"))
+	if got, want := strings.Fields(string(marks)), []string{"host/s3/c1", "host/t2/s2/c1", "host/t3/s4/c1"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("call ids = %v, want %v", got, want)
+	}
+}
