@@ -94,6 +94,36 @@ func AbandonTurn(sessionsDir, name string) error {
 		return err
 	}
 	defer s.Close()
+	return s.Abandon()
+}
+
+// Interrupted reports whether the session's last turn was interrupted
+// (its context cancelled, its process stopped): Abandon gives it up, a
+// Session from ResumeSession resumes it.
+func (s *Session) Interrupted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.interrupted()
+}
+
+// Resume makes the next Start resume the interrupted last turn, in the
+// process that holds the session, as ResumeSession does for a new one.
+func (s *Session) Resume() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.interrupted() {
+		return fmt.Errorf("%w: session %s has no interrupted turn", ErrNotResumable, s.Name)
+	}
+	s.resume = true
+	return nil
+}
+
+// Abandon gives up the interrupted last turn, as AbandonTurn does, in
+// the process that holds the session (a chat whose turn was cancelled).
+func (s *Session) Abandon() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := s.Name
 	if !s.interrupted() {
 		return fmt.Errorf("session %s has no interrupted turn to abandon", name)
 	}
@@ -106,6 +136,7 @@ func AbandonTurn(sessionsDir, name string) error {
 		t = &s.file.Turns[len(s.file.Turns)-1]
 	}
 	t.Status = runrecord.TurnAbandoned
+	s.resume = false
 	return runrecord.WriteSession(s.dir, s.file)
 }
 

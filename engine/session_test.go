@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -255,5 +258,77 @@ func TestSessionInterruptedTurn(t *testing.T) {
 				t.Errorf("the store after turn 2 = %+v", got)
 			}
 		})
+	}
+}
+
+// BenchmarkSessionTurn runs a session of 50 turns (each reads a skill,
+// sets its store and answers) and reports how long turn 1 and turn 50
+// took: a turn restates the turns before it, so this is the price of a
+// long session.
+func BenchmarkSessionTurn(b *testing.B) {
+	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelInline))
+	var first, last time.Duration
+	for range b.N {
+		dir := b.TempDir()
+		for n := 1; n <= 50; n++ {
+			s, err := OpenSession(dir, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := &recModel{steps: []step{
+				read([]string{"aa", "bb"}[n%2]),
+				call("aa_setstore", map[string]string{"key": "k", "value": fmt.Sprint(n)}),
+				say(fmt.Sprintf("turn %d", n)),
+			}}
+			start := time.Now()
+			_, err = s.Turn(context.Background(), p, Options{Model: m}, fmt.Sprintf("message %d", n))
+			took := time.Since(start)
+			s.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			switch n {
+			case 1:
+				first += took
+			case 50:
+				last += took
+			}
+		}
+	}
+	b.ReportMetric(float64(first.Microseconds())/float64(b.N)/1000, "turn1-ms")
+	b.ReportMetric(float64(last.Microseconds())/float64(b.N)/1000, "turn50-ms")
+}
+
+// NextRequest assembles the next turn's first request from the session
+// as the last turn left it, and writes nothing.
+func TestSessionNextRequest(t *testing.T) {
+	dir := t.TempDir()
+	p := project(skill("aa", "1.0.0", spec.ChannelInline))
+	if _, _, err := turn(t, dir, "peek", p, "first", read("aa"), say("one")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenSession(dir, "peek")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before, _ := os.ReadFile(filepath.Join(s.Dir(), "journal.jsonl"))
+	req, err := s.NextRequest(p, Options{Model: &recModel{}}, "what now?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(req.Context, `<skill id="aa"`) || !has(toolNames(req), "aa_echo") {
+		t.Errorf("the next request lacks aa, loaded in turn 1:\n%s", req.Context)
+	}
+	if last := req.Messages[len(req.Messages)-1]; last.Role != model.User || last.Text != "what now?" {
+		t.Errorf("the next request ends with %+v, want the message", last)
+	}
+	after, _ := os.ReadFile(filepath.Join(s.Dir(), "journal.jsonl"))
+	if string(before) != string(after) || s.Turns() != 1 {
+		t.Errorf("NextRequest wrote the record: %d turns, journal changed %v", s.Turns(), string(before) != string(after))
+	}
+	res, err := s.Turn(context.Background(), p, Options{Model: &recModel{steps: []step{say("two")}}}, "second")
+	if err != nil || res.Answer != "two" {
+		t.Fatalf("a turn after NextRequest = %v, %v", res, err)
 	}
 }

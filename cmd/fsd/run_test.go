@@ -94,7 +94,7 @@ func TestRunFailures(t *testing.T) {
 		{"unknown provider", []string{"run", wf, "--model", "acme/x"}, exitProblems, "unknown provider"},
 		{"misspelled provider", []string{"run", wf, "--model", "antropic/x"}, exitProblems, `unknown provider "antropic" (known: openai, openai-responses, anthropic, gemini, scripted); did you mean "anthropic"?`},
 		{"bad events format", []string{"run", wf, "--events", "xml"}, exitUsage, "--events"},
-		{"no workflow", []string{"run"}, exitUsage, "fsd: run takes WORKFLOW; got none (see fsd run --help)"},
+		{"no workflow", []string{"run"}, exitUsage, "fsd: run takes WORKFLOW [MESSAGE]; got none (see fsd run --help)"},
 		{"unknown flag", []string{"run", wf, "--bogus"}, exitUsage, "bogus"},
 		{"bad durability", []string{"run", wf, "--durability", "sometimes"}, exitUsage, `--durability: durability must be step or commit-before-effects, not "sometimes"`},
 		{"bad durability key", []string{"run", badKey}, exitProblems, "bad.workflow.yaml:2:13"},

@@ -129,9 +129,10 @@ that turn, fsd sessions abandon NAME gives it up; until then no new turn starts.
 func newSessionsLsCmd(dir *string) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "ls",
-		Short: "List the sessions (as fsd sessions does)",
-		Args:  usageArgs(cobra.NoArgs),
+		Use:     "ls",
+		Short:   "List the sessions (as fsd sessions does)",
+		Example: `  fsd sessions ls --format json`,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
@@ -222,7 +223,9 @@ func newSessionsShowCmd(dir *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a session: its status, its turns and the skills its last turn left loaded (least recently read first)",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Example: `  fsd sessions show notes
+  fsd sessions show notes --format json | jq '.turn_list[].status'`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
@@ -264,9 +267,10 @@ func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") 
 
 func newSessionsRmCmd(dir *string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rm NAME...",
-		Short: "Remove sessions and their records; never one in a turn",
-		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		Use:     "rm NAME...",
+		Short:   "Remove sessions and their records; never one in a turn",
+		Example: `  fsd sessions rm notes drafts`,
+		Args:    usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, name := range args {
 				d := sessionDir(*dir, name)
@@ -371,6 +375,8 @@ func newSessionsAbandonCmd(dir *string) *cobra.Command {
 		Long: `Give up the interrupted last turn of a session instead of resuming it (fsd resume NAME).
 The turn stays in the conversation as far as its journal goes; its calls that have no
 result read that they were not run; the next turn goes on after it.`,
+		Example: `  fsd sessions abandon notes
+  fsd run chat.workflow.yaml --session notes "Let's start over."`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d := sessionDir(*dir, args[0])
