@@ -64,17 +64,8 @@ func (r *Run) sessionTurn(ctx context.Context, g *generator, h *hostEnv, input s
 	if cur != nil {
 		upto = min(cur.Entry, upto)
 	}
-	for _, e := range ents[:upto] {
-		var err error
-		switch {
-		case e.Message != nil:
-			err = tr.AppendMessage(*e.Message)
-		case e.Context != nil:
-			err = tr.AppendContext(*e.Context)
-		}
-		if err != nil {
-			return "", fmt.Errorf("session %s: journal entry %d: %w", st.s.Name, e.Seq, err)
-		}
+	if err := tr.AppendEntries(ents[:upto]); err != nil {
+		return "", fmt.Errorf("session %s: journal %w", st.s.Name, err)
 	}
 	if cur == nil {
 		// An abandoned turn's calls that have no result get one, so the

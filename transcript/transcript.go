@@ -193,6 +193,14 @@ func (t *Transcript) release() {
 // them: what a resumed run's journal replays against.
 func Rebuild(entries []Entry) ([]model.Message, error) {
 	t := New(nil)
+	err := t.AppendEntries(entries)
+	return t.msgs, err
+}
+
+// AppendEntries appends entries as they were recorded: each message and
+// context change in order, context lines placed as AppendContext places
+// them.
+func (t *Transcript) AppendEntries(entries []Entry) error {
 	for _, e := range entries {
 		var err error
 		switch {
@@ -202,10 +210,10 @@ func Rebuild(entries []Entry) ([]model.Message, error) {
 			err = t.AppendContext(*e.Context)
 		}
 		if err != nil {
-			return t.msgs, fmt.Errorf("entry %d: %w", e.Seq, err)
+			return fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
 	}
-	return t.msgs, nil
+	return nil
 }
 
 // ErrRecord is wrapped by errors writing the transcript's record.
