@@ -332,3 +332,47 @@ func TestSessionNextRequest(t *testing.T) {
 		t.Fatalf("a turn after NextRequest = %v, %v", res, err)
 	}
 }
+
+// Q1, Q2: the board goes on across turns — a task of turn 1 is not run
+// again — and a conversation-supply worker of turn 2 inherits whole
+// turns of the session, turn 1's included, bounded by its turns:.
+func TestSessionBoardAndConversationSupply(t *testing.T) {
+	dir := t.TempDir()
+	p := project(team())
+	sessionTurn := func(msg string, scripts map[string][]step) *multiModel {
+		t.Helper()
+		s, err := OpenSession(dir, "team")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		m := &multiModel{scripts: scripts}
+		if _, err := s.Turn(context.Background(), p, Options{Model: m}, msg); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	sessionTurn("FIRST", map[string][]step{
+		"host": {read("team"), call("addTask", add("a", "conv")), call("runBoard", nil), say("one")},
+		"conv": {say("conv a")},
+	})
+	m := sessionTurn("SECOND", map[string][]step{
+		"host": {call("addTask", add("b", "conv")), call("runBoard", nil), say("two")},
+		"conv": {say("conv b")},
+	})
+	conv := m.requests("conv")
+	if len(conv) != 1 || conv[0].Caller.TaskID != "b" {
+		t.Fatalf("turn 2's conv requests = %d (want 1, task b's): a task of turn 1 ran again", len(conv))
+	}
+	var texts []string
+	for _, msg := range conv[0].Messages {
+		texts = append(texts, msg.Text)
+	}
+	all := strings.Join(texts, "\n")
+	if !strings.Contains(all, "FIRST") || !strings.Contains(all, "SECOND") {
+		t.Errorf("task b's worker should inherit turns 1 and 2:\n%s", all)
+	}
+	if r := lastResult(m.requests("host")[0]); r.IsError {
+		t.Errorf("addTask in turn 2 without a re-read = %+v", r)
+	}
+}
