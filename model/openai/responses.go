@@ -2,10 +2,14 @@ package openai
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/wire"
+	"github.com/fsdrun/fsd/model/retry"
 )
 
 // ResponsesName is the Responses API's provider name in model strings
@@ -52,7 +56,15 @@ func (m *Responses) Generate(ctx context.Context, req *model.Request) (*model.Re
 	if err != nil {
 		return nil, err
 	}
-	return m.client.Generate(ctx, req, body)
+	resp, err := m.client.Generate(ctx, req, body)
+	var se *retry.StatusError
+	if errors.As(err, &se) && se.Status == http.StatusBadRequest && len(body.Include) > 0 &&
+		strings.Contains(strings.ToLower(se.Message), "encrypted content") {
+		// A model the table takes to reason that does not: Chat
+		// Completions serves it without asking for reasoning.
+		return nil, fmt.Errorf("%w; the model does not reason: use %s/%s", err, Name, m.cfg.Model)
+	}
+	return resp, err
 }
 
 // Capabilities are the model's: tools, typed output and prompt caching
@@ -61,6 +73,7 @@ func (m *Responses) Generate(ctx context.Context, req *model.Request) (*model.Re
 func (m *Responses) Capabilities() model.Capabilities { return responsesCapabilities(m.cfg.Model) }
 
 func responsesCapabilities(name string) model.Capabilities {
+	name = strings.TrimPrefix(name, "ft:") // a fine-tuned model: ft:gpt-4.1-mini:org::id
 	return model.Capabilities{Tools: true, TypedOutput: true, Caching: true,
 		Images: !hasPrefix(name, "o1-mini", "o3-mini", "gpt-3.5")}
 }
@@ -70,6 +83,7 @@ func responsesCapabilities(name string) model.Capabilities {
 // ("Encrypted content is not supported with this model"). The families
 // before reasoning are told by name; any other model is taken to reason.
 func reasons(name string) bool {
+	name = strings.TrimPrefix(name, "ft:")
 	return !hasPrefix(name, "gpt-4", "gpt-3.5", "chatgpt-")
 }
 

@@ -195,7 +195,8 @@ func TestResponsesImages(t *testing.T) {
 // Reasoning items are asked for from models that reason, not from the
 // families before reasoning, which refuse the include.
 func TestResponsesIncludeOnlyForReasoningModels(t *testing.T) {
-	for name, want := range map[string]bool{"gpt-5.4": true, "o4-mini": true, "gpt-oss-120b": true, "gpt-4.1": false, "gpt-4o-mini": false, "chatgpt-4o-latest": false} {
+	for name, want := range map[string]bool{"gpt-5.4": true, "o4-mini": true, "gpt-oss-120b": true, "gpt-4.1": false, "gpt-4o-mini": false,
+		"chatgpt-4o-latest": false, "ft:gpt-4.1-mini:acme::abc123": false, "ft:o4-mini:acme::abc123": true} {
 		p, err := buildResponsesRequest(Config{Model: name}, conversation())
 		if err != nil {
 			t.Fatal(err)
@@ -223,5 +224,21 @@ func TestResponsesPromptCacheKey(t *testing.T) {
 	}
 	if p, _ := buildResponsesRequest(Config{Model: "gpt-5.4"}, conversation()); p.PromptCacheKey != "" {
 		t.Errorf("without Cache: prompt_cache_key %q", p.PromptCacheKey)
+	}
+}
+
+// A model taken to reason that refuses the include fails with OpenAI's
+// words and what to use instead.
+func TestResponsesModelThatDoesNotReason(t *testing.T) {
+	srv := fakeserver.New(fakeserver.Reply{Status: 400, Body: `{"error":{"message":"Encrypted content is not supported with this model.","type":"invalid_request_error","param":"include","code":null}}`})
+	defer srv.Close()
+	m, err := NewResponses(Config{Model: "my-model", APIKey: testKey, BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Generate(context.Background(), conversation())
+	want := "openai-responses: HTTP 400 Bad Request: Encrypted content is not supported with this model.; the model does not reason: use openai/my-model"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
 	}
 }
