@@ -82,23 +82,35 @@ func printRequest(w io.Writer, req *model.Request) {
 	winTokens := 0
 	var msgs strings.Builder
 	for _, m := range req.Messages {
-		n := tokens.Count(m.Text)
-		for _, c := range m.Calls {
-			n += tokens.Count(c.Name) + tokens.Count(string(c.Args))
-		}
+		n := messageTokens(m)
 		winTokens += n
 		fmt.Fprintf(&msgs, "--- %s (%d tokens)\n%s\n", m.Role, n, m.Text)
 	}
 	total += winTokens
 	fmt.Fprintf(w, "=== messages: %d (%d tokens)\n%s", len(req.Messages), winTokens, msgs.String())
-	toolTokens := 0
+	toolsTotal := 0
 	var tl strings.Builder
 	for _, t := range req.Tools {
-		n := tokens.Count(t.Name) + tokens.Count(t.Description) + tokens.Count(string(t.Parameters))
-		toolTokens += n
+		n := toolTokens(t)
+		toolsTotal += n
 		fmt.Fprintf(&tl, "- %s (%d tokens): %s\n", t.Name, n, t.Description)
 	}
-	total += toolTokens
-	fmt.Fprintf(w, "=== tools: %d (%d tokens)\n%s", len(req.Tools), toolTokens, tl.String())
+	total += toolsTotal
+	fmt.Fprintf(w, "=== tools: %d (%d tokens)\n%s", len(req.Tools), toolsTotal, tl.String())
 	fmt.Fprintf(w, "=== total: %d tokens\n", total)
+}
+
+// messageTokens is a message's o200k_base count: its text and its calls'
+// names and arguments.
+func messageTokens(m model.Message) int {
+	n := tokens.Count(m.Text)
+	for _, c := range m.Calls {
+		n += tokens.Count(c.Name) + tokens.Count(string(c.Args))
+	}
+	return n
+}
+
+// toolTokens is a tool's o200k_base count: name, description, parameters.
+func toolTokens(t model.ToolDef) int {
+	return tokens.Count(t.Name) + tokens.Count(t.Description) + tokens.Count(string(t.Parameters))
 }

@@ -35,6 +35,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newValidateCmd(),
 		newSchemaCmd(),
 		newRunCmd(),
+		newChatCmd(),
 		newApproveCmd(),
 		newContextCmd(),
 		newGraphCmd(),

@@ -89,6 +89,11 @@ func (p *prompter) one(e event.Event) {
 	defer release()
 	a, err := ask(p.in, p.out, e)
 	if err != nil {
+		select {
+		case <-p.done: // the run is over (a chat's turn was cancelled)
+			return
+		default:
+		}
 		fmt.Fprintf(p.out, "fsd: no answer read (%v); answer with: fsd approve %s %s\n", err, e.Run, e.Approval)
 		return
 	}

@@ -172,6 +172,9 @@ func addDurabilityFlag(cmd *cobra.Command, f *runFlags) {
 type prepared struct {
 	project *spec.Project
 	run     *engine.Run
+	// opts are the options the run was built with: a chat's next turn
+	// and its /context are built from them.
+	opts engine.Options
 	// finish ends a cassette's recording or replay and returns the run's final error.
 	finish func(runErr error) error
 }
@@ -274,11 +277,18 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	if b := p.Workflow.Board; b != nil {
 		opts.Secrets = append(opts.Secrets, natsboard.URLSecrets(b.NATS)...)
 	}
+	pr.opts = opts
 	var r *engine.Run
 	if f.sess != nil {
 		r, err = f.sess.Start(p, opts)
 	} else {
 		r, err = engine.New(p, opts)
+	}
+	if err != nil && f.cassette == "" {
+		// A chat goes on after a turn that could not start: its
+		// connections close now, not when fsd exits. (A cassette being
+		// recorded is left unwritten.)
+		_ = pr.finish(err)
 	}
 	if errors.Is(err, engine.ErrNotResumable) || errors.Is(err, engine.ErrSessionInterrupted) {
 		return nil, fail(exitProblems, "%v", err)
