@@ -437,7 +437,7 @@ func (g *generator) callOne(ctx context.Context, c model.ToolCall, step, i int, 
 	case journal.Retry:
 		g.log.Warn().Str("call", id).Str("tool", c.Name).Msg("running an in-doubt call again with the same FSD_CALL_ID")
 	}
-	res = g.maskResult(g.env.call(tool.WithHooks(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), g.hooks(c)), c))
+	res = g.maskResult(g.env.call(tool.WithHooks(tool.WithCallIDs(ctx, tool.CallIDs{Run: g.runID, Call: id}), g.hooks(c, id)), c))
 	if gate.Note != "" {
 		res.Text = gate.Note + res.Text
 	}

@@ -3,15 +3,18 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/mcptest"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -106,5 +109,57 @@ func TestMCPImageGoesToAModelThatTakesImages(t *testing.T) {
 		if !sees && (len(r.Media) != 0 || !strings.HasSuffix(r.Text, "\n[1 image not shown: this model does not take them]")) {
 			t.Errorf("a model that takes no images got %d media, text %q", len(r.Media), r.Text)
 		}
+	}
+}
+
+// A server's question during a call waits like a call for approval: it is
+// pending under its own id with the form's defaults as arguments, an
+// answer that does not match the form is asked again, and one that does
+// is the server's answer.
+//
+// P5: a question waits like an approval; the answer matches its schema.
+func TestMCPElicitationWaitsLikeAnApproval(t *testing.T) {
+	s, log := mcpSkill(t, "", []string{"ask"})
+	m := &recModel{steps: []step{read("tracker"), call("mcp__tracker__t__ask", nil), say("done")}}
+	var run *Run
+	var mu sync.Mutex
+	var asked []event.Event
+	answers := []string{`{"name":""}`, `{"name":"Ada","count":3}`}
+	sink := event.SinkFunc(func(e event.Event) {
+		if e.Type != event.ApprovalRequested {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, e)
+		if len(asked) > len(answers) {
+			return
+		}
+		// As the terminal's prompt does: not from inside the event.
+		a := runrecord.Answer{Call: e.Approval, Decision: runrecord.Edited, Args: json.RawMessage(answers[len(asked)-1])}
+		go func() { _ = run.Answer(a) }()
+	})
+	r, err := New(writable(project(s), filepath.Dir(log)), Options{Model: m, Sink: sink, Rand: rand.NewChaCha8([32]byte{1})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = r
+	if _, err := r.Execute(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if res := lastResult(m.requests()[2]); res.Text != `action=accept content={"count":3,"name":"Ada"}` {
+		t.Errorf("result = %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 {
+		t.Fatalf("asked %d times: %+v", len(asked), asked)
+	}
+	if first := asked[0]; !strings.HasSuffix(first.Approval, "/ask1") || first.Tool != "mcp__tracker__t__ask asks: Which name, and how many?" ||
+		string(first.Args) != `{"count":2,"name":""}` {
+		t.Errorf("first question = %+v", first)
+	}
+	if again := asked[1]; !strings.HasSuffix(again.Approval, "/ask2") || !strings.Contains(again.Tool, "asks again (the last answer did not fit:") {
+		t.Errorf("second question = %+v", again)
 	}
 }

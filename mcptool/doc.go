@@ -24,7 +24,8 @@
 //
 // What a server sends during a call reaches the run through the call's
 // tool.Hooks: progress notifications (every call carries a progress
-// token). A server's root is the run's workspace.
+// token) and questions for the person (elicitation, answered through the
+// run's approvals). A server's root is the run's workspace.
 //
 // Servers of unloaded skills stay up for Options.Idle (DefaultIdle), so a
 // skill read again soon reuses them, then close; Close ends them all at

@@ -93,3 +93,23 @@ func TestEverythingRootsAreTheWorkspace(t *testing.T) {
 		t.Fatalf("result: %s", res.Text)
 	}
 }
+
+// The reference server's elicitation request reaches the call's Ask hook
+// with its message and form, and the server reads the answer.
+//
+// P5: a server's question reaches the person running the call.
+func TestEverythingElicitationReachesAsk(t *testing.T) {
+	ts := everything(t, "", nil)
+	var q tool.Question
+	ctx := tool.WithHooks(context.Background(), tool.Hooks{Ask: func(_ context.Context, question tool.Question) (tool.Answer, error) {
+		q = question
+		return tool.Answer{Action: "decline"}, nil
+	}})
+	res := ts["trigger-elicitation-request"].Call(ctx, json.RawMessage(`{}`), nil)
+	if res.IsError || !strings.Contains(strings.ToLower(res.Text), "decline") {
+		t.Fatalf("result: %+v", res)
+	}
+	if q.Message != "Please provide inputs for the following fields:" || !strings.Contains(string(q.Schema), `"firstLine"`) {
+		t.Fatalf("question: %+v", q)
+	}
+}

@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -15,26 +16,33 @@ import (
 // what the server's notifications and requests during a call reach.
 type inflight struct {
 	next  int
-	hooks map[string]tool.Hooks
+	calls map[string]inCall
 	order []string // tokens, oldest first
+}
+
+// inCall is one call in flight: its hooks, and its context, which bounds
+// what the server asks during it.
+type inCall struct {
+	hooks tool.Hooks
+	ctx   context.Context
 }
 
 // begin registers a call's hooks and returns its progress token and the
 // function that forgets it.
-func (s *server) begin(h tool.Hooks) (token string, end func()) {
+func (s *server) begin(ctx context.Context, h tool.Hooks) (token string, end func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls.next++
 	token = fmt.Sprintf("fsd-%d", s.calls.next)
-	if s.calls.hooks == nil {
-		s.calls.hooks = map[string]tool.Hooks{}
+	if s.calls.calls == nil {
+		s.calls.calls = map[string]inCall{}
 	}
-	s.calls.hooks[token] = h
+	s.calls.calls[token] = inCall{hooks: h, ctx: ctx}
 	s.calls.order = append(s.calls.order, token)
 	return token, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		delete(s.calls.hooks, token)
+		delete(s.calls.calls, token)
 		for i, t := range s.calls.order {
 			if t == token {
 				s.calls.order = append(s.calls.order[:i], s.calls.order[i+1:]...)
@@ -52,8 +60,8 @@ func (s *server) hooksOf(token any) (tool.Hooks, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h, ok := s.calls.hooks[t]
-	return h, ok
+	c, ok := s.calls.calls[t]
+	return c.hooks, ok
 }
 
 // current is the hooks of the call a server's own request (elicitation,
@@ -61,13 +69,42 @@ func (s *server) hooksOf(token any) (tool.Hooks, bool) {
 // every call of a server belongs to the same skill, so the most recent
 // call in flight stands for them — on a server that answers one call at a
 // time, the call that asks.
-func (s *server) current() (tool.Hooks, bool) {
+func (s *server) current() (inCall, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if n := len(s.calls.order); n > 0 {
-		return s.calls.hooks[s.calls.order[n-1]], true
+		return s.calls.calls[s.calls.order[n-1]], true
 	}
-	return tool.Hooks{}, false
+	return inCall{}, false
+}
+
+// elicit puts a server's question (elicitation/create, form mode) to the
+// person running the call it serves, through the call's Ask hook — the
+// run's approval machinery — and answers what they said. A question
+// outside any call, or in a run that cannot ask, is declined; a URL-mode
+// request too (fsd opens no browser).
+//
+// P5: a server's question waits for a person like an approval.
+func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	c, ok := s.current()
+	if !ok || c.hooks.Ask == nil || req.Params == nil || req.Params.Mode == "url" {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	schema, err := json.Marshal(req.Params.RequestedSchema)
+	if err != nil || req.Params.RequestedSchema == nil {
+		schema = []byte(`{"type":"object"}`)
+	}
+	// The call's context bounds the wait: a call that timed out or was
+	// cancelled asks nobody any longer.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	ans, err := c.hooks.Ask(ctx, tool.Question{Message: s.pool.mask(req.Params.Message), Schema: schema})
+	if err != nil {
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	return &mcp.ElicitResult{Action: ans.Action, Content: ans.Content}, nil
 }
 
 // progress passes a server's progress notification to the call it is
@@ -108,5 +145,5 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 	if len(s.roots()) > 0 {
 		caps.RootsV2 = &mcp.RootCapabilities{}
 	}
-	return &mcp.ClientOptions{Capabilities: caps, ProgressNotificationHandler: s.progress}
+	return &mcp.ClientOptions{Capabilities: caps, ProgressNotificationHandler: s.progress, ElicitationHandler: s.elicit}
 }

@@ -159,7 +159,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, _ tool.KV) tool.R
 		params.Meta = mcp.Meta{MetaRunID: ids.Run, MetaCallID: ids.Call}
 	}
 	hooks := tool.HooksFrom(ctx)
-	token, end := s.begin(hooks)
+	token, end := s.begin(callCtx, hooks)
 	defer end()
 	if hooks.Progress != nil {
 		params.SetProgressToken(token)

@@ -36,7 +36,7 @@ const (
 )
 
 // Tools is every tool the server offers, sorted.
-var Tools = []string{"add", "big", "crash", "echo", "fail", "image", "meta", "pid", "progress", "resource", "secrets", "sleep"}
+var Tools = []string{"add", "ask", "big", "crash", "echo", "fail", "image", "meta", "pid", "progress", "resource", "secrets", "sleep"}
 
 // PNG is the image the image tool returns: a 1x1 PNG.
 var PNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
@@ -143,6 +143,18 @@ func Server(calls *atomic.Int64) *mcp.Server {
 			time.Sleep(10 * time.Millisecond)
 		}
 		return text(fmt.Sprintf("done (token %v)", token != nil)), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the client for a name and a count (elicitation), and answers what it said."}, func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+		// The protocol's multi round-trip form: the first answer asks,
+		// the client calls again with the person's answer.
+		res, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult)
+		if !ok {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"form": &mcp.ElicitParams{Message: "Which name, and how many?", RequestedSchema: json.RawMessage(
+				`{"type":"object","properties":{"name":{"type":"string","minLength":1},"count":{"type":"integer","default":2}},"required":["name"]}`)}}}, nil, nil
+		}
+		logCall("ask", res.Action)
+		b, _ := json.Marshal(res.Content)
+		return text(fmt.Sprintf("action=%s content=%s", res.Action, b)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Two MiB of text."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 		logCall("big", "")
