@@ -26,6 +26,8 @@ func schemaFor(name string) string {
 		return "workflow.schema.json"
 	case spec.IsScriptFile(name):
 		return "script.schema.json"
+	case spec.IsEvalFile(name):
+		return "eval.schema.json"
 	}
 	return ""
 }
@@ -35,6 +37,7 @@ func TestSchemaIDsUseBase(t *testing.T) {
 	for name, data := range map[string][]byte{
 		"skill.schema.json": schemas.Skill(), "skill-md.schema.json": schemas.SkillMD(),
 		"workflow.schema.json": schemas.Workflow(), "script.schema.json": schemas.Script(),
+		"eval.schema.json": schemas.Eval(),
 	} {
 		var doc struct {
 			ID string `json:"$id"`
@@ -65,10 +68,10 @@ func TestCatalog(t *testing.T) {
 	if err := json.Unmarshal(data, &catalog); err != nil {
 		t.Fatal(err)
 	}
-	if catalog.Schema != "https://json.schemastore.org/schema-catalog.json" || catalog.Version != 1 || len(catalog.Schemas) != 3 {
-		t.Fatalf("catalog.json: $schema %q, version %d, %d entries; want SchemaStore's catalog form with 3", catalog.Schema, catalog.Version, len(catalog.Schemas))
+	if catalog.Schema != "https://json.schemastore.org/schema-catalog.json" || catalog.Version != 1 || len(catalog.Schemas) != 4 {
+		t.Fatalf("catalog.json: $schema %q, version %d, %d entries; want SchemaStore's catalog form with 4", catalog.Schema, catalog.Version, len(catalog.Schemas))
 	}
-	samples := []string{"a.skill.yaml", "a.skill.yml", "b.workflow.yaml", "b.workflow.yml", "c.script.yaml", "c.script.yml",
+	samples := []string{"a.skill.yaml", "a.skill.yml", "b.workflow.yaml", "b.workflow.yml", "c.script.yaml", "c.script.yml", "d.eval.yaml", "d.eval.yml",
 		"skill.yaml", "workflow.yaml", "SKILL.md", "docker-compose.yaml", "a.skill.yaml.bak"}
 	for _, e := range catalog.Schemas {
 		name, ok := strings.CutPrefix(e.URL, schemas.Base)

@@ -18,6 +18,7 @@ const (
 	KindSkillMD  = "skill-md" // the frontmatter of a SKILL.md
 	KindWorkflow = "workflow" // *.workflow.yaml, workflow.yaml
 	KindScript   = "script"   // *.script.yaml, the scripted model's script
+	KindEval     = "eval"     // *.eval.yaml, an fsd eval suite
 )
 
 var (
@@ -29,6 +30,8 @@ var (
 	workflowJSON []byte
 	//go:embed script.schema.json
 	scriptJSON []byte
+	//go:embed eval.schema.json
+	evalJSON []byte
 )
 
 // Base is where the schemas are published; their $id values start with it.
@@ -46,6 +49,9 @@ func Workflow() []byte { return bytes.Clone(workflowJSON) }
 // Script returns the scripted model's script schema.
 func Script() []byte { return bytes.Clone(scriptJSON) }
 
+// Eval returns the schema of fsd eval's suites.
+func Eval() []byte { return bytes.Clone(evalJSON) }
+
 // compiled holds the schemas, compiled once: a compiled schema is
 // immutable and safe for concurrent use, so one copy serves every call.
 type compiled struct {
@@ -61,6 +67,7 @@ var compileOnce = sync.OnceValue(func() compiled {
 		"skill-md.schema.json": skillMDJSON,
 		"workflow.schema.json": workflowJSON,
 		"script.schema.json":   scriptJSON,
+		"eval.schema.json":     evalJSON,
 	}
 	for name, data := range files {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
@@ -77,6 +84,7 @@ var compileOnce = sync.OnceValue(func() compiled {
 		KindSkillMD:  "skill-md.schema.json",
 		KindWorkflow: "workflow.schema.json",
 		KindScript:   "script.schema.json",
+		KindEval:     "eval.schema.json",
 	} {
 		s, err := c.Compile(Base + name)
 		if err != nil {
@@ -96,7 +104,7 @@ func Compiled(kind string) (*jsonschema.Schema, error) {
 	}
 	s, ok := c.byKind[kind]
 	if !ok {
-		return nil, fmt.Errorf("unknown schema kind %q (want %s, %s, %s or %s)", kind, KindSkill, KindSkillMD, KindWorkflow, KindScript)
+		return nil, fmt.Errorf("unknown schema kind %q (want %s, %s, %s, %s or %s)", kind, KindSkill, KindSkillMD, KindWorkflow, KindScript, KindEval)
 	}
 	return s, nil
 }

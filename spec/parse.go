@@ -119,6 +119,19 @@ func checkText(file string, data []byte) diag.List {
 // has required keys. A SKILL.md passes its frontmatter with the fence
 // line blanked, so positions are the file's own.
 func parseYAML(file string, data []byte) (*yaml.Node, diag.List) {
+	root, diags := parseDocument(file, data)
+	if diags != nil {
+		return nil, diags
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, diag.List{diag.Errorf(diag.Pos{File: file, Line: root.Line, Col: root.Column}, "syntax", "expected a YAML mapping of keys, got %s", nodeKind(root))}
+	}
+	return root, nil
+}
+
+// parseDocument parses one YAML (or JSON) document of any kind: a
+// skill-creator trigger set is a list.
+func parseDocument(file string, data []byte) (*yaml.Node, diag.List) {
 	if d := checkText(file, data); d != nil {
 		return nil, d
 	}
@@ -146,9 +159,6 @@ func parseYAML(file string, data []byte) (*yaml.Node, diag.List) {
 	}
 	if root.Kind == yaml.AliasNode && root.Alias != nil {
 		root = root.Alias
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, diag.List{diag.Errorf(diag.Pos{File: file, Line: root.Line, Col: root.Column}, "syntax", "expected a YAML mapping of keys, got %s", nodeKind(root))}
 	}
 	return root, nil
 }

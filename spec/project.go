@@ -99,7 +99,7 @@ func ValidatePaths(paths []string, strict bool, checks ...WorkflowCheck) diag.Li
 func ValidateFiles(paths []string, strict bool, checks ...WorkflowCheck) ([]string, diag.List) {
 	c := newCache()
 	var diags diag.List
-	var skillFiles, workflowFiles, scriptFiles []string
+	var skillFiles, workflowFiles, scriptFiles, evalFiles []string
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -112,6 +112,8 @@ func ValidateFiles(paths []string, strict bool, checks ...WorkflowCheck) ([]stri
 				skillFiles = append(skillFiles, p)
 			case IsScriptFile(p):
 				scriptFiles = append(scriptFiles, p)
+			case IsEvalFile(p):
+				evalFiles = append(evalFiles, p)
 			case !isYAMLName(p):
 				diags = append(diags, diag.Diagnostic{Pos: diag.Pos{File: p, Line: 1, Col: 1}, Kind: "kind",
 					Message: "not a skill or workflow file",
@@ -130,6 +132,8 @@ func ValidateFiles(paths []string, strict bool, checks ...WorkflowCheck) ([]stri
 				workflowFiles = append(workflowFiles, f)
 			case IsScriptFile(f):
 				scriptFiles = append(scriptFiles, f)
+			case IsEvalFile(f):
+				evalFiles = append(evalFiles, f)
 			default:
 				return
 			}
@@ -167,6 +171,13 @@ func ValidateFiles(paths []string, strict bool, checks ...WorkflowCheck) ([]stri
 		}
 		files[key(f)] = f
 		diags = append(diags, ValidateScript(f)...)
+	}
+	for _, f := range evalFiles {
+		if _, seen := files[key(f)]; !seen {
+			files[key(f)] = f
+			_, d := LoadEval(f)
+			diags = append(diags, d...)
+		}
 	}
 	var alone []*Skill
 	for _, f := range skillFiles {
