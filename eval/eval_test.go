@@ -44,7 +44,9 @@ func f(v float64) *float64 { return &v }
 
 // The stand-in's reads are known for every query and seed, so every
 // number of a trigger eval is: the near misses ("welcome Grace aboard",
-// "a weekly summary") are read on repeats 1 and 3 of 3.
+// "a weekly summary") are read on repeats 1 and 3 of 3; greeter/4 reads
+// weekly-report, a false read of it; weekly-report/3 (should not) reads
+// greeter, which says nothing about greeter's precision.
 func TestTriggerNumbers(t *testing.T) {
 	rep := run(t, eval.Options{Concurrency: 2}, "testdata/triggers/triggers.eval.yaml")
 	type row struct {
@@ -72,8 +74,8 @@ func TestTriggerNumbers(t *testing.T) {
 		t.Errorf("trigger rates (-want +got):\n%s", d)
 	}
 	wantSkills := []eval.SkillStats{
-		{Skill: "greeter", Queries: 4, Passed: 3, PassRate: 0.75, TruePositives: 5, FalsePositives: 3, FalseNegatives: 4,
-			Precision: f(5.0 / 8), Recall: f(5.0 / 9)},
+		{Skill: "greeter", Queries: 4, Passed: 3, PassRate: 0.75, TruePositives: 5, FalsePositives: 0, FalseNegatives: 4,
+			Precision: f(1), Recall: f(5.0 / 9)},
 		{Skill: "weekly-report", Queries: 3, Passed: 3, PassRate: 1, TruePositives: 5, FalsePositives: 3, FalseNegatives: 1,
 			Precision: f(5.0 / 8), Recall: f(5.0 / 6)},
 	}
@@ -81,8 +83,9 @@ func TestTriggerNumbers(t *testing.T) {
 		t.Errorf("skills (-want +got):\n%s", d)
 	}
 	wantConf := []eval.Confusion{
-		{Skill: "greeter", ShouldTrigger: true, Read: "", Runs: 4},
+		{Skill: "greeter", ShouldTrigger: true, Read: "", Runs: 1},
 		{Skill: "greeter", ShouldTrigger: true, Read: "greeter", Runs: 5},
+		{Skill: "greeter", ShouldTrigger: true, Read: "weekly-report", Runs: 3},
 		{Skill: "greeter", ShouldTrigger: false, Read: "weekly-report", Runs: 3},
 		{Skill: "weekly-report", ShouldTrigger: true, Read: "", Runs: 1},
 		{Skill: "weekly-report", ShouldTrigger: true, Read: "weekly-report", Runs: 5},

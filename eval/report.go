@@ -93,9 +93,9 @@ type TriggerResult struct {
 
 // SkillStats are one skill's trigger statistics, counted over runs: a
 // run of one of its should-trigger queries that reads it is a true
-// positive, one that does not a false negative; a run of any other query
-// (its should-not queries, other skills' queries) that reads it is a
-// false positive.
+// positive, one that does not a false negative; a run of one of its
+// should-not queries, or of another skill's should-trigger query, that
+// reads it is a false positive.
 type SkillStats struct {
 	Skill          string  `json:"skill"`
 	Queries        int     `json:"queries"`

@@ -50,7 +50,10 @@ func score(rep *Report, thresholds map[string]float64) {
 				}
 				seen[id] = true
 				cells[cell{tr.Skill, tr.ShouldTrigger, id}]++
-				if id != tr.Skill {
+				if id != tr.Skill && tr.ShouldTrigger {
+					// The query is labelled as another skill's: reading
+					// this one instead is a false read. A should-not query
+					// says nothing about the skills it does not name.
 					stat(id).FalsePositives++
 				}
 			}

@@ -195,6 +195,7 @@ func decodeEval(d *decoder, root *yaml.Node, s *EvalSuite) {
 			s.Steps, _ = integer(f.v)
 		case "judge":
 			s.Judge, _ = str(f.v)
+			checkModel(d, f.v, s.Judge)
 		case "triggers":
 			var names Node
 			for _, p := range d.pairs(f.v, &names) {
@@ -531,9 +532,8 @@ func checkEvalSkills(s *EvalSuite) diag.List {
 		return nil
 	}
 	p, pd := LoadProjectLenient(s.WorkflowPath())
-	if p == nil {
-		at := s.At("workflow")
-		return diag.List{diag.Errorf(at, "workflow", "workflow %s does not load: %s", s.Workflow, firstError(pd))}
+	if p == nil || pd.Errors(false) != nil {
+		return diag.List{diag.Errorf(s.At("workflow"), "workflow", "workflow %s does not load: %s", s.Workflow, firstError(pd))}
 	}
 	ids := map[string]bool{}
 	var known []string

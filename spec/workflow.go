@@ -150,10 +150,11 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 	}
 }
 
-// checkModel accepts provider/model or scripted. Whether the provider
+// checkModel accepts provider/model, scripted or standin (the stand-in
+// model fsd eval's tests use, model/standin). Whether the provider
 // exists is model/provider's to say, at run time: spec may not import it.
 func checkModel(d *decoder, n *yaml.Node, m string) {
-	if m == "" || m == "scripted" {
+	if m == "" || m == "scripted" || m == "standin" {
 		return
 	}
 	provider, name, ok := strings.Cut(m, "/")

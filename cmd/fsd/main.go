@@ -49,6 +49,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newReportCmd(),
 		newMCPCmd(),
 		newWorkerCmd(),
+		newEvalCmd(),
 	)
 	return root
 }

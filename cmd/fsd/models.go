@@ -20,6 +20,7 @@ import (
 	"github.com/fsdrun/fsd/model/cassette"
 	"github.com/fsdrun/fsd/model/provider"
 	"github.com/fsdrun/fsd/model/scripted"
+	"github.com/fsdrun/fsd/model/standin"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -36,6 +37,8 @@ type models struct {
 	project *spec.Project
 	handle  scripted.HandleFunc
 	log     *zerolog.Logger
+	// seed seeds the stand-in model (standin.Model.Seed).
+	seed int
 
 	mu    sync.Mutex
 	built map[string]model.Model
@@ -93,15 +96,25 @@ func (m *models) get(name string) (model.Model, error) {
 	if md, ok := m.built[name]; ok {
 		return md, nil
 	}
+	if name == standin.Name {
+		md := standin.New(m.seed)
+		m.remember(name, md)
+		return md, nil
+	}
 	md, err := provider.New(name, os.Getenv, provider.Options{Logger: m.log, Scripted: m.scripted})
 	if err != nil {
 		return nil, err
 	}
+	m.remember(name, md)
+	return md, nil
+}
+
+// remember keeps a model built for name; m.mu is held.
+func (m *models) remember(name string, md model.Model) {
 	if m.built == nil {
 		m.built = map[string]model.Model{}
 	}
 	m.built[name] = md
-	return md, nil
 }
 
 func (m *models) scripted() (model.Model, error) {
@@ -167,6 +180,9 @@ func (m *models) hostCalls(n string) bool {
 // a missing script is reported now too.
 func (m *models) check() error {
 	for _, n := range m.names() {
+		if n == standin.Name {
+			continue // built in, offline: nothing to check
+		}
 		if (m.offline || m.remote && !m.hostCalls(n)) && n != provider.Scripted {
 			// fsd context calls no model, and with --nats the workers call
 			// the agents' models: the form is all that matters here.

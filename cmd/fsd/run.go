@@ -17,6 +17,7 @@ import (
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/redact"
+	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/natsboard"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -62,6 +63,11 @@ type runFlags struct {
 	session, sessionsDir string
 	// sess is the open session whose turn prepare builds.
 	sess *engine.Session
+	// wrap, when set, wraps the run's model, cassette and all (fsd eval
+	// watches its calls); seed seeds the stand-in model (fsd eval passes
+	// the repeat). Neither is a flag.
+	wrap func(model.Model) model.Model
+	seed int
 }
 
 // resumeHint is the command that resumes an interrupted run.
@@ -218,7 +224,7 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		}
 	}
 	remote := f.nats != "" || p.Workflow.Board != nil && p.Workflow.Board.NATS != ""
-	ms := &models{override: f.model, offline: f.offline, remote: remote, project: p, log: &log, handle: func(id string) (string, error) {
+	ms := &models{override: f.model, offline: f.offline, remote: remote, project: p, log: &log, seed: f.seed, handle: func(id string) (string, error) {
 		if pr.run == nil {
 			return "", errors.New("the run has not started")
 		}
@@ -227,6 +233,9 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	m, rnd, finish, err := withCassette(ms, f.cassette, f.replay)
 	if err != nil {
 		return nil, fail(exitProblems, "%v", err)
+	}
+	if f.wrap != nil {
+		m = f.wrap(m)
 	}
 	opts.Model, opts.Rand, pr.finish = m, rnd, finish
 	if opts.Dispatcher == nil {
