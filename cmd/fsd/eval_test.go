@@ -277,4 +277,3 @@ func containsStr(list []string, s string) bool {
 	}
 	return false
 }
-
