@@ -38,7 +38,8 @@ var layers = []layer{
 	{name: "transports", packages: []string{"natsboard"}, imports: []string{"leaf", "confinement", "records", "spec", "parts"}},
 	{name: "observers", packages: []string{"telemetry", "ui", "view"}, imports: []string{"leaf", "confinement", "records", "spec", "parts", "engine"}},
 	{name: "servers", packages: []string{"serve/..."}, imports: []string{"leaf", "confinement", "records", "spec", "parts", "engine", "observers", "servers"}},
-	{name: "top", packages: []string{"cmd/...", "docs"}, imports: []string{"leaf", "confinement", "providers", "records", "spec", "parts", "engine", "transports", "observers", "servers"}},
+	{name: "harness", packages: []string{"eval"}, imports: []string{"leaf", "confinement", "records", "spec", "parts", "engine"}},
+	{name: "top", packages: []string{"cmd/...", "docs"}, imports: []string{"leaf", "confinement", "providers", "records", "spec", "parts", "engine", "transports", "observers", "servers", "harness"}},
 }
 
 // allowedExceptions are imports the layers forbid that the code still

@@ -29,6 +29,7 @@ var schemaPages = []schemaPage{
 	{schemas.KindSkillMD, "skill-md.md", "SKILL.md frontmatter", schemas.SkillMD},
 	{schemas.KindWorkflow, "workflow.md", "Workflow", schemas.Workflow},
 	{schemas.KindScript, "script.md", "Scripted-model script", schemas.Script},
+	{schemas.KindEval, "eval.md", "Eval suite", schemas.Eval},
 }
 
 // regenerate is the command that rewrites every generated reference page.

@@ -166,10 +166,8 @@ func LoadEval(path string) (*EvalSuite, diag.List) {
 	}
 	s := &EvalSuite{File: path}
 	diags = finish(schemas.KindEval, root, path, func(d *decoder) { decodeEval(d, root, s) })
-	if diags.Errors(false) == nil {
-		diags = append(diags, checkEvalSkills(s)...)
-		diags.Sort()
-	}
+	diags = append(diags, checkEvalSkills(s)...)
+	diags.Sort()
 	if diags.Errors(false) != nil {
 		return nil, diags
 	}
@@ -318,7 +316,16 @@ func decodeCase(d *decoder, e *yaml.Node, dir string, s *EvalSuite) {
 
 func decodeAssertion(d *decoder, e *yaml.Node) (Assertion, bool) {
 	var n Node
-	for _, f := range d.fields(e, AssertionKinds, &n) {
+	fields := d.fields(e, AssertionKinds, &n)
+	if len(fields) > 1 {
+		kinds := make([]string, len(fields))
+		for i, f := range fields {
+			kinds[i] = f.key
+		}
+		d.errorf(deref(e), "assertion", "an assertion is one key, its kind; this one has %d: %s", len(fields), strings.Join(kinds, ", ")).Hint = "write each as its own list item"
+		return Assertion{}, false
+	}
+	for _, f := range fields {
 		a := Assertion{Pos: d.pos(f.v), Kind: f.key}
 		switch f.key {
 		case AssertContains, AssertEquals, AssertSkillRead, AssertSkillNotRead, AssertJudge:
@@ -530,6 +537,9 @@ func readJSON(path string) (*yaml.Node, diag.List) {
 func checkEvalSkills(s *EvalSuite) diag.List {
 	if s.Workflow == "" {
 		return nil
+	}
+	if _, err := os.Stat(s.WorkflowPath()); err != nil {
+		return nil // reported at workflow:
 	}
 	p, pd := LoadProjectLenient(s.WorkflowPath())
 	if p == nil || pd.Errors(false) != nil {

@@ -111,6 +111,12 @@ func Facts() []Fact {
 			out = append(out, Fact{wf, "limits." + l.key, l.def, nil})
 		}
 	}
+	ev := schemas.KindEval
+	out = append(out,
+		Fact{ev, "repeat", DefaultEvalRepeat, nil},
+		Fact{ev, "threshold", DefaultEvalThreshold, nil},
+		Fact{ev, "steps", 0, nil},
+		Fact{ev, "triggers.*[].should-trigger", true, nil})
 	return append(out,
 		// A skill's channel and approve fall back to the workflow's.
 		Fact{sk, "channel", nil, anys(channelValues)},

@@ -152,7 +152,7 @@ var describedNumber = regexp.MustCompile(`\(default:? ([0-9][0-9,]*)`)
 // same one. A default or a value changed in one place and not the other
 // fails here, naming the key.
 func TestSchemasAgreeWithFacts(t *testing.T) {
-	docs := map[string][]byte{schemas.KindWorkflow: schemas.Workflow(), schemas.KindSkill: schemas.Skill()}
+	docs := map[string][]byte{schemas.KindWorkflow: schemas.Workflow(), schemas.KindSkill: schemas.Skill(), schemas.KindEval: schemas.Eval()}
 	facts := map[string]map[string]Fact{}
 	for _, f := range Facts() {
 		if docs[f.Kind] == nil {
