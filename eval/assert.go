@@ -15,7 +15,7 @@ import (
 )
 
 // check runs a case's assertions on one finished run. Judge assertions
-// call judge; their usage and cost are added to r's.
+// call judge; their usage and cost are added to r's (V4).
 func check(ctx context.Context, j Job, r *RunResult, calls []call, judge *judge, prices map[string]spec.Price) []AssertionResult {
 	out := make([]AssertionResult, 0, len(j.Case.Expect))
 	// The bounds are checked after every judge has run: the judge's

@@ -29,7 +29,8 @@ type Delta struct {
 
 // Compare sets rep against base, recording the result in rep.Baseline.
 // Trigger cases are matched by skill and query (their numbers may
-// shift), outcome cases by id, skills by id.
+// shift), outcome cases by id, skills by id; a change the wrong way is
+// marked Worse (V9).
 func Compare(rep, base *Report, file string) *Comparison {
 	c := &Comparison{File: file, Deltas: []Delta{}}
 	add := func(kind, id, metric string, before, after *float64, higherIsBetter bool) {

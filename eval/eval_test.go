@@ -2,11 +2,16 @@ package eval_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/eval"
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/standin"
 	"github.com/fsdrun/fsd/spec"
@@ -135,4 +140,47 @@ func TestRunsAreRecorded(t *testing.T) {
 			t.Errorf("%s: steps %d, usage %+v: want the run's model calls counted", tr.ID, r.Steps, r.Usage)
 		}
 	}
+}
+
+// A trigger case watches reads until the first other action and does not
+// run that action: the stand-in reads greeter, then calls greet (a word
+// of the query), and the run ends before greet runs.
+func TestTriggerStopsBeforeAction(t *testing.T) {
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "t.eval.yaml")
+	if err := os.WriteFile(suite, []byte("workflow: "+abs(t, "testdata/triggers/triggers.workflow.yaml")+
+		"\nrepeat: 1\ntriggers:\n  greeter:\n    - query: say hello and greet Ada\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var tools []string
+	start := func(ctx context.Context, j eval.Job, opts engine.Options, wrap func(model.Model) model.Model) (*engine.Run, func(error) error, error) {
+		inner := opts.Sink
+		opts.Sink = event.SinkFunc(func(e event.Event) {
+			if e.Type == event.ToolResult {
+				mu.Lock()
+				tools = append(tools, e.Tool)
+				mu.Unlock()
+			}
+			inner.Emit(e)
+		})
+		return standinStart(ctx, j, opts, wrap)
+	}
+	rep := run(t, eval.Options{Start: start}, suite)
+	r := rep.Triggers[0].Runs[0]
+	if !rep.Passed || len(r.Reads) != 1 || r.Reads[0] != "greeter" {
+		t.Errorf("reads %v, passed %v: want greeter read", r.Reads, rep.Passed)
+	}
+	if len(tools) != 1 || tools[0] != "read_skill" {
+		t.Errorf("tools run: %v; want read_skill alone (greet chosen, not run)", tools)
+	}
+}
+
+func abs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -48,7 +48,7 @@ type judge struct {
 func judgeModel(m model.Model, name string) *judge { return &judge{m: m, name: name} }
 
 // grade asks the judge whether answer meets rubric. It returns the
-// verdict and what the judge's calls used and cost.
+// verdict and what the judge's calls used and cost (V4).
 func (j *judge) grade(ctx context.Context, rubric, answer, expected string, prices map[string]spec.Price) (Verdict, model.Usage, float64, error) {
 	var mu sync.Mutex
 	var usage model.Usage

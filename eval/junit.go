@@ -49,7 +49,8 @@ type junitProblem struct {
 
 // WriteJUnit writes the report as JUnit XML: a test suite of trigger
 // cases and one of outcome cases, a test case each; a case below its
-// threshold is a failure, a case whose runs could not run an error.
+// threshold is a failure, a case whose runs could not run an error;
+// valid under junit-10.xsd (V8).
 func (r *Report) WriteJUnit(w io.Writer) error {
 	out := junitSuites{Name: "fsd eval", Time: seconds(r.Elapsed)}
 	stamp := r.Started.Format("2006-01-02T15:04:05")

@@ -259,7 +259,7 @@ func runJob(ctx context.Context, j Job, o Options, prices map[string]spec.Price)
 }
 
 // caseWorkspace is a fresh folder holding a case's files, each by its
-// base name.
+// base name, made before the run starts (V5).
 func caseWorkspace(files []string) (string, error) {
 	dir, err := os.MkdirTemp("", "fsd-eval-*")
 	if err != nil {

@@ -3,8 +3,8 @@ package eval
 import "sort"
 
 // score fills in what the runs imply: rates, pass marks, per-skill
-// statistics, the confusion table and the totals. thresholds are the
-// cases' by id.
+// statistics, the confusion table and the totals (V2). thresholds are
+// the cases' by id.
 func score(rep *Report, thresholds map[string]float64) {
 	rep.Passed = true
 	t := &rep.Totals

@@ -23,7 +23,7 @@ type call struct {
 // For a trigger case it also ends the host early: after steps host
 // steps, or (steps 0) at the first answer that is not only read_skill
 // calls, it answers stopText instead, so the run ends as a normal run
-// without the chosen action's effects.
+// without the chosen action's effects (V1).
 type watch struct {
 	inner   model.Model
 	trigger bool

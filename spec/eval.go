@@ -154,7 +154,7 @@ func IsEvalFile(name string) bool {
 // and checks it as `fsd validate` does: the eval schema (`fsd schema
 // eval`), unknown keys, regular expressions, schemas and paths, and that
 // every skill named is in the workflow's catalog, each problem at its
-// file:line:col.
+// file:line:col (V10).
 func LoadEval(path string) (*EvalSuite, diag.List) {
 	data, diags := readFile(path)
 	if diags != nil {

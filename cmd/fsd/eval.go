@@ -92,6 +92,8 @@ failed (a replayed request that differs from the cassette included),
 	return cmd
 }
 
+// runEval writes the report, then exits 1 when a case is below its
+// threshold or a run failed (V7).
 func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	if !contains(evalFormats, f.format) {
 		return usage("unknown --format %q; want %s", f.format, strings.Join(evalFormats, ", "))
@@ -215,7 +217,8 @@ func firstRunError(rep *eval.Report) string {
 
 // evalStart builds each job's run as fsd run would, with the job's
 // cassette when recording or replaying, and the stand-in seeded by the
-// job's repeat.
+// job's repeat: one cassette per case and repeat, the judge's calls in it
+// too (V6).
 func evalStart(f evalFlags) eval.Start {
 	return func(_ context.Context, j eval.Job, opts engine.Options, wrap func(model.Model) model.Model) (*engine.Run, func(error) error, error) {
 		path := j.Suite.WorkflowPath()
@@ -294,7 +297,13 @@ func loadSuite(file string, f evalFlags) (*spec.EvalSuite, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &spec.EvalSuite{File: file, Workflow: wf}
+	// Absolute: a suite's workflow: is relative to the suite's file, a
+	// --workflow to the current folder.
+	abs, err := filepath.Abs(wf)
+	if err != nil {
+		return nil, usage("--workflow: %v", err)
+	}
+	s := &spec.EvalSuite{File: file, Workflow: abs}
 	var diags interface{ Err() error }
 	if isTriggerSet(file) {
 		skill := f.skill

@@ -70,6 +70,23 @@ func TestEvalThresholdExitCodes(t *testing.T) {
 	}
 }
 
+// A skill-creator trigger set on the command line is for the skill whose
+// folder holds it, or --skill's.
+func TestEvalTriggerSetFile(t *testing.T) {
+	dir := evalProject(t)
+	set := filepath.Join(dir, "skills", "greeter", "trigger.json")
+	write(t, set, `[{"query": "say hello to Ada", "should_trigger": true}, {"query": "the weekly status report", "should_trigger": false}]`)
+	args := []string{"eval", set, "--workflow", filepath.Join(dir, "wf.workflow.yaml"), "--model", "standin", "--runs-dir", filepath.Join(dir, ".fsd", "runs"), "--repeat", "1"}
+	code, out, errOut := fsd(t, args...)
+	if code != exitOK || !strings.Contains(out, "greeter/2") || !strings.Contains(out, "read report×1") {
+		t.Errorf("exit %d (%s):\n%s", code, errOut, out)
+	}
+	code, out, _ = fsd(t, append(args, "--skill", "report")...)
+	if code != exitProblems || !strings.Contains(out, "report/1") {
+		t.Errorf("--skill report: exit %d, want 1 (its should-trigger query reads greeter):\n%s", code, out)
+	}
+}
+
 // --baseline marks the recall a worse description lost.
 func TestEvalBaseline(t *testing.T) {
 	dir := evalProject(t)

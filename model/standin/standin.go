@@ -96,7 +96,7 @@ func (m *Model) host(req *model.Request) *model.Response {
 
 // Choose is the skill the stand-in reads for query, "" for none: the entry
 // sharing the most words with the query (the first in catalog order on a
-// tie), at least Cutoff of them, or Cutoff-1 on an even seed.
+// tie), at least Cutoff of them, or Cutoff-1 on an even seed (V3).
 func (m *Model) Choose(query string, entries []Entry) string {
 	cut := m.Cutoff
 	if cut <= 0 {
