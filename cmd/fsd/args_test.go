@@ -129,7 +129,7 @@ func TestWorkflowArgument(t *testing.T) {
 		tests := []struct{ arg, want string }{
 			{filepath.Join(dir, "nope.yaml"), "fsd: " + filepath.Join(dir, "nope.yaml") + ": no such file or folder\n"},
 			{empty, "fsd: " + empty + " is a folder with no workflow in it (*.workflow.yaml or workflow.yaml); name a workflow file, or start one with fsd init " + empty + "\n"},
-			{"../../examples", "fsd: ../../examples holds 8 workflows; name one: ../../examples/conversation.workflow.yaml, ../../examples/fanout/fanout.workflow.yaml, ../../examples/hello/hello.workflow.yaml, ../../examples/lifecycle/lifecycle.workflow.yaml, ../../examples/mcp/mcp.workflow.yaml and 3 more\n"},
+			{"../../examples", "fsd: ../../examples holds 9 workflows; name one: ../../examples/conversation.workflow.yaml, ../../examples/evals/evals.workflow.yaml, ../../examples/fanout/fanout.workflow.yaml, ../../examples/hello/hello.workflow.yaml, ../../examples/lifecycle/lifecycle.workflow.yaml and 4 more\n"},
 		}
 		for _, tt := range tests {
 			code, out, errs := fsd(t, cmd, tt.arg)

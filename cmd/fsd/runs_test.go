@@ -225,7 +225,7 @@ func TestCompletions(t *testing.T) {
 	}{
 		{[]string{"runs", "show", "--runs-dir", runs, ""}, "20261121-100000-cccc3333\tfinished wf.workflow.yaml\n20261120-100000-bbbb2222\tfailed wf.workflow.yaml\n"},
 		{[]string{"resume", "--runs-dir", runs, ""}, "20261121-100000-cccc3333\tfinished wf.workflow.yaml\n20261120-100000-bbbb2222\tfailed wf.workflow.yaml\n"},
-		{[]string{"schema", ""}, "skill\nworkflow\nskill-md\nscript\n"},
+		{[]string{"schema", ""}, "skill\nworkflow\nskill-md\nscript\neval\n"},
 		{[]string{"validate", "--format", ""}, "text\njson\ngithub\nsarif\n"},
 		{[]string{"graph", "--format", ""}, "mermaid\ndot\n"},
 		{[]string{"run", "x.yaml", "--events", ""}, "json\n"},

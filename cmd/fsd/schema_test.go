@@ -16,7 +16,7 @@ func TestSchemaCmd(t *testing.T) {
 		{[]string{"schema", "workflow"}, exitOK, "workflow.schema.json"},
 		{[]string{"schema", "skill-md"}, exitOK, "skill-md.schema.json"},
 		{[]string{"schema", "script"}, exitOK, "script.schema.json"},
-		{[]string{"schema"}, exitUsage, "name one schema: skill, workflow, script, or skill-md"},
+		{[]string{"schema"}, exitUsage, "name one schema: skill, workflow, script, eval, or skill-md"},
 		{[]string{"schema", "task"}, exitUsage, `unknown schema "task"`},
 	} {
 		code, stdout, stderr := runCLI(t, tc.args...)
