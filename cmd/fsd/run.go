@@ -299,7 +299,9 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		// recorded is left unwritten.)
 		_ = pr.finish(err)
 	}
-	if errors.Is(err, engine.ErrNotResumable) || errors.Is(err, engine.ErrSessionInterrupted) {
+	if errors.Is(err, engine.ErrNotResumable) || f.sess != nil && err != nil {
+		// A session's turn that cannot start says why (interrupted, no
+		// host, another workspace): the user's to fix.
 		return nil, fail(exitProblems, "%v", err)
 	}
 	if err != nil {

@@ -196,12 +196,17 @@ func findRun(runsDir, arg string) (string, error) {
 	case !errors.Is(err, runrecord.ErrNoRun):
 		return "", fail(exitProblems, "%v", err)
 	}
+	if d := sessionDir("", arg); d != "" {
+		// A session is a run too: fsd show NAME, fsd approve NAME CALL.
+		return d, nil
+	}
 	return "", usage("no run %s in %s; %s lists them", arg, runsDir, runsHint(runsDir))
 }
 
 // runArgHelp says what a RUN argument may be, for every command taking one.
 const runArgHelp = "RUN is a run id under --runs-dir, its start or any other part of it that names one run\n" +
-	"(the 8 characters after the last dash are enough), or the path of a run record folder."
+	"(the 8 characters after the last dash are enough), the path of a run record folder, or the name of a session\n" +
+	"(its record, under .fsd/sessions)."
 
 // runsHint is the fsd runs command that lists runsDir.
 func runsHint(runsDir string) string {

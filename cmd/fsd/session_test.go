@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 )
@@ -227,5 +228,56 @@ func TestSessionKillResume(t *testing.T) {
 	marks, _ := os.ReadFile(filepath.Join(dir, "box", "marks.log"))
 	if got, want := strings.Fields(string(marks)), []string{"host/s3/c1", "host/t2/s2/c1", "host/t3/s4/c1"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("call ids = %v, want %v", got, want)
+	}
+}
+
+// fsd sessions lists, shows, refuses and removes; a second writer is
+// refused naming the holder's pid (Q4).
+func TestSessionsCommands(t *testing.T) {
+	dir, wf := sessionProject(t)
+	write(t, filepath.Join(dir, "box", "open"), "")
+	// The project's own sessions folder, found from the current folder.
+	sessions := filepath.Join(dir, ".fsd", "sessions")
+	fsd := func(args ...string) (int, string, string) {
+		cmd, out, errb := fsdProc(args...)
+		cmd.Dir = dir
+		err := cmd.Run()
+		return exitCode(err), out.String(), errb.String()
+	}
+	if code, _, errb := fsd("run", wf, "--session", "s", "first"); code != 0 {
+		t.Fatalf("turn 1 = %d: %s", code, errb)
+	}
+	if code, out, errb := fsd("sessions"); code != 0 || !strings.Contains(out, "s ") || !strings.Contains(out, "finished") {
+		t.Errorf("fsd sessions = %d: %s%s", code, out, errb)
+	}
+	if code, out, errb := fsd("sessions", "show", "s"); code != 0 || !strings.Contains(out, "loaded (least recently read first): aa 1.0.0") || !strings.Contains(out, "turn 1  finished") {
+		t.Errorf("fsd sessions show s = %d: %s%s", code, out, errb)
+	}
+	if code, out, errb := fsd("show", "s"); code != 0 || !strings.Contains(out, "first") {
+		t.Errorf("fsd show s (a session by its name) = %d: %s%s", code, out, errb)
+	}
+	if code, _, errb := fsd("sessions", "abandon", "s"); code != 1 || !strings.Contains(errb, "no interrupted turn") {
+		t.Errorf("abandon of a session with no interrupted turn = %d: %s", code, errb)
+	}
+	if code, _, errb := fsd("run", wf, "--session", "../x", "hi"); code != 2 || !strings.Contains(errb, "bad session name") {
+		t.Errorf("a bad session name = %d: %s", code, errb)
+	}
+	held, err := engine.OpenSession(sessions, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errb := fsd("run", wf, "--session", "s", "second")
+	held.Close()
+	if want := fmt.Sprintf("pid %d", os.Getpid()); code != 1 || !strings.Contains(errb, "session is busy") || !strings.Contains(errb, want) {
+		t.Errorf("a turn while another process holds the session = %d: %s; want exit 1 naming %s", code, errb, want)
+	}
+	if code, out, _ := fsd("sessions", "prune", "--older-than", "1d"); code != 0 || strings.Contains(out, "removed") {
+		t.Errorf("prune of a fresh session = %d: %s", code, out)
+	}
+	if code, out, errb := fsd("sessions", "rm", "s"); code != 0 || !strings.Contains(out, "removed session s") {
+		t.Errorf("fsd sessions rm s = %d: %s%s", code, out, errb)
+	}
+	if _, err := os.Stat(filepath.Join(sessions, "s")); !os.IsNotExist(err) {
+		t.Errorf("the session's folder is still there: %v", err)
 	}
 }
