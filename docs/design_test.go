@@ -26,7 +26,7 @@ import (
 // H, W, D: skill lifecycle, catalog, channels, window, delegation; J, R,
 // N, A, T, S: journal, records and resume, workers over NATS, approvals,
 // trust, secrets; X, E: the sandbox and the network of sandboxed programs.
-const idPattern = `[LCHWDJRNATSEX][1-9][0-9]?`
+const idPattern = `[LCHWDJRNATSEXQ][1-9][0-9]?`
 
 // invariantID is how code comments cite an invariant of design.md.
 var invariantID = regexp.MustCompile(`\b` + idPattern + `\b`)
