@@ -367,7 +367,10 @@ func TestChatStreamsAnswers(t *testing.T) {
 		c.expect(turn[1])
 		c.expect("> ")
 	}
-	c.typeLine("/exit")
+	// Ctrl-D at the prompt leaves too.
+	if _, err := c.tty.Write([]byte{4}); err != nil {
+		t.Fatal(err)
+	}
 	c.expect("continue this conversation with: fsd chat talk.workflow.yaml --session ")
 	if code := c.wait(); code != 0 {
 		t.Errorf("exit %d", code)
@@ -381,15 +384,18 @@ func TestChatScripted(t *testing.T) {
 	dir := t.TempDir()
 	wf, _ := sessionWorkflow(t, dir)
 	var out, errb bytes.Buffer
-	code := runIO([]string{"chat", filepath.Join(dir, wf), "--session", "piped"}, strings.NewReader("one\ntwo\n\n/skills\n"), &out, &errb)
+	code := runIO([]string{"chat", filepath.Join(dir, wf), "--session", "piped"}, strings.NewReader("one\ntwo\n\n/skills\n/new\n/skills\n"), &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	want := "Turn one: alpha is read.\nTurn two: beta is read.\nloaded skills, least recently used first:\n  alpha 1.2.0\n  beta 1.2.0\n"
+	want := "Turn one: alpha is read.\nTurn two: beta is read.\nloaded skills, least recently used first:\n  alpha 1.2.0\n  beta 1.2.0\n" +
+		"no skills loaded\n" // /new: a new session
 	if out.String() != want {
 		t.Errorf("stdout\n%s\nwant\n%s", out.String(), want)
 	}
-	if !strings.HasPrefix(errb.String(), "session piped\n") || !strings.HasSuffix(errb.String(), " --session piped\n") {
+	next := regexp.MustCompile(`(?m)^session (\d{8}-\d{6}-[0-9a-f]{6})$`).FindStringSubmatch(errb.String())
+	if !strings.HasPrefix(errb.String(), "session piped\n") || !strings.Contains(errb.String(), "session piped kept: fsd chat ") ||
+		next == nil || !strings.HasSuffix(errb.String(), " --session "+next[1]+"\n") {
 		t.Errorf("stderr:\n%s", errb.String())
 	}
 }
