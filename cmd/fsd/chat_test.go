@@ -418,3 +418,19 @@ func TestChatSessionBusy(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out.String(), errb.String(), want)
 	}
 }
+
+// A scripted chat goes on after a turn that failed, says why on stderr
+// and exits 1 at the end.
+func TestChatScriptedFailedTurn(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "f.script.yaml"), "turns:\n  - - fail: the provider is down\n  - - say: Back again.\n")
+	write(t, filepath.Join(dir, "f.workflow.yaml"), "name: f\nmodel: scripted\nscript: f.script.yaml\nhost: {prompt: You chat.}\n")
+	var out, errb bytes.Buffer
+	code := runIO([]string{"chat", filepath.Join(dir, "f.workflow.yaml"), "--session", "f"}, strings.NewReader("one\ntwo\n"), &out, &errb)
+	if code != exitProblems || out.String() != "Back again.\n" {
+		t.Errorf("exit %d, stdout %q; want 1 and the second answer", code, out.String())
+	}
+	if !strings.Contains(errb.String(), "fsd: turn failed: ") || !strings.Contains(errb.String(), "the provider is down") {
+		t.Errorf("stderr:\n%s", errb.String())
+	}
+}
