@@ -2,7 +2,9 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/runrecord"
 )
 
 func connect(t *testing.T, run Runner, onProgress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
@@ -91,4 +94,56 @@ func TestToolName(t *testing.T) {
 			t.Errorf("ToolName(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// A call waiting for approval, with a client that takes no elicitation,
+// is named in a progress message with the fsd approve line; the typed
+// results and the run's id make the structured result.
+//
+// P6, P8: the client hears how to answer; typed results are structured.
+func TestApprovalWithoutElicitationSaysFsdApprove(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	heard := make(chan struct{})
+	var once sync.Once
+	cs := connect(t, func(ctx context.Context, _ string, sink event.Sink) (string, error) {
+		BindAnswer(ctx, func(runrecord.Answer) error { return nil })
+		sink.Emit(event.Event{Type: event.RunStarted, Run: "r1"})
+		sink.Emit(event.Event{Type: event.ApprovalRequested, Run: "r1", Task: "ship", Agent: "release/shipper", Tool: "publish", Approval: "task:ship/s1/c1"})
+		sink.Emit(event.Event{Type: event.TaskCompleted, Run: "r1", Task: "notes", Output: json.RawMessage(`{"version":"1.4.0"}`)})
+		// As a run does, the call waits while its approval is asked.
+		select {
+		case <-heard:
+		case <-time.After(10 * time.Second):
+		}
+		return "shipped", nil
+	}, func(p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, p.Message)
+		if strings.HasPrefix(p.Message, "waiting for approval") {
+			once.Do(func() { close(heard) })
+		}
+	})
+	params := &mcp.CallToolParams{Name: "weekly", Arguments: map[string]any{}}
+	params.SetProgressToken("t")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if string(b) != `{"answer":"shipped","run":"r1","tasks":{"notes":{"version":"1.4.0"}}}` {
+		t.Errorf("structured content = %s", b)
+	}
+	want := "waiting for approval: task ship (release/shipper) calls publish; answer with: fsd approve r1 task:ship/s1/c1 [--edit JSON | --reject REASON]"
+	for i := 0; i < 500; i++ { // notifications may trail the result: wait, boundedly
+		mu.Lock()
+		found := strings.Join(got, "\n")
+		mu.Unlock()
+		if strings.Contains(found, want) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Errorf("progress messages = %q, want %q", got, want)
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/mcpserve"
+	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/workspace"
 )
 
 type mcpFlags struct {
@@ -48,7 +50,10 @@ func newMCPServeCmd() *cobra.Command {
 {"input": "..."} (omit for the workflow's own input) and answers with the run's
 final answer. Each call is a normal run with its record in --runs-dir; the board's
 progress (tasks finished of tasks known) goes to the client as progress
-notifications. Over stdio, stdout carries the protocol and nothing else; logs go to
+notifications, and a call waiting for approval is put to the client as an
+elicitation (else a progress message names the fsd approve line). The answer
+also comes as structuredContent (answer, run id, typed task results) matching
+the tool's outputSchema. Over stdio, stdout carries the protocol and nothing else; logs go to
 stderr. --http ADDR serves Streamable HTTP at http://ADDR/mcp instead; an address
 without a host (":8080") listens on 127.0.0.1 only, and 0.0.0.0:PORT on every
 interface, with a warning. Over HTTP the server answers only requests whose Host
@@ -104,9 +109,10 @@ func serveMCP(ctx context.Context, path string, f mcpFlags, stdin io.Reader, std
 	if in := strings.TrimSpace(wf.Input); in != "" {
 		desc += " Its default input: " + oneLineClip(in, 300)
 	}
-	srv := mcpserve.NewServer(mcpserve.Options{Tool: name, Description: desc, Version: versionLine(), Run: func(ctx context.Context, input string, sink event.Sink) (string, error) {
-		return runForMCP(ctx, path, f, input, sink, logger, stderr)
-	}})
+	srv := mcpserve.NewServer(mcpserve.Options{Tool: name, Description: desc, Version: versionLine(),
+		Annotations: toolHints(pr.project), Tasks: typedTasks(pr.project), Run: func(ctx context.Context, input string, sink event.Sink) (string, error) {
+			return runForMCP(ctx, path, f, input, sink, logger, stderr)
+		}})
 	if f.http == "" {
 		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
@@ -128,6 +134,7 @@ func runForMCP(ctx context.Context, path string, f mcpFlags, input string, sink 
 	if err != nil {
 		return "", err
 	}
+	mcpserve.BindAnswer(ctx, pr.run.Answer)
 	res, err := pr.run.Execute(ctx, input)
 	err = pr.finish(err)
 	if err != nil {
@@ -169,4 +176,63 @@ func oneLineClip(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return string(r)
+}
+
+// toolHints are the served tool's annotations, from what the workflow's
+// tools may do: read-only when no skill brings a program (command tool,
+// script, MCP server) and the workflow offers no built-in that changes
+// files; destructive when one of those runs without asking anybody (its
+// approve: policy, else its skill's, else the workflow's, is never).
+//
+// P7: the hints follow the workflow's tools and their approve:.
+func toolHints(p *spec.Project) *mcp.ToolAnnotations {
+	wf := p.Workflow
+	acts, unasked := false, false
+	act := func(policy spec.Approve) {
+		acts = true
+		unasked = unasked || policy.Or(spec.ApproveNever) == spec.ApproveNever
+	}
+	for _, s := range p.Skills {
+		for _, t := range s.Tools {
+			if t.Run.Kind == spec.RunCommand {
+				act(t.Approve.Or(s.Approve).Or(wf.Approve))
+			}
+		}
+		for _, m := range s.MCP {
+			act(m.Approve.Or(s.Approve).Or(wf.Approve))
+		}
+		if fi, err := os.Stat(filepath.Join(s.Dir, "scripts")); err == nil && fi.IsDir() {
+			act(s.Approve.Or(wf.Approve))
+		}
+	}
+	for _, name := range wf.Tools {
+		if workspace.Effect(name) {
+			act(wf.Approve)
+		}
+	}
+	destructive := acts && unasked
+	return &mcp.ToolAnnotations{Title: wf.Name, ReadOnlyHint: !acts, DestructiveHint: &destructive, OpenWorldHint: &acts}
+}
+
+// typedTasks are the output schemas of the workflow's static tasks whose
+// agents declare output:, by task id.
+func typedTasks(p *spec.Project) map[string]any {
+	out := map[string]any{}
+	for _, t := range p.Workflow.Tasks {
+		skill, agent, ok := strings.Cut(t.Assignee, "/")
+		if !ok {
+			continue
+		}
+		for _, s := range p.Skills {
+			if s.ID != skill {
+				continue
+			}
+			for _, a := range s.Agents {
+				if a.Name == agent && a.Output != nil {
+					out[t.ID] = a.Output
+				}
+			}
+		}
+	}
+	return out
 }

@@ -72,17 +72,46 @@ func NPM(t testing.TB, packages ...string) string {
 	return dir
 }
 
-// Everything is the argv of the reference server
-// @modelcontextprotocol/server-everything over stdio, installed by NPM.
-func Everything(t testing.TB) []string {
+// Node is the path of node, or skips the test (fails it under CI=true)
+// where it is not installed.
+func Node(t testing.TB) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("node is not installed (apt-get install nodejs npm)")
 		}
-		t.Skip("node is not installed, so the reference MCP server cannot run (apt-get install nodejs npm)")
+		t.Skip("node is not installed, so the MCP interoperability test cannot run (apt-get install nodejs npm)")
 	}
+	return node
+}
+
+// Everything is the argv of the reference server
+// @modelcontextprotocol/server-everything over stdio, installed by NPM.
+func Everything(t testing.TB) []string {
+	t.Helper()
+	node := Node(t)
 	dir := NPM(t, EverythingPackage)
 	return []string{node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"}
+}
+
+// Script returns where to run a node script of a test (a testdata file)
+// so that it imports packages, installed by NPM: a copy in a temporary
+// folder beside a link to their node_modules.
+func Script(t testing.TB, script string, packages ...string) string {
+	t.Helper()
+	dir := NPM(t, packages...)
+	tmp := t.TempDir()
+	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(tmp, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, filepath.Base(script))
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
