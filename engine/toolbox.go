@@ -233,6 +233,11 @@ type emitter struct {
 	// quiet holds every event back while a session's next turn restates
 	// the turns before it: they were reported when they ran.
 	quiet bool
+	// mu makes every sink see the run's events in one order, the order
+	// of events.jsonl: fsd serve numbers the events it streams live by
+	// their line in the record, so a client reconnecting after a restart
+	// resumes at the right one.
+	mu sync.Mutex
 }
 
 // emit stamps e and sends it.
@@ -244,6 +249,8 @@ func (em *emitter) emit(e event.Event) {
 
 // stamped sends an event that already carries its time and run.
 func (em *emitter) stamped(e event.Event) {
+	em.mu.Lock()
+	defer em.mu.Unlock()
 	if em.sink != nil && !em.quiet {
 		em.sink.Emit(e)
 	}

@@ -28,6 +28,10 @@ type Server struct {
 	secrets redact.Secrets
 	// Poll is how often a live page's record is checked for growth.
 	Poll time.Duration
+	// Chat puts a message box on a run's page and answer buttons on its
+	// pending calls, which post to fsd serve's API (the server that
+	// serves these pages then); fsd ui only reads.
+	Chat bool
 	now  func() time.Time
 }
 
@@ -172,6 +176,7 @@ type pageData struct {
 	CSS    template.CSS
 	JS     template.JS
 	Data   template.JS // the run's JSON, for a report
+	Chat   bool        // the chat box (Server.Chat)
 }
 
 func (s *Server) page(w http.ResponseWriter, kind, id string, _ context.Context) {
@@ -184,7 +189,7 @@ func (s *Server) page(w http.ResponseWriter, kind, id string, _ context.Context)
 		id = filepath.Base(d) // the page asks for the run it shows, not for whatever else may match later
 	}
 	var buf bytes.Buffer
-	if err := pageTmpl.Execute(&buf, pageData{Kind: kind, RunID: id}); err != nil {
+	if err := pageTmpl.Execute(&buf, pageData{Kind: kind, RunID: id, Chat: s.Chat}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

@@ -24,6 +24,15 @@ type guardedHTTP struct {
 	grace   time.Duration // how long a stop waits for requests in flight
 	exposed string        // what the network gets when the address is not loopback
 	started func(net.Addr)
+	// token, when set, is required of every request as a bearer token;
+	// needToken refuses to listen beyond loopback without one.
+	token     []byte
+	needToken bool
+	// maxBody caps request bodies (413); 0: no cap.
+	maxBody int64
+	// stopping is called when a stop begins, before requests in flight
+	// are waited for (fsd serve drains its turns there).
+	stopping func(context.Context)
 }
 
 // addAllowHostFlag declares --allow-host on a command that serves HTTP.
@@ -50,6 +59,14 @@ func (g guardedHTTP) serve(ctx context.Context, h http.Handler, stderr io.Writer
 	if err != nil {
 		return fail(exitProblems, "%s: %v", g.flag, err)
 	}
+	if ln.Exposed() && g.needToken && len(g.token) == 0 {
+		ln.Close()
+		return fail(exitUsage, "%s %s is beyond loopback: give a bearer token with --token-file FILE (clients send Authorization: Bearer TOKEN)", g.flag, g.addr)
+	}
+	if g.maxBody > 0 {
+		h = httpguard.Limit(g.maxBody, h)
+	}
+	h = httpguard.Bearer(g.token, h)
 	if ln.Exposed() {
 		fmt.Fprintf(stderr, "fsd: warning: listening on %s, beyond loopback: %s, for anyone who reaches it by an allowed name (--allow-host)\n", ln.Addr(), g.exposed)
 	}
@@ -68,6 +85,9 @@ func (g guardedHTTP) serve(ctx context.Context, h http.Handler, stderr io.Writer
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), g.grace)
 	defer cancel()
+	if g.stopping != nil {
+		g.stopping(sctx)
+	}
 	_ = hs.Shutdown(sctx)
 	return nil
 }

@@ -46,6 +46,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newInitCmd(),
 		newShowCmd(),
 		newUICmd(),
+		newServeCmd(),
 		newReportCmd(),
 		newMCPCmd(),
 		newWorkerCmd(),

@@ -2,6 +2,7 @@ package httpguard
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -95,5 +96,63 @@ func TestValidName(t *testing.T) {
 	}
 	if _, err := Listen(":0", []string{"https://x"}); !errors.Is(err, ErrMalformed) {
 		t.Errorf("Listen took a URL for a name")
+	}
+}
+
+func TestBearer(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	h := Bearer([]byte("s3cret"), ok)
+	for _, tc := range []struct {
+		auth string
+		want int
+	}{
+		{"", http.StatusUnauthorized},
+		{"Bearer wrong", http.StatusUnauthorized},
+		{"Bearer s3cre", http.StatusUnauthorized},
+		{"Basic s3cret", http.StatusUnauthorized},
+		{"Bearer s3cret", http.StatusNoContent},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		if tc.auth != "" {
+			r.Header.Set("Authorization", tc.auth)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.want {
+			t.Errorf("Authorization %q: %d, want %d", tc.auth, w.Code, tc.want)
+		}
+	}
+}
+
+func TestLimit(t *testing.T) {
+	read := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.ReadAll(r.Body)
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	h := Limit(8, read)
+	for _, tc := range []struct {
+		name    string
+		body    string
+		chunked bool
+		want    int
+	}{
+		{"under", "12345678", false, http.StatusNoContent},
+		{"over by its length", "123456789", false, http.StatusRequestEntityTooLarge},
+		{"over while read", "123456789", true, http.StatusRequestEntityTooLarge},
+	} {
+		r := httptest.NewRequest("POST", "/", strings.NewReader(tc.body))
+		if tc.chunked {
+			r.ContentLength = -1
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, w.Code, tc.want)
+		}
 	}
 }

@@ -238,8 +238,31 @@ function pendingCalls(s, live) {
       el("div", { class: "role" }, `${p.tool} · ${p.task ? "task " + p.task : "host"} · call ${p.call}`,
         isSet(p.since) ? ` · waiting since ${new Date(p.since).toLocaleTimeString()}` : ""),
       el("pre", { class: "args" }, JSON.stringify(p.args ?? {}, null, 2)),
+      chatting() && live ? answerButtons(s.id, p.call) :
       el("div", { class: "meta" }, `answer with: fsd approve ${s.id} ${p.call} [--edit JSON | --reject REASON]`
         + (live ? "" : `, then fsd resume ${s.id}`)))));
+}
+
+// chatting: the page is served by fsd serve, whose API takes messages and
+// answers (fsd ui only reads).
+const chatting = () => document.body.dataset.chat === "1";
+
+// post sends JSON to fsd serve's API and says what went wrong, if anything.
+async function post(path, body) {
+  const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  if (r.ok) return "";
+  try { return (await r.json()).error; } catch (e) { return r.status + " " + r.statusText; }
+}
+
+function answerButtons(id, call) {
+  const status = el("span", { class: "meta" });
+  const answer = (decision) => async () => {
+    const body = { decision };
+    if (decision === "reject") body.reason = prompt("Why? (the model reads it)") || "rejected";
+    status.textContent = await post(`/sessions/${encodeURIComponent(id)}/approvals/${call}`, body);
+  };
+  const b = (label, decision) => { const e = el("button", { type: "button", class: decision }, label); e.onclick = answer(decision); return e; };
+  return el("div", { class: "answer-call" }, b("Approve", "approve"), " ", b("Reject", "reject"), " ", status);
 }
 
 // pretty indents a text that is JSON (a typed answer or result), so it
@@ -295,9 +318,23 @@ async function runPage(main, id) {
   };
   await load();
   const live = document.getElementById("live");
-  const es = new EventSource("/api/runs/" + encodeURIComponent(id) + "/live");
-  es.addEventListener("update", () => load());
-  es.addEventListener("done", () => { live.textContent = ""; es.close(); load(); });
+  const follow = () => {
+    const es = new EventSource("/api/runs/" + encodeURIComponent(id) + "/live");
+    es.addEventListener("update", () => load());
+    es.addEventListener("done", () => { live.textContent = ""; es.close(); load(); });
+  };
+  follow();
+  const chat = document.getElementById("chat");
+  if (!chat) return;
+  chat.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const status = document.getElementById("chat-status");
+    const text = chat.elements.message.value;
+    status.textContent = "sending…";
+    const err = await post(`/sessions/${encodeURIComponent(id)}/messages`, { message: text });
+    status.textContent = err;
+    if (!err) { chat.elements.message.value = ""; follow(); }
+  });
 }
 
 (async function () {

@@ -1,0 +1,358 @@
+package serve
+
+import (
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/runrecord"
+)
+
+//go:embed openapi.json
+var openapi []byte
+
+// OpenAPI is the OpenAPI 3.1 document of the REST API and the event
+// stream, as served at /openapi.json.
+func OpenAPI() []byte { return openapi }
+
+// Mounts are the handlers a Server's Handler serves beside its own API:
+// the protocol adapters and the web view. Nil ones are left out.
+type Mounts struct {
+	// AGUI serves POST /agui.
+	AGUI http.Handler
+	// A2A serves /.well-known/agent-card.json and the A2A endpoint, /a2a.
+	A2A http.Handler
+	// Web serves every other path: the web view's pages.
+	Web http.Handler
+}
+
+// Handler routes the REST API, the event streams, /openapi.json and m.
+// It does not guard: the caller puts it behind the Host, Origin, token
+// and body checks (internal/httpguard).
+func (s *Server) Handler(m Mounts) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapi)
+	})
+	mux.HandleFunc("GET /sessions", s.listSessions)
+	mux.HandleFunc("POST /sessions", s.createSession)
+	mux.HandleFunc("GET /sessions/{id}", s.getSession)
+	mux.HandleFunc("POST /sessions/{id}/messages", s.postMessage)
+	mux.HandleFunc("GET /sessions/{id}/turns/{n}", s.getTurn)
+	mux.HandleFunc("POST /sessions/{id}/cancel", s.cancel)
+	mux.HandleFunc("POST /sessions/{id}/resume", s.resume)
+	mux.HandleFunc("POST /sessions/{id}/abandon", s.abandon)
+	mux.HandleFunc("GET /sessions/{id}/approvals", s.listApprovals)
+	mux.HandleFunc("POST /sessions/{id}/approvals/{call...}", s.answer)
+	mux.HandleFunc("GET /sessions/{id}/events", s.events)
+	if m.AGUI != nil {
+		mux.Handle("/agui", m.AGUI)
+	}
+	if m.A2A != nil {
+		mux.Handle("/.well-known/agent-card.json", m.A2A)
+		mux.Handle("/a2a", m.A2A)
+		mux.Handle("/a2a/", m.A2A)
+	}
+	if m.Web != nil {
+		mux.Handle("/", m.Web)
+	}
+	return mux
+}
+
+// The JSON the API speaks (openapi.json's schemas).
+type (
+	sessionJSON struct {
+		ID      string    `json:"id"`
+		Status  string    `json:"status"`
+		Turns   int       `json:"turns"`
+		Started time.Time `json:"started,omitzero"`
+		Pending int       `json:"pending"`
+	}
+	turnJSON struct {
+		Session  string    `json:"session"`
+		Turn     int       `json:"turn"`
+		RunID    string    `json:"run_id"`
+		Status   string    `json:"status,omitempty"`
+		Input    string    `json:"input,omitempty"`
+		Started  time.Time `json:"started,omitzero"`
+		Finished time.Time `json:"finished,omitzero"`
+	}
+	approvalJSON struct {
+		CallID string          `json:"call_id"`
+		Tool   string          `json:"tool"`
+		Agent  string          `json:"agent,omitempty"`
+		Args   json.RawMessage `json:"args,omitempty"`
+	}
+	answerJSON struct {
+		Decision string          `json:"decision"`
+		Args     json.RawMessage `json:"args,omitempty"`
+		Reason   string          `json:"reason,omitempty"`
+	}
+	errorJSON struct {
+		Error string `json:"error"`
+	}
+)
+
+func sessionOf(i SessionInfo) sessionJSON {
+	return sessionJSON{ID: i.Name, Status: i.Status, Turns: i.Turns, Started: i.Started, Pending: i.Pending}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeErr answers err with the status its kind says.
+func writeErr(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		code = http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrInvalid):
+		code = http.StatusBadRequest
+	case errors.Is(err, ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrInterrupted):
+		code = http.StatusConflict
+	case errors.Is(err, ErrClosed):
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, errorJSON{Error: err.Error()})
+}
+
+// decode reads a JSON body into v; an empty body leaves v as it is.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil || errors.Is(err, io.EOF):
+		return nil
+	case errors.As(err, &tooBig):
+		return err
+	}
+	return fmt.Errorf("%w: body: %v", ErrInvalid, err)
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.Sessions()
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	out := make([]sessionJSON, 0, len(list))
+	for _, i := range list {
+		out = append(out, sessionOf(i))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// createSession makes a session (named by the body's id, else a fresh
+// name) and, given a message, starts its first turn.
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ID      string `json:"id"`
+		Message string `json:"message"`
+	}
+	if err := decode(r, &body); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if body.ID == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		body.ID = time.Now().UTC().Format("20060102-150405-") + hex.EncodeToString(b[:])
+	}
+	if err := runrecord.CheckSessionName(body.ID); err != nil {
+		writeErr(w, fmt.Errorf("%w: %v", ErrInvalid, err))
+		return
+	}
+	if s.exists(body.ID) {
+		writeErr(w, fmt.Errorf("%w: session %s exists; post its next message to /sessions/%s/messages", ErrBusy, body.ID, body.ID))
+		return
+	}
+	if body.Message != "" {
+		if _, err := s.Send(r.Context(), body.ID, body.Message); err != nil {
+			writeErr(w, err)
+			return
+		}
+	} else {
+		sess, err := engine.OpenSession(s.cfg.SessionsDir, body.ID)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		sess.Close()
+	}
+	info, err := s.Session(body.ID)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.Header().Set("Location", "/sessions/"+body.ID)
+	writeJSON(w, http.StatusCreated, sessionOf(info))
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	info, err := s.Session(r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionOf(info))
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Message string `json:"message"`
+	}
+	if err := decode(r, &body); err != nil {
+		writeErr(w, err)
+		return
+	}
+	ti, err := s.Send(r.Context(), r.PathValue("id"), body.Message)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, turnJSON{Session: ti.Session, Turn: ti.Turn, RunID: ti.RunID, Status: string(runrecord.Running)})
+}
+
+func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if !s.exists(id) {
+		writeErr(w, fmt.Errorf("%w: session %s", ErrNotFound, id))
+		return
+	}
+	f, _ := runrecord.ReadSession(s.dir(id))
+	if err != nil || n < 1 || n > len(f.Turns) {
+		writeErr(w, fmt.Errorf("%w: session %s has no turn %s (it has %d)", ErrNotFound, id, r.PathValue("n"), len(f.Turns)))
+		return
+	}
+	t := f.Turns[n-1]
+	out := turnJSON{Session: id, Turn: n, RunID: id, Status: string(t.Status), Input: t.Input, Started: t.Started, Finished: t.Finished}
+	if out.Status == "" {
+		// Not over: running here, or interrupted.
+		info, _ := s.Session(id)
+		out.Status = info.Status
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	if err := s.Cancel(r.PathValue("id")); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
+	ti, err := s.Resume(r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, turnJSON{Session: ti.Session, Turn: ti.Turn, RunID: ti.RunID, Status: string(runrecord.Running)})
+}
+
+func (s *Server) abandon(w http.ResponseWriter, r *http.Request) {
+	if err := s.Abandon(r.PathValue("id")); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
+	ps, err := s.Pending(r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	out := make([]approvalJSON, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, approvalJSON{CallID: p.CallID, Tool: p.Tool, Agent: p.Agent, Args: p.Args})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	var body answerJSON
+	if err := decode(r, &body); err != nil {
+		writeErr(w, err)
+		return
+	}
+	err := s.Answer(r.PathValue("id"), r.PathValue("call"), Answer{Decision: body.Decision, Args: body.Args, Reason: body.Reason})
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// events streams the session's events as Server-Sent Events: each with
+// its id, its type as the event name and the event as JSON data, then
+// "end" when the turn running at the request has ended (or at once after
+// the record when none runs). A client reconnecting with Last-Event-ID
+// (or ?after=ID) gets every event after that one, from the record.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	after := int64(0)
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("after")
+	}
+	if last != "" {
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n < 0 {
+			writeErr(w, fmt.Errorf("%w: Last-Event-ID %q: want an event's id, a number", ErrInvalid, last))
+			return
+		}
+		after = n
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeErr(w, errors.New("streaming unsupported"))
+		return
+	}
+	ch, err := s.Events(r.Context(), r.PathValue("id"), after)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	for e := range ch {
+		b, err := json.Marshal(struct {
+			ID   int64 `json:"id"`
+			Turn int   `json:"turn"`
+			event.Event
+		}{e.ID, e.Turn, e.Event})
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, b)
+		fl.Flush()
+	}
+	if r.Context().Err() == nil {
+		fmt.Fprint(w, "event: end\ndata: {}\n\n")
+		fl.Flush()
+	}
+}
