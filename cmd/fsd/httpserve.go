@@ -52,6 +52,9 @@ func (g guardedHTTP) serve(ctx context.Context, h http.Handler, stderr io.Writer
 			return fail(exitUsage, "--allow-host: %v", err)
 		}
 	}
+	if g.needToken && len(g.token) == 0 && !httpguard.Loopback(g.addr) {
+		return fail(exitUsage, "%s %s is beyond loopback: give a bearer token with --token-file FILE (clients send Authorization: Bearer TOKEN)", g.flag, g.addr)
+	}
 	ln, err := httpguard.Listen(g.addr, g.allow)
 	if errors.Is(err, httpguard.ErrMalformed) {
 		return fail(exitUsage, "%s: %v", g.flag, err)
@@ -60,7 +63,7 @@ func (g guardedHTTP) serve(ctx context.Context, h http.Handler, stderr io.Writer
 		return fail(exitProblems, "%s: %v", g.flag, err)
 	}
 	if ln.Exposed() && g.needToken && len(g.token) == 0 {
-		ln.Close()
+		ln.Close() // a name that resolved beyond loopback
 		return fail(exitUsage, "%s %s is beyond loopback: give a bearer token with --token-file FILE (clients send Authorization: Bearer TOKEN)", g.flag, g.addr)
 	}
 	if g.maxBody > 0 {

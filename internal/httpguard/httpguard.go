@@ -145,3 +145,18 @@ func Limit(max int64, h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// Loopback reports whether Listen(addr) listens on loopback only: the
+// address names no host, localhost or a loopback IP. Servers that need
+// a token beyond loopback decide it before listening.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return true // Listen refuses it
+	}
+	if host == "" || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

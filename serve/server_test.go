@@ -1,0 +1,316 @@
+package serve_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/approval"
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/serve"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// steps is a model answering each request with the next step, across
+// turns; a step may block the turn until the test lets it go.
+type steps struct {
+	mu   sync.Mutex
+	next []func(ctx context.Context) (*model.Response, error)
+}
+
+func (s *steps) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	s.mu.Lock()
+	if len(s.next) == 0 {
+		s.mu.Unlock()
+		return &model.Response{Text: "no more steps"}, nil
+	}
+	f := s.next[0]
+	s.next = s.next[1:]
+	s.mu.Unlock()
+	return f(ctx)
+}
+
+func call(name, args string) func(context.Context) (*model.Response, error) {
+	return func(context.Context) (*model.Response, error) {
+		return &model.Response{Calls: []model.ToolCall{{ID: "c-" + name, Name: name, Args: json.RawMessage(args)}}}, nil
+	}
+}
+
+func say(text string) func(context.Context) (*model.Response, error) {
+	return func(context.Context) (*model.Response, error) { return &model.Response{Text: text}, nil }
+}
+
+// wait blocks the turn until gate closes.
+func wait(gate chan struct{}, then func(context.Context) (*model.Response, error)) func(context.Context) (*model.Response, error) {
+	return func(ctx context.Context) (*model.Response, error) {
+		select {
+		case <-gate:
+			return then(ctx)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// project writes a workflow with a host and skill aa: mark (appends its
+// id to marks.log) and risky (asks for approval first).
+func project(t *testing.T) (*spec.Project, string) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"chat.workflow.yaml": "name: chat\nskills: [./skills]\nhost: {prompt: You chat.}\n",
+		"skills/aa/aa.skill.yaml": `id: aa
+name: Skill aa
+description: Marks things.
+version: 1.0.0
+instructions: Mark things.
+tools:
+  - name: mark
+    description: Marks.
+    input: {type: object, properties: {id: {type: string}}, required: [id]}
+    run: {command: [sh, -c, 'echo "$0" >> ` + filepath.Join(dir, "marks.log") + `; printf marked', "{{.id}}"]}
+  - name: risky
+    description: Needs a yes.
+    approve: always
+    input: {type: object, properties: {}}
+    run: {command: [sh, -c, 'printf done']}
+`,
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, diags := spec.LoadProject(filepath.Join(dir, "chat.workflow.yaml"))
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return p, dir
+}
+
+// newServer serves p's sessions under dir with m.
+func newServer(t *testing.T, p *spec.Project, dir string, m model.Model) (*serve.Server, *httptest.Server) {
+	t.Helper()
+	srv := serve.New(serve.Config{SessionsDir: filepath.Join(dir, "sessions"), Workflow: serve.WorkflowInfo{Name: p.Workflow.Name},
+		Start: func(s *engine.Session, sink event.Sink) (*engine.Run, func(error) error, error) {
+			r, err := s.Start(p, engine.Options{Model: m, Sink: sink, Approve: approval.Ask})
+			return r, func(err error) error { return err }, err
+		}})
+	hs := httptest.NewServer(srv.Handler(serve.Mounts{}))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = srv.Close(ctx)
+		hs.Close()
+	})
+	return srv, hs
+}
+
+// sse is one event read from a stream.
+type sse struct {
+	id   string
+	name string
+	data string
+}
+
+// stream reads a session's event stream from after (-1: no
+// Last-Event-ID) and sends each event on the channel it returns, which
+// closes at the stream's end; cancel drops the connection.
+func stream(t *testing.T, base, session string, after int) (<-chan sse, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/sessions/"+session+"/events", nil)
+	if after >= 0 {
+		req.Header.Set("Last-Event-ID", fmt.Sprint(after))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		cancel()
+		t.Fatalf("events: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	out := make(chan sse)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		var e sse
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				select {
+				case out <- e:
+				case <-ctx.Done():
+					return
+				}
+				e = sse{}
+			case strings.HasPrefix(line, "id: "):
+				e.id = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				e.name = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				e.data = line[6:]
+			}
+		}
+	}()
+	return out, cancel
+}
+
+func post(t *testing.T, url, body string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// Y2: a client that drops the stream mid-turn and reconnects with
+// Last-Event-ID gets every event after the last it got, none twice, and
+// the ids it saw live are the record's: a stream from the record alone
+// (a restarted server) numbers them the same.
+func TestSSEReconnectMidTurn(t *testing.T) {
+	p, dir := project(t)
+	gate := make(chan struct{})
+	m := &steps{next: []func(context.Context) (*model.Response, error){
+		call("read_skill", `{"id":"aa"}`),
+		call("mark", `{"id":"one"}`),
+		wait(gate, call("risky", `{}`)),
+		say("done"),
+	}}
+	_, hs := newServer(t, p, dir, m)
+	if code, b := post(t, hs.URL+"/sessions", `{"id":"s","message":"go"}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	var got []sse
+	first, drop := stream(t, hs.URL, "s", -1)
+	for e := range first {
+		got = append(got, e)
+		if e.name == event.ToolResult && strings.Contains(e.data, `"tool":"mark"`) {
+			break // the turn waits at the gate now
+		}
+	}
+	drop()
+	for range first {
+	}
+	if len(got) == 0 {
+		t.Fatal("no event before the drop")
+	}
+	close(gate)
+	second, stop := stream(t, hs.URL, "s", atoi(t, got[len(got)-1].id))
+	defer stop()
+	ended := false
+	for e := range second {
+		if e.name == "end" {
+			ended = true
+			break
+		}
+		got = append(got, e)
+		if e.name == event.ApprovalRequested {
+			var ev struct {
+				Approval string `json:"approval"`
+			}
+			_ = json.Unmarshal([]byte(e.data), &ev)
+			if code, b := post(t, hs.URL+"/sessions/s/approvals/"+ev.Approval, `{"decision":"approve"}`); code != http.StatusNoContent {
+				t.Fatalf("answer: %d %s", code, b)
+			}
+		}
+	}
+	if !ended {
+		t.Fatal("the stream closed without its end event")
+	}
+	if !strings.Contains(strings.Join(names(got), " "), event.ApprovalAnswered) {
+		t.Errorf("no approval answered mid-turn: %v", names(got))
+	}
+	for i, e := range got {
+		if e.id != fmt.Sprint(i+1) {
+			t.Fatalf("event %d has id %s: lost or repeated across the reconnect (%v)", i+1, e.id, names(got))
+		}
+	}
+	if last := got[len(got)-1]; last.name != event.RunFinished {
+		t.Errorf("last event %s, want run.finished", last.name)
+	}
+	// The record numbers them as the live stream did.
+	replay, stop2 := stream(t, hs.URL, "s", 0)
+	defer stop2()
+	var rec []sse
+	for e := range replay {
+		if e.name != "end" {
+			rec = append(rec, e)
+		}
+	}
+	if len(rec) != len(got) {
+		t.Fatalf("the record holds %d events, the live stream sent %d", len(rec), len(got))
+	}
+	for i := range rec {
+		if rec[i] != got[i] {
+			t.Fatalf("event %d: record %+v, live %+v", i+1, rec[i], got[i])
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatalf("id %q: %v", s, err)
+	}
+	return n
+}
+
+func names(es []sse) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.id+":"+e.name)
+	}
+	return out
+}
+
+// Y4: one turn per session: a message while a turn runs is refused 409.
+func TestOneTurnPerSession(t *testing.T) {
+	p, dir := project(t)
+	gate := make(chan struct{})
+	m := &steps{next: []func(context.Context) (*model.Response, error){wait(gate, say("one")), say("two")}}
+	srv, hs := newServer(t, p, dir, m)
+	if code, b := post(t, hs.URL+"/sessions/s/messages", `{"message":"first"}`); code != http.StatusAccepted {
+		t.Fatalf("first message: %d %s", code, b)
+	}
+	if code, b := post(t, hs.URL+"/sessions/s/messages", `{"message":"second"}`); code != http.StatusConflict {
+		t.Fatalf("second message while the first runs: %d %s, want 409", code, b)
+	}
+	close(gate)
+	if err := srv.Wait(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if code, b := post(t, hs.URL+"/sessions/s/messages", `{"message":"second"}`); code != http.StatusAccepted {
+		t.Fatalf("second message after the first: %d %s", code, b)
+	}
+	if err := srv.Wait(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var _ = bytes.MinRead
