@@ -121,14 +121,14 @@ func TestResponsesFollowOpenAPI(t *testing.T) {
 	u := hs.URL
 	d.check(t, "GET", "/sessions", do(t, "GET", u+"/sessions", ""))
 	d.check(t, "POST", "/sessions", do(t, "POST", u+"/sessions", `{"id":"empty"}`))
-	d.check(t, "POST", "/sessions", do(t, "POST", u+"/sessions", `{"id":"empty"}`))   // 409
-	d.check(t, "POST", "/sessions", do(t, "POST", u+"/sessions", `{"id":"../x"}`))    // 400
+	d.check(t, "POST", "/sessions", do(t, "POST", u+"/sessions", `{"id":"empty"}`))    // 409
+	d.check(t, "POST", "/sessions", do(t, "POST", u+"/sessions", `{"id":"../x"}`))     // 400
 	d.check(t, "POST", "/sessions", do(t, "POST", u+"/sessions", `{"nonsense":true}`)) // 400
 	d.check(t, "POST", "/sessions", do(t, "POST", u+"/sessions", `{"id":"s","message":"go"}`))
 	d.check(t, "GET", "/sessions/{id}", do(t, "GET", u+"/sessions/s", ""))
-	d.check(t, "GET", "/sessions/{id}", do(t, "GET", u+"/sessions/nope", "")) // 404
+	d.check(t, "GET", "/sessions/{id}", do(t, "GET", u+"/sessions/nope", ""))                                     // 404
 	d.check(t, "POST", "/sessions/{id}/messages", do(t, "POST", u+"/sessions/s/messages", `{"message":"again"}`)) // 409
-	d.check(t, "POST", "/sessions/{id}/messages", do(t, "POST", u+"/sessions/s/messages", `{}`))                 // 400
+	d.check(t, "POST", "/sessions/{id}/messages", do(t, "POST", u+"/sessions/s/messages", `{}`))                  // 400
 	d.check(t, "GET", "/sessions/{id}/turns/{n}", do(t, "GET", u+"/sessions/s/turns/1", ""))
 	d.check(t, "GET", "/sessions/{id}/turns/{n}", do(t, "GET", u+"/sessions/s/turns/9", "")) // 404
 	events, stop := stream(t, u, "s", -1)

@@ -314,3 +314,76 @@ func TestOneTurnPerSession(t *testing.T) {
 }
 
 var _ = bytes.MinRead
+
+// Y7, Y8: Close stops a turn that waits for an approval where a resume
+// goes on from; a server started again over the sessions resumes it
+// (RecoverAll), the call asks again under the same id, and answering it
+// there finishes the turn.
+func TestCloseThenRecoverKeepsApprovalsAnswerable(t *testing.T) {
+	p, dir := project(t)
+	m := &steps{next: []func(context.Context) (*model.Response, error){
+		call("read_skill", `{"id":"aa"}`),
+		call("risky", `{}`),
+		say("done"),
+	}}
+	srv, hs := newServer(t, p, dir, m)
+	if code, b := post(t, hs.URL+"/sessions", `{"id":"s","message":"go"}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	events, stop := stream(t, hs.URL, "s", -1)
+	var asked string
+	for e := range events {
+		if e.name == event.ApprovalRequested {
+			var ev struct {
+				Approval string `json:"approval"`
+			}
+			_ = json.Unmarshal([]byte(e.data), &ev)
+			asked = ev.Approval
+			break
+		}
+	}
+	stop()
+	if asked == "" {
+		t.Fatal("no approval asked")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := srv.Session("s"); info.Status != "interrupted" {
+		t.Fatalf("after Close the session is %q, want interrupted", info.Status)
+	}
+	if _, err := srv.Send(ctx, "s", "more"); err == nil {
+		t.Fatal("a closed server started a turn")
+	}
+	// The model answers the resumed turn's remaining steps; the steps
+	// before the stop come from the journal.
+	srv2, _ := newServer(t, p, dir, m)
+	rec := srv2.RecoverAll()
+	if len(rec) != 1 || rec[0].Session != "s" || rec[0].Err != nil {
+		t.Fatalf("RecoverAll = %+v, want session s resumed", rec)
+	}
+	var pending []serve.Approval
+	ch, _ := srv2.Events(ctx, "s", 0)
+	n := 0
+	for e := range ch {
+		if e.Type == event.ApprovalRequested {
+			if n++; n == 2 { // asked again by the resumed turn
+				pending, _ = srv2.Pending("s")
+				if err := srv2.Answer("s", e.Approval, serve.Answer{Decision: serve.Approve}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if len(pending) != 1 || pending[0].CallID != asked {
+		t.Fatalf("pending after the restart = %+v, want call %s", pending, asked)
+	}
+	if err := srv2.Wait(ctx, "s"); err != nil {
+		t.Fatalf("the resumed turn: %v", err)
+	}
+	if info, _ := srv2.Session("s"); info.Status != "finished" {
+		t.Errorf("the resumed turn ended %q, want finished", info.Status)
+	}
+}
