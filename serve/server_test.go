@@ -67,7 +67,7 @@ func wait(gate chan struct{}, then func(context.Context) (*model.Response, error
 
 // project writes a workflow with a host and skill aa: mark (appends its
 // id to marks.log) and risky (asks for approval first).
-func project(t *testing.T) (*spec.Project, string) {
+func project(t testing.TB) (*spec.Project, string) {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -106,7 +106,7 @@ tools:
 }
 
 // newServer serves p's sessions under dir with m.
-func newServer(t *testing.T, p *spec.Project, dir string, m model.Model) (*serve.Server, *httptest.Server) {
+func newServer(t testing.TB, p *spec.Project, dir string, m model.Model) (*serve.Server, *httptest.Server) {
 	t.Helper()
 	srv := serve.New(serve.Config{SessionsDir: filepath.Join(dir, "sessions"), Workflow: serve.WorkflowInfo{Name: p.Workflow.Name},
 		Start: func(s *engine.Session, sink event.Sink) (*engine.Run, func(error) error, error) {
