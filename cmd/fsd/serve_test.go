@@ -167,12 +167,15 @@ func waitFile(t *testing.T, path string) {
 	t.Fatalf("%s never appeared", path)
 }
 
-// sseIDs reads a session's stream after id after to its end and returns
-// each event's id and name.
-func sseIDs(t *testing.T, u *url.URL, session string, after int) []string {
+// sseIDs reads a session's stream after id after (-1: from its start)
+// and returns each event as "ID:NAME", up to its end event or to the
+// first event until accepts.
+func sseIDs(t *testing.T, u *url.URL, session string, after int, until func(name string) bool) []string {
 	t.Helper()
 	req, _ := http.NewRequest("GET", u.JoinPath("sessions", session, "events").String(), nil)
-	req.Header.Set("Last-Event-ID", fmt.Sprint(after))
+	if after >= 0 {
+		req.Header.Set("Last-Event-ID", fmt.Sprint(after))
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -187,11 +190,13 @@ func sseIDs(t *testing.T, u *url.URL, session string, after int) []string {
 		switch {
 		case strings.HasPrefix(line, "id: "):
 			id = line[4:]
+		case line == "event: end":
+			return out
 		case strings.HasPrefix(line, "event: "):
-			if line[7:] == "end" {
+			out = append(out, id+":"+line[7:])
+			if until != nil && until(line[7:]) {
 				return out
 			}
-			out = append(out, id+":"+line[7:])
 		}
 	}
 	t.Fatalf("the stream ended without its end event: %v", out)
@@ -218,7 +223,13 @@ func TestServeKilledMidTurnResumes(t *testing.T) {
 	waitFile(t, filepath.Join(box, "waiting"))
 	// What the client got before the kill: the record up to the gate,
 	// read as a client that reconnects would have.
-	before := sseIDsUntil(t, u, "k", "tool.call")
+	calls := 0
+	before := sseIDs(t, u, "k", -1, func(name string) bool {
+		if name == "tool.call" {
+			calls++
+		}
+		return calls == 3 // read_skill, mark, gate
+	})
 	if err := srv.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +237,7 @@ func TestServeKilledMidTurnResumes(t *testing.T) {
 	write(t, filepath.Join(box, "open"), "")
 	_, u2 := serveProc(t, wf)
 	last := atoiID(t, before[len(before)-1])
-	after := sseIDs(t, u2, "k", last)
+	after := sseIDs(t, u2, "k", last, nil)
 	all := append(before, after...)
 	for i, e := range all {
 		if !strings.HasPrefix(e, fmt.Sprint(i+1)+":") {
@@ -240,42 +251,6 @@ func TestServeKilledMidTurnResumes(t *testing.T) {
 	if got := strings.Fields(string(marks)); len(got) != 2 {
 		t.Errorf("marks.log = %q: want each mark once (one before the kill, two after)", marks)
 	}
-}
-
-// sseIDsUntil reads a session's stream from its start until the third
-// event named name: the gate's call, when name is tool.call.
-func sseIDsUntil(t *testing.T, u *url.URL, session, name string) []string {
-	t.Helper()
-	req, _ := http.NewRequest("GET", u.JoinPath("sessions", session, "events").String(), nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out []string
-	var id string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	calls := 0
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "id: "):
-			id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			out = append(out, id+":"+line[7:])
-			if line[7:] == name {
-				calls++
-				if calls == 3 { // read_skill, mark, gate
-					return out
-				}
-			}
-		}
-	}
-	t.Fatalf("the stream ended before the gate's call: %v", out)
-	return nil
 }
 
 func atoiID(t *testing.T, e string) int {
