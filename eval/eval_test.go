@@ -184,3 +184,25 @@ func abs(t *testing.T, p string) string {
 	}
 	return a
 }
+
+// capsModel says it takes images for the host only.
+type capsModel struct{ model.Model }
+
+func (capsModel) CapabilitiesFor(c model.Caller) model.Capabilities {
+	return model.Capabilities{Tools: true, Images: c.Agent == ""}
+}
+
+// The eval's watch passes the run's model's capabilities on per caller,
+// so what a request may carry is what it would be without the eval.
+func TestWatchKeepsCapabilities(t *testing.T) {
+	var got []bool
+	start := func(ctx context.Context, j eval.Job, opts engine.Options, wrap func(model.Model) model.Model) (*engine.Run, func(error) error, error) {
+		w := wrap(capsModel{standin.New(0)})
+		got = append(got, model.CapabilitiesFor(w, model.Caller{}).Images, model.CapabilitiesFor(w, model.Caller{Agent: "a"}).Images)
+		return standinStart(ctx, j, opts, func(model.Model) model.Model { return w })
+	}
+	run(t, eval.Options{Repeat: 1, Start: start}, "testdata/triggers/triggers.eval.yaml")
+	if len(got) < 2 || !got[0] || got[1] {
+		t.Errorf("images for the host, an agent: %v; want true, false", got[:min(2, len(got))])
+	}
+}

@@ -36,7 +36,13 @@ type watch struct {
 	done  bool
 }
 
+// Capabilities and CapabilitiesFor pass the inner model's on: watching
+// changes nothing a request may carry.
 func (w *watch) Capabilities() model.Capabilities { return model.CapabilitiesOf(w.inner) }
+
+func (w *watch) CapabilitiesFor(c model.Caller) model.Capabilities {
+	return model.CapabilitiesFor(w.inner, c)
+}
 
 func (w *watch) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	host := req.Caller.Agent == "" && req.Caller.TaskID == ""
