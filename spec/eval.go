@@ -273,18 +273,7 @@ func decodeCase(d *decoder, e *yaml.Node, dir string, s *EvalSuite) {
 		case "input":
 			c.Input, _ = str(f.v)
 		case "files":
-			list, pos := d.strList(f.v)
-			for i, rel := range list {
-				full := filepath.Join(dir, rel)
-				if st, err := os.Stat(full); err != nil || st.IsDir() {
-					msg := "is a folder; name files"
-					if err != nil {
-						msg = ioMessage(err)
-					}
-					d.diags = append(d.diags, diag.Errorf(pos[i], "path", "file %s: %s", rel, msg))
-				}
-				c.Files = append(c.Files, full)
-			}
+			c.Files = caseFiles(d, f.v, dir, "")
 		case "expect":
 			seq := deref(f.v)
 			if seq == nil || seq.Kind != yaml.SequenceNode {
@@ -462,14 +451,7 @@ func LoadSkillCreatorEvals(path string) ([]EvalCase, diag.List) {
 			case "expected_output":
 				c.Expected, _ = str(f.v)
 			case "files":
-				list, pos := d.strList(f.v)
-				for i, rel := range list {
-					full := filepath.Join(skillDir, rel)
-					if _, err := os.Stat(full); err != nil {
-						d.diags = append(d.diags, diag.Errorf(pos[i], "path", "file %s (relative to the skill's folder %s): %s", rel, skillDir, ioMessage(err)))
-					}
-					c.Files = append(c.Files, full)
-				}
+				c.Files = caseFiles(d, f.v, skillDir, " (relative to the skill's folder "+skillDir+")")
 			case "expectations", "assertions":
 				seq := deref(f.v)
 				if seq == nil || seq.Kind != yaml.SequenceNode {
@@ -505,6 +487,25 @@ func LoadSkillCreatorEvals(path string) ([]EvalCase, diag.List) {
 		return nil, d.diags
 	}
 	return out, nil
+}
+
+// caseFiles resolves a case's files: paths relative to dir, each a file
+// that is there (where says relative to what, in the message).
+func caseFiles(d *decoder, n *yaml.Node, dir, where string) []string {
+	list, pos := d.strList(n)
+	var out []string
+	for i, rel := range list {
+		full := filepath.Join(dir, rel)
+		if st, err := os.Stat(full); err != nil || st.IsDir() {
+			msg := "is a folder; name files"
+			if err != nil {
+				msg = ioMessage(err)
+			}
+			d.diags = append(d.diags, diag.Errorf(pos[i], "path", "file %s%s: %s", rel, where, msg))
+		}
+		out = append(out, full)
+	}
+	return out
 }
 
 // caseID names an evals.json case: the skill and the eval's id.
