@@ -50,5 +50,16 @@ func FuzzLoad(f *testing.F) {
 		_, d3 := loadWorkflow(filepath.Join(dir, "fuzz.workflow.yaml"), data)
 		check("workflow", d3)
 		check("script", validateScript(filepath.Join(dir, "fuzz.script.yaml"), data))
+		// An eval suite and skill-creator's JSON are read from a file.
+		ev := filepath.Join(dir, "fuzz.eval.yaml")
+		if err := os.WriteFile(ev, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, d4 := LoadEval(ev)
+		check("eval", d4)
+		_, d5 := LoadTriggerSet(ev, "s")
+		check("trigger set", d5)
+		_, d6 := LoadSkillCreatorEvals(ev)
+		check("evals.json", d6)
 	})
 }
