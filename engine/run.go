@@ -83,7 +83,7 @@ type Options struct {
 	// wrap replaces sandbox.Wrap (tests see a machine without a sandbox).
 	wrap proc.Wrap
 	// session makes the run a turn of a session (Session.Start).
-	session *sessionTurn
+	session *turnOf
 	// Approve says who answers calls that need approval: approval.Ask
 	// (the default) waits for Run.Answer or an answer written into the
 	// run record (fsd approve); approval.Auto approves them all,

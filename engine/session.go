@@ -229,7 +229,7 @@ func (s *Session) Start(p *spec.Project, opts Options) (*Run, error) {
 	if !s.resume && s.interrupted() {
 		return nil, fmt.Errorf("%w: session %s", ErrSessionInterrupted, s.Name)
 	}
-	st := &sessionTurn{s: s}
+	st := &turnOf{s: s}
 	var j *Replay
 	if _, err := os.Stat(filepath.Join(s.dir, runrecord.RunFile)); err == nil {
 		var err error

@@ -17,8 +17,8 @@ import (
 	"github.com/fsdrun/fsd/transcript"
 )
 
-// sessionTurn is what a run that is a session's turn knows of it.
-type sessionTurn struct {
+// turnOf is what a run that is a session's turn knows of the session.
+type turnOf struct {
 	s *Session
 	// journal is the session's record so far; nil before its first turn.
 	journal *Replay
