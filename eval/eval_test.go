@@ -174,6 +174,13 @@ func TestTriggerStopsBeforeAction(t *testing.T) {
 	if len(tools) != 1 || tools[0] != "read_skill" {
 		t.Errorf("tools run: %v; want read_skill alone (greet chosen, not run)", tools)
 	}
+	// With steps: 3 the host's first three steps are watched, actions and
+	// all: greet runs, and the read is still counted.
+	tools = nil
+	rep = run(t, eval.Options{Start: start, Steps: 3}, suite)
+	if r := rep.Triggers[0].Runs[0]; len(r.Reads) != 1 || len(tools) != 2 || tools[1] != "greet" {
+		t.Errorf("steps 3: reads %v, tools run %v; want greeter read and read_skill, greet run", r.Reads, tools)
+	}
 }
 
 func abs(t *testing.T, p string) string {
