@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +72,8 @@ func project(t testing.TB) (*spec.Project, string) {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
-		"chat.workflow.yaml": "name: chat\nskills: [./skills]\nhost: {prompt: You chat.}\n",
+		"chat.workflow.yaml": "name: chat\nskills: [./skills]\nsandbox: {write: [./box]}\nhost: {prompt: You chat.}\n",
+		"box/.keep":          "",
 		"skills/aa/aa.skill.yaml": `id: aa
 name: Skill aa
 description: Marks things.
@@ -81,12 +83,18 @@ tools:
   - name: mark
     description: Marks.
     input: {type: object, properties: {id: {type: string}}, required: [id]}
-    run: {command: [sh, -c, 'echo "$0" >> ` + filepath.Join(dir, "marks.log") + `; printf marked', "{{.id}}"]}
+    run: {command: [sh, -c, 'echo "$0" >> ` + filepath.Join(dir, "box", "marks.log") + `; printf marked', "{{.id}}"]}
   - name: risky
     description: Needs a yes.
     approve: always
     input: {type: object, properties: {}}
     run: {command: [sh, -c, 'printf done']}
+agents:
+  quiet:
+    description: Works out of the client's sight.
+    prompt: Work.
+    item-visibility: {client: false, history: false}
+    tools: [mark]
 `,
 	}
 	for name, body := range files {
@@ -385,5 +393,49 @@ func TestCloseThenRecoverKeepsApprovalsAnswerable(t *testing.T) {
 	}
 	if info, _ := srv2.Session("s"); info.Status != "finished" {
 		t.Errorf("the resumed turn ended %q, want finished", info.Status)
+	}
+}
+
+// Y8: what streams follows item-visibility.client, as the live board: a
+// worker with client: false shows its task's lifecycle, never its text
+// or its calls.
+func TestClientFalseWorkerStreamsOnlyItsTask(t *testing.T) {
+	p, dir := project(t)
+	m := &steps{next: []func(context.Context) (*model.Response, error){
+		call("read_skill", `{"id":"aa"}`),
+		call("addTask", `{"id":"t1","goal":"work","assignee":"quiet"}`),
+		call("runBoard", `{}`),
+		call("mark", `{"id":"w"}`), // the worker's
+		say("worker's secret"),     // the worker's
+		say("done"),
+	}}
+	srv, _ := newServer(t, p, dir, m)
+	ctx := context.Background()
+	if _, err := srv.Send(ctx, "s", "go"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Wait(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := srv.Events(ctx, "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var task []string
+	for e := range ch {
+		if e.Task == "" {
+			continue
+		}
+		task = append(task, e.Type)
+		if e.Type == event.Text || e.Type == event.ToolCall || e.Type == event.ToolResult {
+			t.Errorf("the client: false worker's %s streamed: %+v", e.Type, e.Event)
+		}
+	}
+	if !slices.Contains(task, event.TaskStarted) || !slices.Contains(task, event.TaskCompleted) {
+		t.Errorf("the worker's task events = %v, want its lifecycle", task)
+	}
+	marks, _ := os.ReadFile(filepath.Join(dir, "box", "marks.log"))
+	if strings.TrimSpace(string(marks)) != "w" {
+		t.Errorf("the worker did not run its call: marks.log = %q", marks)
 	}
 }

@@ -260,3 +260,43 @@ func atoiID(t *testing.T, e string) int {
 	}
 	return n
 }
+
+// Y9: fsd serve serves the web view's pages from the same server and
+// package as fsd ui, over the sessions, with a chat box on a session's
+// page that fsd ui's pages lack.
+func TestServeWebViewHasChat(t *testing.T) {
+	dir, wf := serveProject(t)
+	write(t, filepath.Join(dir, "box", "open"), "") // the gate lets the turn through
+	out := newAnnounced()
+	var stderr syncbuf.Buffer
+	u := serving(t, out, func(ctx context.Context) error {
+		return serveWorkflow(ctx, wf, serveFlags{addr: "127.0.0.1:0", maxBody: 1 << 20}, nil, out, &stderr)
+	})
+	resp, err := http.Post(u.JoinPath("sessions").String(), "application/json", strings.NewReader(`{"id":"web","message":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sseIDs(t, u, "web", -1, nil) // to the turn's end
+	get := func(path string) string {
+		resp, err := http.Get(u.JoinPath(path).String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s %s", path, resp.Status, b)
+		}
+		return string(b)
+	}
+	if page := get("/"); !strings.Contains(page, `data-kind="runs"`) {
+		t.Errorf("/ is not the web view's list:\n%s", page)
+	}
+	if page := get("/run/web"); !strings.Contains(page, `id="chat"`) || !strings.Contains(page, `data-chat="1"`) {
+		t.Errorf("a session's page has no chat box:\n%s", page)
+	}
+	if js := get("/assets/app.js"); !strings.Contains(js, "/messages`") {
+		t.Error("the page's script does not post messages")
+	}
+}
