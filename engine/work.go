@@ -26,6 +26,20 @@ import (
 // N1, N10: a worker's attempt runs the one task path, resumed from its
 // attempt log.
 func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
+	return observedWork(ctx, t, o, nil)
+}
+
+// Observed is Work with obs watching the attempt's generator, model and
+// tool calls, as Options.Observer does a run's: a worker process that
+// traces its attempts runs them with it. Their spans join the trace ctx
+// carries (the coordinator's, from the task message).
+func Observed(obs Observer) work.Func {
+	return func(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
+		return observedWork(ctx, t, o, obs)
+	}
+}
+
+func observedWork(ctx context.Context, t *work.Attempt, o work.Options, obs Observer) *work.Outcome {
 	if o.Model == nil {
 		return &work.Outcome{Model: t.Model, Error: "worker: no model"}
 	}
@@ -59,7 +73,7 @@ func Work(ctx context.Context, t *work.Attempt, o work.Options) *work.Outcome {
 	acct := &account{tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	return runAttempt(ctx, t, attemptDeps{
 		gen: genDeps{runID: t.Run, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
-			arts: arts, appr: approval.ForWorker(t, o, ev.emit), secrets: box.secrets},
+			arts: arts, appr: approval.ForWorker(t, o, ev.emit), secrets: box.secrets, obs: obs},
 		ev: ev, model: o.Model, skill: o.Skill, box: box,
 		open: func() (*transcript.Transcript, *genReplay, error) {
 			return journaledTranscript(o.Log, journal.Gen{Task: t.Task, Attempt: max(t.Number, 1)}, resumed, o.Now), resumed, nil

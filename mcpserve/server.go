@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/runrecord"
@@ -84,6 +85,7 @@ func NewServer(o Options) *mcp.Server {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "arguments must be {\"input\": \"...\"}: " + err.Error()}}}, nil
 			}
 		}
+		ctx = callerTrace(ctx, req)
 		c := &callSink{ctx: ctx, session: req.Session, outputs: map[string]json.RawMessage{}}
 		if req.Params != nil {
 			c.token = req.Params.GetProgressToken()
@@ -110,6 +112,29 @@ func BindAnswer(ctx context.Context, answer func(runrecord.Answer) error) {
 		c.answer = answer
 		c.mu.Unlock()
 	}
+}
+
+// callerTrace joins the caller's trace, so the run's spans nest under
+// the caller's: the W3C trace context in the call's _meta (traceparent,
+// tracestate, where MCP clients put it), else in the headers of the HTTP
+// request that carried the call.
+func callerTrace(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	tc := propagation.TraceContext{}
+	if req.Params != nil {
+		m := propagation.MapCarrier{}
+		for _, k := range tc.Fields() {
+			if v, ok := req.Params.Meta[k].(string); ok {
+				m[k] = v
+			}
+		}
+		if m["traceparent"] != "" {
+			return tc.Extract(ctx, m)
+		}
+	}
+	if req.Extra != nil && req.Extra.Header != nil {
+		return tc.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
+	}
+	return ctx
 }
 
 // ToolName makes a tool name from a workflow's name: MCP allows a-z, A-Z,

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -163,6 +164,16 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, _ tool.KV) tool.R
 	defer end()
 	if hooks.Progress != nil {
 		params.SetProgressToken(token)
+	}
+	// The call's W3C trace context, where MCP puts it (_meta.traceparent,
+	// _meta.tracestate): a server that traces joins the call's span.
+	tc := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, tc)
+	for k, v := range tc {
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		params.Meta[k] = v
 	}
 	out, err := cs.CallTool(callCtx, params)
 	switch {

@@ -219,7 +219,8 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		// is not waited on until the run ends (its --timeout).
 		pctx, cancel := context.WithTimeout(ctx, attemptWait)
 		defer cancel()
-		_, err := c.res.js.Publish(pctx, taskSubject(t.Skill, t.Agent), data, jetstream.WithMsgID(key))
+		msg := &nats.Msg{Subject: taskSubject(t.Skill, t.Agent), Data: data, Header: traceHeader(ctx)}
+		_, err := c.res.js.PublishMsg(pctx, msg, jetstream.WithMsgID(key))
 		return err
 	})
 	if err != nil && errors.Is(context.Cause(ctx), board.ErrTaskCancelled) {

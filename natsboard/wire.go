@@ -1,10 +1,14 @@
 package natsboard
 
 import (
+	"context"
 	"encoding/base64"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/fsdrun/fsd/work"
 )
@@ -126,4 +130,41 @@ func token(s string) string {
 		return s
 	}
 	return "=" + strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(s)), "=")
+}
+
+// traceHeader is the W3C trace context of ctx (traceparent, tracestate)
+// as a task message's NATS headers, so the worker's spans join the
+// coordinator's trace under the span that dispatched the task; nil when
+// ctx is not traced. Outside the signed body: the trace context steers
+// where spans are drawn, never what a worker runs.
+func traceHeader(ctx context.Context) nats.Header {
+	h := nats.Header{}
+	propagation.TraceContext{}.Inject(ctx, headerCarrier(h))
+	if len(h) == 0 {
+		return nil
+	}
+	return h
+}
+
+// tracedContext is ctx carrying the trace context of a task message's
+// headers (none: ctx as it is).
+func tracedContext(ctx context.Context, h nats.Header) context.Context {
+	if h == nil {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, headerCarrier(h))
+}
+
+// headerCarrier keeps the W3C header names as they are written
+// (lowercase): NATS headers, unlike HTTP's, are case-sensitive.
+type headerCarrier nats.Header
+
+func (h headerCarrier) Get(key string) string { return nats.Header(h).Get(key) }
+func (h headerCarrier) Set(key, value string) { nats.Header(h).Set(key, value) }
+func (h headerCarrier) Keys() []string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	return keys
 }

@@ -113,10 +113,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 	}
 	// From here on, a filter over task subjects (showAgents for people).
 	opts.Agents = subjectPattern(opts.Agents)
-	if opts.Name == "" {
-		host, _ := os.Hostname()
-		opts.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
-	}
+	opts.Name = WorkerName(opts.Name)
 	if opts.CacheDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -161,6 +158,15 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
 	}
 	return w, nil
+}
+
+// WorkerName is a worker's name: name, or "" for the default, host-pid.
+func WorkerName(name string) string {
+	if name != "" {
+		return name
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
 // consumerName is the durable consumer of an agents pattern: workers with
@@ -366,7 +372,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 	// Registered before the check below: a cancel that comes after the
 	// check finds the task; one that came before committed an outcome the
 	// check finds.
-	tctx, cancel := context.WithCancelCause(ctx)
+	tctx, cancel := context.WithCancelCause(tracedContext(ctx, msg.Headers()))
 	defer cancel(nil)
 	defer w.running.add(key, cancel)()
 	if _, err := w.res.results.Get(ctx, key); err == nil {

@@ -28,6 +28,9 @@ type Options struct {
 	// Model names the model string ("openai/gpt-5.4-mini") a caller's
 	// requests go to; nil leaves gen_ai.request.model out.
 	Model func(model.Caller) string
+	// Instance names this process among those exporting as service fsd
+	// (service.instance.id): a worker's --name. "": none.
+	Instance string
 }
 
 // Enabled reports whether the standard OTel environment asks for traces:
@@ -57,6 +60,7 @@ func Setup(ctx context.Context, getenv func(string) string, opts Options) (engin
 	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "fsd")),
+		resource.WithAttributes(instance(opts.Instance)...),
 		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
 		resource.WithTelemetrySDK(),
 	)
@@ -103,6 +107,20 @@ const (
 
 // runKey carries the run id to spans started under the run.
 type runKey struct{}
+
+// InRun is ctx of an attempt of run runID that a worker process runs:
+// its spans carry the run's conversation id, as those of the run's own
+// process do.
+func InRun(ctx context.Context, runID string) context.Context {
+	return context.WithValue(ctx, runKey{}, runID)
+}
+
+func instance(name string) []attribute.KeyValue {
+	if name == "" {
+		return nil
+	}
+	return []attribute.KeyValue{attribute.String("service.instance.id", name)}
+}
 
 func (o *observer) Run(ctx context.Context, runID, workflow string) (context.Context, func(string, error)) {
 	ctx = context.WithValue(ctx, runKey{}, runID)

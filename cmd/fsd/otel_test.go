@@ -22,10 +22,13 @@ type otlpReceiver struct {
 	mu     sync.Mutex
 	spans  []*tracepb.Span
 	bodies [][]byte
+	// instance is the service.instance.id of each span's resource, by
+	// span id.
+	instance map[string]string
 }
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
-	rcv := &otlpReceiver{}
+	rcv := &otlpReceiver{instance: map[string]string{}}
 	rcv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
@@ -42,8 +45,17 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 		rcv.mu.Lock()
 		rcv.bodies = append(rcv.bodies, body)
 		for _, rs := range req.ResourceSpans {
+			inst := ""
+			for _, kv := range rs.Resource.GetAttributes() {
+				if kv.Key == "service.instance.id" {
+					inst = kv.Value.GetStringValue()
+				}
+			}
 			for _, ss := range rs.ScopeSpans {
 				rcv.spans = append(rcv.spans, ss.Spans...)
+				for _, sp := range ss.Spans {
+					rcv.instance[string(sp.SpanId)] = inst
+				}
 			}
 		}
 		rcv.mu.Unlock()
@@ -194,5 +206,93 @@ func TestTracesOfARunWithABoard(t *testing.T) {
 	}
 	if strings.Contains(all, secret) || !strings.Contains(all, "[REDACTED]") {
 		t.Error("--otel-content: the planted key is not masked")
+	}
+}
+
+// A --nats run whose coordinator and two workers export to one receiver
+// makes one trace: one root (the run's), and each task's invoke_agent
+// span, exported by the worker that ran it, under the run's span with the
+// run's conversation id, its chats under it. Each worker's spans are sent
+// when it stops on SIGTERM.
+func TestTracesAcrossWorkers(t *testing.T) {
+	srv := natsServer(t, true)
+	rcv := newOTLPReceiver(t)
+	dir := t.TempDir()
+	for _, sk := range []string{"alpha", "beta"} {
+		write(t, filepath.Join(dir, "skills", sk, sk+".skill.yaml"), "id: "+sk+"\nname: "+sk+"\ndescription: Answers.\nversion: 1.0.0\ninstructions: Answer.\n"+
+			"agents:\n  writer: {description: Writes., prompt: Answer.}\n")
+	}
+	write(t, filepath.Join(dir, "two.script.yaml"), "agents:\n  writer: [{say: 'done {{.Task.ID}}'}]\n")
+	wf := filepath.Join(dir, "two.workflow.yaml")
+	write(t, wf, "name: two\nmodel: scripted\nscript: two.script.yaml\nskills: [./skills]\ninput: go\ntasks:\n"+
+		"  - {id: first, assignee: alpha/writer, goal: one}\n  - {id: second, assignee: beta/writer, goal: two, deps: [first]}\n")
+	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL}
+	var stops []func() int
+	for _, sk := range []string{"alpha", "beta"} {
+		_, stop := workerProc(t, env, "--nats", srv.ClientURL(), "--name", "w-"+sk, "--agents", sk+".*")
+		stops = append(stops, stop)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	code, out, errs := fsd(t, "run", wf, "--nats", srv.ClientURL(), "--runs-dir", filepath.Join(dir, "runs"))
+	if code != exitOK || !strings.Contains(out, "done second") {
+		t.Fatalf("exit %d, answer %q: %s", code, out, errs)
+	}
+	for _, stop := range stops {
+		if code := stop(); code != exitOK {
+			t.Errorf("worker stopped with exit %d", code)
+		}
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	byID := map[string]*tracepb.Span{}
+	for _, s := range rcv.spans {
+		byID[string(s.SpanId)] = s
+	}
+	var root *tracepb.Span
+	agents := map[string]*tracepb.Span{}
+	for _, s := range rcv.spans {
+		if len(s.ParentSpanId) == 0 {
+			if root != nil {
+				t.Fatalf("two root spans: %s and %s", root.Name, s.Name)
+			}
+			root = s
+		} else if byID[string(s.ParentSpanId)] == nil {
+			t.Errorf("span %s has a parent that was not exported", s.Name)
+		}
+		if str(s, "gen_ai.operation.name") == "invoke_agent" {
+			agents[str(s, "fsd.task.id")] = s
+		}
+	}
+	if root == nil || root.Name != "invoke_workflow two" || rcv.instance[string(root.SpanId)] != "" {
+		t.Fatalf("root span: %v", root)
+	}
+	for _, s := range rcv.spans {
+		if string(s.TraceId) != string(root.TraceId) {
+			t.Errorf("span %s is in another trace", s.Name)
+		}
+	}
+	for task, worker := range map[string]string{"first": "w-alpha", "second": "w-beta"} {
+		a := agents[task]
+		if a == nil {
+			t.Fatalf("no invoke_agent span of task %s among %d spans", task, len(rcv.spans))
+		}
+		if string(a.ParentSpanId) != string(root.SpanId) {
+			t.Errorf("task %s's span is under %v, want the run's", task, byID[string(a.ParentSpanId)])
+		}
+		if got := rcv.instance[string(a.SpanId)]; got != worker {
+			t.Errorf("task %s's span exported by %q, want %q", task, got, worker)
+		}
+		if str(a, "gen_ai.conversation.id") != str(root, "gen_ai.conversation.id") {
+			t.Errorf("task %s's conversation id %q, want the run's %q", task, str(a, "gen_ai.conversation.id"), str(root, "gen_ai.conversation.id"))
+		}
+		chats := 0
+		for _, s := range rcv.spans {
+			if string(s.ParentSpanId) == string(a.SpanId) && str(s, "gen_ai.operation.name") == "chat" {
+				chats++
+			}
+		}
+		if chats != 1 {
+			t.Errorf("task %s: %d chat spans under its agent span, want 1", task, chats)
+		}
 	}
 }

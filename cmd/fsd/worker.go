@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,12 +13,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/provider"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/natsboard"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/telemetry"
 	"github.com/fsdrun/fsd/trust"
+	"github.com/fsdrun/fsd/work"
 )
 
 type workerFlags struct {
@@ -29,6 +33,7 @@ type workerFlags struct {
 	ackWait     time.Duration
 	name        string
 	verbose     bool
+	otelContent bool
 	auth        natsAuth
 }
 
@@ -59,6 +64,7 @@ func newWorkerCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&f.ackWait, "ack-wait", natsboard.DefaultAckWait, "how long a task may go without a heartbeat before another worker gets it")
 	cmd.Flags().StringVar(&f.name, "name", "", "this worker's name in outcomes and logs (default: host-pid)")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
+	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses and tool arguments and results in trace spans (masked); traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set")
 	addNATSAuthFlags(cmd, &f.auth)
 	return cmd
 }
@@ -131,9 +137,14 @@ func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool)
 	if signingKey == nil && len(f.trust) > 0 {
 		log.Warn().Msgf("no --signing-key: this worker cannot tell task messages from fsd run from others, and whoever may publish on fsd.tasks.> can have it run --trust skills' commands with their own goal and input; give it and fsd run the same --signing-key FILE (or $%s)", envNATSSigningKey)
 	}
+	run, flush, err := tracedWork(f, log)
+	if err != nil {
+		return err
+	}
+	defer flush()
 	// Bounded by the signals only: a worker started before its server
 	// waits for it (the setup that follows is bounded by 30 s).
-	w, err := natsboard.NewWorker(ctx, f.nats, natsboard.WorkerOptions{Work: engine.Work,
+	w, err := natsboard.NewWorker(ctx, f.nats, natsboard.WorkerOptions{Work: run,
 		Name: f.name, Concurrency: f.concurrency, Agents: f.agents, AckWait: f.ackWait,
 		Trust: f.trust, CacheDir: f.cache, Model: build, Logger: log,
 		Credentials: f.auth.credentials(), SigningKey: signingKey, WaitForServer: true,
@@ -162,6 +173,33 @@ func runWorker(ctx context.Context, f workerFlags, stderr io.Writer, color bool)
 		log.Info().Msgf("worker stopped (%s): %s handed back to the queue", signalName(sig), tasks)
 	}
 	return err
+}
+
+// tracedWork is the function the worker runs attempts with: engine.Work,
+// or, when the OTel environment asks for traces, engine.Observed with
+// spans that join each task's trace (the coordinator's, from its task
+// message) and flush when the worker stops, however it stops.
+func tracedWork(f workerFlags, log zerolog.Logger) (work.Func, func(), error) {
+	obs, shutdown, err := telemetry.Setup(context.Background(), os.Getenv, telemetry.Options{
+		Content: f.otelContent, Secrets: redact.FromEnv(os.Environ()), Instance: natsboard.WorkerName(f.name),
+		Model: func(c model.Caller) string { return cmp.Or(c.Model, provider.Scripted) }})
+	if err != nil {
+		return nil, nil, fail(exitProblems, "traces: %v (check the OTEL_EXPORTER_OTLP_* variables)", err)
+	}
+	flush := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdown(ctx); err != nil {
+			log.Warn().Err(err).Msg("could not send every trace span")
+		}
+	}
+	if obs == nil {
+		return engine.Work, flush, nil
+	}
+	observed := engine.Observed(obs)
+	return func(ctx context.Context, a *work.Attempt, o work.Options) *work.Outcome {
+		return observed(telemetry.InRun(ctx, a.Run), a, o)
+	}, flush, nil
 }
 
 // redacted stands for a NATS URL's user, password or token.

@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/fsdrun/fsd/internal/sandbox"
 )
@@ -91,7 +94,7 @@ func Command(ctx context.Context, p Program) (*Cmd, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	cmd.Env = Environ(lookup, p.Env, p.Set...)
+	cmd.Env = Environ(lookup, p.Env, slices.Concat(p.Set, TraceEnv(ctx))...)
 	cmd.WaitDelay = WaitDelay
 	ownGroup(cmd)
 	c := &Cmd{Cmd: cmd}
@@ -115,6 +118,23 @@ func Command(ctx context.Context, p Program) (*Cmd, error) {
 		c.cleanup = cleanup
 	}
 	return c, nil
+}
+
+// TraceEnv is the W3C trace context of ctx as the environment carries
+// it, TRACEPARENT and TRACESTATE (OpenTelemetry's environment-variable
+// carrier), so a program that traces its work joins the span of the call
+// that started it; nil when ctx is not traced. A program started for
+// several calls (a stdio MCP server) is started without one.
+func TraceEnv(ctx context.Context) []string {
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	var env []string
+	for _, k := range []string{"traceparent", "tracestate"} {
+		if v := c[k]; v != "" {
+			env = append(env, strings.ToUpper(k)+"="+v)
+		}
+	}
+	return env
 }
 
 // Environ is a program's whole environment: the set pairs, then PATH,

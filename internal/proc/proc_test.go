@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 func TestEnviron(t *testing.T) {
@@ -128,5 +129,41 @@ func TestTailConcurrent(t *testing.T) {
 	wg.Wait()
 	if got := w.String(); len(got) != 16 {
 		t.Errorf("kept %d bytes, want 16", len(got))
+	}
+}
+
+// A program started for a traced call gets the call's W3C trace context
+// as TRACEPARENT (and TRACESTATE): a script that traces its work joins
+// the call's span. An untraced call gives it none.
+func TestCommandTraceParent(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("sh script")
+	}
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ts, _ := trace.ParseTraceState("fsd=t1")
+	traced := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}))
+	for _, tt := range []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"traced", traced, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 fsd=t1"},
+		{"untraced", context.Background(), " "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd, err := Command(tt.ctx, Program{Argv: []string{"/bin/sh", "-c", `echo "$TRACEPARENT $TRACESTATE"`}, Root: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := Run(cmd, &out, &out); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSuffix(out.String(), "\n"); got != tt.want {
+				t.Errorf("the program saw %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
