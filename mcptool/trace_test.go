@@ -28,8 +28,8 @@ func TestCallSendsTraceParent(t *testing.T) {
 	traced := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}))
 	for _, tt := range []struct {
-		name              string
-		ctx               context.Context
+		name               string
+		ctx                context.Context
 		parent, tracestate any
 	}{
 		{"traced", traced, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "fsd=t1"},
