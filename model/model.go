@@ -261,6 +261,18 @@ type Response struct {
 	// State is what the provider needs back with this answer on later
 	// requests; it goes onto the assistant message the answer becomes.
 	State *State `json:"state,omitempty"`
+	// ID, Served and FinishReason are what the provider's answer says of
+	// itself, when it does: its id (chatcmpl-…, msg_…), the exact model
+	// that answered (a dated version of the requested one), and why it
+	// stopped, in the provider's words (stop, tool_calls, end_turn, …).
+	// Traces report them; nothing else depends on them.
+	ID           string `json:"id,omitempty"`
+	Served       string `json:"served,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Server is the host:port the request went to and MaxTokens the
+	// bound on the answer it asked for (0: none), for traces.
+	Server    string `json:"-"`
+	MaxTokens int    `json:"-"`
 }
 
 // Model answers requests. Implementations must be safe for concurrent use:

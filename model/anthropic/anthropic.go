@@ -53,7 +53,7 @@ func New(cfg Config) (*Model, error) {
 		BaseURL: cfg.BaseURL, DefaultBaseURL: DefaultBaseURL, Path: "/v1/messages",
 		KeyHeader:  "X-Api-Key",
 		Header:     http.Header{"Anthropic-Version": {APIVersion}},
-		HTTPClient: cfg.HTTPClient, Retry: cfg.Retry,
+		HTTPClient: cfg.HTTPClient, Retry: cfg.Retry, MaxTokens: cfg.MaxTokens,
 	}, wire.Format{Whole: wire.JSON(Name, parseWhole), Stream: stream})
 	if err != nil {
 		return nil, err

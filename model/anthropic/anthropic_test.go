@@ -103,6 +103,7 @@ func wantResponse() *model.Response {
 			{ID: "toolu_b", Name: "listTasks", Args: json.RawMessage(`{}`)},
 		},
 		Usage: model.Usage{InputTokens: 120, OutputTokens: 15, CachedInputTokens: 20},
+		ID:    "msg_1", Served: "claude-test", FinishReason: "tool_use", MaxTokens: DefaultMaxTokens,
 	}
 }
 

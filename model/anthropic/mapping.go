@@ -171,7 +171,7 @@ func parseMessage(msg *message) (*model.Response, error) {
 		OutputTokens:      msg.Usage.OutputTokens,
 		CachedInputTokens: msg.Usage.CacheReadInputTokens,
 		CacheWriteTokens:  msg.Usage.CacheCreationInputTokens,
-	}}
+	}, ID: msg.ID, Served: msg.Model, FinishReason: msg.StopReason}
 	size := 0
 	for _, b := range msg.Content {
 		switch b.Type {

@@ -85,6 +85,7 @@ type toolParam struct {
 // message is an answer, whole or as assembled from a stream.
 type message struct {
 	ID         string         `json:"id"`
+	Model      string         `json:"model"`
 	Content    []contentBlock `json:"content"`
 	StopReason string         `json:"stop_reason"`
 	Usage      msgUsage       `json:"usage"`

@@ -142,7 +142,7 @@ func parseCompletion(c *chatCompletion) (*model.Response, error) {
 		}
 	}
 	msg := ch.Message
-	resp := &model.Response{Text: msg.Content, Usage: usage(c.Usage)}
+	resp := &model.Response{Text: msg.Content, Usage: usage(c.Usage), ID: c.ID, Served: c.Model, FinishReason: ch.FinishReason}
 	if resp.Text == "" && msg.Refusal != "" {
 		resp.Text = msg.Refusal
 	}

@@ -44,7 +44,7 @@ func New(cfg Config) (*Model, error) {
 		Provider: Name, Model: cfg.Model, APIKey: cfg.APIKey,
 		BaseURL: cfg.BaseURL, DefaultBaseURL: DefaultBaseURL, Path: "/chat/completions",
 		KeyHeader: "Authorization", KeyPrefix: "Bearer ",
-		HTTPClient: cfg.HTTPClient, Retry: cfg.Retry,
+		HTTPClient: cfg.HTTPClient, Retry: cfg.Retry, MaxTokens: cfg.MaxTokens,
 	}, wire.Format{Whole: wire.JSON(Name, parseCompletion), Stream: stream})
 	if err != nil {
 		return nil, err

@@ -92,6 +92,7 @@ func wantResponse() *model.Response {
 			{ID: "call_b", Name: "listTasks", Args: json.RawMessage(`{}`)},
 		},
 		Usage: model.Usage{InputTokens: 120, OutputTokens: 15},
+		ID:    "chatcmpl-1", Served: "gpt-test", FinishReason: "tool_calls",
 	}
 }
 
@@ -139,7 +140,7 @@ func asStream(r fakeserver.Reply) fakeserver.Reply {
 
 var sse = providertest.SSE
 
-const okStream = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Two "}}]}
+const okStream = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-test","choices":[{"index":0,"delta":{"role":"assistant","content":"Two "}}]}
 
 data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"calls."}}]}
 

@@ -54,6 +54,9 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 		if chunk.ID != "" {
 			id = chunk.ID
 		}
+		if chunk.Model != "" {
+			resp.Served = chunk.Model
+		}
 		if chunk.Usage != nil {
 			resp.Usage = usage(chunk.Usage)
 		}
@@ -63,7 +66,7 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 			}
 			sawChoice = true
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
-				finished = true
+				finished, resp.FinishReason = true, *ch.FinishReason
 			}
 			d := ch.Delta.Content
 			if d == "" {
@@ -102,7 +105,7 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 	if !sawChoice {
 		return nil, errNoChoices(id)
 	}
-	resp.Text = string(text)
+	resp.Text, resp.ID = string(text), id
 	idx := make([]int, 0, len(calls))
 	for i := range calls {
 		idx = append(idx, i)

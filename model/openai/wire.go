@@ -100,6 +100,7 @@ type functionDef struct {
 
 type chatCompletion struct {
 	ID      string       `json:"id"`
+	Model   string       `json:"model"`
 	Choices []chatChoice `json:"choices"`
 	Usage   *chatUsage   `json:"usage"`
 }
@@ -126,6 +127,7 @@ type chatUsage struct {
 // failure inside the stream.
 type chatChunk struct {
 	ID      string `json:"id"`
+	Model   string `json:"model"`
 	Choices []struct {
 		Index        int     `json:"index"`
 		FinishReason *string `json:"finish_reason"`

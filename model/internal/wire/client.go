@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/fsdrun/fsd/internal/redact"
@@ -36,6 +38,9 @@ type Endpoint struct {
 	// Retry says how often and after what waits a failed call is tried
 	// again.
 	Retry retry.Policy
+	// MaxTokens is the bound on an answer the provider's body asks for
+	// (0: none); responses report it (model.Response.MaxTokens).
+	MaxTokens int
 }
 
 // Format is what one provider's wire format reads: a whole answer, and
@@ -63,6 +68,9 @@ type Client struct {
 	secrets  redact.Secrets
 	policy   retry.Policy
 	format   Format
+	// server and maxTokens go on every response, for traces.
+	server    string
+	maxTokens int
 }
 
 // NewClient checks e and builds its client, which reads answers with f.
@@ -96,15 +104,25 @@ func NewClient(e Endpoint, f Format) (*Client, error) {
 	if streamPath == "" {
 		streamPath = e.Path
 	}
+	server := ""
+	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+		}
+		server = net.JoinHostPort(u.Hostname(), port)
+	}
 	return &Client{
-		provider: e.Provider,
-		url:      strings.TrimRight(base, "/") + e.Path,
-		stream:   strings.TrimRight(base, "/") + streamPath,
-		header:   h,
-		http:     hc,
-		secrets:  redact.New(e.APIKey),
-		policy:   e.Retry,
-		format:   f,
+		server:    server,
+		maxTokens: e.MaxTokens,
+		provider:  e.Provider,
+		url:       strings.TrimRight(base, "/") + e.Path,
+		stream:    strings.TrimRight(base, "/") + streamPath,
+		header:    h,
+		http:      hc,
+		secrets:   redact.New(e.APIKey),
+		policy:    e.Retry,
+		format:    f,
 	}, nil
 }
 
@@ -133,6 +151,7 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, body any) (*m
 	if err != nil {
 		return nil, c.secrets.Error(err)
 	}
+	resp.Server, resp.MaxTokens = c.server, c.maxTokens
 	return resp, nil
 }
 
