@@ -27,7 +27,8 @@ import (
 // which an HTTP exporter never runs; see
 // docs/design.md for the build figures.
 type exporter struct {
-	url      string // the traces URL, as given or built from the base endpoint
+	sig      signal
+	url      string // the signal's URL, as given or built from the base endpoint
 	headers  map[string]string
 	timeout  time.Duration // for one export, retries included
 	gzip     bool
@@ -44,25 +45,44 @@ const (
 	maxBody    = 64 << 10 // of a response read for its status or partial success
 )
 
-// newExporter reads the OTLP exporter variables: the traces-specific one
-// wins over the general one, as the OTel specification says.
+// signal is what an exporter sends: traces or metrics, each with its own
+// variables (OTEL_EXPORTER_OTLP_TRACES_*), path and items.
+type signal struct {
+	env, path, items string
+}
+
+var (
+	traces  = signal{env: "TRACES", path: "/v1/traces", items: "spans"}
+	metrics = signal{env: "METRICS", path: "/v1/metrics", items: "data points"}
+)
+
+// newExporter reads the OTLP exporter variables of traces: see
+// newSignalExporter.
+func newExporter(getenv func(string) string) (*exporter, error) {
+	return newSignalExporter(getenv, traces)
+}
+
+// newSignalExporter reads the OTLP exporter variables of sig: the
+// signal-specific one wins over the general one, as the OTel
+// specification says.
 //
 // S4: a header's value is never in an error.
-func newExporter(getenv func(string) string) (*exporter, error) {
+func newSignalExporter(getenv func(string) string, sig signal) (*exporter, error) {
+	own := "OTEL_EXPORTER_OTLP_" + sig.env + "_"
 	get := func(name string) (string, string) {
-		if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_" + name)); v != "" {
-			return v, "OTEL_EXPORTER_OTLP_TRACES_" + name
+		if v := strings.TrimSpace(getenv(own + name)); v != "" {
+			return v, own + name
 		}
 		return strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_" + name)), "OTEL_EXPORTER_OTLP_" + name
 	}
-	e := &exporter{timeout: 10 * time.Second, backoff: retryFirst, headers: map[string]string{}}
+	e := &exporter{sig: sig, timeout: 10 * time.Second, backoff: retryFirst, headers: map[string]string{}}
 
 	if p, name := get("PROTOCOL"); p != "" && p != "http/protobuf" {
-		return nil, fmt.Errorf("%s=%s: fsd exports traces over OTLP/HTTP with protobuf only (http/protobuf)", name, p)
+		return nil, fmt.Errorf("%s=%s: fsd exports %s over OTLP/HTTP with protobuf only (http/protobuf)", name, p, strings.ToLower(sig.env))
 	}
-	if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")); v != "" {
+	if v := strings.TrimSpace(getenv(own + "ENDPOINT")); v != "" {
 		// A signal's own endpoint is the URL as it is.
-		u, err := parseEndpoint(v, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+		u, err := parseEndpoint(v, own+"ENDPOINT")
 		if err != nil {
 			return nil, err
 		}
@@ -79,8 +99,9 @@ func newExporter(getenv func(string) string) (*exporter, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The general endpoint is a base: traces go to /v1/traces under it.
-		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
+		// The general endpoint is a base: traces go to /v1/traces under
+		// it, metrics to /v1/metrics.
+		u.Path = strings.TrimSuffix(u.Path, "/") + sig.path
 		e.url = u.String()
 	}
 	if v, name := get("HEADERS"); v != "" {
@@ -179,7 +200,12 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if e.shutdown.Load() || len(spans) == 0 {
 		return nil
 	}
-	body := encodeRequest(nil, spans)
+	return e.export(ctx, encodeRequest(nil, spans))
+}
+
+// export sends one request's body, retrying what is worth a retry within
+// the export's timeout.
+func (e *exporter) export(ctx context.Context, body []byte) error {
 	if e.gzip {
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)
@@ -226,7 +252,7 @@ func (e *exporter) send(ctx context.Context, body []byte) (retry bool, after tim
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("User-Agent", "fsd OTLP/HTTP trace exporter")
+	req.Header.Set("User-Agent", "fsd OTLP/HTTP exporter")
 	if e.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
@@ -243,7 +269,7 @@ func (e *exporter) send(ctx context.Context, body []byte) (retry bool, after tim
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:
 		if n, msg := partialSuccess(data); n > 0 || msg != "" {
-			return false, 0, fmt.Errorf("the collector at %s rejected %d spans: %s", withoutPassword(e.url), n, msg)
+			return false, 0, fmt.Errorf("the collector at %s rejected %d %s: %s", withoutPassword(e.url), n, e.sig.items, msg)
 		}
 		return false, 0, nil
 	case code == http.StatusTooManyRequests || code == http.StatusBadGateway ||

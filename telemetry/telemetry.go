@@ -1,16 +1,23 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/internal/redact"
@@ -45,18 +52,24 @@ func Enabled(getenv func(string) string) bool {
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
-// Setup starts an OTLP/HTTP exporter configured by the standard OTel
+// The instrumentation scope of fsd's spans and metrics, and the version
+// of the OpenTelemetry semantic conventions they follow.
+const (
+	scope     = "github.com/fsdrun/fsd"
+	schemaURL = "https://opentelemetry.io/schemas/1.41.1"
+)
+
+// Setup starts OTLP/HTTP exporters configured by the standard OTel
 // environment variables (endpoint, headers, timeout, compression,
-// certificates, service name and resource attributes) and returns an observer for engine.Options and a
-// shutdown function that flushes the spans. When Enabled is false it
-// returns a nil observer and a no-op shutdown: tracing costs nothing.
+// certificates, service name and resource attributes): one for traces
+// when Enabled, one for the GenAI metrics when an endpoint for metrics
+// is set. It returns an observer for engine.Options and a shutdown
+// function that flushes both. When neither is asked for it returns a nil
+// observer and a no-op shutdown: telemetry costs nothing.
 func Setup(ctx context.Context, getenv func(string) string, opts Options) (engine.Observer, func(context.Context) error, error) {
-	if !Enabled(getenv) {
+	tracesOn, metricsOn := Enabled(getenv), metricsEnabled(getenv)
+	if !tracesOn && !metricsOn {
 		return nil, func(context.Context) error { return nil }, nil
-	}
-	exp, err := newExporter(getenv)
-	if err != nil {
-		return nil, nil, err
 	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "fsd")),
@@ -67,42 +80,90 @@ func Setup(ctx context.Context, getenv func(string) string, opts Options) (engin
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, nil, err
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return New(tp, opts), tp.Shutdown, nil
+	var tp trace.TracerProvider = noop.NewTracerProvider()
+	var shutdowns []func(context.Context) error
+	if tracesOn {
+		exp, err := newExporter(getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		tp, shutdowns = sdk, append(shutdowns, sdk.Shutdown)
+	}
+	o := newObserver(tp, opts)
+	if metricsOn {
+		exp, err := newSignalExporter(getenv, metrics)
+		if err != nil {
+			return nil, nil, err
+		}
+		every, err := exportInterval(getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.meter = newMeter(res, exp, every)
+		shutdowns = append(shutdowns, o.meter.shutdown)
+	}
+	return o, func(ctx context.Context) error {
+		var errs []error
+		for _, f := range shutdowns {
+			errs = append(errs, f(ctx))
+		}
+		return errors.Join(errs...)
+	}, nil
 }
 
-// New returns an observer that makes its spans with tp.
-func New(tp trace.TracerProvider, opts Options) engine.Observer {
-	return &observer{tr: tp.Tracer("github.com/fsdrun/fsd"), opts: opts, secrets: redact.New(opts.Secrets...)}
+// New returns an observer that makes its spans with tp (and records no
+// metrics).
+func New(tp trace.TracerProvider, opts Options) engine.Observer { return newObserver(tp, opts) }
+
+func newObserver(tp trace.TracerProvider, opts Options) *observer {
+	return &observer{tr: tp.Tracer(scope, trace.WithSchemaURL(schemaURL)), opts: opts, secrets: redact.New(opts.Secrets...)}
 }
 
 type observer struct {
 	tr      trace.Tracer
 	opts    Options
 	secrets redact.Secrets
+	// meter records the GenAI metrics; nil records none.
+	meter *meter
 }
 
-// Attribute keys of the GenAI semantic conventions, and fsd's own.
+// Attribute keys of the GenAI semantic conventions (v1.41.1; their
+// registry: model/gen-ai/registry.yaml), and fsd's own (fsd.*).
+// TestSemanticConventions checks every attribute fsd emits against a
+// table written from that registry.
 const (
-	opName       = "gen_ai.operation.name"
-	providerName = "gen_ai.provider.name"
-	requestModel = "gen_ai.request.model"
-	agentName    = "gen_ai.agent.name"
-	convID       = "gen_ai.conversation.id"
-	inTokens     = "gen_ai.usage.input_tokens"
-	outTokens    = "gen_ai.usage.output_tokens"
-	toolName     = "gen_ai.tool.name"
-	toolCallID   = "gen_ai.tool.call.id"
-	toolType     = "gen_ai.tool.type"
-	toolArgs     = "gen_ai.tool.call.arguments"
-	toolResult   = "gen_ai.tool.call.result"
-	sysInstr     = "gen_ai.system_instructions"
-	inMessages   = "gen_ai.input.messages"
-	outMessages  = "gen_ai.output.messages"
-	errorType    = "error.type"
-	fsdRun       = "fsd.run.id"
-	fsdTask      = "fsd.task.id"
-	fsdStep      = "fsd.step"
+	opName        = "gen_ai.operation.name"
+	providerName  = "gen_ai.provider.name"
+	requestModel  = "gen_ai.request.model"
+	maxTokens     = "gen_ai.request.max_tokens"
+	streaming     = "gen_ai.request.stream"
+	outputType    = "gen_ai.output.type"
+	responseModel = "gen_ai.response.model"
+	responseID    = "gen_ai.response.id"
+	finishReasons = "gen_ai.response.finish_reasons"
+	agentName     = "gen_ai.agent.name"
+	workflowName  = "gen_ai.workflow.name"
+	convID        = "gen_ai.conversation.id"
+	inTokens      = "gen_ai.usage.input_tokens"
+	outTokens     = "gen_ai.usage.output_tokens"
+	cacheRead     = "gen_ai.usage.cache_read.input_tokens"
+	cacheCreation = "gen_ai.usage.cache_creation.input_tokens"
+	tokenType     = "gen_ai.token.type"
+	toolName      = "gen_ai.tool.name"
+	toolCallID    = "gen_ai.tool.call.id"
+	toolType      = "gen_ai.tool.type"
+	toolArgs      = "gen_ai.tool.call.arguments"
+	toolResult    = "gen_ai.tool.call.result"
+	sysInstr      = "gen_ai.system_instructions"
+	inMessages    = "gen_ai.input.messages"
+	outMessages   = "gen_ai.output.messages"
+	serverAddress = "server.address"
+	serverPort    = "server.port"
+	errorType     = "error.type"
+	fsdRun        = "fsd.run.id"
+	fsdTask       = "fsd.task.id"
+	fsdStep       = "fsd.step"
 )
 
 // runKey carries the run id to spans started under the run.
@@ -125,11 +186,11 @@ func instance(name string) []attribute.KeyValue {
 func (o *observer) Run(ctx context.Context, runID, workflow string) (context.Context, func(string, error)) {
 	ctx = context.WithValue(ctx, runKey{}, runID)
 	ctx, span := o.tr.Start(ctx, "invoke_workflow "+workflow, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String(opName, "invoke_workflow"), attribute.String(agentName, workflow),
+		trace.WithAttributes(attribute.String(opName, "invoke_workflow"), attribute.String(workflowName, workflow),
 			attribute.String(convID, runID), attribute.String(fsdRun, runID)))
 	return ctx, func(answer string, err error) {
 		if o.opts.Content && answer != "" {
-			span.SetAttributes(attribute.String(outMessages, o.outputJSON(answer, nil)))
+			span.SetAttributes(attribute.String(outMessages, o.outputJSON(answer, nil, "stop")))
 		}
 		o.end(span, err)
 	}
@@ -150,13 +211,18 @@ func (o *observer) Agent(ctx context.Context, c model.Caller) (context.Context, 
 	ctx, span := o.tr.Start(ctx, "invoke_agent "+name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return ctx, func(answer string, err error) {
 		if o.opts.Content && answer != "" {
-			span.SetAttributes(attribute.String(outMessages, o.outputJSON(answer, nil)))
+			span.SetAttributes(attribute.String(outMessages, o.outputJSON(answer, nil, "stop")))
 		}
 		o.end(span, err)
 	}
 }
 
 // S4: no text in a span without Content (--otel-content).
+//
+// O3: a chat span carries what the GenAI conventions recommend that the
+// call knows: the response's id, model and finish reasons, the server,
+// the token counts with the cache's, max_tokens; its metrics are
+// recorded with the same attributes.
 func (o *observer) Chat(ctx context.Context, req *model.Request) func(*model.Response, error) {
 	c := req.Caller
 	m := o.model(c)
@@ -169,19 +235,97 @@ func (o *observer) Chat(ctx context.Context, req *model.Request) func(*model.Res
 	if c.Agent != "" {
 		attrs = append(attrs, attribute.String(agentName, c.Agent))
 	}
-	if o.opts.Content {
-		attrs = append(attrs, attribute.String(sysInstr, o.mask(req.Context)), attribute.String(inMessages, o.inputJSON(req.Messages)))
+	if req.OnText != nil {
+		attrs = append(attrs, attribute.Bool(streaming, true))
 	}
+	if req.Output != nil {
+		attrs = append(attrs, attribute.String(outputType, "json"))
+	}
+	if o.opts.Content {
+		attrs = append(attrs, attribute.String(sysInstr, o.partsJSON(req.Context)), attribute.String(inMessages, o.inputJSON(req.Messages)))
+	}
+	start := time.Now()
 	_, span := o.tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	return func(resp *model.Response, err error) {
+		// What the span and the metrics share: the operation, provider,
+		// models and server.
+		var shared []attribute.KeyValue
+		if m != "" {
+			shared = append(shared, attribute.String(requestModel, modelName(m)), attribute.String(providerName, provider(m)))
+		}
 		if resp != nil {
-			span.SetAttributes(attribute.Int(inTokens, resp.Usage.InputTokens), attribute.Int(outTokens, resp.Usage.OutputTokens))
-			if o.opts.Content && err == nil {
-				span.SetAttributes(attribute.String(outMessages, o.outputJSON(resp.Text, resp.Calls)))
+			if served := cmp.Or(resp.Served, modelName(resp.Model)); served != "" {
+				shared = append(shared, attribute.String(responseModel, served))
+			}
+			if host, port, ok := hostPort(resp.Server); ok {
+				shared = append(shared, attribute.String(serverAddress, host), attribute.Int(serverPort, port))
+			}
+		}
+		span.SetAttributes(shared...)
+		if resp != nil && err == nil {
+			reason := finishReason(resp)
+			span.SetAttributes(attribute.Int(inTokens, resp.Usage.InputTokens), attribute.Int(outTokens, resp.Usage.OutputTokens),
+				attribute.Int(cacheRead, resp.Usage.CachedInputTokens), attribute.Int(cacheCreation, resp.Usage.CacheWriteTokens),
+				attribute.StringSlice(finishReasons, []string{reason}))
+			if resp.ID != "" {
+				span.SetAttributes(attribute.String(responseID, resp.ID))
+			}
+			if resp.MaxTokens > 0 {
+				span.SetAttributes(attribute.Int(maxTokens, resp.MaxTokens))
+			}
+			if o.opts.Content {
+				span.SetAttributes(attribute.String(outMessages, o.outputJSON(resp.Text, resp.Calls, reason)))
 			}
 		}
 		o.end(span, err)
+		if o.meter == nil {
+			return
+		}
+		shared = append(shared, attribute.String(opName, "chat"))
+		dur := shared
+		if err != nil {
+			dur = append(slices.Clip(dur), attribute.String(errorType, errType(err)))
+		}
+		o.meter.record(opDuration, time.Since(start).Seconds(), dur...)
+		if resp != nil && err == nil {
+			o.meter.record(tokenUsage, float64(resp.Usage.InputTokens), append(slices.Clip(shared), attribute.String(tokenType, "input"))...)
+			o.meter.record(tokenUsage, float64(resp.Usage.OutputTokens), append(slices.Clip(shared), attribute.String(tokenType, "output"))...)
+		}
 	}
+}
+
+// finishReason is why the model stopped, in the conventions' words (stop,
+// length, content_filter, tool_call, error) where the provider's has
+// one, else as the provider said it; when it said nothing, tool_call for
+// an answer with calls and stop for one without.
+func finishReason(resp *model.Response) string {
+	switch r := resp.FinishReason; r {
+	case "":
+		if len(resp.Calls) > 0 {
+			return "tool_call"
+		}
+		return "stop"
+	case "stop", "end_turn", "stop_sequence":
+		return "stop"
+	case "length", "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "tool_calls", "tool_use", "function_call":
+		return "tool_call"
+	case "content_filter", "refusal":
+		return "content_filter"
+	default:
+		return r
+	}
+}
+
+// hostPort splits a response's host:port.
+func hostPort(server string) (string, int, bool) {
+	host, p, err := net.SplitHostPort(server)
+	if err != nil || host == "" {
+		return "", 0, false
+	}
+	port, err := strconv.Atoi(p)
+	return host, port, err == nil
 }
 
 func (o *observer) Tool(ctx context.Context, c model.Caller, call model.ToolCall) (context.Context, func(string, bool)) {
@@ -266,28 +410,46 @@ func modelName(m string) string {
 // S3: span content is masked.
 func (o *observer) mask(s string) string { return o.secrets.String(s) }
 
-// part and message are the GenAI conventions' message shapes.
+// part and message are the GenAI conventions' message shapes
+// (docs/gen-ai/gen-ai-input-messages.json, gen-ai-output-messages.json
+// and gen-ai-system-instructions.json of v1.41.1).
 type part struct {
 	Type      string          `json:"type"`
 	Content   string          `json:"content,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Response  string          `json:"response,omitempty"`
+	// Response is a tool_call_response's, required even when empty.
+	Response *string `json:"response,omitempty"`
+	// MIMEType and Modality are a blob's (its Content is base64).
+	MIMEType string `json:"mime_type,omitempty"`
+	Modality string `json:"modality,omitempty"`
 }
 
 type message struct {
 	Role  string `json:"role"`
 	Parts []part `json:"parts"`
+	// FinishReason is an output message's, required there.
+	FinishReason string `json:"finish_reason,omitempty"`
+}
+
+// partsJSON is the system instructions: a list of parts.
+func (o *observer) partsJSON(text string) string {
+	parts := []part{}
+	if text != "" {
+		parts = append(parts, part{Type: "text", Content: text})
+	}
+	b, _ := json.Marshal(parts)
+	return o.mask(string(b))
 }
 
 func (o *observer) inputJSON(msgs []model.Message) string {
 	out := make([]message, 0, len(msgs))
 	for _, m := range msgs {
-		mm := message{Role: string(m.Role)}
+		mm := message{Role: string(m.Role), Parts: []part{}}
 		switch m.Role {
 		case model.Tool:
-			mm.Parts = append(mm.Parts, part{Type: "tool_call_response", ID: m.CallID, Response: m.Text})
+			mm.Parts = append(mm.Parts, part{Type: "tool_call_response", ID: m.CallID, Response: &m.Text})
 		default:
 			if m.Text != "" {
 				mm.Parts = append(mm.Parts, part{Type: "text", Content: m.Text})
@@ -296,14 +458,28 @@ func (o *observer) inputJSON(msgs []model.Message) string {
 				mm.Parts = append(mm.Parts, part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: c.Args})
 			}
 		}
+		for _, md := range m.Media {
+			mm.Parts = append(mm.Parts, part{Type: "blob", MIMEType: md.MIME, Modality: modality(md.MIME),
+				Content: base64.StdEncoding.EncodeToString(md.Data)})
+		}
 		out = append(out, mm)
 	}
 	b, _ := json.Marshal(out)
 	return o.mask(string(b))
 }
 
-func (o *observer) outputJSON(text string, calls []model.ToolCall) string {
-	m := message{Role: "assistant"}
+// modality is a blob's modality by its MIME type.
+func modality(mime string) string {
+	kind, _, _ := strings.Cut(mime, "/")
+	switch kind {
+	case "image", "audio", "video":
+		return kind
+	}
+	return mime
+}
+
+func (o *observer) outputJSON(text string, calls []model.ToolCall, reason string) string {
+	m := message{Role: "assistant", Parts: []part{}, FinishReason: reason}
 	if text != "" {
 		m.Parts = append(m.Parts, part{Type: "text", Content: text})
 	}

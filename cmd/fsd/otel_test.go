@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -25,12 +26,29 @@ type otlpReceiver struct {
 	// instance is the service.instance.id of each span's resource, by
 	// span id.
 	instance map[string]string
+	metrics  []*metricspb.Metric
 }
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	rcv := &otlpReceiver{instance: map[string]string{}}
 	rcv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/v1/metrics" && r.Header.Get("Content-Type") == "application/x-protobuf" {
+			var md metricspb.MetricsData // ExportMetricsServiceRequest's wire form
+			if err := proto.Unmarshal(body, &md); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			rcv.mu.Lock()
+			for _, rm := range md.ResourceMetrics {
+				for _, sm := range rm.ScopeMetrics {
+					rcv.metrics = append(rcv.metrics, sm.Metrics...)
+				}
+			}
+			rcv.mu.Unlock()
+			w.Header().Set("Content-Type", "application/x-protobuf")
+			return
+		}
 		if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
 			http.Error(w, "want protobuf at /v1/traces", http.StatusBadRequest)
 			return
@@ -181,6 +199,23 @@ func TestTracesOfARunWithABoard(t *testing.T) {
 	_ = json.Unmarshal(b, &sum)
 	if chats < 5 || inTotal != sum.In || outTotal != sum.Out {
 		t.Errorf("%d chat spans with %d in, %d out tokens; run.json says %d in, %d out", chats, inTotal, outTotal, sum.In, sum.Out)
+	}
+	// The GenAI metrics went to the same collector when the run ended:
+	// one duration per chat, the token histograms adding up to the spans'.
+	var durations uint64
+	var tokens float64
+	for _, m := range rcv.metrics {
+		for _, dp := range m.GetHistogram().GetDataPoints() {
+			switch m.Name {
+			case "gen_ai.client.operation.duration":
+				durations += dp.Count
+			case "gen_ai.client.token.usage":
+				tokens += dp.GetSum()
+			}
+		}
+	}
+	if durations != uint64(chats) || tokens != float64(inTotal+outTotal) {
+		t.Errorf("metrics: %d operation durations, %v tokens; want %d, %d", durations, tokens, chats, inTotal+outTotal)
 	}
 	for _, body := range rcv.bodies {
 		for _, text := range []string{"Prepare the sales brief", "reporting assistant", secret} {
