@@ -160,7 +160,11 @@ func answer(r *responseObject, own string) (*model.Response, error) {
 		}
 		return nil, responseError("the response failed", code, msg)
 	}
-	resp := &model.Response{Usage: responsesUsageOf(r.Usage)}
+	resp := &model.Response{Usage: responsesUsageOf(r.Usage), ID: r.ID, Served: r.Model}
+	if r.IncompleteDetails != nil {
+		// The API says why an answer stopped only when it is incomplete.
+		resp.FinishReason = r.IncompleteDetails.Reason
+	}
 	var text strings.Builder
 	var kept []keptItem
 	reasoning := false

@@ -45,11 +45,14 @@ func TestResponsesReferenceResponses(t *testing.T) {
 		{File: "responses-text.json", Want: &model.Response{Text: "In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool that reflected the stars. " +
 			"As she dipped her horn into the water, the pool began to shimmer, revealing a pathway to a magical realm of endless night skies. " +
 			"Filled with wonder, Lumina whispered a wish for all who dream to find their own hidden magic, and as she glanced back, her hoofprints sparkled like stardust.",
-			Usage: model.Usage{InputTokens: 36, OutputTokens: 87}}},
+			Usage: model.Usage{InputTokens: 36, OutputTokens: 87}, ID: "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b", Served: "gpt-5.4"}},
 		{File: "responses-functions.json", Want: &model.Response{Calls: []model.ToolCall{{ID: "call_unLAR8MvFNptuiZK6K6HCy5k", Name: "get_current_weather",
-			Args: json.RawMessage(`{"location":"Boston, MA","unit":"celsius"}`)}}, Usage: model.Usage{InputTokens: 291, OutputTokens: 23}}},
+			Args: json.RawMessage(`{"location":"Boston, MA","unit":"celsius"}`)}}, Usage: model.Usage{InputTokens: 291, OutputTokens: 23},
+			ID: "resp_67ca09c5efe0819096d0511c92b8c890096610f474011cc0", Served: "gpt-5.4"}},
 		{File: "responses-reasoning.json", Want: &model.Response{Text: "The classic tongue twister...",
-			Usage: model.Usage{InputTokens: 81, OutputTokens: 1035, ReasoningTokens: 832}}},
-		{File: "responses-streaming.sse", Want: &model.Response{Text: "Hi there! How can I assist you today?", Usage: model.Usage{InputTokens: 37, OutputTokens: 11}}},
+			Usage: model.Usage{InputTokens: 81, OutputTokens: 1035, ReasoningTokens: 832},
+			ID:    "resp_67ccd7eca01881908ff0b5146584e408072912b2993db808", Served: "o1-2024-12-17"}},
+		{File: "responses-streaming.sse", Want: &model.Response{Text: "Hi there! How can I assist you today?", Usage: model.Usage{InputTokens: 37, OutputTokens: 11},
+			ID: "resp_67c9fdcecf488190bdd9a0409de3a1ec07b8b0ad4e5eb654", Served: "gpt-5.4"}},
 	})
 }

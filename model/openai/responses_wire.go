@@ -89,6 +89,7 @@ type textFormat struct {
 // responseObject is a Response, whole or in a stream's terminal event.
 type responseObject struct {
 	ID     string `json:"id"`
+	Model  string `json:"model"`
 	Status string `json:"status"` // completed, incomplete, failed, ...
 	Error  *struct {
 		Code    string `json:"code"`

@@ -21,9 +21,10 @@ func TestRequestsMatchPublishedSpec(t *testing.T) {
 // answers they show.
 func TestReferenceResponses(t *testing.T) {
 	prov.References(t, []providertest.Reference{
-		{File: "default.json", Want: &model.Response{Text: "Hello! How can I assist you today?", Usage: model.Usage{InputTokens: 19, OutputTokens: 10}}},
+		{File: "default.json", Want: &model.Response{Text: "Hello! How can I assist you today?", Usage: model.Usage{InputTokens: 19, OutputTokens: 10},
+			ID: "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT", Served: "gpt-5.4", FinishReason: "stop"}},
 		{File: "functions.json", Want: &model.Response{Calls: []model.ToolCall{{ID: "call_abc123", Name: "get_current_weather", Args: json.RawMessage("{\n\"location\": \"Boston, MA\"\n}")}},
-			Usage: model.Usage{InputTokens: 82, OutputTokens: 17}}},
-		{File: "streaming.sse", Want: &model.Response{Text: "Hello"}},
+			Usage: model.Usage{InputTokens: 82, OutputTokens: 17}, ID: "chatcmpl-abc123", Served: "gpt-4o-mini", FinishReason: "tool_calls"}},
+		{File: "streaming.sse", Want: &model.Response{Text: "Hello", ID: "chatcmpl-123", Served: "gpt-4o-mini", FinishReason: "stop"}},
 	})
 }

@@ -110,16 +110,16 @@ func (p Provider) Call(t *testing.T, reply fakeserver.Reply, req *model.Request)
 	return resp, srv.Requests()[0].Body
 }
 
-// ignoreServer leaves the response's server out of comparisons: the fake
+// IgnoreServer leaves the response's server out of comparisons: the fake
 // server's port changes from test to test (Call checks it).
-var ignoreServer = cmpopts.IgnoreFields(model.Response{}, "Server")
+var IgnoreServer = cmpopts.IgnoreFields(model.Response{}, "Server")
 
 // Whole answers Request with OKBody, not streamed, and checks that the
 // response is want.
 func (p Provider) Whole(t *testing.T, want *model.Response) {
 	t.Helper()
 	got, _ := p.Call(t, fakeserver.Reply{Body: p.OKBody}, p.Request())
-	if diff := cmp.Diff(want, got, ignoreServer); diff != "" {
+	if diff := cmp.Diff(want, got, IgnoreServer); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
 }
@@ -132,7 +132,7 @@ func (p Provider) Streaming(t *testing.T, want *model.Response) map[string]any {
 	req := p.Request()
 	req.OnText = func(d string) { deltas = append(deltas, d) }
 	got, sent := p.Call(t, fakeserver.Reply{Body: p.OKStream, Chunked: true, Header: SSE}, req)
-	if diff := cmp.Diff(want, got, ignoreServer); diff != "" {
+	if diff := cmp.Diff(want, got, IgnoreServer); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"Two ", "calls."}, deltas); diff != "" {
@@ -246,7 +246,7 @@ func (p Provider) Unstreamed(t *testing.T, name, key string, want *model.Respons
 		if n := len(srv.Requests()); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
-		if diff := cmp.Diff(want, got, ignoreServer); diff != "" {
+		if diff := cmp.Diff(want, got, IgnoreServer); diff != "" {
 			t.Errorf("response (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff([]string{want.Text}, deltas); diff != "" {

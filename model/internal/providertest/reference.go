@@ -47,7 +47,7 @@ func (p Provider) References(t *testing.T, refs []Reference) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.Want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got, IgnoreServer); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
