@@ -107,6 +107,7 @@ func (hb *hostBoard) attempt(t *board.Task, deps []board.DepResult, skill *spec.
 // task.
 func (hb *hostBoard) fold(ctx context.Context, t *board.Task, at *work.Attempt, a spec.Agent, caller model.Caller, res *work.Outcome) (string, error) {
 	wd := hb.workers
+	hb.ran(t.ID, res.RanBy())
 	hb.recordRemote(ctx, at, res)
 	if res.Replayed {
 		hb.restated(t.ID) // its end is the journal's: task.completed restates it

@@ -46,6 +46,33 @@ type hostBoard struct {
 	replayedEnds map[string]bool
 	// static holds the ids of the workflow's static tasks.
 	static map[string]bool
+	// ranBy holds the worker process that ran each task's latest
+	// attempt, when one elsewhere did: its end event names it.
+	ranBy map[string]*event.Worker
+}
+
+// ran notes the worker process (nil: this one) that ran a task's attempt.
+func (hb *hostBoard) ran(task string, w *event.Worker) {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	if hb.ranBy == nil {
+		hb.ranBy = map[string]*event.Worker{}
+	}
+	hb.ranBy[task] = w
+}
+
+// ranByOf names the worker on a task's end event.
+//
+// O6: a task's end event names the worker process that ran its last
+// attempt.
+func (hb *hostBoard) ranByOf(e event.Event) event.Event {
+	switch e.Type {
+	case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+		hb.mu.Lock()
+		e.Worker = hb.ranBy[e.Task]
+		hb.mu.Unlock()
+	}
+	return e
 }
 
 // restated notes that a task's worker ended in its journal.
@@ -143,7 +170,7 @@ func newBoard(d boardDeps, h *hostEnv) *hostBoard {
 		Policy:      hb.policy,
 		Sink: event.SinkFunc(func(e event.Event) {
 			e.Replayed = hb.replayed(e)
-			d.ev.stamped(d.workers.gen.acct.withTaskUsage(e))
+			d.ev.stamped(d.workers.gen.acct.withTaskUsage(hb.ranByOf(e)))
 		}),
 		Run: d.ev.runID,
 		Now: d.ev.now,

@@ -131,6 +131,33 @@ type Event struct {
 	// Replayed marks an event a resumed run emits again for work its
 	// journal already holds (a replayed step, a task restated).
 	Replayed bool `json:"replayed,omitempty"`
+	// Worker names the worker process that ran the task's last attempt
+	// (task.completed, task.failed, task.cancelled), when one elsewhere
+	// did (fsd run --nats); nil when the run's own process did.
+	Worker *Worker `json:"worker,omitempty"`
+}
+
+// Worker is a worker process: its name (fsd worker --name, by default
+// host-pid), its host and its process id.
+type Worker struct {
+	Name string `json:"name"`
+	Host string `json:"host,omitempty"`
+	PID  int    `json:"pid,omitempty"`
+}
+
+// String is "name (host, pid N)", what a person reads.
+func (w *Worker) String() string {
+	var at []string
+	if w.Host != "" {
+		at = append(at, w.Host)
+	}
+	if w.PID > 0 {
+		at = append(at, "pid "+strconv.Itoa(w.PID))
+	}
+	if len(at) == 0 {
+		return w.Name
+	}
+	return w.Name + " (" + strings.Join(at, ", ") + ")"
 }
 
 // Sink receives events. Implementations must be safe for concurrent use.

@@ -82,6 +82,8 @@ type Worker struct {
 	// secrets are the NATS URL's credentials, masked in the attempts'
 	// text with the keys of the worker's environment.
 	secrets []string
+	// host is this machine's name, in outcomes with the worker's.
+	host string
 
 	mu     sync.Mutex
 	models map[string]model.Model
@@ -152,7 +154,8 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 			Msg("the queue's ack wait, set by the worker that created it, differs from --ack-wait; heartbeats follow the queue's")
 		opts.AckWait = wait
 	}
-	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url)}
+	host, _ := os.Hostname()
+	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host}
 	if _, err := w.listen(); err != nil {
 		res.Close()
 		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
@@ -445,7 +448,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 // N25: the outcome is MACed with the outcome key its message carries.
 func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res *work.Outcome, l *lease, log zerolog.Logger) {
 	key := m.Key()
-	res.Worker = w.opts.Name
+	res.Worker, res.Host, res.PID = w.opts.Name, w.host, os.Getpid()
 	data, err := json.Marshal(Outcome{V: WireVersion, Outcome: *res})
 	if err == nil && res.Log != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
 		// Too big with the transcript inline: the coordinator reads it
@@ -454,13 +457,13 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res 
 		data, err = json.Marshal(Outcome{V: WireVersion, Outcome: *res})
 	}
 	if err != nil {
-		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Error: "outcome: " + err.Error(), Worker: w.opts.Name}})
+		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Error: "outcome: " + err.Error(), Worker: res.Worker, Host: res.Host, PID: res.PID}})
 	}
 	_, err = w.res.results.Create(ctx, key, signOutcome(data, m.OutcomeKey, key))
 	if errors.Is(err, nats.ErrMaxPayload) {
 		// It would never fit: running it again would not help. The task
 		// fails with what to change (its usage still counts).
-		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Usage: res.Usage, Worker: w.opts.Name,
+		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Usage: res.Usage, Worker: res.Worker, Host: res.Host, PID: res.PID,
 			Error: fmt.Sprintf("its outcome (result, observations, history items) is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration, or have the task return less",
 				len(data), w.res.nc.MaxPayload())}})
 		_, err = w.res.results.Create(ctx, key, signOutcome(data, m.OutcomeKey, key))

@@ -41,6 +41,9 @@ type TaskView struct {
 	// Progress is the last progress report of the task's call in
 	// flight (view.Progress), while the run is live.
 	Progress string `json:"progress,omitempty"`
+	// Worker names the worker process that ran the task's last attempt
+	// ("name (host, pid N)"); "" when the run's own process did.
+	Worker string `json:"worker,omitempty"`
 }
 
 // GenView is one generator's transcript and calls.
@@ -124,6 +127,10 @@ func View(rec *runrecord.Record, now time.Time) RunView {
 			t.Status, t.Finished = string(map[string]board.Status{event.TaskCompleted: board.Completed, event.TaskFailed: board.Failed, event.TaskCancelled: board.Cancelled}[e.Type]), e.Time
 			if e.Err != "" {
 				t.Error = e.Err
+			}
+			t.Worker = ""
+			if e.Worker != nil {
+				t.Worker = e.Worker.String()
 			}
 		}
 	}

@@ -24,3 +24,20 @@ func TestViewShowsCallProgress(t *testing.T) {
 		t.Fatalf("progress after the result: %q", v.Tasks[0].Progress)
 	}
 }
+
+// The run page names the worker process that ran a task (its end event
+// says), and none for a task the run's own process ran.
+func TestViewNamesTheWorker(t *testing.T) {
+	rec := &runrecord.Record{Events: []event.Event{
+		{Type: event.TaskAdded, Task: "a", Agent: "s/x"}, {Type: event.TaskAdded, Task: "b", Agent: "s/y"},
+		{Type: event.TaskCompleted, Task: "a", Worker: &event.Worker{Name: "w1", Host: "box", PID: 42}},
+		{Type: event.TaskFailed, Task: "b", Err: "boom"},
+	}}
+	got := map[string]string{}
+	for _, tv := range View(rec, time.Now()).Tasks {
+		got[tv.ID] = tv.Worker
+	}
+	if got["a"] != "w1 (box, pid 42)" || got["b"] != "" {
+		t.Errorf("workers %v, want a on w1 (box, pid 42) and b on none", got)
+	}
+}

@@ -115,6 +115,14 @@ type Limits struct {
 	WindowShed spec.WindowShed `json:"window-shed,omitempty"`
 }
 
+// RanBy is the worker process that ran the attempt; nil in process.
+func (o *Outcome) RanBy() *event.Worker {
+	if o.Worker == "" {
+		return nil
+	}
+	return &event.Worker{Name: o.Worker, Host: o.Host, PID: o.PID}
+}
+
 // Outcome is what one task attempt came to.
 type Outcome struct {
 	// Result is the task's answer (its typed output's JSON when its agent
@@ -135,8 +143,11 @@ type Outcome struct {
 	// with it (in process), and its budgets were checked at every step.
 	// Never sent: a worker elsewhere books nothing of the run's.
 	Booked bool `json:"-"`
-	// Worker names the worker that ran it.
+	// Worker names the worker that ran it, Host its host and PID its
+	// process ("" and 0 in process).
 	Worker string `json:"worker,omitempty"`
+	Host   string `json:"host,omitempty"`
+	PID    int    `json:"pid,omitempty"`
 	// Model is the model string the attempt ran with (Attempt.Model as
 	// the worker received it, after the run's --model): Usage is priced
 	// by it, as an in-process call is by the model that answered.

@@ -248,7 +248,8 @@ func TestTracesOfARunWithABoard(t *testing.T) {
 // makes one trace: one root (the run's), and each task's invoke_agent
 // span, exported by the worker that ran it, under the run's span with the
 // run's conversation id, its chats under it. Each worker's spans are sent
-// when it stops on SIGTERM.
+// when it stops on SIGTERM. The run's record names the worker of each
+// task: its end event, and fsd show.
 func TestTracesAcrossWorkers(t *testing.T) {
 	srv := natsServer(t, true)
 	rcv := newOTLPReceiver(t)
@@ -275,6 +276,20 @@ func TestTracesAcrossWorkers(t *testing.T) {
 	for _, stop := range stops {
 		if code := stop(); code != exitOK {
 			t.Errorf("worker stopped with exit %d", code)
+		}
+	}
+	host, _ := os.Hostname()
+	ents, _ := os.ReadDir(filepath.Join(dir, "runs"))
+	if len(ents) != 1 {
+		t.Fatalf("%d runs", len(ents))
+	}
+	code, show, errs := fsd(t, "show", ents[0].Name(), "--runs-dir", filepath.Join(dir, "runs"))
+	if code != exitOK {
+		t.Fatalf("fsd show: exit %d: %s", code, errs)
+	}
+	for _, w := range []string{"w-alpha", "w-beta"} {
+		if !strings.Contains(show, "on "+w+" ("+host+", pid ") {
+			t.Errorf("fsd show does not name worker %s on %s:\n%s", w, host, show)
 		}
 	}
 	rcv.mu.Lock()

@@ -27,6 +27,9 @@ type runDetail struct {
 	runRow
 	Tasks     []board.Task         `json:"tasks"`
 	TaskUsage map[string]taskUsage `json:"task_usage,omitempty"`
+	// TaskWorkers names the worker process that ran each task's last
+	// attempt, for tasks run by fsd worker (fsd run --nats).
+	TaskWorkers map[string]*event.Worker `json:"task_workers,omitempty"`
 	// Granted are the calls that ran without asking because a loaded
 	// skill's allowed-tools lists them.
 	Granted []runrecord.ApprovalLine `json:"granted,omitempty"`
@@ -37,14 +40,14 @@ type taskUsage struct {
 	Cost float64 `json:"cost,omitempty"`
 }
 
-// taskUsages reads each task's figures from its last end event.
-func taskUsages(dir string) map[string]taskUsage {
+// taskEnds reads each task's figures and worker from its last end event.
+func taskEnds(dir string) (map[string]taskUsage, map[string]*event.Worker) {
 	f, err := os.Open(filepath.Join(dir, runrecord.EventsFile))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer f.Close()
-	out := map[string]taskUsage{}
+	out, workers := map[string]taskUsage{}, map[string]*event.Worker{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -52,15 +55,25 @@ func taskUsages(dir string) map[string]taskUsage {
 			continue
 		}
 		var e event.Event
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Usage == nil {
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
 		}
 		switch e.Type {
 		case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
-			out[e.Task] = taskUsage{Usage: *e.Usage, Cost: e.Cost}
+			if e.Usage != nil {
+				out[e.Task] = taskUsage{Usage: *e.Usage, Cost: e.Cost}
+			}
+			if e.Worker != nil {
+				workers[e.Task] = e.Worker
+			} else {
+				delete(workers, e.Task)
+			}
 		}
 	}
-	return out
+	if len(workers) == 0 {
+		workers = nil
+	}
+	return out, workers
 }
 
 func loadRunDetail(dir string, now time.Time) (runDetail, error) {
@@ -68,7 +81,8 @@ func loadRunDetail(dir string, now time.Time) (runDetail, error) {
 	if err != nil {
 		return runDetail{}, err
 	}
-	d := runDetail{runRow: row, Tasks: []board.Task{}, TaskUsage: taskUsages(dir)}
+	d := runDetail{runRow: row, Tasks: []board.Task{}}
+	d.TaskUsage, d.TaskWorkers = taskEnds(dir)
 	if d.Granted, err = runrecord.ReadGranted(dir); err != nil {
 		return runDetail{}, err
 	}
@@ -119,6 +133,9 @@ func printRunDetail(w io.Writer, d runDetail) {
 				if u.Cost > 0 {
 					line += " · " + view.Cost(u.Cost)
 				}
+			}
+			if wk := d.TaskWorkers[t.ID]; wk != nil {
+				line += "\ton " + wk.String()
 			}
 			if t.Error != "" {
 				line += "\t" + firstLine(t.Error)

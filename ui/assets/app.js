@@ -112,7 +112,7 @@ function boardGraph(tasks) {
   tasks.forEach((t) => {
     const p = pos[t.id], c = COLORS[t.status] || "#98a2b3";
     g.append(svg("g", { class: "node", "data-task": t.id, "data-status": t.status },
-      svg("title", {}, `${t.id} (${t.agent}): ${t.status}\n${t.goal || ""}${t.progress ? "\n" + t.progress : ""}`),
+      svg("title", {}, `${t.id} (${t.agent}): ${t.status}${t.worker ? " on worker " + t.worker : ""}\n${t.goal || ""}${t.progress ? "\n" + t.progress : ""}`),
       svg("rect", { x: p.x, y: p.y, width: W, height: H, fill: c + "22", stroke: c }),
       svg("text", { x: p.x + 10, y: p.y + 19 }, t.id),
       svg("text", { x: p.x + 10, y: p.y + 36, class: "muted" }, t.progress ? `↳ ${t.progress.replace(/^mcp__[^_]+__/, "")}`.slice(0, 26)
@@ -221,8 +221,9 @@ function step(s) {
 }
 
 function transcripts(v, open) {
+  const worker = (g) => { const t = g.task && v.tasks.find((x) => x.id === g.task); return t && t.worker ? " · on worker " + t.worker : ""; };
   return v.gens.map((g) => el("details", { class: "gen", "data-gen": g.task || "host", ...(open.has(g.task || "host") ? { open: "" } : {}) },
-    el("summary", {}, `${g.task ? "task " + g.task : "host"}${g.agent ? " · " + g.agent : ""} · ${plural(g.steps ? g.steps.length : 0, "model call")}`),
+    el("summary", {}, `${g.task ? "task " + g.task : "host"}${g.agent ? " · " + g.agent : ""}${worker(g)} · ${plural(g.steps ? g.steps.length : 0, "model call")}`),
     (g.steps || []).map(step)));
 }
 
