@@ -137,6 +137,8 @@ func token(s string) string {
 // coordinator's trace under the span that dispatched the task; nil when
 // ctx is not traced. Outside the signed body: the trace context steers
 // where spans are drawn, never what a worker runs.
+//
+// O1: the trace context travels with the task.
 func traceHeader(ctx context.Context) nats.Header {
 	h := nats.Header{}
 	propagation.TraceContext{}.Inject(ctx, headerCarrier(h))

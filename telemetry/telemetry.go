@@ -434,6 +434,8 @@ type message struct {
 }
 
 // partsJSON is the system instructions: a list of parts.
+//
+// O4: content has the structure of the conventions' schemas.
 func (o *observer) partsJSON(text string) string {
 	parts := []part{}
 	if text != "" {

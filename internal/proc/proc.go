@@ -125,6 +125,8 @@ func Command(ctx context.Context, p Program) (*Cmd, error) {
 // carrier), so a program that traces its work joins the span of the call
 // that started it; nil when ctx is not traced. A program started for
 // several calls (a stdio MCP server) is started without one.
+//
+// O2: a program joins the trace of the call that started it.
 func TraceEnv(ctx context.Context) []string {
 	c := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, c)
