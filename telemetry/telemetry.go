@@ -305,13 +305,16 @@ func finishReason(resp *model.Response) string {
 			return "tool_call"
 		}
 		return "stop"
-	case "stop", "end_turn", "stop_sequence":
+	case "stop", "end_turn", "stop_sequence", "STOP":
+		if len(resp.Calls) > 0 {
+			return "tool_call" // Gemini stops with STOP after its calls
+		}
 		return "stop"
-	case "length", "max_tokens", "model_context_window_exceeded":
+	case "length", "max_tokens", "model_context_window_exceeded", "MAX_TOKENS":
 		return "length"
 	case "tool_calls", "tool_use", "function_call":
 		return "tool_call"
-	case "content_filter", "refusal":
+	case "content_filter", "refusal", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII":
 		return "content_filter"
 	default:
 		return r

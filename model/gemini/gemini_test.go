@@ -70,6 +70,7 @@ func wantResponse() *model.Response {
 		},
 		Usage: model.Usage{InputTokens: 120, OutputTokens: 15, CachedInputTokens: 20, ReasoningTokens: 5},
 		State: &model.State{Model: "gemini/gemini-test", Data: json.RawMessage(`{"calls":{"fc_a":"c2lnLWE="}}`)},
+		ID:    "resp-1", Served: "gemini-test", FinishReason: "STOP",
 	}
 }
 

@@ -187,7 +187,7 @@ func parseResponse(r *generateResponse) (*model.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &model.Response{Usage: usage(r.UsageMetadata)}
+	resp := &model.Response{Usage: usage(r.UsageMetadata), ID: r.ResponseID, Served: r.ModelVersion, FinishReason: c.FinishReason}
 	var text []byte
 	var sig signatures
 	size := 0

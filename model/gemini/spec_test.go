@@ -49,7 +49,7 @@ func TestReferenceResponses(t *testing.T) {
 	id := "sig_" + hex.EncodeToString(h[:8])
 	prov.References(t, []providertest.Reference{
 		{File: "text.json", Want: &model.Response{Text: "AI learns patterns from data to make predictions or decisions.",
-			Usage: model.Usage{InputTokens: 8, OutputTokens: 11 + 1083, ReasoningTokens: 1083}}},
+			Usage: model.Usage{InputTokens: 8, OutputTokens: 11 + 1083, ReasoningTokens: 1083}, ID: "rL7nZ6K0Jp3gz7IP0aS1oQ8", Served: "gemini-2.5-flash", FinishReason: "STOP"}},
 		{File: "function_call.json", Want: &model.Response{
 			Calls: []model.ToolCall{{ID: id, Name: "schedule_meeting",
 				Args: json.RawMessage(`{
@@ -59,9 +59,10 @@ func TestReferenceResponses(t *testing.T) {
                 "topic": "Q3 planning"
               }`)}},
 			Usage: model.Usage{InputTokens: 106, OutputTokens: 37 + 80, ReasoningTokens: 80},
-			State: &model.State{Model: "gemini/gemini-test", Data: json.RawMessage(`{"calls":{"` + id + `":"` + sig + `"}}`)}}},
+			State: &model.State{Model: "gemini/gemini-test", Data: json.RawMessage(`{"calls":{"` + id + `":"` + sig + `"}}`)},
+			ID:    "7b7nZ5WIMpuaz7IPsr2hmQ4", Served: "gemini-3-flash-preview", FinishReason: "STOP"}},
 		{File: "streaming.sse", Want: &model.Response{Text: "The sky is blue because of Rayleigh scattering.",
-			Usage: model.Usage{InputTokens: 10, OutputTokens: 9 + 404, ReasoningTokens: 404}}},
+			Usage: model.Usage{InputTokens: 10, OutputTokens: 9 + 404, ReasoningTokens: 404}, ID: "CL_nZ_3oKPrgz7IP2ZS42Ag", Served: "gemini-2.5-flash", FinishReason: "STOP"}},
 		{File: "blocked.json", WantErr: "gemini: the prompt was blocked (SAFETY)"},
 	})
 }

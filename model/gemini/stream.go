@@ -51,6 +51,9 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 		if chunk.ResponseID != "" {
 			whole.ResponseID = chunk.ResponseID
 		}
+		if chunk.ModelVersion != "" {
+			whole.ModelVersion = chunk.ModelVersion
+		}
 		c, err := first(&chunk)
 		if err != nil {
 			if whole.PromptFeedback != nil && whole.PromptFeedback.BlockReason != "" {
