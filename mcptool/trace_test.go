@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/internal/proctest"
 )
 
 // A traced call sends its W3C trace context in _meta (traceparent,
@@ -22,17 +21,13 @@ func TestCallSendsTraceParent(t *testing.T) {
 		t.Fatalf("notes: %v", notes)
 	}
 	meta := byName(tools)["meta"]
-	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
-	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
-	ts, _ := trace.ParseTraceState("fsd=t1")
-	traced := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}))
+	traced, parent, state := proctest.Traced()
 	for _, tt := range []struct {
 		name               string
 		ctx                context.Context
 		parent, tracestate any
 	}{
-		{"traced", traced, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "fsd=t1"},
+		{"traced", traced, parent, state},
 		{"untraced", context.Background(), nil, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

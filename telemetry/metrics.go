@@ -61,19 +61,6 @@ type meter struct {
 	done chan struct{}
 }
 
-// metricsEnabled reports whether the standard OTel environment asks for
-// metrics: an OTLP endpoint for them is set and neither the SDK nor the
-// metrics exporter is turned off.
-func metricsEnabled(getenv func(string) string) bool {
-	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
-		return false
-	}
-	if v := strings.TrimSpace(getenv("OTEL_METRICS_EXPORTER")); v == "none" {
-		return false
-	}
-	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
-}
-
 // exportInterval is OTEL_METRIC_EXPORT_INTERVAL (milliseconds; default
 // 60 s, as the OTel specification says).
 func exportInterval(getenv func(string) string) (time.Duration, error) {

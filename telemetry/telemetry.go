@@ -42,14 +42,22 @@ type Options struct {
 
 // Enabled reports whether the standard OTel environment asks for traces:
 // an OTLP endpoint is set and the SDK is not disabled.
-func Enabled(getenv func(string) string) bool {
+func Enabled(getenv func(string) string) bool { return enabled(getenv, traces) }
+
+// metricsEnabled is Enabled for metrics.
+func metricsEnabled(getenv func(string) string) bool { return enabled(getenv, metrics) }
+
+// enabled reports whether the environment asks for sig: an OTLP endpoint
+// for it is set and neither the SDK nor the signal's exporter
+// (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER) is turned off.
+func enabled(getenv func(string) string, sig signal) bool {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return false
 	}
-	if v := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); v == "none" {
+	if v := strings.TrimSpace(getenv("OTEL_" + sig.env + "_EXPORTER")); v == "none" {
 		return false
 	}
-	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_"+sig.env+"_ENDPOINT") != ""
 }
 
 // The instrumentation scope of fsd's spans and metrics, and the version

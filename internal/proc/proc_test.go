@@ -12,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fsdrun/fsd/internal/proctest"
 )
 
 func TestEnviron(t *testing.T) {
@@ -139,17 +140,13 @@ func TestCommandTraceParent(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("sh script")
 	}
-	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
-	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
-	ts, _ := trace.ParseTraceState("fsd=t1")
-	traced := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}))
+	traced, parent, state := proctest.Traced()
 	for _, tt := range []struct {
 		name string
 		ctx  context.Context
 		want string
 	}{
-		{"traced", traced, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 fsd=t1"},
+		{"traced", traced, parent + " " + state},
 		{"untraced", context.Background(), " "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
