@@ -318,7 +318,7 @@ func finishReason(resp *model.Response) string {
 			return "tool_call" // Gemini stops with STOP after its calls
 		}
 		return "stop"
-	case "length", "max_tokens", "model_context_window_exceeded", "MAX_TOKENS":
+	case "length", "max_tokens", "max_output_tokens", "model_context_window_exceeded", "MAX_TOKENS":
 		return "length"
 	case "tool_calls", "tool_use", "function_call":
 		return "tool_call"
