@@ -25,8 +25,9 @@ import (
 // idPattern is an invariant's id: its table's letter and a number. L, C,
 // H, W, D: skill lifecycle, catalog, channels, window, delegation; J, R,
 // N, A, T, S: journal, records and resume, workers over NATS, approvals,
-// trust, secrets; X, E: the sandbox and the network of sandboxed programs.
-const idPattern = `[LCHWDJRNATSEXQ][1-9][0-9]?`
+// trust, secrets; X, E: the sandbox and the network of sandboxed programs;
+// Q sessions; O observability.
+const idPattern = `[LCHWDJRNATSEXQO][1-9][0-9]?`
 
 // invariantID is how code comments cite an invariant of design.md.
 var invariantID = regexp.MustCompile(`\b` + idPattern + `\b`)
