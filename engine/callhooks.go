@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -21,9 +22,11 @@ import (
 //
 // P1: progress becomes events of the call.
 func (g *generator) hooks(c model.ToolCall, id string) tool.Hooks {
-	var asked atomic.Int32
+	var asked, sampled atomic.Int32
 	return tool.Hooks{Media: func(m []model.Media) { g.media = m }, Ask: func(ctx context.Context, q tool.Question) (tool.Answer, error) {
 		return g.ask(ctx, c, func() string { return fmt.Sprintf("%s/ask%d", id, asked.Add(1)) }, q)
+	}, Sample: func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		return g.sample(ctx, c, fmt.Sprintf("%s/sample%d", id, sampled.Add(1)), req)
 	}, Progress: func(p tool.Progress) {
 		if g.emit == nil {
 			return
@@ -168,4 +171,48 @@ func defaults(schema json.RawMessage) map[string]any {
 		}
 	}
 	return out
+}
+
+// sample answers a call's request for a completion (an MCP server's
+// sampling) with the generator's own model, once a person approved it as
+// a call for approval (pending under the call's id and /sampleN, its
+// messages as the arguments; mode auto approves, deny refuses) and while
+// the run's and the agent's token budgets allow: its tokens are booked
+// and reported as the generator's requests are. Nothing of it enters the
+// transcript: the server gets the text.
+//
+// P9: a server's completion is the run's model's, approved and counted.
+func (g *generator) sample(ctx context.Context, c model.ToolCall, id string, req *model.Request) (*model.Response, error) {
+	if g.appr == nil {
+		return nil, errors.New("this run does not let servers use its model")
+	}
+	args, err := json.Marshal(struct {
+		System   string          `json:"system,omitempty"`
+		Messages []model.Message `json:"messages"`
+	}{req.Context, req.Messages})
+	if err != nil {
+		return nil, err
+	}
+	gate, err := g.appr.Check(ctx, runrecord.PendingCall{Call: id, Tool: c.Name + " asks the run's model", Args: args, Task: g.caller.TaskID, Agent: g.caller.Agent},
+		approval.Tool{Own: spec.ApproveAlways})
+	if err != nil {
+		return nil, err
+	}
+	if gate.Reject != nil {
+		return nil, errors.New(gate.Reject.Text)
+	}
+	if err := g.budget(); err != nil {
+		return nil, err
+	}
+	req.Caller = g.caller
+	resp, err := g.model.Generate(ctx, req)
+	if resp == nil {
+		resp = &model.Response{}
+	}
+	g.maskResponse(resp)
+	err = g.secrets.Error(err)
+	tk := g.estimate(req, resp, err)
+	cost := g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
+	g.emitRequest(req, tk, resp.Usage, cost)
+	return resp, err
 }

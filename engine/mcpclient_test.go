@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/mcptest"
 	"github.com/fsdrun/fsd/model"
@@ -161,5 +162,53 @@ func TestMCPElicitationWaitsLikeAnApproval(t *testing.T) {
 	}
 	if again := asked[1]; !strings.HasSuffix(again.Approval, "/ask2") || !strings.Contains(again.Tool, "asks again (the last answer did not fit:") {
 		t.Errorf("second question = %+v", again)
+	}
+}
+
+// A server's request for a completion during a call is answered by the
+// run's model once approved, and its tokens are counted as a request of
+// the generator; a run that denies approvals refuses it.
+//
+// P9: a server's completion is the run's model's, approved and counted.
+func TestMCPSamplingUsesTheRunsModel(t *testing.T) {
+	for _, mode := range []string{"auto", "deny"} {
+		s, log := mcpSkill(t, "", []string{"sample"})
+		m := &recModel{steps: []step{read("tracker"), call("mcp__tracker__t__sample", nil), say("42"), say("done")}}
+		rec := &event.Recorder{}
+		r, err := New(writable(project(s), filepath.Dir(log)), Options{Model: m, Sink: rec, Approve: approval.Mode(mode), Rand: rand.NewChaCha8([32]byte{1})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Execute(context.Background(), ""); err != nil {
+			for i, q := range m.requests() {
+				t.Logf("request %d: %q %+v", i, q.Context, q.Messages[len(q.Messages)-1])
+			}
+			t.Fatalf("%s: %v", mode, err)
+		}
+		reqs := m.requests()
+		requests, asked := 0, ""
+		for _, e := range rec.Events() {
+			switch e.Type {
+			case event.Request:
+				requests++
+			case event.ApprovalRequested, event.ApprovalAnswered:
+				asked = e.Approval
+			}
+		}
+		if mode == "auto" {
+			if len(reqs) != 4 || reqs[2].Context != "Answer with a number." || reqs[2].Messages[0].Text != "What is 6 times 7?" {
+				t.Fatalf("requests: %d; the sampling one: %+v", len(reqs), reqs[min(2, len(reqs)-1)])
+			}
+			if r := lastResult(reqs[3]); r.Text != "model said: 42" {
+				t.Errorf("result = %+v", r)
+			}
+			if requests != 4 || !strings.HasSuffix(asked, "/sample1") {
+				t.Errorf("%d request events (want 4, the sampling one counted), approval %q", requests, asked)
+			}
+			continue
+		}
+		if len(reqs) != 3 || !strings.Contains(lastResult(reqs[2]).Text, "rejected") {
+			t.Errorf("deny: %d requests, result %+v", len(reqs), lastResult(reqs[len(reqs)-1]))
+		}
 	}
 }

@@ -24,8 +24,9 @@
 //
 // What a server sends during a call reaches the run through the call's
 // tool.Hooks: progress notifications (every call carries a progress
-// token) and questions for the person (elicitation, answered through the
-// run's approvals). A server's root is the run's workspace.
+// token), questions for the person (elicitation, answered through the
+// run's approvals) and requests for a completion (sampling, the run's
+// model once approved). A server's root is the run's workspace.
 //
 // Servers of unloaded skills stay up for Options.Idle (DefaultIdle), so a
 // skill read again soon reuses them, then close; Close ends them all at

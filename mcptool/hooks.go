@@ -3,12 +3,15 @@ package mcptool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/tool"
 )
 
@@ -145,5 +148,60 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 	if len(s.roots()) > 0 {
 		caps.RootsV2 = &mcp.RootCapabilities{}
 	}
-	return &mcp.ClientOptions{Capabilities: caps, ProgressNotificationHandler: s.progress, ElicitationHandler: s.elicit}
+	return &mcp.ClientOptions{Capabilities: caps, ProgressNotificationHandler: s.progress, ElicitationHandler: s.elicit, CreateMessageHandler: s.sample}
+}
+
+// sample answers a server's request for a completion (sampling) with the
+// run's model, through the call's Sample hook: the run approves it and
+// counts it against its budget. Text, image and audio messages are passed
+// on; a request outside any call, or in a run that does not sample, is
+// refused.
+//
+// P9: a server's completion is the run's model's, approved and counted.
+func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	c, ok := s.current()
+	if !ok || c.hooks.Sample == nil || req.Params == nil {
+		return nil, refused(errors.New("fsd samples only during a call, with the run's model"))
+	}
+	mr := &model.Request{Context: req.Params.SystemPrompt}
+	for _, m := range req.Params.Messages {
+		if m == nil {
+			continue
+		}
+		msg := model.Message{Role: model.User}
+		if m.Role == "assistant" {
+			msg.Role = model.Assistant
+		}
+		switch ct := m.Content.(type) {
+		case *mcp.TextContent:
+			msg.Text = ct.Text
+		case *mcp.ImageContent:
+			msg.Media = []model.Media{{MIME: ct.MIMEType, Data: ct.Data}}
+		case *mcp.AudioContent:
+			msg.Media = []model.Media{{MIME: ct.MIMEType, Data: ct.Data}}
+		default:
+			return nil, refused(fmt.Errorf("fsd does not sample with content of type %T", ct))
+		}
+		mr.Messages = append(mr.Messages, msg)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	resp, err := c.hooks.Sample(ctx, mr)
+	if err != nil {
+		return nil, refused(err)
+	}
+	name := resp.Model
+	if name == "" {
+		name = "fsd"
+	}
+	return &mcp.CreateMessageResult{Role: "assistant", Model: name, Content: &mcp.TextContent{Text: resp.Text}, StopReason: "endTurn"}, nil
+}
+
+// refused is a sampling request's refusal as the protocol's error (code
+// -1, the user rejected it): the server reads why, and the session, which
+// is fine, stays.
+func refused(err error) error {
+	return &jsonrpc.Error{Code: -1, Message: "sampling refused: " + err.Error()}
 }

@@ -36,7 +36,7 @@ const (
 )
 
 // Tools is every tool the server offers, sorted.
-var Tools = []string{"add", "ask", "big", "crash", "echo", "fail", "image", "meta", "pid", "progress", "resource", "secrets", "sleep"}
+var Tools = []string{"add", "ask", "big", "crash", "echo", "fail", "image", "meta", "pid", "progress", "resource", "sample", "secrets", "sleep"}
 
 // PNG is the image the image tool returns: a 1x1 PNG.
 var PNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
@@ -155,6 +155,23 @@ func Server(calls *atomic.Int64) *mcp.Server {
 		logCall("ask", res.Action)
 		b, _ := json.Marshal(res.Content)
 		return text(fmt.Sprintf("action=%s content=%s", res.Action, b)), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample", Description: "Asks the client's model a question (sampling) and answers what it said."}, func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+		// The server reads a sampling answer in its with-tools form.
+		res, ok := req.Params.InputResponses["q"].(*mcp.CreateMessageWithToolsResult)
+		if !ok {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.CreateMessageParams{MaxTokens: 50, SystemPrompt: "Answer with a number.",
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "What is 6 times 7?"}}}}}}, nil, nil
+		}
+		logCall("sample", "")
+		var t *mcp.TextContent
+		if len(res.Content) > 0 {
+			t, _ = res.Content[0].(*mcp.TextContent)
+		}
+		if t == nil {
+			return text("the model answered no text"), nil, nil
+		}
+		return text("model said: " + t.Text), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Two MiB of text."}, func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 		logCall("big", "")
