@@ -11,6 +11,8 @@ import (
 // Backend is what a protocol adapter drives: sessions, their turns, their
 // events, their approvals. The server implements it over engine sessions;
 // servetest.Fake implements it for adapters' tests.
+//
+// Y1: the adapters see only this seam.
 type Backend interface {
 	// Send starts a turn of session (created on first use) with message.
 	// ErrBusy when the session has a turn running (one at a time).

@@ -18,6 +18,9 @@ import (
 // only what itemVisibility.client lets stream (a worker with client:
 // false shows only its task's lifecycle), so the stream is the live
 // board's.
+//
+// Y2: ids are lines of events.jsonl, live and replayed alike. Y8: the
+// stream is the engine's client stream, filtered by item-visibility.
 func (s *Server) Events(ctx context.Context, session string, after int64) (<-chan Event, error) {
 	if !s.exists(session) {
 		return nil, fmt.Errorf("%w: session %s", ErrNotFound, session)

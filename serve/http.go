@@ -38,6 +38,8 @@ type Mounts struct {
 // Handler routes the REST API, the event streams, /openapi.json and m.
 // It does not guard: the caller puts it behind the Host, Origin, token
 // and body checks (internal/httpguard).
+//
+// Y5: /openapi.json describes every route here.
 func (s *Server) Handler(m Mounts) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {

@@ -140,6 +140,8 @@ func (s *Server) Abandon(session string) error {
 
 // start opens the session, builds its turn and runs it in the
 // background: the turn outlives the request that started it.
+//
+// Y4: one turn per session.
 func (s *Server) start(session, message string, resume bool) (TurnInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -202,6 +204,9 @@ func (s *Server) start(session, message string, resume bool) (TurnInfo, error) {
 		s.mu.Lock()
 		t.err = err
 		delete(s.live, session)
+		// Wait's record of the turn; its events are the record's now,
+		// and only streams still sending them keep them in memory.
+		s.lastTurn[session] = &turn{done: t.done, err: err}
 		close(t.done)
 		close(t.changed)
 		t.changed = make(chan struct{})
@@ -318,6 +323,8 @@ func (s *Server) Info() WorkflowInfo { return s.cfg.Workflow }
 // engine leaves interrupted and resumable (RecoverAll goes on with them
 // when the server starts again); it returns when they have stopped or
 // ctx is done.
+//
+// Y7: a shutdown leaves turns resumable.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
@@ -348,6 +355,8 @@ type Recovered struct {
 // stopped: completed calls are not repeated, a call in doubt is retried
 // or failed as its tool's on-interrupt says, and the approvals it waited
 // for are asked again (answers already in the record stand).
+//
+// Y3, Y7: what was interrupted here resumes.
 func (s *Server) RecoverAll() []Recovered {
 	names, err := runrecord.ListSessions(s.cfg.SessionsDir)
 	if err != nil {

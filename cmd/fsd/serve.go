@@ -58,7 +58,7 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return serveWorkflow(cmd.Context(), path, f, nil, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return serveWorkflow(cmd.Context(), path, f, protocolMounts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:8480", "address to listen on, HOST:PORT or :PORT (loopback); another host needs --token-file")
@@ -77,9 +77,18 @@ func newServeCmd() *cobra.Command {
 	return cmd
 }
 
+// protocolMounts are the protocol adapters fsd serve mounts beside its
+// API, each driving the server through serve.Backend behind the same
+// guard.
+func protocolMounts(b serve.Backend) serve.Mounts {
+	return serve.Mounts{}
+}
+
 // serveWorkflow serves the workflow at path until ctx ends or a stop
 // signal; its first line on out is the URL. mounts, when not nil, adds
 // the protocol adapters.
+//
+// Y9: the web view is package ui's, served by the same code as fsd ui.
 func serveWorkflow(ctx context.Context, path string, f serveFlags, mounts func(serve.Backend) serve.Mounts, out, stderr io.Writer) error {
 	var token []byte
 	if f.tokenFile != "" {

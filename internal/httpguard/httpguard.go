@@ -113,6 +113,8 @@ func (l *Listener) Guard(h http.Handler) http.Handler {
 // Bearer answers 401 Unauthorized to requests whose Authorization is not
 // "Bearer TOKEN", comparing in constant time, and passes the others to h.
 // An empty token lets every request through.
+//
+// Y6: beyond loopback fsd serve requires one.
 func Bearer(token []byte, h http.Handler) http.Handler {
 	if len(token) == 0 {
 		return h
