@@ -27,7 +27,7 @@ import (
 // N, A, T, S: journal, records and resume, workers over NATS, approvals,
 // trust, secrets; X, E: the sandbox and the network of sandboxed programs;
 // Q sessions; O observability; P the MCP protocol; Y serving.
-const idPattern = `[LCHWDJRNATSEXQOPY][1-9][0-9]?`
+const idPattern = `[A-Z][1-9][0-9]?`
 
 // invariantID is how code comments cite an invariant of design.md.
 var invariantID = regexp.MustCompile(`\b` + idPattern + `\b`)

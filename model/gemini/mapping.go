@@ -34,7 +34,7 @@ type signatures struct {
 	Text  string            `json:"text,omitempty"`
 }
 
-// buildRequest maps a model.Request to a generateContent request.
+// buildRequest maps a model.Request to a generateContent request. (M5)
 func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 	p := &generateRequest{}
 	self := Name + "/" + cfg.Model // whose state this model reads
@@ -181,7 +181,7 @@ func args(raw json.RawMessage) json.RawMessage {
 // parseResponse maps the first candidate back to a model.Response, its
 // thought signatures as the response's state (whose model Generate
 // names). A signed call that came without an id gets one made from its
-// signature, so the state can name it.
+// signature, so the state can name it. (M1)
 func parseResponse(r *generateResponse) (*model.Response, error) {
 	c, err := first(r)
 	if err != nil {
@@ -272,7 +272,7 @@ func withheld(c *candidate) error {
 
 // usage maps usageMetadata: input is the whole prompt, cached tokens
 // included; output is the candidates' tokens and the thoughts', both
-// billed as output, the thoughts counted apart as reasoning tokens too.
+// billed as output, the thoughts counted apart as reasoning tokens too. (M3)
 func usage(u *usageMetadata) model.Usage {
 	if u == nil {
 		return model.Usage{}

@@ -15,7 +15,7 @@ import (
 // each event is a response holding what is new — text to append, whole
 // function calls, the latest usage. It is complete once a candidate
 // carries a finish reason; a stream that ends before one was cut short
-// and is retried.
+// and is retried. (M2)
 func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 	whole := &generateResponse{}
 	var parts []part

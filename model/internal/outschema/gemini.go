@@ -25,7 +25,7 @@ var geminiFormats = map[string]bool{"date-time": true, "date": true, "time": tru
 // shape rather than loosen it: allOf, a keyword beyond a grammar, a
 // boolean schema, a recursive or non-local $ref, or definitions the
 // subset has no place for. Any root is fine: Gemini, unlike the others,
-// takes arrays and scalars at the top.
+// takes arrays and scalars at the top. (M4)
 func Gemini(s map[string]any) (out map[string]any, ok bool) {
 	if s == nil || recursive(s) {
 		return nil, false
