@@ -42,52 +42,7 @@ func (g *generator) hooks(c model.ToolCall, id string) tool.Hooks {
 //
 // P2: media go only to a model whose capabilities take them.
 func mediaFor(msgs []model.Message, caps model.Capabilities) []model.Message {
-	var out []model.Message
-	for i, m := range msgs {
-		if len(m.Media) == 0 {
-			continue
-		}
-		var kept []model.Media
-		var images, audio int
-		for _, md := range m.Media {
-			switch {
-			case md.IsImage() && caps.Images, md.IsAudio() && caps.Audio:
-				kept = append(kept, md)
-			case md.IsImage():
-				images++
-			default:
-				audio++
-			}
-		}
-		if images+audio == 0 {
-			continue
-		}
-		if out == nil {
-			out = append([]model.Message(nil), msgs...)
-		}
-		out[i].Media = kept
-		out[i].Text += "\n[" + notShown(images, audio) + " not shown: this model does not take them]"
-	}
-	if out == nil {
-		return msgs
-	}
-	return out
-}
-
-func notShown(images, audio int) string {
-	plural := func(n int, what string) string {
-		if n == 1 {
-			return "1 " + what
-		}
-		return fmt.Sprintf("%d %ss", n, what)
-	}
-	switch {
-	case images > 0 && audio > 0:
-		return plural(images, "image") + " and " + plural(audio, "audio clip")
-	case images > 0:
-		return plural(images, "image")
-	}
-	return plural(audio, "audio clip")
+	return model.FitMedia(msgs, caps)
 }
 
 // ask puts a question a call asks (an MCP server's elicitation) to a

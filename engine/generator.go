@@ -92,8 +92,12 @@ type genDeps struct {
 // generator is one LLM tool-call loop with its own transcript.
 type generator struct {
 	genDeps
-	caller      model.Caller
-	model       model.Model
+	caller model.Caller
+	model  model.Model
+	// answered is the model that answered the last step when it is not
+	// the one the manifests name (Message.Model): a fallback chain's
+	// later model. The next request starts the chain from it.
+	answered    string
 	tr          *transcript.Transcript
 	maxMessages int
 	maxSteps    int
@@ -212,7 +216,14 @@ func (g *generator) steps(ctx context.Context) (string, error) {
 		}
 		calls := callsOf(resp, step)
 		// M10: the provider's state stays with the answer it came with.
-		if err := g.addAs(replayed, model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls, State: resp.State}); err != nil {
+		// M22: so does the model that answered, when not the one the
+		// manifests name, and the generator's next steps start from it.
+		answered := resp.Model
+		if answered == req.Caller.Model {
+			answered = ""
+		}
+		g.answered = answered
+		if err := g.addAs(replayed, model.Message{Role: model.Assistant, Text: resp.Text, Calls: calls, State: resp.State, Model: answered}); err != nil {
 			return "", err
 		}
 		if len(calls) == 0 {
@@ -530,6 +541,7 @@ func (g *generator) request(step int) *model.Request { return g.assemble(step).R
 func (g *generator) assemble(step int) runrecord.Sent {
 	c := g.caller
 	c.Step = step
+	c.Answered = g.answered
 	window, spans := g.tr.WindowSpans(g.maxMessages, shedOf(g.shed))
 	rs := readersOf(g.readers)
 	msgs := mediaFor(reclaim(window, g.env, rs), model.CapabilitiesFor(g.model, c))

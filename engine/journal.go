@@ -259,12 +259,14 @@ func newCursor(g *genReplay, prefix int) *cursor {
 // R2: a journaled response is replayed, never asked for again.
 // M10: with the provider state it came with, so the steps after it send
 // that state as the first run's did.
+// M22: and the model that answered it, so the steps after it start from
+// that model of a fallback chain as the first run's did.
 func (rp *cursor) response(step int) (*model.Response, bool) {
 	if rp == nil || step >= len(rp.steps) {
 		return nil, false
 	}
 	m := rp.msgs[rp.steps[step]]
-	return &model.Response{Text: m.Text, Calls: m.Calls, State: m.State}, true
+	return &model.Response{Text: m.Text, Calls: m.Calls, State: m.State, Model: m.Model}, true
 }
 
 // result returns the journaled result of the i-th call of a step.

@@ -63,6 +63,11 @@ type Message struct {
 	// State is set on an assistant message: what the provider that
 	// answered it needs back with it on later requests (see State).
 	State *State `json:"state,omitempty"`
+	// Model is set on an assistant message answered by another model than
+	// the string its generator names: a fallback chain's model that
+	// answered, or --model's. The journal keeps it, so a resumed
+	// generator goes on with that model (Caller.Answered).
+	Model string `json:"model,omitempty"`
 }
 
 // State is what a provider hands the client to keep with an answer and
@@ -173,6 +178,29 @@ type Caller struct {
 	// changes it). "" when none names one: the Model decides. A Model
 	// that serves several providers routes on it, as the CLI does.
 	Model string `json:"model,omitempty"`
+	// Answered is the model that answered this generator's last step when
+	// the transcript records one (Message.Model), a resume included: a
+	// fallback chain starts from it rather than from its first model, so
+	// a generator that failed over stays on the model that answered and
+	// its prompt cache.
+	Answered string `json:"answered,omitempty"`
+}
+
+// ChainSep separates the models of a fallback chain in a model string:
+// `model: [anthropic/x, openai/y]` is "anthropic/x,openai/y".
+const ChainSep = ","
+
+// Chain returns the model strings of s in the order they are tried: one
+// for a plain model string.
+func Chain(s string) []string {
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ChainSep)
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
 }
 
 // Request is everything one model call sees.

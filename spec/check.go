@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/model"
 )
 
 // Check runs the semantic checks that span files, after each file has
@@ -386,15 +387,21 @@ func checkPrices(w *Workflow, byID map[string]*Skill) diag.List {
 	if w.Model == "" || len(w.Prices) == 0 {
 		return nil
 	}
-	used := map[string]bool{w.Model: true}
-	if w.Host != nil && w.Host.Model != "" {
-		used[w.Host.Model] = true
+	used := map[string]bool{}
+	use := func(m string) {
+		for _, one := range model.Chain(m) {
+			if one != "" {
+				used[one] = true
+			}
+		}
+	}
+	use(w.Model)
+	if w.Host != nil {
+		use(w.Host.Model)
 	}
 	for _, s := range byID {
 		for _, a := range s.Agents {
-			if a.Model != "" {
-				used[a.Model] = true
-			}
+			use(a.Model)
 		}
 	}
 	known := make([]string, 0, len(used))

@@ -193,7 +193,7 @@ func decodeEval(d *decoder, root *yaml.Node, s *EvalSuite) {
 			s.Steps, _ = integer(f.v)
 		case "judge":
 			s.Judge, _ = str(f.v)
-			checkModel(d, f.v, s.Judge)
+			checkModel(d, f.v, s.Judge, false)
 		case "triggers":
 			var names Node
 			for _, p := range d.pairs(f.v, &names) {

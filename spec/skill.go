@@ -372,8 +372,7 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 			case "prompt":
 				a.Prompt, _ = str(f.v)
 			case "model":
-				a.Model, _ = str(f.v)
-				checkModel(d, f.v, a.Model)
+				a.Model = decodeModel(d, f.v)
 			case "context-supply":
 				v, _ := str(f.v)
 				switch v {

@@ -305,7 +305,7 @@ type Agent struct {
 	Name          string        `json:"name"`
 	Description   string        `json:"description,omitempty"`
 	Prompt        string        `json:"prompt,omitempty"`
-	Model         string        `json:"model,omitempty"`
+	Model         string        `json:"model,omitempty"` // a chain's joined by model.ChainSep
 	ContextSupply ContextSupply `json:"context-supply,omitempty"`
 	Turns         int           `json:"turns,omitempty"` // default DefaultTurns
 	Visibility    Visibility    `json:"item-visibility"`
@@ -453,7 +453,9 @@ func (l Limits) WithDefaults() Limits {
 type Host struct {
 	Node
 	Prompt string `json:"prompt,omitempty"`
-	Model  string `json:"model,omitempty"`
+	// Model is a model string, or a fallback chain's joined by
+	// model.ChainSep.
+	Model string `json:"model,omitempty"`
 }
 
 // BoardConfig is a workflow's `board:`: where its tasks run. spec reads
@@ -485,7 +487,9 @@ type Workflow struct {
 	File string `json:"-"`
 	Dir  string `json:"-"`
 
-	Name   string `json:"name"`
+	Name string `json:"name"`
+	// Model is a model string, or a fallback chain's joined by
+	// model.ChainSep.
 	Model  string `json:"model,omitempty"`
 	Script string `json:"script,omitempty"` // path, relative to Dir (ScriptPath)
 	// Skills are files or folders, relative to Dir, searched recursively.

@@ -3,11 +3,13 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/schemas"
 )
 
@@ -51,8 +53,7 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 		case "name":
 			w.Name, _ = str(f.v)
 		case "model":
-			w.Model, _ = str(f.v)
-			checkModel(d, f.v, w.Model)
+			w.Model = decodeModel(d, f.v)
 		case "script":
 			if s, ok := str(f.v); ok {
 				w.Script = s
@@ -125,8 +126,7 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 				case "prompt":
 					h.Prompt, _ = str(hf.v)
 				case "model":
-					h.Model, _ = str(hf.v)
-					checkModel(d, hf.v, h.Model)
+					h.Model = decodeModel(d, hf.v)
 				}
 			}
 			w.Host = h
@@ -150,15 +150,47 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 	}
 }
 
+// decodeModel reads a `model:` of a workflow, host or agent: one model
+// string, or a fallback chain as a list of them, each entry checked at
+// its own line and column.
+func decodeModel(d *decoder, n *yaml.Node) string {
+	if m := deref(n); m != nil && m.Kind == yaml.SequenceNode {
+		models, _ := d.strList(m)
+		for i, e := range m.Content {
+			if i >= len(models) {
+				break
+			}
+			checkModel(d, e, models[i], true)
+			if slices.Contains(models[:i], models[i]) {
+				d.errorf(e, "value", "model %q is named twice in the fallback chain", models[i])
+			}
+		}
+		return strings.Join(models, model.ChainSep)
+	}
+	m, _ := str(n)
+	checkModel(d, n, m, false)
+	return m
+}
+
 // checkModel accepts provider/model, scripted or standin (the stand-in
-// model fsd eval's tests use, model/standin). Whether the provider
-// exists is model/provider's to say, at run time: spec may not import it.
-func checkModel(d *decoder, n *yaml.Node, m string) {
-	if m == "" || m == "scripted" || m == "standin" {
+// model fsd eval's tests use, model/standin); the last two never in a
+// chain. Whether the provider exists is model/provider's to say, at run
+// time: spec may not import it.
+func checkModel(d *decoder, n *yaml.Node, m string, inChain bool) {
+	switch {
+	case m == "":
+		return
+	case (m == "scripted" || m == "standin") && inChain:
+		d.errorf(n, "value", "%s cannot be part of a fallback chain", m).Hint = "a chain names provider models, e.g. [anthropic/claude-sonnet-4-5, openai/gpt-5.4-mini]"
+		return
+	case m == "scripted" || m == "standin":
+		return
+	case strings.Contains(m, model.ChainSep):
+		d.errorf(n, "value", "model %q names several models in one string", m).Hint = "a fallback chain is a list: model: [" + strings.Join(model.Chain(m), ", ") + "]"
 		return
 	}
 	provider, name, ok := strings.Cut(m, "/")
-	if !ok || provider == "" || name == "" {
+	if !ok || provider == "" || name == "" || strings.ContainsAny(name, " \t") {
 		d.errorf(n, "value", "model %q is not provider/model or scripted", m).Hint = "for example openai/gpt-5.4-mini, anthropic/claude-sonnet-4-5 or scripted"
 	}
 }
@@ -208,7 +240,7 @@ func decodePrices(d *decoder, n *yaml.Node) map[string]Price {
 	var node Node
 	out := map[string]Price{}
 	for _, f := range d.pairs(n, &node) {
-		checkModel(d, f.k, f.key)
+		checkModel(d, f.k, f.key, false)
 		var p Price
 		for _, pf := range d.fields(f.v, priceKeys, &p.Node) {
 			v, ok := number(pf.v)

@@ -147,8 +147,10 @@ func (m *models) Generate(ctx context.Context, req *model.Request) (*model.Respo
 		return nil, err
 	}
 	resp, err := md.Generate(ctx, req)
-	if resp != nil {
-		resp.Model = name // what the call is priced by (--model overrides)
+	if resp != nil && resp.Model == "" {
+		// What the call is priced by (--model overrides); a fallback
+		// chain names the model of it that answered.
+		resp.Model = name
 	}
 	return resp, err
 }
@@ -186,7 +188,7 @@ func (m *models) check() error {
 		if (m.offline || m.remote && !m.hostCalls(n)) && n != provider.Scripted {
 			// fsd context calls no model, and with --nats the workers call
 			// the agents' models: the form is all that matters here.
-			if _, err := provider.Parse(n); err != nil {
+			if _, err := provider.ParseChain(n); err != nil {
 				return err
 			}
 			continue

@@ -18,6 +18,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/model/provider"
 	"github.com/fsdrun/fsd/natsboard"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -450,11 +451,9 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Repla
 // completeModels completes --model with the model strings fsd knows how
 // to build; after a provider's slash the user types the model name.
 func completeModels(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return []cobra.Completion{
-		cobra.CompletionWithDesc("scripted", "the workflow's script, offline"),
-		cobra.CompletionWithDesc("openai/", "OPENAI_API_KEY; any OpenAI-compatible server with OPENAI_BASE_URL"),
-		cobra.CompletionWithDesc("openai-responses/", "OPENAI_API_KEY; OpenAI's Responses API, reasoning kept between steps"),
-		cobra.CompletionWithDesc("anthropic/", "ANTHROPIC_API_KEY"),
-		cobra.CompletionWithDesc("gemini/", "GEMINI_API_KEY (or GOOGLE_API_KEY)"),
-	}, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	out := []cobra.Completion{cobra.CompletionWithDesc(provider.Scripted, "the workflow's script, offline")}
+	for _, p := range provider.Providers() {
+		out = append(out, cobra.CompletionWithDesc(p.Name+"/", p.Key+"; or a server at "+p.BaseURL))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }

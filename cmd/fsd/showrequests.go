@@ -179,6 +179,12 @@ func printStep(w io.Writer, st showStep) {
 	case st.Done.IsZero():
 		fmt.Fprintf(w, " · no answer on record (in flight, or the process stopped)")
 	}
+	if len(st.Response) > 0 && st.Response[0].Model != "" {
+		// Another model than the manifests name answered: a fallback
+		// chain's, or --model's. A chain's switch shows as the step
+		// where the name changes.
+		fmt.Fprintf(w, " · answered by %s", st.Response[0].Model)
+	}
 	fmt.Fprintln(w)
 	for _, m := range st.Response {
 		printMessage(w, m)

@@ -63,7 +63,11 @@ func New(cfg Config) (*Model, error) {
 
 // Generate sends one request, streaming when req.OnText is set. A streamed
 // attempt that is retried after sending text calls req.OnReset first.
+//
+// What the model does not take (Capabilities) is left out first: images
+// it cannot see become a note in their message's text.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	req = model.Fit(req, m.Capabilities())
 	body, err := buildRequest(m.cfg, req)
 	if err != nil {
 		return nil, err

@@ -114,6 +114,22 @@ func lookup(name string) *entry {
 	return nil
 }
 
+// Info is one provider of the registry as completion and the docs show
+// it: its name and the environment variables it reads (Key names the key
+// variables: "GEMINI_API_KEY (or GOOGLE_API_KEY)").
+type Info struct {
+	Name, Key, BaseURL string
+}
+
+// Providers lists the registry's providers in order (not scripted).
+func Providers() []Info {
+	out := make([]Info, 0, len(registry))
+	for _, p := range registry {
+		out = append(out, Info{Name: p.name, Key: p.keyNames(), BaseURL: p.baseURL})
+	}
+	return out
+}
+
 // Names lists the providers a model string may name, scripted last.
 func Names() []string {
 	names := make([]string, 0, len(registry)+1)
@@ -146,6 +162,9 @@ func Parse(s string) (Spec, error) {
 		}
 		return Spec{}, errors.New(msg)
 	}
+	if strings.Contains(s, model.ChainSep) {
+		return Spec{}, fmt.Errorf("model %q: a fallback chain is a list, model: [%s]", s, strings.Join(model.Chain(s), ", "))
+	}
 	if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\n") {
 		return Spec{}, fmt.Errorf("model %q: the model name after %q is empty or has spaces", s, prov+"/")
 	}
@@ -156,12 +175,19 @@ func Parse(s string) (Spec, error) {
 // this string and environment: run it over every model a workflow names
 // (workflow, agents, --model) before the run starts.
 func Check(modelString string, getenv func(string) string) error {
-	spec, err := Parse(modelString)
-	if err != nil || spec.Provider == Scripted {
+	specs, err := ParseChain(modelString)
+	if err != nil {
 		return err
 	}
-	_, _, _, err = credentials(spec, getenv)
-	return err
+	for _, spec := range specs {
+		if spec.Provider == Scripted {
+			continue
+		}
+		if _, _, _, err := credentials(spec, getenv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // credentials finds spec's provider and reads its key and base URL.
@@ -195,8 +221,23 @@ func credentials(spec Spec, getenv func(string) string) (p *entry, key, base str
 	return p, key, base, nil
 }
 
-// New builds the model a model string names.
+// New builds the model a model string names: a fallback chain's models
+// each with its credentials, the chain answering as one model.
 func New(modelString string, getenv func(string) string, opts Options) (model.Model, error) {
+	if names := model.Chain(strings.TrimSpace(modelString)); len(names) > 1 {
+		if _, err := ParseChain(modelString); err != nil {
+			return nil, err
+		}
+		c := &chain{names: names, log: opts.Logger}
+		for _, n := range names {
+			m, err := New(n, getenv, opts)
+			if err != nil {
+				return nil, err
+			}
+			c.models = append(c.models, m)
+		}
+		return c, nil
+	}
 	spec, err := Parse(modelString)
 	if err != nil {
 		return nil, err

@@ -207,26 +207,39 @@ func attemptOnce(ctx context.Context, p Policy, provider string, fn func(ctx con
 // server asked to wait (0: use backoff). why explains a refusal to retry
 // that the error itself does not.
 func classify(err error, p Policy) (retry bool, wait time.Duration, why string) {
-	var pe *permanentError
-	if errors.As(err, &pe) {
+	if !Retryable(err) {
 		return false, 0, ""
 	}
 	var se *StatusError
 	if errors.As(err, &se) {
-		if !se.Retryable() {
-			return false, 0, ""
-		}
 		if se.RetryAfter > p.MaxRetryAfter {
 			return false, 0, fmt.Sprintf("the server asked to retry after %s, longer than the %s fsd waits", se.RetryAfter, p.MaxRetryAfter)
 		}
 		return true, se.RetryAfter, ""
 	}
+	return true, 0, ""
+}
+
+// Retryable reports whether err is of a kind another attempt may mend: a
+// rate limit, an overload or another 5xx, a timeout, a cut stream, a
+// network failure — however long the server asked to wait. A fallback
+// chain goes on to its next model on such an error once the model's own
+// retries are spent; on any other (a bad request, a refused key) it stops.
+func Retryable(err error) bool {
+	var pe *permanentError
+	if errors.As(err, &pe) {
+		return false
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Retryable()
+	}
 	var te *TimeoutError
 	var tr *TruncatedError
 	if errors.As(err, &te) || errors.As(err, &tr) {
-		return true, 0, ""
+		return true
 	}
-	return IsNetwork(err), 0, ""
+	return IsNetwork(err)
 }
 
 // Permanent marks err as not worth another attempt whatever it wraps: a
