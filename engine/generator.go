@@ -541,7 +541,7 @@ func (g *generator) request(step int) *model.Request { return g.assemble(step).R
 func (g *generator) assemble(step int) runrecord.Sent {
 	c := g.caller
 	c.Step = step
-	c.Answered = g.answered
+	c.Answered = g.answered // M22: the chain starts from the model that answered
 	window, spans := g.tr.WindowSpans(g.maxMessages, shedOf(g.shed))
 	rs := readersOf(g.readers)
 	msgs := mediaFor(reclaim(window, g.env, rs), model.CapabilitiesFor(g.model, c))

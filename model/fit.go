@@ -7,6 +7,8 @@ import "fmt"
 // saying so; no output schema without typed output; no cache marks
 // without caching; no tools without tools. req is not changed; when
 // nothing must go, Fit returns req itself.
+//
+// M23: what a model does not take never reaches it.
 func Fit(req *Request, caps Capabilities) *Request {
 	out := *req
 	changed := false

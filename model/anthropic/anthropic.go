@@ -65,7 +65,7 @@ func New(cfg Config) (*Model, error) {
 // attempt that is retried after sending text calls req.OnReset first.
 //
 // What the model does not take (Capabilities) is left out first: images
-// it cannot see become a note in their message's text.
+// it cannot see become a note in their message's text (M23).
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	req = model.Fit(req, m.Capabilities())
 	body, err := buildRequest(m.cfg, req)

@@ -121,7 +121,8 @@ type Info struct {
 	Name, Key, BaseURL string
 }
 
-// Providers lists the registry's providers in order (not scripted).
+// Providers lists the registry's providers in order (not scripted): what
+// completion and the docs read, so a provider is listed once (M24).
 func Providers() []Info {
 	out := make([]Info, 0, len(registry))
 	for _, p := range registry {
