@@ -453,7 +453,7 @@ func execute(ctx context.Context, path string, f runFlags, journal *engine.Repla
 func completeModels(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	out := []cobra.Completion{cobra.CompletionWithDesc(provider.Scripted, "the workflow's script, offline")}
 	for _, p := range provider.Providers() {
-		out = append(out, cobra.CompletionWithDesc(p.Name+"/", p.Key+"; or a server at "+p.BaseURL))
+		out = append(out, cobra.CompletionWithDesc(p.Name+"/", p.Key+"; "+p.BaseURL+" for another server"))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }

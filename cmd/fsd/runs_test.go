@@ -230,9 +230,10 @@ func TestCompletions(t *testing.T) {
 		{[]string{"graph", "--format", ""}, "mermaid\ndot\n"},
 		{[]string{"run", "x.yaml", "--events", ""}, "json\n"},
 		{[]string{"run", "x.yaml", "--model", ""}, "scripted\tthe workflow's script, offline\n" +
-			"openai/\tOPENAI_API_KEY; any OpenAI-compatible server with OPENAI_BASE_URL\n" +
-			"openai-responses/\tOPENAI_API_KEY; OpenAI's Responses API, reasoning kept between steps\n" +
-			"anthropic/\tANTHROPIC_API_KEY\ngemini/\tGEMINI_API_KEY (or GOOGLE_API_KEY)\n"},
+			"openai/\tOPENAI_API_KEY; OPENAI_BASE_URL for another server\n" +
+			"openai-responses/\tOPENAI_API_KEY; OPENAI_BASE_URL for another server\n" +
+			"anthropic/\tANTHROPIC_API_KEY; ANTHROPIC_BASE_URL for another server\n" +
+			"gemini/\tGEMINI_API_KEY (or GOOGLE_API_KEY); GEMINI_BASE_URL for another server\n"},
 		{[]string{"init", "--template", ""}, "hello\npipeline\nagent-skills\n"},
 		{[]string{"version", "--color", ""}, "auto\nalways\nnever\n"},
 	}
