@@ -160,14 +160,7 @@ func (g *generator) sample(ctx context.Context, c model.ToolCall, id string, req
 		return nil, err
 	}
 	req.Caller = g.caller
-	resp, err := g.model.Generate(ctx, req)
-	if resp == nil {
-		resp = &model.Response{}
-	}
-	g.maskResponse(resp)
-	err = g.secrets.Error(err)
-	tk := g.estimate(req, resp, err)
-	cost := g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
+	resp, tk, cost, err := g.generate(ctx, req)
 	g.emitRequest(req, tk, resp.Usage, cost)
 	return resp, err
 }

@@ -270,6 +270,21 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 	if g.obs != nil {
 		done = g.obs.Chat(ctx, req)
 	}
+	resp, tk, cost, err := g.generate(ctx, req)
+	if done != nil {
+		done(resp, err)
+	}
+	g.rec.Response(g.recName, req.Caller, resp.Usage, cost, tk, err, g.clock())
+	g.emitRequest(req, tk, resp.Usage, cost)
+	// Providers name themselves ("openai: …", "scripted model: …"); the
+	// layer above names the generator.
+	return req, resp, false, err
+}
+
+// generate asks the model and books what it used: the answer masked, its
+// usage estimated when the provider reported none, its cost charged to
+// the request's caller. A failed call still answers a Response.
+func (g *generator) generate(ctx context.Context, req *model.Request) (*model.Response, *event.Tokens, float64, error) {
 	resp, err := g.model.Generate(ctx, req)
 	if resp == nil {
 		resp = &model.Response{}
@@ -277,15 +292,8 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 	g.maskResponse(resp)
 	err = g.secrets.Error(err)
 	tk := g.estimate(req, resp, err)
-	if done != nil {
-		done(resp, err)
-	}
 	cost := g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
-	g.rec.Response(g.recName, req.Caller, resp.Usage, cost, tk, err, g.clock())
-	g.emitRequest(req, tk, resp.Usage, cost)
-	// Providers name themselves ("openai: …", "scripted model: …"); the
-	// layer above names the generator.
-	return req, resp, false, err
+	return resp, tk, cost, err
 }
 
 // callsOf returns a response's calls, each with an id of its own and
