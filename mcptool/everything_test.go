@@ -113,3 +113,23 @@ func TestEverythingElicitationReachesAsk(t *testing.T) {
 		t.Fatalf("question: %+v", q)
 	}
 }
+
+// The reference server's sampling request reaches the call's Sample hook
+// with its prompt, and the server reads the model's answer.
+//
+// P9: a server's completion comes from the run's model.
+func TestEverythingSamplingReachesSample(t *testing.T) {
+	ts := everything(t, "", nil)
+	var asked *model.Request
+	ctx := tool.WithHooks(context.Background(), tool.Hooks{Sample: func(_ context.Context, req *model.Request) (*model.Response, error) {
+		asked = req
+		return &model.Response{Text: "forty-two", Model: "scripted"}, nil
+	}})
+	res := ts["trigger-sampling-request"].Call(ctx, json.RawMessage(`{"prompt":"six times seven?"}`), nil)
+	if res.IsError || !strings.Contains(res.Text, "forty-two") {
+		t.Fatalf("result: %+v", res)
+	}
+	if asked == nil || len(asked.Messages) != 1 || !strings.Contains(asked.Messages[0].Text, "six times seven?") {
+		t.Fatalf("request: %+v", asked)
+	}
+}
