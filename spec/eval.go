@@ -166,7 +166,7 @@ func LoadEval(path string) (*EvalSuite, diag.List) {
 	}
 	s := &EvalSuite{File: path}
 	diags = finish(schemas.KindEval, root, path, func(d *decoder) { decodeEval(d, root, s) })
-	diags = append(diags, checkEvalSkills(s)...)
+	diags = append(diags, CheckEvalSkills(s)...)
 	diags.Sort()
 	if diags.Errors(false) != nil {
 		return nil, diags
@@ -394,6 +394,9 @@ func LoadTriggerSet(path, skill string) ([]TriggerCase, diag.List) {
 			switch f.key {
 			case "query":
 				t.Query, has["query"] = str(f.v)
+				if has["query"] && strings.TrimSpace(t.Query) == "" {
+					d.errorf(f.v, "format", "a trigger case's \"query\" must not be empty")
+				}
 			case "should_trigger":
 				t.ShouldTrigger, has["should_trigger"] = boolean(f.v)
 			}
@@ -533,9 +536,10 @@ func readJSON(path string) (*yaml.Node, diag.List) {
 	return deref(root), nil
 }
 
-// checkEvalSkills: every skill a trigger case or a skill-read assertion
-// names is in the workflow's catalog.
-func checkEvalSkills(s *EvalSuite) diag.List {
+// CheckEvalSkills says where a suite's trigger cases or skill-read
+// assertions name a skill its workflow's catalog lacks; fsd eval asks it
+// of a trigger set given --skill as LoadEval asks it of a suite.
+func CheckEvalSkills(s *EvalSuite) diag.List {
 	if s.Workflow == "" {
 		return nil
 	}

@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,5 +80,16 @@ func writeFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A trigger set's blank query is refused at its place: a run of it would
+// measure the catalog on no request at all.
+func TestTriggerSetBlankQuery(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trigger.json")
+	writeFile(t, path, "[\n  {\"query\": \"  \", \"should_trigger\": true}\n]")
+	_, diags := LoadTriggerSet(path, "xlsx")
+	if len(diags) != 1 || diags[0].Pos.Line != 2 || diags[0].Pos.Col != 13 || !strings.Contains(diags[0].Message, "must not be empty") {
+		t.Errorf("diagnostics %v; want one at 2:13 saying the query must not be empty", diags)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -103,7 +104,7 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 		return usage("--record and --replay cannot be used together")
 	case f.repeat < 0 || f.concurrency < 1 || f.steps < 0:
 		return usage("--repeat and --steps must not be negative, --concurrency at least 1")
-	case f.threshold != -1 && (f.threshold < 0 || f.threshold > 1):
+	case f.threshold != -1 && !(f.threshold >= 0 && f.threshold <= 1): // NaN fails both
 		return usage("--threshold %g: want a share from 0 to 1", f.threshold)
 	case f.approve != string(approval.Deny) && f.approve != string(approval.Auto):
 		return usage("unknown --approve %q; want deny or auto", f.approve)
@@ -129,6 +130,10 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	suites, err := loadSuites(args, f)
 	if err != nil {
 		return err
+	}
+	if n := measures(suites); n == 0 {
+		// A suite emptied by mistake must not pass a CI gate as a success.
+		return fail(exitProblems, "nothing to measure: %s hold no trigger queries and no cases", strings.Join(args, ", "))
 	}
 	for _, s := range suites {
 		if s.Judge != "" && s.Judge != standin.Name && f.model == "" && f.replay == "" {
@@ -314,6 +319,15 @@ func loadSuite(file string, f evalFlags) (*spec.EvalSuite, error) {
 		}
 		ts, d := spec.LoadTriggerSet(file, skill)
 		s.Triggers, diags = ts, d
+		if f.skill != "" && d.Err() == nil {
+			if bad := spec.CheckEvalSkills(s); len(bad) > 0 {
+				msg := bad[0].Message
+				if bad[0].Hint != "" {
+					msg += "; " + bad[0].Hint
+				}
+				return nil, usage("--skill %s: %s", f.skill, msg)
+			}
+		}
 	} else {
 		cs, d := spec.LoadSkillCreatorEvals(file)
 		s.Cases, diags = cs, d
@@ -338,6 +352,7 @@ func isTriggerSet(file string) bool {
 	if err != nil {
 		return false
 	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // editors on Windows save one
 	var v any
 	if json.Unmarshal(data, &v) != nil {
 		return strings.HasPrefix(strings.TrimSpace(string(data)), "[")
@@ -359,6 +374,15 @@ func skillOf(file, workflow string) (string, error) {
 		}
 	}
 	return "", usage("%s is in no skill folder of %s; name its skill with --skill ID", file, workflow)
+}
+
+// measures counts the trigger queries and cases of suites.
+func measures(suites []*spec.EvalSuite) int {
+	n := 0
+	for _, s := range suites {
+		n += len(s.Triggers) + len(s.Cases)
+	}
+	return n
 }
 
 // progressBar draws the eval's progress on a terminal, in place.
