@@ -2,11 +2,13 @@ package openai
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/providertest"
 	"github.com/fsdrun/fsd/model/internal/specs"
+	"github.com/fsdrun/fsd/model/retry"
 )
 
 // Every request body the client produces is a chat completion request as
@@ -15,6 +17,16 @@ func TestRequestsMatchPublishedSpec(t *testing.T) {
 	for name, body := range prov.Bodies(t) {
 		t.Run(name, func(t *testing.T) { specs.Validate(t, "openai-chat-completions-request", body) })
 	}
+	// A model that takes images (gpt-test takes none) gets image parts.
+	vision := prov
+	vision.New = func(url string, p retry.Policy) (model.Model, error) {
+		return New(Config{Model: "gpt-5.4-mini", APIKey: testKey, BaseURL: url + "/v1", Retry: p})
+	}
+	body := vision.Bodies(t)["images"]
+	if !strings.Contains(string(body), `"image_url"`) {
+		t.Fatalf("no image part sent to a vision model:\n%s", body)
+	}
+	specs.Validate(t, "openai-chat-completions-request", body)
 }
 
 // The response examples of OpenAI's OpenAPI document parse to the
