@@ -51,7 +51,11 @@ func NewResponses(cfg Config) (*Responses, error) {
 
 // Generate sends one request, streaming when req.OnText is set. A streamed
 // attempt that is retried after sending text calls req.OnReset first.
+//
+// What the model does not take (Capabilities) is left out first, as for
+// Chat Completions (M23).
 func (m *Responses) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	req = model.Fit(req, m.Capabilities())
 	body, err := buildResponsesRequest(m.cfg, req)
 	if err != nil {
 		return nil, err
@@ -67,15 +71,14 @@ func (m *Responses) Generate(ctx context.Context, req *model.Request) (*model.Re
 	return resp, err
 }
 
-// Capabilities are the model's: tools, typed output and prompt caching
-// always; images unless the model is one of the few without vision. The
-// API takes no audio in input.
+// Capabilities are those of OpenAI's table (CapabilitiesFor), but for
+// audio: the Responses API takes none in input.
 func (m *Responses) Capabilities() model.Capabilities { return responsesCapabilities(m.cfg.Model) }
 
 func responsesCapabilities(name string) model.Capabilities {
-	name = strings.TrimPrefix(name, "ft:") // a fine-tuned model: ft:gpt-4.1-mini:org::id
-	return model.Capabilities{Tools: true, TypedOutput: true, Caching: true,
-		Images: !hasPrefix(name, "o1-mini", "o3-mini", "gpt-3.5")}
+	c := CapabilitiesFor(strings.TrimPrefix(name, "ft:")) // a fine-tuned model: ft:gpt-4.1-mini:org::id
+	c.Audio = false
+	return c
 }
 
 // reasons reports whether a model reasons, and so is asked for its

@@ -28,10 +28,9 @@ func buildResponsesRequest(cfg Config, req *model.Request) (*responsesRequest, e
 	if reasons(cfg.Model) {
 		p.Include = []string{includeReasoning}
 	}
-	caps := responsesCapabilities(cfg.Model)
 	own := ResponsesName + "/" + cfg.Model
 	for i, msg := range req.Messages {
-		items, err := inputItems(msg, own, caps.Images)
+		items, err := inputItems(msg, own)
 		if err != nil {
 			return nil, fmt.Errorf("%s: message %d: %w", ResponsesName, i+1, err)
 		}
@@ -54,18 +53,18 @@ func buildResponsesRequest(cfg Config, req *model.Request) (*responsesRequest, e
 }
 
 // inputItems maps one transcript message to input items.
-func inputItems(msg model.Message, own string, images bool) ([]any, error) {
+func inputItems(msg model.Message, own string) ([]any, error) {
 	switch msg.Role {
 	case model.User, model.Context:
 		// A context line is the runtime's note between turns or after a
 		// group's results: a user message is valid in both places.
-		return []any{inputMessage{Type: "message", Role: "user", Content: withImages(msg, images)}}, nil
+		return []any{inputMessage{Type: "message", Role: "user", Content: withImages(msg)}}, nil
 	case model.Tool:
 		if msg.CallID == "" {
 			return nil, fmt.Errorf("tool result without a call id")
 		}
 		// No error flag here either: fsd's tool errors say they are.
-		return []any{functionOutput{Type: "function_call_output", CallID: msg.CallID, Output: withImages(msg, images)}}, nil
+		return []any{functionOutput{Type: "function_call_output", CallID: msg.CallID, Output: withImages(msg)}}, nil
 	case model.Assistant:
 		return assistantItems(msg, own)
 	default:
@@ -75,11 +74,11 @@ func inputItems(msg model.Message, own string, images bool) ([]any, error) {
 
 // withImages is a message's content: its text alone, or its text and its
 // images as parts. Audio is not sent: the API takes none in input, and
-// the text says what the media are.
-func withImages(msg model.Message, images bool) any {
+// Fit has said so in the text.
+func withImages(msg model.Message) any {
 	var parts []any
 	for _, m := range msg.Media {
-		if images && m.IsImage() {
+		if m.IsImage() {
 			parts = append(parts, inputImage{Type: "input_image", Detail: "auto",
 				ImageURL: "data:" + m.MIME + ";base64," + base64.StdEncoding.EncodeToString(m.Data)})
 		}

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/fsdrun/fsd/model"
@@ -20,6 +21,22 @@ func TestResponsesRequestsMatchPublishedSpec(t *testing.T) {
 	for name, body := range rprov.Bodies(t) {
 		t.Run(name, func(t *testing.T) { specs.Validate(t, "openai-responses-request", body) })
 	}
+	t.Run("images to a model that takes them", func(t *testing.T) {
+		srv := fakeserver.New(fakeserver.Reply{Body: rOKBody})
+		defer srv.Close()
+		m, err := NewResponses(Config{Model: "gpt-5.4", APIKey: testKey, BaseURL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Generate(context.Background(), providertest.Variants(rprov)["images"]); err != nil {
+			t.Fatal(err)
+		}
+		body := srv.Requests()[0].Body
+		if !strings.Contains(string(body), `"input_image"`) {
+			t.Fatalf("no input_image sent:\n%s", body)
+		}
+		specs.Validate(t, "openai-responses-request", body)
+	})
 	t.Run("reasoning sent back", func(t *testing.T) {
 		req := conversation()
 		req.Messages[1].State = &model.State{Model: "openai-responses/gpt-test", Data: json.RawMessage(

@@ -153,19 +153,22 @@ func TestResponsesTextFormat(t *testing.T) {
 }
 
 // Images on a user message and on a tool result go as input_image parts
-// beside the text, as data URLs; audio is not sent. A model without
-// vision gets the text alone.
+// beside the text, as data URLs; audio is not sent, and the text says so.
+// A model without vision gets the text and a note.
 func TestResponsesImages(t *testing.T) {
 	media := []model.Media{{MIME: "image/png", Data: []byte("PNG")}, {MIME: "audio/wav", Data: []byte("RIFF")}}
-	parts := []any{
-		map[string]any{"type": "input_text", "text": "Look."},
-		map[string]any{"type": "input_image", "image_url": "data:image/png;base64,UE5H", "detail": "auto"},
-	}
 	for _, tc := range []struct {
 		model string
 		want  any
-	}{{"gpt-5.4", parts}, {"o3-mini", "Look."}} {
-		m, err := NewResponses(Config{Model: tc.model, APIKey: testKey})
+	}{
+		{"gpt-5.4", []any{
+			map[string]any{"type": "input_text", "text": "Look.\n[1 audio clip not shown: this model does not take them]"},
+			map[string]any{"type": "input_image", "image_url": "data:image/png;base64,UE5H", "detail": "auto"},
+		}},
+		{"o3-mini", "Look.\n[1 image and 1 audio clip not shown: this model does not take them]"},
+	} {
+		srv := fakeserver.New(fakeserver.Reply{Body: rOKBody})
+		m, err := NewResponses(Config{Model: tc.model, APIKey: testKey, BaseURL: srv.URL})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,12 +177,11 @@ func TestResponsesImages(t *testing.T) {
 			{Role: model.Assistant, Calls: []model.ToolCall{{ID: "c1", Name: "shot"}}},
 			{Role: model.Tool, CallID: "c1", Name: "shot", Text: "Look.", Media: media},
 		}}
-		body, err := buildResponsesRequest(m.cfg, req)
-		if err != nil {
+		if _, err := m.Generate(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
-		raw, _ := json.Marshal(body)
-		in := inputOf(t, raw)
+		in := inputOf(t, srv.Requests()[0].Body)
+		srv.Close()
 		if diff := cmp.Diff(tc.want, in[0]["content"]); diff != "" {
 			t.Errorf("%s: user content (-want +got):\n%s", tc.model, diff)
 		}
