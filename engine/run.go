@@ -414,8 +414,11 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		defer func() { end(res.Answer, err) }()
 	}
 	r.strict.start(stop)
-	if err := r.strict.skipped(r.project.Skipped); err != nil {
-		return res, err
+	if r.opts.session == nil {
+		// A session turn checks in sessionTurn (Q23).
+		if err := r.strict.skipped(r.project.Skipped); err != nil {
+			return res, err
+		}
 	}
 	if r.wf.Host == nil {
 		res.Answer, err = r.pipeline(runCtx, input)

@@ -105,6 +105,11 @@ func (r *Run) sessionTurn(ctx context.Context, g *generator, h *hostEnv, input s
 		return "", nil
 	}
 	st.host = h
+	// Q23: strictness is checked once the turn is in session.json, so the
+	// turn it fails is recorded as that turn.
+	if err := r.strict.skipped(r.project.Skipped); err != nil {
+		return "", err
+	}
 	g.replay = newCursor(g.journal, tr.Len())
 	return g.loop(ctx)
 }
