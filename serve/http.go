@@ -127,7 +127,7 @@ func writeErr(w http.ResponseWriter, err error) {
 		code = http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		code = http.StatusNotFound
-	case errors.Is(err, ErrBusy), errors.Is(err, ErrInterrupted):
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrInterrupted), errors.Is(err, errExists):
 		code = http.StatusConflict
 	case errors.Is(err, ErrClosed):
 		code = http.StatusServiceUnavailable
@@ -135,17 +135,33 @@ func writeErr(w http.ResponseWriter, err error) {
 	writeJSON(w, code, errorJSON{Error: err.Error()})
 }
 
+// errExists: a session to create is there already (busy or not).
+var errExists = errors.New("the session exists")
+
 // decode reads a JSON body into v; an empty body leaves v as it is.
 func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
+	if err == nil {
+		// Whatever followed the object would be dropped unread.
+		_, err = dec.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return fmt.Errorf("%w: body: one JSON object, with nothing after it", ErrInvalid)
+	}
 	var tooBig *http.MaxBytesError
+	var wrong *json.UnmarshalTypeError
 	switch {
-	case err == nil || errors.Is(err, io.EOF):
+	case errors.Is(err, io.EOF):
 		return nil
 	case errors.As(err, &tooBig):
 		return err
+	case errors.As(err, &wrong) && wrong.Field != "":
+		return fmt.Errorf("%w: body: %s: want %s (got %s)", ErrInvalid, wrong.Field, wrong.Type.Kind(), wrong.Value)
+	case errors.As(err, &wrong):
+		return fmt.Errorf("%w: body: want a JSON object (got %s)", ErrInvalid, wrong.Value)
 	}
 	return fmt.Errorf("%w: body: %v", ErrInvalid, err)
 }
@@ -184,7 +200,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.exists(body.ID) {
-		writeErr(w, fmt.Errorf("%w: session %s exists; post its next message to /sessions/%s/messages", ErrBusy, body.ID, body.ID))
+		writeErr(w, fmt.Errorf("%w: session %s exists; post its next message to /sessions/%s/messages", errExists, body.ID, body.ID))
 		return
 	}
 	if body.Message != "" {

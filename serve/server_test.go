@@ -439,3 +439,27 @@ func TestClientFalseWorkerStreamsOnlyItsTask(t *testing.T) {
 		t.Errorf("the worker did not run its call: marks.log = %q", marks)
 	}
 }
+
+// A body the API cannot take gets 400 with a reason a client reads: no
+// Go type names, and nothing after the object is silently dropped. A
+// session that exists and runs nothing is not called busy.
+func TestBadBodiesAndExistingSession(t *testing.T) {
+	p, dir := project(t)
+	srv, hs := newServer(t, p, dir, &steps{next: []func(context.Context) (*model.Response, error){say("hi")}})
+	for _, body := range []string{`[1,2]`, `{"message": 5}`, `{"message":"a"} {"message":"b"}`, `{"message":"a"}x`} {
+		code, b := post(t, hs.URL+"/sessions/s/messages", body)
+		if code != http.StatusBadRequest || strings.Contains(string(b), "Go value") || strings.Contains(string(b), "struct") {
+			t.Errorf("body %s: %d %s, want 400 with a readable reason", body, code, b)
+		}
+	}
+	if code, b := post(t, hs.URL+"/sessions", `{"id":"s","message":"first"}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	if err := srv.Wait(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	code, b := post(t, hs.URL+"/sessions", `{"id":"s"}`)
+	if code != http.StatusConflict || strings.Contains(string(b), "turn running") {
+		t.Errorf("create an idle session again: %d %s, want 409 saying it exists", code, b)
+	}
+}
