@@ -8,7 +8,9 @@
 //
 // The cases come from spec (an fsd *.eval.yaml, or skill-creator's
 // trigger sets and evals.json, which spec reads); how a run's model is
-// built, recorded or replayed is the caller's (a Start). Reading the
-// report as text, JUnit XML or GitHub annotations, and comparing it with
-// an earlier one, are here too; drawing it as a page is not.
+// built, recorded or replayed is the caller's (a Start). Writing the
+// report as text, JUnit XML, GitHub annotations or one self-contained
+// HTML page (its template and styles embedded, like fsd report's run
+// page; no script, nothing fetched), and comparing it with an earlier one
+// or with a variant, are here too.
 package eval

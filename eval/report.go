@@ -40,6 +40,20 @@ type Report struct {
 	Baseline  *Comparison    `json:"baseline,omitempty"`
 	Passed    bool           `json:"passed"`
 	Meta      map[string]any `json:"meta,omitempty"`
+	// Variants are the same cases run again with one skill's description
+	// replaced (--vary), each beside this report. They do not count
+	// toward Passed.
+	Variants []Variant `json:"variants,omitempty"`
+}
+
+// Variant is the eval run again with Skill's description replaced by
+// the text of File. Its Report is a whole report of its own, whose
+// Baseline is its comparison with the report it varies.
+type Variant struct {
+	Skill       string  `json:"skill"`
+	File        string  `json:"file"`
+	Description string  `json:"description"`
+	Report      *Report `json:"report"`
 }
 
 // RunResult is one repeat of a case: one run of the workflow.

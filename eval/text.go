@@ -71,13 +71,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if c := r.Baseline; c != nil {
 		fmt.Fprintf(b, "\nCompared with %s: %d changed, %d worse\n", c.File, len(c.Deltas), c.Worse)
-		for _, d := range c.Deltas {
-			tag := "      "
-			if d.Worse {
-				tag = "WORSE "
-			}
-			fmt.Fprintf(b, "  %s%s %s %s: %s -> %s\n", tag, d.Kind, d.ID, d.Metric, optNum(d.Before), optNum(d.After))
-		}
+		writeDeltas(b, c)
 	}
 	t := r.Totals
 	fmt.Fprintf(b, "\n%d/%d trigger queries passed, %d/%d cases passed; %d runs, %d tokens",
@@ -89,8 +83,46 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(b, ", cost %s", strconv.FormatFloat(t.Cost, 'f', 4, 64))
 	}
 	b.WriteString("\n")
+	for _, v := range r.Variants {
+		writeVariant(b, r, v)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func writeDeltas(b *strings.Builder, c *Comparison) {
+	for _, d := range c.Deltas {
+		tag := "      "
+		if d.Worse {
+			tag = "WORSE "
+		}
+		fmt.Fprintf(b, "  %s%s %s %s: %s -> %s\n", tag, d.Kind, d.ID, d.Metric, optNum(d.Before), optNum(d.After))
+	}
+}
+
+// writeVariant sets a --vary variant beside the report: each skill's
+// precision and recall in both, then every number that moved.
+func writeVariant(b *strings.Builder, r *Report, v Variant) {
+	fmt.Fprintf(b, "\nVariant: %s's description from %s\n", v.Skill, v.File)
+	if v.Report == nil {
+		return
+	}
+	alt := map[string]SkillStats{}
+	for _, s := range v.Report.Skills {
+		alt[s.Skill] = s
+	}
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  skill	precision	variant	recall	variant\n")
+	for _, s := range r.Skills {
+		a := alt[s.Skill]
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s.Skill, optNum(s.Precision), optNum(a.Precision), optNum(s.Recall), optNum(a.Recall))
+	}
+	tw.Flush()
+	t := v.Report.Totals
+	fmt.Fprintf(b, "  %d/%d trigger queries passed, %d/%d cases passed with it\n", t.TriggersPassed, t.Triggers, t.CasesPassed, t.Cases)
+	if c := v.Report.Baseline; c != nil {
+		writeDeltas(b, c)
+	}
 }
 
 // Failures are the report's failing cases as diagnostics at the place

@@ -41,6 +41,8 @@ type evalFlags struct {
 	runsDir     string
 	approve     string
 	trust       []string
+	output      string
+	vary        []string
 }
 
 func newEvalCmd() *cobra.Command {
@@ -67,7 +69,9 @@ failed (a replayed request that differs from the cassette included),
   fsd eval evals/ --model standin --format junit > eval.xml
   fsd eval evals/ --record cassettes/     # then, in CI, offline and free:
   fsd eval evals/ --replay cassettes/ --format github
-  fsd eval evals/ --format json > now.json && fsd eval evals/ --baseline now.json`,
+  fsd eval evals/ --format json > now.json && fsd eval evals/ --baseline now.json
+  fsd eval evals/ --baseline now.json -o eval.html
+  fsd eval evals/ --vary greeter.description=short.txt`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEval(cmd, args, f)
@@ -89,6 +93,8 @@ failed (a replayed request that differs from the cassette included),
 	fl.StringVar(&f.skill, "skill", "", "the skill `ID` a JSON trigger set is for (default: the skill whose folder holds the file)")
 	fl.StringVar(&f.runsDir, "runs-dir", "", runsDirRunUsage)
 	fl.StringVar(&f.approve, "approve", "deny", "who answers calls that need approval: deny or auto (an eval asks no one)")
+	fl.StringVarP(&f.output, "output", "o", "", "also write the report as one self-contained HTML page to `FILE` (- : to stdout, instead of --format)")
+	fl.StringArrayVar(&f.vary, "vary", nil, "run the cases again with a skill's description replaced, beside the report: `SPEC` is SKILL.description=FILE, or description=FILE for --skill or the one skill the trigger cases test (repeatable: one variant each)")
 	fl.StringArrayVar(&f.trust, "trust", nil, "also let skills under DIR run command tools (repeatable; the workflow's folder is always trusted)")
 	return cmd
 }
@@ -135,6 +141,10 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 		// A suite emptied by mistake must not pass a CI gate as a success.
 		return fail(exitProblems, "nothing to measure: %s hold no trigger queries and no cases", strings.Join(args, ", "))
 	}
+	variants, err := parseVary(f, suites)
+	if err != nil {
+		return err
+	}
 	for _, s := range suites {
 		if s.Judge != "" && s.Judge != standin.Name && f.model == "" && f.replay == "" {
 			if err := provider.Check(s.Judge, os.Getenv); err != nil {
@@ -143,7 +153,7 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 		}
 	}
 	stderr := cmd.ErrOrStderr()
-	opts := eval.Options{Repeat: f.repeat, Steps: f.steps, Concurrency: f.concurrency, Model: f.model, Start: evalStart(f)}
+	opts := eval.Options{Repeat: f.repeat, Steps: f.steps, Concurrency: f.concurrency, Model: f.model, Start: evalStart(f, nil)}
 	if f.threshold != -1 {
 		opts.Threshold = &f.threshold
 	}
@@ -161,13 +171,23 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	if base != nil {
 		eval.Compare(rep, base, f.baseline)
 	}
+	if err := runVariants(ctx, rep, suites, opts, f, variants, bar); err != nil {
+		return fail(exitProblems, "eval interrupted: %v", err)
+	}
 	out := cmd.OutOrStdout()
-	switch f.format {
-	case "json":
+	if f.output != "" {
+		if err := writeEvalHTML(cmd, rep, f.output); err != nil {
+			return err
+		}
+	}
+	switch {
+	case f.output == "-":
+		// The page took stdout's place.
+	case f.format == "json":
 		err = rep.WriteJSON(out)
-	case "junit":
+	case f.format == "junit":
 		err = rep.WriteJUnit(out)
-	case "github":
+	case f.format == "github":
 		err = writeGitHub(out, rep.Failures())
 		if err == nil && rep.Baseline != nil {
 			for _, d := range rep.Baseline.Deltas {
@@ -224,15 +244,23 @@ func firstRunError(rep *eval.Report) string {
 // cassette when recording or replaying, and the stand-in seeded by the
 // job's repeat: one cassette per case and repeat, the judge's calls in it
 // too (V6).
-func evalStart(f evalFlags) eval.Start {
+func evalStart(f evalFlags, v *variant) eval.Start {
 	return func(_ context.Context, j eval.Job, opts engine.Options, wrap func(model.Model) model.Model) (*engine.Run, func(error) error, error) {
 		path := j.Suite.WorkflowPath()
 		rf := runFlags{model: f.model, trust: f.trust, wrap: wrap, seed: j.Repeat}
+		name := j.Name() + ".jsonl"
+		if v != nil {
+			rf.edit = v.apply
+			name = filepath.Join(v.dir, name)
+		}
 		if f.record != "" {
-			rf.cassette = filepath.Join(f.record, j.Name()+".jsonl")
+			rf.cassette = filepath.Join(f.record, name)
+			if err := os.MkdirAll(filepath.Dir(rf.cassette), 0o755); err != nil {
+				return nil, nil, err
+			}
 		}
 		if f.replay != "" {
-			rf.replay = filepath.Join(f.replay, j.Name()+".jsonl")
+			rf.replay = filepath.Join(f.replay, name)
 		}
 		opts.RunsDir = runsDirOr(f.runsDir, filepath.Dir(path))
 		opts.Logger = zerolog.Nop()

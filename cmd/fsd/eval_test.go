@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -293,4 +294,62 @@ func containsStr(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// --vary runs the cases again with greeter's description cut to a
+// sentence that misses "welcome Grace aboard": greeter's recall falls
+// from 5/6 to 3/6, beside the report in text, JSON and HTML, and the
+// exit status stays the report's.
+func TestEvalVary(t *testing.T) {
+	dir := evalProject(t)
+	suite := filepath.Join(dir, "t.eval.yaml")
+	alt := filepath.Join(dir, "alt.txt")
+	write(t, alt, "Greets people by name when asked to say hello.\n")
+	page := filepath.Join(dir, "out", "eval.html")
+	args := []string{"eval", suite, "--model", "standin", "--runs-dir", filepath.Join(dir, ".fsd", "runs"), "--vary", "greeter.description=" + alt}
+	code, out, errOut := fsd(t, append(args, "-o", page)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out, "Variant: greeter's description from "+alt) ||
+		!regexp.MustCompile(`greeter +1\.00 +1\.00 +0\.83 +0\.50`).MatchString(out) ||
+		!strings.Contains(out, `WORSE trigger greeter "welcome Grace aboard" rate: 0.67 -> 0.00`) {
+		t.Errorf("text report lacks the variant:\n%s", out)
+	}
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if html := string(data); !strings.Contains(html, `<section class="variant" data-skill="greeter">`) || !strings.Contains(html, "Greets people by name when asked to say hello.") {
+		t.Errorf("the HTML page lacks the variant")
+	}
+
+	code, out, errOut = fsd(t, append(args, "--format", "json")...)
+	var rep eval.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitOK {
+		t.Fatalf("--format json: exit %d, %v; %s", code, err, errOut)
+	}
+	if len(rep.Variants) != 1 || rep.Variants[0].Skill != "greeter" || rep.Variants[0].Report == nil {
+		t.Fatalf("variants: %+v", rep.Variants)
+	}
+	recall := func(r *eval.Report) string {
+		for _, s := range r.Skills {
+			if s.Skill == "greeter" && s.Recall != nil {
+				return fmt.Sprintf("%.4f", *s.Recall)
+			}
+		}
+		return "none"
+	}
+	if got, varied := recall(&rep), recall(rep.Variants[0].Report); got != "0.8333" || varied != "0.5000" {
+		t.Errorf("greeter's recall %s, with the variant %s; want 0.8333 and 0.5000", got, varied)
+	}
+	if b := rep.Variants[0].Report.Baseline; b == nil || b.Worse != 2 {
+		t.Errorf("the variant's comparison with the report: %+v, want 2 worse", b)
+	}
+
+	for _, bad := range []string{"greeter.name=" + alt, "nobody.description=" + alt, "description=" + alt, "greeter.description=" + filepath.Join(dir, "missing.txt")} {
+		if code, _, errOut := fsd(t, "eval", suite, "--model", "standin", "--vary", bad); code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("--vary %s: exit %d, stderr %q; want 2 and one line", bad, code, errOut)
+		}
+	}
 }

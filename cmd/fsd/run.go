@@ -28,6 +28,9 @@ import (
 )
 
 type runFlags struct {
+	// edit changes the project once loaded, before the run starts (fsd
+	// eval --vary: another description of a skill).
+	edit    func(*spec.Project)
 	offline bool // no model is called (fsd context): no credentials needed
 	input   string
 	model   string
@@ -201,6 +204,9 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 			first += fmt.Sprintf(" (and %s; run fsd validate %s)", plural(len(errs)-1, "more problem"), path)
 		}
 		return nil, fail(exitProblems, "%s", first)
+	}
+	if f.edit != nil {
+		f.edit(p)
 	}
 	if p != nil && warn != nil {
 		for _, s := range p.Skipped {
