@@ -37,7 +37,7 @@ var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
 // confusion table, the outcome cases' pass/fail matrix, cost and tokens,
 // the baseline's deltas and every --vary variant beside the report. It is
 // drawn from the report alone, with no script and nothing fetched;
-// secrets are masked in every byte.
+// secrets are masked in every byte (V11).
 func (r *Report) WriteHTML(w io.Writer, secrets []string) error {
 	var buf bytes.Buffer
 	if err := htmlTmpl.Execute(&buf, struct{ R htmlView }{viewHTML(r)}); err != nil {
