@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -262,8 +263,8 @@ func (s *Server) Answer(session, callID string, a Answer) error {
 	if decision == "" {
 		return fmt.Errorf("%w: decision %q: want approve, edit or reject", ErrInvalid, a.Decision)
 	}
-	if a.Decision == Edit && len(a.Args) == 0 {
-		return fmt.Errorf("%w: an edit needs the call's new arguments (args)", ErrInvalid)
+	if a.Decision == Edit && !isObject(a.Args) {
+		return fmt.Errorf("%w: an edit needs the call's new arguments (args), a JSON object such as {\"env\": \"staging\"}", ErrInvalid)
 	}
 	t := s.running(session)
 	if t == nil {
@@ -284,6 +285,13 @@ func (s *Server) Answer(session, callID string, a Answer) error {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
+}
+
+// isObject reports whether raw is a JSON object: a tool's arguments are
+// one, and an edit that is not would only fail the call.
+func isObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
 }
 
 // Cancel stops the session's running turn; it stays resumable.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -461,5 +462,19 @@ func TestBadBodiesAndExistingSession(t *testing.T) {
 	code, b := post(t, hs.URL+"/sessions", `{"id":"s"}`)
 	if code != http.StatusConflict || strings.Contains(string(b), "turn running") {
 		t.Errorf("create an idle session again: %d %s, want 409 saying it exists", code, b)
+	}
+}
+
+// An edit's arguments are a JSON object, as fsd approve --edit wants:
+// anything else is the client's mistake (400), not an approval the
+// tool then fails on.
+func TestEditWantsAnObject(t *testing.T) {
+	p, dir := project(t)
+	srv, _ := newServer(t, p, dir, &steps{})
+	for _, args := range []string{`"x"`, `[1]`, `null`, `5`} {
+		err := srv.Answer("s", "c1", serve.Answer{Decision: serve.Edit, Args: json.RawMessage(args)})
+		if !errors.Is(err, serve.ErrInvalid) {
+			t.Errorf("edit with args %s: %v, want an invalid request", args, err)
+		}
 	}
 }
