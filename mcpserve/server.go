@@ -1,8 +1,10 @@
 package mcpserve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -81,8 +83,17 @@ func NewServer(o Options) *mcp.Server {
 	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in Input
 		if args := req.Params.Arguments; len(args) > 0 {
-			if err := json.Unmarshal(args, &in); err != nil {
-				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "arguments must be {\"input\": \"...\"}: " + err.Error()}}}, nil
+			// The input schema allows no other key: one the caller meant
+			// (a typo of input) would be dropped unread.
+			dec := json.NewDecoder(bytes.NewReader(args))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&in); err != nil {
+				why := err.Error()
+				var wrong *json.UnmarshalTypeError
+				if errors.As(err, &wrong) {
+					why = fmt.Sprintf("%s is a %s, want a string", wrong.Field, wrong.Value)
+				}
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "arguments must be {\"input\": \"...\"}: " + why}}}, nil
 			}
 		}
 		ctx = callerTrace(ctx, req)

@@ -147,3 +147,23 @@ func TestApprovalWithoutElicitationSaysFsdApprove(t *testing.T) {
 	}
 	t.Errorf("progress messages = %q, want %q", got, want)
 }
+
+// Arguments the input schema refuses (a number for input, a key it does
+// not have) are an isError result the model can read, and no run starts.
+func TestBadArgumentsAreARefusal(t *testing.T) {
+	ran := false
+	cs := connect(t, func(context.Context, string, event.Sink) (string, error) { ran = true; return "ran", nil }, func(*mcp.ProgressNotificationParams) {})
+	for _, args := range []map[string]any{{"input": 5}, {"input": "hi", "extra": 1}} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "weekly", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.Content)
+		if !res.IsError || strings.Contains(string(b), "Go struct") {
+			t.Errorf("arguments %v: isError %v, %s; want a readable refusal", args, res.IsError, b)
+		}
+	}
+	if ran {
+		t.Error("a run started on arguments the schema refuses")
+	}
+}
