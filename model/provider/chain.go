@@ -72,7 +72,8 @@ func (c *chain) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		last := i == len(c.models)-1
 		if ctx.Err() != nil || !retry.Retryable(err) || last {
 			if len(failed) > 0 {
-				err = fmt.Errorf("%w (after %s)", err, strings.Join(failed, "; "))
+				// Two models of one provider fail alike: name the last too.
+				err = fmt.Errorf("%s failed: %w (after %s)", c.names[i], err, strings.Join(failed, "; "))
 			}
 			return resp, err
 		}

@@ -73,7 +73,7 @@ func TestChain(t *testing.T) {
 		defer ant.Close()
 		defer oai.Close()
 		_, err := ask(chainOf(t, ant, oai), "")
-		if err == nil || !strings.Contains(err.Error(), "openai: HTTP 503") || !strings.Contains(err.Error(), "after anthropic/claude-x failed: anthropic: HTTP 529") {
+		if err == nil || !strings.Contains(err.Error(), "openai: HTTP 503") || !strings.Contains(err.Error(), "after anthropic/claude-x failed: anthropic: HTTP 529") || !strings.HasPrefix(err.Error(), "openai/gpt-x failed: ") {
 			t.Fatalf("err = %v", err)
 		}
 	})
