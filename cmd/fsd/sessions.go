@@ -117,7 +117,7 @@ that turn, fsd sessions abandon NAME gives it up; until then no new turn starts.
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			return listSessions(cmd.OutOrStdout(), sessionsDirOr(dir, "."), format == "json")
+			return listSessions(cmd.OutOrStdout(), cmd.ErrOrStderr(), sessionsDirOr(dir, "."), format == "json")
 		},
 	}
 	cmd.PersistentFlags().StringVar(&dir, "sessions-dir", "", sessionsDirUsage)
@@ -137,7 +137,7 @@ func newSessionsLsCmd(dir *string) *cobra.Command {
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			return listSessions(cmd.OutOrStdout(), sessionsDirOr(*dir, "."), format == "json")
+			return listSessions(cmd.OutOrStdout(), cmd.ErrOrStderr(), sessionsDirOr(*dir, "."), format == "json")
 		},
 	}
 	addFormatFlag(cmd, &format, "text (a table) or json (an array)")
@@ -182,7 +182,9 @@ func loadSession(dir string) (sessionRow, error) {
 	return row, nil
 }
 
-func listSessions(w io.Writer, dir string, asJSON bool) error {
+// listSessions lists the sessions it can read and names the damaged ones
+// on stderr, as fsd runs does: one bad session.json hides no other.
+func listSessions(w, stderr io.Writer, dir string, asJSON bool) error {
 	names, err := runrecord.ListSessions(dir)
 	if err != nil {
 		return fail(exitProblems, "%v", err)
@@ -191,7 +193,8 @@ func listSessions(w io.Writer, dir string, asJSON bool) error {
 	for _, n := range names {
 		row, err := loadSession(filepath.Join(dir, n))
 		if err != nil {
-			return fail(exitProblems, "%v", err)
+			fmt.Fprintf(stderr, "fsd: sessions: skipped a damaged session: %v\n", err)
+			continue
 		}
 		row.TurnList = nil
 		rows = append(rows, row)
