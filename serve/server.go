@@ -406,8 +406,13 @@ func (s *Server) Session(name string) (SessionInfo, error) {
 		return SessionInfo{}, fmt.Errorf("%w: session %s", ErrNotFound, name)
 	}
 	dir := s.dir(name)
-	f, _ := runrecord.ReadSession(dir)
+	f, err := runrecord.ReadSession(dir)
 	info := SessionInfo{Name: name, Turns: len(f.Turns), Status: "new"}
+	if err != nil && s.running(name) == nil {
+		// Its turns cannot be read: say so rather than "finished", 0 turns.
+		info.Status = "damaged"
+		return info, nil
+	}
 	if len(f.Turns) > 0 {
 		info.Started = f.Turns[0].Started
 	}

@@ -478,3 +478,23 @@ func TestEditWantsAnObject(t *testing.T) {
 		}
 	}
 }
+
+// A session whose session.json cannot be read is listed as damaged, not
+// as finished with no turns: its turns are not lost without a word.
+func TestDamagedSessionSaysSo(t *testing.T) {
+	p, dir := project(t)
+	srv, hs := newServer(t, p, dir, &steps{next: []func(context.Context) (*model.Response, error){say("hi")}})
+	if code, b := post(t, hs.URL+"/sessions", `{"id":"s","message":"first"}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	if err := srv.Wait(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sessions", "s", "session.json"), []byte("garbage{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	info, err := srv.Session("s")
+	if err != nil || info.Status != "damaged" {
+		t.Errorf("a session with an unreadable session.json: %+v, %v; want status damaged", info, err)
+	}
+}
