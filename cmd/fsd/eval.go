@@ -82,7 +82,7 @@ failed (a replayed request that differs from the cassette included),
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModels)
 	fl.IntVar(&f.repeat, "repeat", 0, fmt.Sprintf("runs of each case (default: the suite's repeat:, else %d)", spec.DefaultEvalRepeat))
 	fl.IntVar(&f.concurrency, "concurrency", 1, "runs at once")
-	fl.Float64Var(&f.threshold, "threshold", -1, fmt.Sprintf("the read rate a trigger case and the pass rate an outcome case need (default: the suite's threshold:, else %g)", spec.DefaultEvalThreshold))
+	fl.Float64Var(&f.threshold, "threshold", 0, fmt.Sprintf("the read rate a trigger case and the pass rate an outcome case need (default: the suite's threshold:, else %g)", spec.DefaultEvalThreshold))
 	fl.IntVar(&f.steps, "steps", 0, "host steps a trigger case watches for reads (default: the suite's steps:, else until the first action that is not a read)")
 	fl.StringVar(&f.format, "format", "text", "output format: "+strings.Join(evalFormats, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(evalFormats, cobra.ShellCompDirectiveNoFileComp))
@@ -108,9 +108,11 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	switch {
 	case f.record != "" && f.replay != "":
 		return usage("--record and --replay cannot be used together")
-	case f.repeat < 0 || f.concurrency < 1 || f.steps < 0:
-		return usage("--repeat and --steps must not be negative, --concurrency at least 1")
-	case f.threshold != -1 && !(f.threshold >= 0 && f.threshold <= 1): // NaN fails both
+	case cmd.Flags().Changed("repeat") && f.repeat < 1:
+		return usage("--repeat %d: want at least 1 run of each case", f.repeat)
+	case f.concurrency < 1 || f.steps < 0:
+		return usage("--steps must not be negative, --concurrency at least 1")
+	case cmd.Flags().Changed("threshold") && !(f.threshold >= 0 && f.threshold <= 1): // NaN fails both
 		return usage("--threshold %g: want a share from 0 to 1", f.threshold)
 	case f.approve != string(approval.Deny) && f.approve != string(approval.Auto):
 		return usage("unknown --approve %q; want deny or auto", f.approve)
@@ -154,7 +156,7 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	}
 	stderr := cmd.ErrOrStderr()
 	opts := eval.Options{Repeat: f.repeat, Steps: f.steps, Concurrency: f.concurrency, Model: f.model, Start: evalStart(f, nil)}
-	if f.threshold != -1 {
+	if cmd.Flags().Changed("threshold") {
 		opts.Threshold = &f.threshold
 	}
 	bar := &progressBar{w: stderr}

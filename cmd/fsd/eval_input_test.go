@@ -28,6 +28,7 @@ func TestEvalRefusesBadInput(t *testing.T) {
 		want string
 	}{
 		{"threshold NaN", []string{set, "--threshold", "NaN"}, exitUsage, "--threshold NaN"},
+		{"threshold above 1", []string{set, "--threshold", "1.5"}, exitUsage, "--threshold 1.5"},
 		{"unknown --skill", []string{set, "--skill", "nope"}, exitUsage, `skill "nope" is not in the workflow's catalog`},
 		{"empty trigger set", []string{empty}, exitProblems, "nothing to measure"},
 		{"suite without cases", []string{noCases}, exitProblems, "nothing to measure"},
@@ -39,6 +40,10 @@ func TestEvalRefusesBadInput(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and one line with %q\n%s", code, errOut, tc.code, tc.want, out)
 			}
 		})
+	}
+	// --repeat 0 asks for no runs: refused, not read as "the default".
+	if code, _, errOut := fsd(t, "eval", set, "--workflow", wf, "--model", "standin", "--runs-dir", runs, "--repeat", "0"); code != exitUsage || !strings.Contains(errOut, "--repeat 0") {
+		t.Errorf("--repeat 0: exit %d, stderr %q; want %d naming --repeat 0", code, errOut, exitUsage)
 	}
 	// A trigger set saved with a byte-order mark is still a trigger set.
 	write(t, set, "\ufeff"+`[{"query": "say hello to Ada", "should_trigger": true}]`)
