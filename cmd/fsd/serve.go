@@ -18,6 +18,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/serve"
+	"github.com/fsdrun/fsd/serve/agui"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/ui"
 )
@@ -81,7 +82,7 @@ func newServeCmd() *cobra.Command {
 // API, each driving the server through serve.Backend behind the same
 // guard.
 func protocolMounts(b serve.Backend) serve.Mounts {
-	return serve.Mounts{}
+	return serve.Mounts{AGUI: agui.Handler(b, agui.Options{})}
 }
 
 // serveWorkflow serves the workflow at path until ctx ends or a stop
