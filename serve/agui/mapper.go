@@ -23,7 +23,8 @@ type mapper struct {
 	text        string // the open text message's id
 	textKey     string // its agent and task
 	textHasBody bool
-	steps       map[string]bool // open steps
+	steps       map[string]bool   // open steps
+	calls       map[string]string // the last tool call's id by callKey
 	seq         int
 }
 
@@ -38,7 +39,7 @@ type task struct {
 }
 
 func newMapper(thread, run string) *mapper {
-	return &mapper{thread: thread, run: run, board: map[string]*task{}, steps: map[string]bool{}, answered: map[string]bool{}}
+	return &mapper{thread: thread, run: run, board: map[string]*task{}, steps: map[string]bool{}, calls: map[string]string{}, answered: map[string]bool{}}
 }
 
 // resuming makes the mapper wait for the request of one of the answered
@@ -93,7 +94,7 @@ func (m *mapper) next(e serve.Event, turn int, pending func() []serve.Approval) 
 	if !m.isLive {
 		if m.waitFor != nil {
 			m.track(e.Event)
-			if e.Type == event.ApprovalRequested && m.waitFor[e.CallID] {
+			if e.Type == event.ApprovalRequested && m.waitFor[approvalID(e.Event)] {
 				return m.live(nil), false
 			}
 			return nil, false
@@ -225,6 +226,7 @@ func (m *mapper) emit(e serve.Event, pending func() []serve.Approval) (out []map
 		if id == "" {
 			id = m.id("call")
 		}
+		m.calls[callKey(e.Event)] = id
 		start := map[string]any{"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": e.Tool}
 		if parent != "" {
 			start["parentMessageId"] = parent
@@ -253,19 +255,16 @@ func (m *mapper) emit(e serve.Event, pending func() []serve.Approval) (out []map
 			out = append(out, map[string]any{"type": "STEP_FINISHED", "stepName": e.Task})
 		}
 	case event.ApprovalRequested:
-		id := e.CallID
-		if id == "" {
-			id = e.Approval
-		}
+		id := approvalID(e.Event)
 		if m.answered[id] {
 			break
 		}
 		// Y21: an approval ends the AG-UI run with an interrupt outcome
 		// naming every approval waiting; the run's turn goes on waiting.
-		interrupts := []map[string]any{interrupt(serve.Approval{CallID: id, Tool: e.Tool, Agent: e.Agent, Args: e.Args})}
+		interrupts := []map[string]any{interrupt(serve.Approval{CallID: id, Tool: e.Tool, Agent: e.Agent, Args: e.Args}, m.calls[callKey(e.Event)])}
 		for _, p := range pending() {
 			if p.CallID != id && !m.answered[p.CallID] {
-				interrupts = append(interrupts, interrupt(p))
+				interrupts = append(interrupts, interrupt(p, ""))
 			}
 		}
 		return append(out, m.finish(map[string]any{"type": "interrupt", "interrupts": interrupts}, nil)...), true
@@ -290,19 +289,34 @@ func (m *mapper) emit(e serve.Event, pending func() []serve.Approval) (out []map
 	return out, false
 }
 
-// interrupt is the AG-UI interrupt of an approval: its id is the call's,
-// what a resume entry's interruptId names.
-func interrupt(a serve.Approval) map[string]any {
+// approvalID is the id an approval.requested's answer takes: the engine
+// names it in Approval (FSD_CALL_ID), which need not be the model's call id.
+func approvalID(e event.Event) string {
+	if e.Approval != "" {
+		return e.Approval
+	}
+	return e.CallID
+}
+
+// callKey pairs an approval with the tool call the client saw: the same
+// task, agent and tool.
+func callKey(e event.Event) string {
+	return e.Task + "\x00" + e.Agent + "\x00" + e.Tool
+}
+
+// interrupt is the AG-UI interrupt of an approval: its id is the
+// approval's, what a resume entry's interruptId names; toolCallId, when
+// known, the call the client saw.
+func interrupt(a serve.Approval, toolCall string) map[string]any {
 	args := json.RawMessage(a.Args)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	return map[string]any{
-		"id":         a.CallID,
-		"reason":     InterruptReason,
-		"toolCallId": a.CallID,
-		"message":    fmt.Sprintf("%s wants to call %s: approve, edit or reject", orHost(a.Agent), a.Tool),
-		"metadata":   map[string]any{"tool": a.Tool, "agent": orHost(a.Agent), "args": args},
+	in := map[string]any{
+		"id":       a.CallID,
+		"reason":   InterruptReason,
+		"message":  fmt.Sprintf("%s wants to call %s: approve, edit or reject", orHost(a.Agent), a.Tool),
+		"metadata": map[string]any{"tool": a.Tool, "agent": orHost(a.Agent), "args": args},
 		"responseSchema": map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -312,6 +326,10 @@ func interrupt(a serve.Approval) map[string]any {
 			},
 		},
 	}
+	if toolCall != "" {
+		in["toolCallId"] = toolCall
+	}
+	return in
 }
 
 func orHost(agent string) string {
