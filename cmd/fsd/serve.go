@@ -81,6 +81,8 @@ func newServeCmd() *cobra.Command {
 // protocolMounts are the protocol adapters fsd serve mounts beside its
 // API, each driving the server through serve.Backend behind the same
 // guard.
+//
+// Y23: AG-UI at /agui, as @ag-ui/client's HttpAgent speaks it.
 func protocolMounts(b serve.Backend) serve.Mounts {
 	return serve.Mounts{AGUI: agui.Handler(b, agui.Options{})}
 }

@@ -214,6 +214,8 @@ func decision(re ResumeEntry) (serve.Answer, error) {
 }
 
 // code is a RUN_ERROR's code for err.
+//
+// Y22: what the backend refuses ends the run with RUN_ERROR and a code.
 func code(err error) string {
 	switch {
 	case errors.Is(err, serve.ErrBusy):
