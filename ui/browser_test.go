@@ -108,7 +108,11 @@ func startExample(t *testing.T, runs, id string, ex example) (*engine.Run, <-cha
 		return inner.Generate(ctx, req)
 	})
 	seed := [32]byte{7}
-	run, err = engine.New(p, engine.Options{Model: m, RunsDir: runs, RunID: id, Seed: &seed, Sink: ex.sink, Now: ex.now})
+	// Commit-before-effects durability, as the show goldens record theirs:
+	// a worker's final answer never gives its slot away while it waits for
+	// the disk, so the flow observations keep the order the turns set even
+	// on a loaded machine (the screenshots' text depends on it).
+	run, err = engine.New(p, engine.Options{Model: m, RunsDir: runs, RunID: id, Seed: &seed, Sink: ex.sink, Now: ex.now, Durability: spec.DurabilityEffects})
 	if err != nil {
 		t.Fatal(err)
 	}
