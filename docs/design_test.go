@@ -37,7 +37,7 @@ var invariantRow = regexp.MustCompile(`(?m)^\| (` + idPattern + `) \|.*$`)
 
 // testRef is a test named in design.md: `TestX` (package engine) or
 // `pkg.TestX`.
-var testRef = regexp.MustCompile("`(?:([a-z]+(?:/[a-z]+)*)\\.)?((?:Test|Fuzz|Benchmark)[A-Za-z0-9_]+)`")
+var testRef = regexp.MustCompile("`(?:([a-z][a-z0-9]*(?:/[a-z][a-z0-9]*)*)\\.)?((?:Test|Fuzz|Benchmark)[A-Za-z0-9_]+)`")
 
 // code is what the test reads of the module's Go files.
 type code struct {

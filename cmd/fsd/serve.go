@@ -18,6 +18,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/redact"
 	"github.com/fsdrun/fsd/serve"
+	"github.com/fsdrun/fsd/serve/a2a"
 	"github.com/fsdrun/fsd/serve/agui"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/ui"
@@ -59,7 +60,8 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return serveWorkflow(cmd.Context(), path, f, protocolMounts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			mounts := func(b serve.Backend) serve.Mounts { return protocolMounts(b, f.tokenFile != "") }
+			return serveWorkflow(cmd.Context(), path, f, mounts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:8480", "address to listen on, HOST:PORT or :PORT (loopback); another host needs --token-file")
@@ -80,11 +82,14 @@ func newServeCmd() *cobra.Command {
 
 // protocolMounts are the protocol adapters fsd serve mounts beside its
 // API, each driving the server through serve.Backend behind the same
-// guard.
+// guard. token says the guard requires a bearer token (the A2A card
+// declares it).
 //
 // Y23: AG-UI at /agui, as @ag-ui/client's HttpAgent speaks it.
-func protocolMounts(b serve.Backend) serve.Mounts {
-	return serve.Mounts{AGUI: agui.Handler(b, agui.Options{})}
+// Y36: A2A's card at /.well-known/agent-card.json and its JSON-RPC at
+// /a2a, as @a2a-js/sdk's client speaks them.
+func protocolMounts(b serve.Backend, token bool) serve.Mounts {
+	return serve.Mounts{AGUI: agui.Handler(b, agui.Options{}), A2A: a2a.Handler(b, a2a.Options{Token: token})}
 }
 
 // serveWorkflow serves the workflow at path until ctx ends or a stop
