@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,33 +25,7 @@ const a2aClient = "@a2a-js/sdk@1.3.0"
 func TestA2AClient(t *testing.T) {
 	node := mcptest.Node(t)
 	script := mcptest.Script(t, "testdata/a2a/client.mjs", a2aClient)
-	dir := t.TempDir()
-	aa := filepath.Join(dir, "skills", "aa")
-	write(t, filepath.Join(aa, "tool.sh"), "#!/bin/sh\necho \"marked $1\"\n")
-	if err := os.Chmod(filepath.Join(aa, "tool.sh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write(t, filepath.Join(aa, "aa.skill.yaml"), `id: aa
-name: Skill aa
-description: Marks.
-version: 1.0.0
-instructions: Mark things.
-tools:
-  - name: mark
-    description: Marks the call.
-    approve: always
-    input: {type: object, properties: {id: {type: string}}, required: [id]}
-    run: {command: [./tool.sh, "{{.id}}"]}
-`)
-	write(t, filepath.Join(dir, "chat.script.yaml"), `host:
-  - call: read_skill
-    args: {id: aa}
-  - call: mark
-    args: {id: one}
-  - say: all marked
-`)
-	wf := filepath.Join(dir, "chat.workflow.yaml")
-	write(t, wf, "name: chat\nmodel: scripted\nscript: chat.script.yaml\nskills: [./skills]\nhost: {prompt: You chat.}\n")
+	wf := markWorkflow(t)
 	_, u := serveProc(t, wf)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -26,33 +26,7 @@ const aguiClient = "@ag-ui/client@1.0.0"
 func TestAGUIHttpAgent(t *testing.T) {
 	node := mcptest.Node(t)
 	script := mcptest.Script(t, "testdata/agui/client.mjs", aguiClient)
-	dir := t.TempDir()
-	aa := filepath.Join(dir, "skills", "aa")
-	write(t, filepath.Join(aa, "tool.sh"), "#!/bin/sh\necho \"marked $1\"\n")
-	if err := os.Chmod(filepath.Join(aa, "tool.sh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write(t, filepath.Join(aa, "aa.skill.yaml"), `id: aa
-name: Skill aa
-description: Marks.
-version: 1.0.0
-instructions: Mark things.
-tools:
-  - name: mark
-    description: Marks the call.
-    approve: always
-    input: {type: object, properties: {id: {type: string}}, required: [id]}
-    run: {command: [./tool.sh, "{{.id}}"]}
-`)
-	write(t, filepath.Join(dir, "chat.script.yaml"), `host:
-  - call: read_skill
-    args: {id: aa}
-  - call: mark
-    args: {id: one}
-  - say: all marked
-`)
-	wf := filepath.Join(dir, "chat.workflow.yaml")
-	write(t, wf, "name: chat\nmodel: scripted\nscript: chat.script.yaml\nskills: [./skills]\nhost: {prompt: You chat.}\n")
+	wf := markWorkflow(t)
 	_, u := serveProc(t, wf)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -104,4 +78,38 @@ tools:
 	if !slices.Contains(tools, "mark") || !slices.Contains(texts, "marked one") || !slices.Contains(texts, "all marked") {
 		t.Errorf("the client's messages = %+v, want the mark call, its result and the answer", got.Messages)
 	}
+}
+
+// markWorkflow writes a workflow whose scripted host reads skill aa, calls
+// its mark tool (which needs approval) and answers "all marked".
+func markWorkflow(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	aa := filepath.Join(dir, "skills", "aa")
+	write(t, filepath.Join(aa, "tool.sh"), "#!/bin/sh\necho \"marked $1\"\n")
+	if err := os.Chmod(filepath.Join(aa, "tool.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(aa, "aa.skill.yaml"), `id: aa
+name: Skill aa
+description: Marks.
+version: 1.0.0
+instructions: Mark things.
+tools:
+  - name: mark
+    description: Marks the call.
+    approve: always
+    input: {type: object, properties: {id: {type: string}}, required: [id]}
+    run: {command: [./tool.sh, "{{.id}}"]}
+`)
+	write(t, filepath.Join(dir, "chat.script.yaml"), `host:
+  - call: read_skill
+    args: {id: aa}
+  - call: mark
+    args: {id: one}
+  - say: all marked
+`)
+	wf := filepath.Join(dir, "chat.workflow.yaml")
+	write(t, wf, "name: chat\nmodel: scripted\nscript: chat.script.yaml\nskills: [./skills]\nhost: {prompt: You chat.}\n")
+	return wf
 }
