@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/golden"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/ui"
@@ -56,14 +57,32 @@ type inTurn struct {
 	mu    sync.Mutex
 	calls map[string]int
 	done  map[string]chan struct{} // closed at the task's second call
+	// ended is closed when the task completed: its observations are in
+	// the ledger (they are recorded as its outcome is taken in), so the
+	// next task may answer and add its own after them.
+	ended map[string]chan struct{}
 }
 
 func newInTurn(order ...string) *inTurn {
-	g := &inTurn{order: order, calls: map[string]int{}, done: map[string]chan struct{}{}}
+	g := &inTurn{order: order, calls: map[string]int{}, done: map[string]chan struct{}{}, ended: map[string]chan struct{}{}}
 	for _, id := range order {
 		g.done[id] = make(chan struct{})
+		g.ended[id] = make(chan struct{})
 	}
 	return g
+}
+
+// sink closes a task's ended channel at its task.completed event.
+func (g *inTurn) sink(e event.Event) {
+	if ch, ok := g.ended[e.Task]; ok && e.Type == event.TaskCompleted {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
+	}
 }
 
 func (g *inTurn) before(ctx context.Context, task string) error {
@@ -84,6 +103,16 @@ func (g *inTurn) before(ctx context.Context, task string) error {
 		}
 	case n == 2:
 		close(g.done[task])
+		// The final answer waits for the task before it to end: tasks end,
+		// and their observations reach the ledger, in turn however the
+		// machine schedules the workers.
+		if i > 0 {
+			select {
+			case <-g.ended[g.order[i-1]]:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 	}
 	return nil
 }
@@ -106,7 +135,7 @@ func TestScreenshots(t *testing.T) {
 	runs := t.TempDir()
 	clock := &stepClock{t: time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC), step: 15 * time.Millisecond}
 	turns := newInTurn("north", "south", "east", "west", "online")
-	_, done := startExample(t, runs, "fanout", example{workflow: "examples/fanout/fanout.workflow.yaml", now: clock.now, before: turns.before})
+	_, done := startExample(t, runs, "fanout", example{workflow: "examples/fanout/fanout.workflow.yaml", now: clock.now, before: turns.before, sink: event.SinkFunc(turns.sink)})
 	select {
 	case err := <-done:
 		if err != nil {
