@@ -1,16 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/fsdrun/fsd/internal/mcptest"
 )
 
 // a2aClient is the official A2A JavaScript SDK, pinned.
@@ -23,21 +17,8 @@ const a2aClient = "@a2a-js/sdk@1.3.0"
 //
 // Y36: the official client speaks to fsd serve's A2A agent.
 func TestA2AClient(t *testing.T) {
-	node := mcptest.Node(t)
-	script := mcptest.Script(t, "testdata/a2a/client.mjs", a2aClient)
-	wf := markWorkflow(t)
-	_, u := serveProc(t, wf)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "FSD_A2A_URL="+u.String())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("client: %v\nstderr:\n%s", err, stderr.String())
-	}
+	_, u := serveProc(t, markWorkflow(t))
+	out, stderr := runJSClient(t, "testdata/a2a/client.mjs", a2aClient, "FSD_A2A_URL="+u.String())
 	type state struct{ State int }
 	var got struct {
 		Card struct {

@@ -24,21 +24,8 @@ const aguiClient = "@ag-ui/client@1.0.0"
 //
 // Y23: the official client reads fsd serve's AG-UI stream.
 func TestAGUIHttpAgent(t *testing.T) {
-	node := mcptest.Node(t)
-	script := mcptest.Script(t, "testdata/agui/client.mjs", aguiClient)
-	wf := markWorkflow(t)
-	_, u := serveProc(t, wf)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "FSD_AGUI_URL="+u.JoinPath("agui").String())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("client: %v\nstderr:\n%s", err, stderr.String())
-	}
+	_, u := serveProc(t, markWorkflow(t))
+	out, stderr := runJSClient(t, "testdata/agui/client.mjs", aguiClient, "FSD_AGUI_URL="+u.JoinPath("agui").String())
 	var got struct {
 		First, Second []string
 		Interrupts    []struct {
@@ -112,4 +99,24 @@ tools:
 	wf := filepath.Join(dir, "chat.workflow.yaml")
 	write(t, wf, "name: chat\nmodel: scripted\nscript: chat.script.yaml\nskills: [./skills]\nhost: {prompt: You chat.}\n")
 	return wf
+}
+
+// runJSClient runs the node script with the npm package pkg installed,
+// env added to its environment, and returns its stdout and stderr; a
+// client that fails fails the test.
+func runJSClient(t *testing.T, script, pkg, env string) ([]byte, *strings.Builder) {
+	t.Helper()
+	node := mcptest.Node(t)
+	path := mcptest.Script(t, script, pkg)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, path)
+	cmd.Env = append(os.Environ(), env)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	return out, stderr
 }
