@@ -78,6 +78,7 @@ listening address, or an --allow-host name; others get 403.`,
 	cmd.Flags().StringVar(&f.runsDir, "runs-dir", "", runsDirRunUsage)
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail a call's run after this long, e.g. 5m (default: no limit)")
+	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, otelContentUsage)
 	addTrustFlag(cmd, &f.runFlags)
 	return cmd
 }

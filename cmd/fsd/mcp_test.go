@@ -147,3 +147,56 @@ func TestMCPServeHTTP(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 }
+
+// fsd mcp serve takes --otel-content as fsd run does: a call's run puts
+// its prompts and results in its spans only with the flag, keys masked.
+//
+// S4: no text in a span unless --otel-content, on every command that runs.
+func TestMCPServeOtelContent(t *testing.T) {
+	const secret = "sk-planted-otel-mcp-1a2b3c4d"
+	t.Setenv("OPENAI_API_KEY", secret)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, content := range []bool{false, true} {
+		rcv := newOTLPReceiver(t)
+		args := []string{"mcp", "serve", "--runs-dir", t.TempDir(), "../../examples/conversation.workflow.yaml"}
+		if content {
+			args = append(args, "--otel-content")
+		}
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), "FSD_TEST_AS_MAIN=1", "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.URL)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			cancel()
+			t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "weekly-conversation",
+			Arguments: map[string]any{"input": "Prepare the sales brief for 2026-W47. My key is " + secret}})
+		cs.Close()
+		cancel()
+		if err != nil || res.IsError {
+			t.Fatalf("call: %v %+v\nstderr: %s", err, res, stderr.String())
+		}
+		// The call's run sends its spans before it answers.
+		rcv.mu.Lock()
+		all := ""
+		for _, body := range rcv.bodies {
+			all += string(body)
+		}
+		rcv.mu.Unlock()
+		if !strings.Contains(all, "invoke_workflow") {
+			t.Fatalf("--otel-content=%v: no run span exported", content)
+		}
+		if has := strings.Contains(all, "Prepare the sales brief") && strings.Contains(all, "gen_ai.input.messages"); has != content {
+			t.Errorf("--otel-content=%v: prompt text in the spans is %v", content, has)
+		}
+		if strings.Contains(all, secret) {
+			t.Errorf("--otel-content=%v: the planted key is in a span", content)
+		}
+	}
+}

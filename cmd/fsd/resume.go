@@ -89,7 +89,7 @@ func newResumeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.sessionsDir, "sessions-dir", "", sessionsDirUsage)
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the run's files changed, its record has no digests or no valid seal, or its recorded pid is alive but not fsd")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
-	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans")
+	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, otelContentUsage)
 	cmd.Flags().StringVar(&f.model, "model", "", "model override (default: the one the run started with)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the resumed run after this long (default: no limit)")
 	addTrustFlag(cmd, &f)

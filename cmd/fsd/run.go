@@ -153,7 +153,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.replay, "replay", "", "answer from the cassette `FILE` made with --record-cassette: offline, deterministic")
 	addTrustFlag(cmd, &f)
 	addNATSFlag(cmd, &f)
-	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans (traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
+	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, otelContentUsage)
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "fail the run after this long, e.g. 5m (default: no limit)")
 	cmd.Flags().StringVar(&f.workspace, "workspace", "", "the run's workspace `DIR`: where skills' programs run and the built-in tools' files are (default: the workflow's workspace:, else a fresh folder in the run record)")
 	addDurabilityFlag(cmd, &f)

@@ -15,6 +15,10 @@ const (
 	runsDirRunUsage = "where run records go (default: .fsd/runs in the nearest folder at or above the workflow's holding .fsd, else at its repository root, else beside the workflow)"
 )
 
+// otelContentUsage is the --otel-content help of every command that runs
+// a workflow: one opt-in, one meaning.
+const otelContentUsage = "put prompts, responses, tool arguments and results in trace spans (traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set)"
+
 // runsDirOr is dir when --runs-dir gave one, else the runs folder of the
 // project that from (a workflow's folder, or "." for commands that read
 // records) belongs to.

@@ -64,7 +64,7 @@ func newWorkerCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&f.ackWait, "ack-wait", natsboard.DefaultAckWait, "how long a task may go without a heartbeat before another worker gets it")
 	cmd.Flags().StringVar(&f.name, "name", "", "this worker's name in outcomes and logs (default: host-pid)")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "debug logs on stderr")
-	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, "put prompts, responses, tool arguments and results in trace spans (traces are on when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
+	cmd.Flags().BoolVar(&f.otelContent, "otel-content", false, otelContentUsage)
 	addNATSAuthFlags(cmd, &f.auth)
 	return cmd
 }
