@@ -133,3 +133,56 @@ func TestEverythingSamplingReachesSample(t *testing.T) {
 		t.Fatalf("request: %+v", asked)
 	}
 }
+
+// The reference server's task-based tool (execution.taskSupport
+// "required") is called as a task: its stages reach the call as progress,
+// and the call answers with the task's report.
+//
+// P10: a tool that requires a task is called as one.
+func TestEverythingTaskTool(t *testing.T) {
+	ts := everything(t, "", nil)
+	var mu sync.Mutex
+	var got []tool.Progress
+	ctx := tool.WithHooks(context.Background(), tool.Hooks{Progress: func(p tool.Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}})
+	res := ts["simulate-research-query"].Call(ctx, json.RawMessage(`{"topic":"tides"}`), nil)
+	if res.IsError || !strings.Contains(res.Text, "# Research Report: tides") {
+		t.Fatalf("result: %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var msgs []string
+	for _, p := range got {
+		msgs = append(msgs, p.Message)
+	}
+	for i, p := range got {
+		if p.Done != float64(i+1) {
+			t.Errorf("report %d is numbered %v", i+1, p.Done)
+		}
+	}
+	if len(got) < 2 || !strings.HasPrefix(got[0].Message, "task working") || !strings.HasPrefix(got[len(got)-1].Message, "task completed") {
+		t.Fatalf("progress: %q, want working ... completed", msgs)
+	}
+}
+
+// An ambiguous query makes the reference server's task ask for a
+// clarification while it waits in input_required; the question reaches
+// the call's Ask hook during tasks/result and the report reads the answer.
+func TestEverythingTaskAsks(t *testing.T) {
+	ts := everything(t, "", nil)
+	var q tool.Question
+	ctx := tool.WithHooks(context.Background(), tool.Hooks{Ask: func(_ context.Context, question tool.Question) (tool.Answer, error) {
+		q = question
+		return tool.Answer{Action: "accept", Content: map[string]any{"interpretation": "historical"}}, nil
+	}})
+	res := ts["simulate-research-query"].Call(ctx, json.RawMessage(`{"topic":"tides","ambiguous":true}`), nil)
+	if res.IsError || !strings.Contains(res.Text, "# Research Report: tides (historical)") {
+		t.Fatalf("result: %+v", res)
+	}
+	if !strings.Contains(q.Message, `"tides" could have multiple interpretations`) {
+		t.Fatalf("question: %+v", q)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -123,6 +124,22 @@ func (s *server) progress(_ context.Context, req *mcp.ProgressNotificationClient
 		return
 	}
 	h.Progress(tool.Progress{Done: req.Params.Progress, Total: req.Params.Total, Message: s.pool.mask(req.Params.Message)})
+}
+
+// taskStatus reports a task's status to the call it runs as a progress
+// report: the nth status the task reported, with what it said.
+//
+// P10: a task's status reaches the call like a progress notification.
+func (s *server) taskStatus(token any, t taskState, n int) {
+	h, ok := s.hooksOf(token)
+	if !ok || h.Progress == nil {
+		return
+	}
+	msg := "task " + strings.ReplaceAll(t.Status, "_", " ")
+	if t.StatusMessage != "" {
+		msg += ": " + t.StatusMessage
+	}
+	h.Progress(tool.Progress{Done: float64(n), Message: s.pool.mask(msg)})
 }
 
 // roots are the folders a server may work in: the run's workspace.

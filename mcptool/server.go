@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,7 +38,17 @@ type server struct {
 	closed bool        // the pool is closed: no new sessions
 	starts int         // sessions started, for tests
 	calls  inflight    // calls in flight, for the server's notifications and requests
+	// protocol is the protocol version the server agreed to, for the
+	// Streamable HTTP header.
+	protocol atomicString
 }
+
+// atomicString is a string read and written from several goroutines.
+type atomicString struct{ v atomic.Value }
+
+func (a *atomicString) Store(s string) { a.v.Store(s) }
+
+func (a *atomicString) Load() string { s, _ := a.v.Load().(string); return s }
 
 func (s *server) who() string {
 	return fmt.Sprintf("MCP server %s of skill %s", s.cfg.Name, s.skill.ID)
@@ -77,6 +88,7 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 		t = ht
 	}
+	t = taskTransport{Transport: t, status: s.taskStatus, protocol: s.protocol.Store}
 	client := mcp.NewClient(&mcp.Implementation{Name: "fsd", Version: s.pool.version}, s.clientOptions())
 	if roots := s.roots(); len(roots) > 0 {
 		client.AddRoots(roots...)
@@ -268,7 +280,7 @@ func (s *server) http() (*mcp.StreamableClientTransport, error) {
 	}
 	return &mcp.StreamableClientTransport{
 		Endpoint:             endpoint,
-		HTTPClient:           &http.Client{Transport: headers{h: h, origin: origin(u), base: s.pool.transport}},
+		HTTPClient:           &http.Client{Transport: headers{h: h, origin: origin(u), base: s.pool.transport, protocol: s.protocol.Load}},
 		DisableStandaloneSSE: true, // fsd asks; it needs no server-initiated messages
 		MaxRetries:           2,
 	}, nil
@@ -286,10 +298,17 @@ type headers struct {
 	h      http.Header
 	origin string
 	base   http.RoundTripper
+	// protocol is the version the server agreed to, sent as
+	// MCP-Protocol-Version when the SDK did not (its connection is wrapped
+	// by taskTransport, so the SDK does not tell it the version).
+	protocol func() string
 }
 
 func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
+	if v := t.protocol(); v != "" && r.Header.Get("Mcp-Protocol-Version") == "" {
+		r.Header.Set("Mcp-Protocol-Version", v)
+	}
 	same := origin(r.URL) == t.origin
 	for k, v := range t.h {
 		if same {
