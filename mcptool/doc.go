@@ -26,7 +26,9 @@
 // tool.Hooks: progress notifications (every call carries a progress
 // token), questions for the person (elicitation, answered through the
 // run's approvals) and requests for a completion (sampling, the run's
-// model once approved). A server's root is the run's workspace.
+// model once approved). A server's root is the run's workspace. A tool
+// that requires a task (MCP's task-based tools) is called as one by the
+// connection under the SDK, which follows the task to its result (tasks.go).
 //
 // Servers of unloaded skills stay up for Options.Idle (DefaultIdle), so a
 // skill read again soon reuses them, then close; Close ends them all at

@@ -324,6 +324,8 @@ func (c *taskConn) notify(t taskState) {
 // follow polls a task until it ends, reporting each status, then answers
 // the SDK's call with tasks/result's answer. The SDK cancelling the call
 // (a timeout, the run cancelled) becomes tasks/cancel.
+//
+// P10: a tool that requires a task is followed to its result.
 func (c *taskConn) follow(call *taskCall, t taskState) {
 	defer c.forget(call)
 	last, n := "", 0
@@ -341,8 +343,13 @@ func (c *taskConn) follow(call *taskCall, t taskState) {
 			if !ok {
 				return
 			}
-			if resp.Error == nil && t.Status == taskFailed && len(resp.Result) == 0 {
-				resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task failed: " + t.StatusMessage}
+			if t.Status == taskFailed && (resp.Error != nil || len(resp.Result) == 0) {
+				// No result to give: what the task said of its failure.
+				msg := "the task failed" + suffix(t.StatusMessage)
+				if resp.Error != nil {
+					msg += " (tasks/result: " + resp.Error.Error() + ")"
+				}
+				resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 			}
 			c.answer(call, resp.Result, resp.Error)
 			return
@@ -393,7 +400,7 @@ func suffix(msg string) string {
 // for its answer; ok is false when the call was cancelled (the task is
 // then cancelled too) or the connection closed.
 func (c *taskConn) ask(call *taskCall, method, taskID string) (*jsonrpc.Response, bool) {
-	key, ch, err := c.send(method, taskID)
+	ch, err := c.send(method, taskID)
 	if err != nil {
 		c.answer(call, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: method + ": " + err.Error()})
 		return nil, false
@@ -402,17 +409,21 @@ func (c *taskConn) ask(call *taskCall, method, taskID string) (*jsonrpc.Response
 	case resp := <-ch:
 		return resp, true
 	case <-call.cancel:
-		c.drop(key)
+		// The answer, if it comes, is taken and dropped: its id stays
+		// this connection's until then.
 		c.cancelTask(taskID)
 	case <-c.done:
 	}
 	return nil, false
 }
 
-func (c *taskConn) send(method, taskID string) (string, chan *jsonrpc.Response, error) {
+// send writes one of this connection's own requests about a task; its
+// answer comes on the channel. The id stays this connection's until the
+// answer comes, so a late answer is taken, never passed to the SDK.
+func (c *taskConn) send(method, taskID string) (chan *jsonrpc.Response, error) {
 	id, err := jsonrpc.MakeID(fmt.Sprintf("fsd-task-%d", c.seq.Add(1)))
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	params, _ := json.Marshal(map[string]string{"taskId": taskID})
 	key := idKey(id.Raw())
@@ -421,28 +432,18 @@ func (c *taskConn) send(method, taskID string) (string, chan *jsonrpc.Response, 
 	c.mine[key] = ch
 	c.mu.Unlock()
 	if err := c.write(context.Background(), &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
-		c.drop(key)
-		return "", nil, err
+		c.mu.Lock()
+		delete(c.mine, key)
+		c.mu.Unlock()
+		return nil, err
 	}
-	return key, ch, nil
-}
-
-func (c *taskConn) drop(key string) {
-	c.mu.Lock()
-	delete(c.mine, key)
-	c.mu.Unlock()
+	return ch, nil
 }
 
 // cancelTask asks the server to cancel a task whose call was given up; its
 // answer is not waited for.
 func (c *taskConn) cancelTask(taskID string) {
-	if key, _, err := c.send("tasks/cancel", taskID); err == nil {
-		// The answer, when it comes, is dropped with the entry.
-		go func() {
-			<-c.done
-			c.drop(key)
-		}()
-	}
+	_, _ = c.send("tasks/cancel", taskID)
 }
 
 // answer gives the SDK the final answer of a call run as a task.
@@ -517,6 +518,8 @@ func (c *taskConn) outgoing(req *jsonrpc.Request) jsonrpc.Message {
 // reports whether the notification is to be held back: a task the server
 // created is cancelled with tasks/cancel; a call not yet answered with a
 // task gets the notification as any call would.
+//
+// P11: a task whose call was given up is cancelled on its server.
 func (c *taskConn) cancelled(n *jsonrpc.Request) bool {
 	var p struct {
 		RequestID any `json:"requestId"`

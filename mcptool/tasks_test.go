@@ -1,0 +1,276 @@
+package mcptool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/tool"
+)
+
+// taskServer is an MCP server that speaks tasks, written on the wire from
+// the 2025-11-25 schema (the Go SDK's server has no tasks): Streamable
+// HTTP, one JSON answer per request. Its tools:
+//   - research requires a task: two working stages, then completed with a
+//     report;
+//   - broken requires a task, which fails with an isError result;
+//   - forever requires a task that works until tasks/cancel;
+//   - plain is an ordinary tool.
+type taskServer struct {
+	*httptest.Server
+	mu        sync.Mutex
+	tasks     map[string]*fakeTask
+	versions  map[string]bool // MCP-Protocol-Version of the requests after initialize
+	cancelled chan string     // task ids tasks/cancel named
+}
+
+type fakeTask struct {
+	tool, arg string
+	polls     int
+	status    string
+	msg       string
+}
+
+const fakeProtocol = "2025-11-25"
+
+func newTaskServer(t *testing.T) *taskServer {
+	ts := &taskServer{tasks: map[string]*fakeTask{}, versions: map[string]bool{}, cancelled: make(chan string, 8)}
+	ts.Server = httptest.NewServer(http.HandlerFunc(ts.serve))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func (ts *taskServer) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	// The SDK asks server/discover first (a later protocol's), then
+	// initializes when the server does not know it.
+	if req.Method != "initialize" && req.Method != "server/discover" {
+		ts.mu.Lock()
+		ts.versions[r.Header.Get("Mcp-Protocol-Version")] = true
+		ts.mu.Unlock()
+	}
+	if len(req.ID) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	result, rerr := ts.answer(req.Method, req.Params)
+	msg := map[string]any{"jsonrpc": "2.0", "id": req.ID}
+	if rerr != nil {
+		msg["error"] = rerr
+	} else {
+		msg["result"] = result
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(msg)
+}
+
+type wireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func text(s string, isError bool) map[string]any {
+	return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}, "isError": isError}
+}
+
+func (ts *taskServer) answer(method string, params json.RawMessage) (any, *wireError) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Task      json.RawMessage `json:"task"`
+		TaskID    string          `json:"taskId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	task := ts.tasks[p.TaskID]
+	switch method {
+	case "initialize":
+		return map[string]any{"protocolVersion": fakeProtocol, "serverInfo": map[string]any{"name": "tasks", "version": "1"},
+			"capabilities": map[string]any{"tools": map[string]any{}, "tasks": map[string]any{"cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}}}, nil
+	case "tools/list":
+		obj := map[string]any{"type": "object"}
+		required := map[string]any{"taskSupport": "required"}
+		return map[string]any{"tools": []any{
+			map[string]any{"name": "research", "inputSchema": obj, "execution": required},
+			map[string]any{"name": "broken", "inputSchema": obj, "execution": required},
+			map[string]any{"name": "forever", "inputSchema": obj, "execution": required},
+			map[string]any{"name": "plain", "inputSchema": obj},
+		}}, nil
+	case "tools/call":
+		if p.Name == "plain" {
+			return text(fmt.Sprintf("plain, task field %s", p.Task), false), nil
+		}
+		if len(p.Task) == 0 {
+			return nil, &wireError{-32601, "tool " + p.Name + " requires a task"}
+		}
+		id := fmt.Sprintf("task-%d", len(ts.tasks)+1)
+		ts.tasks[id] = &fakeTask{tool: p.Name, arg: string(p.Arguments), status: taskWorking, msg: "queued"}
+		return map[string]any{"task": ts.state(id)}, nil
+	case "tasks/get":
+		if task == nil {
+			return nil, &wireError{-32602, "no task " + p.TaskID}
+		}
+		task.polls++
+		switch {
+		case task.tool == "research" && task.polls < 3:
+			task.msg = fmt.Sprintf("stage %d", task.polls)
+		case task.tool == "research":
+			task.status, task.msg = taskCompleted, "done"
+		case task.tool == "broken":
+			task.status, task.msg = taskFailed, "the sources were unreachable"
+		}
+		return ts.state(p.TaskID), nil
+	case "tasks/result":
+		switch {
+		case task == nil:
+			return nil, &wireError{-32602, "no task " + p.TaskID}
+		case task.status == taskCompleted:
+			return text("report on "+task.arg, false), nil
+		case task.status == taskFailed:
+			return text("failed: "+task.msg, true), nil
+		}
+		return nil, &wireError{-32603, "the test server answers tasks/result only for an ended task"}
+	case "tasks/cancel":
+		if task == nil {
+			return nil, &wireError{-32602, "no task " + p.TaskID}
+		}
+		task.status = taskCancelled
+		ts.cancelled <- p.TaskID
+		return ts.state(p.TaskID), nil
+	}
+	return nil, &wireError{-32601, "no method " + method}
+}
+
+// state is a task as the schema's Task has it; ts.mu is held.
+func (ts *taskServer) state(id string) map[string]any {
+	t := ts.tasks[id]
+	return map[string]any{"taskId": id, "status": t.status, "statusMessage": t.msg, "ttl": nil, "pollInterval": 10,
+		"createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z"}
+}
+
+// taskTools acquires the task server's tools, each call bounded by timeout.
+func taskTools(t *testing.T, ts *taskServer, timeout time.Duration) map[string]*Tool {
+	t.Helper()
+	s := httpSkill(ts.URL, nil)
+	s.MCP[0].Timeout = timeout
+	p := newPool(t, newEnv(t), Options{})
+	tools, notes := p.Acquire(context.Background(), s)
+	if len(notes) > 0 {
+		t.Fatalf("notes: %v", notes)
+	}
+	return byName(tools)
+}
+
+// progressOf collects a call's progress reports.
+type progressOf struct {
+	mu   sync.Mutex
+	msgs []string
+	done []float64
+}
+
+func (p *progressOf) hooks() tool.Hooks {
+	return tool.Hooks{Progress: func(pr tool.Progress) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.msgs = append(p.msgs, pr.Message)
+		p.done = append(p.done, pr.Done)
+	}}
+}
+
+// A task's statuses reach the call as numbered progress reports, and the
+// call answers with tasks/result's result; an ordinary tool of the same
+// server is called without a task. Every request after initialize carries
+// the protocol version the server agreed to.
+//
+// P10: a tool that requires a task is called as one.
+func TestTaskToolAnswersWithItsResult(t *testing.T) {
+	ts := newTaskServer(t)
+	tools := taskTools(t, ts, 0)
+	var pr progressOf
+	res := tools["research"].Call(tool.WithHooks(context.Background(), pr.hooks()), json.RawMessage(`{"q":"tides"}`), nil)
+	if res.IsError || res.Text != `report on {"q":"tides"}` {
+		t.Fatalf("result: %+v", res)
+	}
+	want := []string{"task working: queued", "task working: stage 1", "task working: stage 2", "task completed: done"}
+	if strings.Join(pr.msgs, "|") != strings.Join(want, "|") || pr.done[3] != 4 {
+		t.Errorf("progress: %q %v, want %q numbered 1 to 4", pr.msgs, pr.done, want)
+	}
+	if res := call(tools["plain"], `{}`); res.IsError || res.Text != "plain, task field " {
+		t.Errorf("plain tool: %+v", res)
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.tasks) != 1 || len(ts.versions) != 1 || !ts.versions[fakeProtocol] {
+		t.Errorf("%d tasks, protocol headers %v; want 1 task, every request %s", len(ts.tasks), ts.versions, fakeProtocol)
+	}
+}
+
+// A failed task's isError result is the call's tool error.
+func TestTaskToolFailed(t *testing.T) {
+	tools := taskTools(t, newTaskServer(t), 0)
+	res := call(tools["broken"], `{}`)
+	if !res.IsError || res.Text != "failed: the sources were unreachable" {
+		t.Fatalf("result: %+v", res)
+	}
+}
+
+// A run cancelled during a task's call cancels the task on its server
+// with tasks/cancel; a task that never ends is bounded by the server's
+// call timeout and cancelled alike.
+//
+// P11: a task whose call was given up is cancelled on its server.
+func TestTaskToolCancelled(t *testing.T) {
+	for _, by := range []string{"run", "timeout"} {
+		t.Run(by, func(t *testing.T) {
+			ts := newTaskServer(t)
+			timeout := time.Duration(0)
+			if by == "timeout" {
+				timeout = 300 * time.Millisecond
+			}
+			tools := taskTools(t, ts, timeout)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			hooks := tool.Hooks{}
+			if by == "run" {
+				// Cancelled once the task reports it is working: the
+				// task exists on the server.
+				var once sync.Once
+				hooks.Progress = func(tool.Progress) { once.Do(cancel) }
+			}
+			res := tools["forever"].Call(tool.WithHooks(ctx, hooks), json.RawMessage(`{}`), nil)
+			want := map[string]string{"run": "cancelled", "timeout": "timed out after 300ms"}[by]
+			if !res.IsError || !strings.HasPrefix(res.Text, want) {
+				t.Fatalf("result: %+v, want %q", res, want)
+			}
+			select {
+			case id := <-ts.cancelled:
+				if id != "task-1" {
+					t.Errorf("cancelled %s, want task-1", id)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the server got no tasks/cancel")
+			}
+		})
+	}
+}
