@@ -141,30 +141,20 @@ func TestEverythingSamplingReachesSample(t *testing.T) {
 // P10: a tool that requires a task is called as one.
 func TestEverythingTaskTool(t *testing.T) {
 	ts := everything(t, "", nil)
-	var mu sync.Mutex
-	var got []tool.Progress
-	ctx := tool.WithHooks(context.Background(), tool.Hooks{Progress: func(p tool.Progress) {
-		mu.Lock()
-		got = append(got, p)
-		mu.Unlock()
-	}})
-	res := ts["simulate-research-query"].Call(ctx, json.RawMessage(`{"topic":"tides"}`), nil)
+	var pr progressOf
+	res := ts["simulate-research-query"].Call(tool.WithHooks(context.Background(), pr.hooks()), json.RawMessage(`{"topic":"tides"}`), nil)
 	if res.IsError || !strings.Contains(res.Text, "# Research Report: tides") {
 		t.Fatalf("result: %+v", res)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	var msgs []string
-	for _, p := range got {
-		msgs = append(msgs, p.Message)
-	}
-	for i, p := range got {
-		if p.Done != float64(i+1) {
-			t.Errorf("report %d is numbered %v", i+1, p.Done)
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	for i, done := range pr.done {
+		if done != float64(i+1) {
+			t.Errorf("report %d is numbered %v", i+1, done)
 		}
 	}
-	if len(got) < 2 || !strings.HasPrefix(got[0].Message, "task working") || !strings.HasPrefix(got[len(got)-1].Message, "task completed") {
-		t.Fatalf("progress: %q, want working ... completed", msgs)
+	if n := len(pr.msgs); n < 2 || !strings.HasPrefix(pr.msgs[0], "task working") || !strings.HasPrefix(pr.msgs[n-1], "task completed") {
+		t.Fatalf("progress: %q, want working ... completed", pr.msgs)
 	}
 }
 

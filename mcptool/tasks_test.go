@@ -213,6 +213,8 @@ func TestTaskToolAnswersWithItsResult(t *testing.T) {
 		t.Fatalf("result: %+v", res)
 	}
 	want := []string{"task working: queued", "task working: stage 1", "task working: stage 2", "task completed: done"}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
 	if strings.Join(pr.msgs, "|") != strings.Join(want, "|") || pr.done[3] != 4 {
 		t.Errorf("progress: %q %v, want %q numbered 1 to 4", pr.msgs, pr.done, want)
 	}
