@@ -54,6 +54,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	}
 	res, err := hb.dispatch.Dispatch(ctx, at, event.SinkFunc(hb.ev.stamped), approver)
 	if err != nil {
+		hb.ran(t.ID, event.Attempt{N: at.Number, Err: err.Error()})
 		return "", err
 	}
 	return hb.fold(ctx, t, at, a, caller, res)
@@ -107,7 +108,7 @@ func (hb *hostBoard) attempt(t *board.Task, deps []board.DepResult, skill *spec.
 // task.
 func (hb *hostBoard) fold(ctx context.Context, t *board.Task, at *work.Attempt, a spec.Agent, caller model.Caller, res *work.Outcome) (string, error) {
 	wd := hb.workers
-	hb.ran(t.ID, res.RanBy())
+	hb.ran(t.ID, event.Attempt{N: at.Number, Worker: res.RanBy(), Err: res.Error})
 	hb.recordRemote(ctx, at, res)
 	if res.Replayed {
 		hb.restated(t.ID) // its end is the journal's: task.completed restates it

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -288,5 +290,48 @@ func TestRemoteUsagePricedByItsModel(t *testing.T) {
 	res := Work(context.Background(), &work.Attempt{Run: "r", Task: "a", Number: 1, Goal: "g", Model: "override/model"}, work.Options{Model: &recModel{}})
 	if res.Model != "override/model" {
 		t.Errorf("Work's outcome names the model %q, want override/model", res.Model)
+	}
+}
+
+// A task retried on workers names the worker of each attempt on its end
+// event, with each failed attempt's error, and its last worker as before;
+// a task tried once names only its worker.
+//
+// O10: the record names the worker of each attempt.
+func TestEachAttemptNamesItsWorker(t *testing.T) {
+	s := team()
+	s.Agents = append(s.Agents, spec.Agent{Name: "flaky", Prompt: "F", Retries: 2})
+	p := project(s)
+	p.Workflow.Host = nil
+	p.Workflow.Tasks = []spec.Task{{ID: "once", Goal: "g", Assignee: "team/iso"}, {ID: "twice", Goal: "g", Assignee: "team/flaky"}}
+	d := &fakeDispatcher{answer: func(a *work.Attempt) *work.Outcome {
+		if a.Task == "twice" && a.Number == 1 {
+			return &work.Outcome{Error: "the disk filled", Worker: "w1", Host: "box", PID: 11}
+		}
+		return &work.Outcome{Result: "done", Worker: fmt.Sprintf("w%d", a.Number+1), Host: "box", PID: 12}
+	}}
+	var mu sync.Mutex
+	ends := map[string]event.Event{}
+	sink := event.SinkFunc(func(e event.Event) {
+		if e.Type == event.TaskCompleted {
+			mu.Lock()
+			ends[e.Task] = e
+			mu.Unlock()
+		}
+	})
+	r, err := New(p, Options{Model: &recModel{}, Dispatcher: d, Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Execute(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	w1, w3 := &event.Worker{Name: "w1", Host: "box", PID: 11}, &event.Worker{Name: "w3", Host: "box", PID: 12}
+	want := []event.Attempt{{N: 1, Worker: w1, Err: "the disk filled"}, {N: 2, Worker: w3}}
+	if e := ends["twice"]; !reflect.DeepEqual(e.Attempts, want) || !reflect.DeepEqual(e.Worker, w3) {
+		t.Errorf("twice: worker %v, attempts %+v; want %v and %+v", e.Worker, e.Attempts, w3, want)
+	}
+	if e := ends["once"]; e.Attempts != nil || e.Worker == nil || e.Worker.Name != "w2" {
+		t.Errorf("once: worker %v, attempts %+v; want w2 and no list", e.Worker, e.Attempts)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,31 +47,47 @@ type hostBoard struct {
 	replayedEnds map[string]bool
 	// static holds the ids of the workflow's static tasks.
 	static map[string]bool
-	// ranBy holds the worker process that ran each task's latest
-	// attempt, when one elsewhere did: its end event names it.
-	ranBy map[string]*event.Worker
+	// ranBy holds each task's attempts in order, with the worker process
+	// that ran each: its end event names them.
+	ranBy map[string][]event.Attempt
 }
 
-// ran notes the worker process (nil: this one) that ran a task's attempt.
-func (hb *hostBoard) ran(task string, w *event.Worker) {
+// ran notes an attempt of a task: the worker process that ran it (nil:
+// this one, or none answered) and its error.
+func (hb *hostBoard) ran(task string, a event.Attempt) {
 	hb.mu.Lock()
 	defer hb.mu.Unlock()
 	if hb.ranBy == nil {
-		hb.ranBy = map[string]*event.Worker{}
+		hb.ranBy = map[string][]event.Attempt{}
 	}
-	hb.ranBy[task] = w
+	as := hb.ranBy[task]
+	if n := len(as); n > 0 && as[n-1].N >= a.N {
+		// The board's attempts count up: a lower number is the task run
+		// again from its first attempt.
+		as = nil
+	}
+	hb.ranBy[task] = append(as, a)
 }
 
-// ranByOf names the worker on a task's end event.
+// ranByOf names the worker on a task's end event, and the worker of each
+// attempt when there were several and one ran elsewhere.
 //
 // O6: a task's end event names the worker process that ran its last
 // attempt.
+// O10: and the worker of each of its attempts.
 func (hb *hostBoard) ranByOf(e event.Event) event.Event {
 	switch e.Type {
 	case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
 		hb.mu.Lock()
-		e.Worker = hb.ranBy[e.Task]
+		as := hb.ranBy[e.Task]
 		hb.mu.Unlock()
+		if len(as) == 0 {
+			return e
+		}
+		e.Worker = as[len(as)-1].Worker
+		if len(as) > 1 && slices.ContainsFunc(as, func(a event.Attempt) bool { return a.Worker != nil }) {
+			e.Attempts = slices.Clone(as)
+		}
 	}
 	return e
 }

@@ -135,6 +135,34 @@ type Event struct {
 	// (task.completed, task.failed, task.cancelled), when one elsewhere
 	// did (fsd run --nats); nil when the run's own process did.
 	Worker *Worker `json:"worker,omitempty"`
+	// Attempts are the task's attempts in order, each with the worker
+	// process that ran it and its error, on a task's end event when more
+	// than one ran and a worker elsewhere ran one of them.
+	Attempts []Attempt `json:"attempts,omitempty"`
+}
+
+// WorkerOf is the worker process that ran attempt n of the task whose end
+// event e is: from its list of attempts, or, when it lists none (one
+// attempt), its worker; nil for an attempt the run's own process ran.
+func (e Event) WorkerOf(n int) *Worker {
+	if len(e.Attempts) == 0 {
+		return e.Worker
+	}
+	for _, a := range e.Attempts {
+		if a.N == n {
+			return a.Worker
+		}
+	}
+	return nil
+}
+
+// Attempt is one attempt of a task: its number (1 for the first), the
+// worker process that ran it (nil: the run's own process, or no worker
+// answered) and its error ("" for the one that completed).
+type Attempt struct {
+	N      int     `json:"attempt"`
+	Worker *Worker `json:"worker,omitempty"`
+	Err    string  `json:"error,omitempty"`
 }
 
 // Worker is a worker process: its name (fsd worker --name, by default

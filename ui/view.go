@@ -48,9 +48,14 @@ type TaskView struct {
 
 // GenView is one generator's transcript and calls.
 type GenView struct {
-	Name    string     `json:"name"`
-	Task    string     `json:"task"`
-	Agent   string     `json:"agent"`
+	Name  string `json:"name"`
+	Task  string `json:"task"`
+	Agent string `json:"agent"`
+	// Attempt is the task's attempt the generator is, when a retry (2 or
+	// more; 0 for a first attempt); Worker the worker process that ran it
+	// ("name (host, pid N)"), "" when the run's own process did.
+	Attempt int        `json:"attempt,omitempty"`
+	Worker  string     `json:"worker,omitempty"`
 	Steps   []StepView `json:"steps"`
 	Calls   []Span     `json:"calls"` // model and tool calls in time
 	In, Out int
@@ -89,6 +94,8 @@ func View(rec *runrecord.Record, now time.Time) RunView {
 	v.Summary.Seed, v.Summary.Seal = "", "" // nothing a page needs
 	v.Summary.Workflow = rec.Summary.ShownWorkflow()
 	byID := map[string]*TaskView{}
+	// ends holds each task's last end event, which names its workers.
+	ends := map[string]event.Event{}
 	var order []string
 	task := func(id string) *TaskView {
 		t, ok := byID[id]
@@ -132,6 +139,7 @@ func View(rec *runrecord.Record, now time.Time) RunView {
 			if e.Worker != nil {
 				t.Worker = e.Worker.String()
 			}
+			ends[e.Task] = e
 		}
 	}
 	// A task whose call waits for a person shows it, as the live board
@@ -143,6 +151,15 @@ func View(rec *runrecord.Record, now time.Time) RunView {
 	}
 	for _, g := range rec.Gens {
 		gv := GenView{Name: g.Name, Task: g.Task, Agent: g.Agent}
+		if g.Attempt > 1 {
+			gv.Attempt = g.Attempt
+		}
+		// O10: each attempt's transcript names the worker that ran it.
+		if e, ok := ends[g.Task]; ok && g.Task != "" {
+			if w := e.WorkerOf(g.Attempt); w != nil {
+				gv.Worker = w.String()
+			}
+		}
 		for _, st := range g.Steps {
 			sv := StepView{Step: st.Step + 1, Tokens: st.Tokens, Usage: st.Usage, Cost: st.Cost, Error: st.Error,
 				Context: st.Request.Context, Messages: st.Request.Messages, Tools: st.Request.Tools, Response: st.Response,

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -39,5 +41,26 @@ func TestViewNamesTheWorker(t *testing.T) {
 	}
 	if got["a"] != "w1 (box, pid 42)" || got["b"] != "" {
 		t.Errorf("workers %v, want a on w1 (box, pid 42) and b on none", got)
+	}
+}
+
+// A task retried on workers shows each attempt's transcript with the
+// worker that ran it; a task tried once, its worker.
+//
+// O10: each attempt names its worker.
+func TestViewNamesTheWorkerOfEachAttempt(t *testing.T) {
+	w1, w2 := &event.Worker{Name: "w1", Host: "box", PID: 1}, &event.Worker{Name: "w2", Host: "box", PID: 2}
+	rec := &runrecord.Record{Events: []event.Event{
+		{Type: event.TaskAdded, Task: "a", Agent: "s/x"}, {Type: event.TaskAdded, Task: "b", Agent: "s/y"},
+		{Type: event.TaskCompleted, Task: "a", Worker: w2, Attempts: []event.Attempt{{N: 1, Worker: w1, Err: "lost"}, {N: 2, Worker: w2}}},
+		{Type: event.TaskCompleted, Task: "b", Worker: w1},
+	}, Gens: []*runrecord.Gen{{Name: "task:a", Task: "a", Attempt: 1}, {Name: "task:a#2", Task: "a", Attempt: 2}, {Name: "task:b", Task: "b", Attempt: 1}}}
+	var got []string
+	for _, g := range View(rec, time.Now()).Gens {
+		got = append(got, fmt.Sprintf("%s %d %s", g.Name, g.Attempt, g.Worker))
+	}
+	want := []string{"task:a 0 w1 (box, pid 1)", "task:a#2 2 w2 (box, pid 2)", "task:b 0 w1 (box, pid 1)"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("generators %q, want %q", got, want)
 	}
 }

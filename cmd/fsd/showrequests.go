@@ -16,11 +16,14 @@ import (
 
 // showGen is one generator in `fsd show --requests --format json`.
 type showGen struct {
-	Gen     string     `json:"gen"`
-	Task    string     `json:"task,omitempty"`
-	Agent   string     `json:"agent,omitempty"`
-	Attempt int        `json:"attempt,omitempty"`
-	Steps   []showStep `json:"steps"`
+	Gen     string `json:"gen"`
+	Task    string `json:"task,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+	// Worker is the worker process that ran the attempt; nil when the
+	// run's own process did.
+	Worker *event.Worker `json:"worker,omitempty"`
+	Steps  []showStep    `json:"steps"`
 }
 
 type showStep struct {
@@ -52,12 +55,22 @@ func showRequests(w io.Writer, dir string, f showFlags) error {
 	if err != nil {
 		return fail(exitProblems, "show: %v", err)
 	}
+	ends := map[string]event.Event{}
+	for _, e := range rec.Events {
+		switch e.Type {
+		case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+			ends[e.Task] = e
+		}
+	}
 	var gens []showGen
 	for _, g := range rec.Gens {
 		if f.task != "" && g.Task != f.task && !(f.task == "host" && g.Task == "") {
 			continue
 		}
 		sg := showGen{Gen: g.Name, Task: g.Task, Agent: g.Agent, Attempt: g.Attempt}
+		if e, ok := ends[g.Task]; ok && g.Task != "" {
+			sg.Worker = e.WorkerOf(g.Attempt)
+		}
 		for _, st := range g.Steps {
 			if f.step > 0 && st.Step+1 != f.step {
 				continue
@@ -125,6 +138,9 @@ func printShow(w io.Writer, rec *runrecord.Record, gens []showGen) error {
 			}
 			if g.Attempt > 1 {
 				who += fmt.Sprintf(" · attempt %d", g.Attempt)
+			}
+			if g.Worker != nil {
+				who += " · on " + g.Worker.String()
 			}
 		}
 		fmt.Fprintf(w, "\n##### %s · %s · %s\n", who, g.Gen, plural(len(g.Steps), "step"))

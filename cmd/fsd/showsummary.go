@@ -30,6 +30,9 @@ type runDetail struct {
 	// TaskWorkers names the worker process that ran each task's last
 	// attempt, for tasks run by fsd worker (fsd run --nats).
 	TaskWorkers map[string]*event.Worker `json:"task_workers,omitempty"`
+	// TaskAttempts lists the attempts of each task retried on workers,
+	// with the worker and error of each.
+	TaskAttempts map[string][]event.Attempt `json:"task_attempts,omitempty"`
 	// Granted are the calls that ran without asking because a loaded
 	// skill's allowed-tools lists them.
 	Granted []runrecord.ApprovalLine `json:"granted,omitempty"`
@@ -40,14 +43,15 @@ type taskUsage struct {
 	Cost float64 `json:"cost,omitempty"`
 }
 
-// taskEnds reads each task's figures and worker from its last end event.
-func taskEnds(dir string) (map[string]taskUsage, map[string]*event.Worker) {
+// taskEnds reads each task's figures, worker and attempts from its last
+// end event.
+func taskEnds(dir string) (map[string]taskUsage, map[string]*event.Worker, map[string][]event.Attempt) {
 	f, err := os.Open(filepath.Join(dir, runrecord.EventsFile))
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	defer f.Close()
-	out, workers := map[string]taskUsage{}, map[string]*event.Worker{}
+	out, workers, attempts := map[string]taskUsage{}, map[string]*event.Worker{}, map[string][]event.Attempt{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -68,12 +72,20 @@ func taskEnds(dir string) (map[string]taskUsage, map[string]*event.Worker) {
 			} else {
 				delete(workers, e.Task)
 			}
+			if e.Attempts != nil {
+				attempts[e.Task] = e.Attempts
+			} else {
+				delete(attempts, e.Task)
+			}
 		}
 	}
 	if len(workers) == 0 {
 		workers = nil
 	}
-	return out, workers
+	if len(attempts) == 0 {
+		attempts = nil
+	}
+	return out, workers, attempts
 }
 
 func loadRunDetail(dir string, now time.Time) (runDetail, error) {
@@ -82,7 +94,7 @@ func loadRunDetail(dir string, now time.Time) (runDetail, error) {
 		return runDetail{}, err
 	}
 	d := runDetail{runRow: row, Tasks: []board.Task{}}
-	d.TaskUsage, d.TaskWorkers = taskEnds(dir)
+	d.TaskUsage, d.TaskWorkers, d.TaskAttempts = taskEnds(dir)
 	if d.Granted, err = runrecord.ReadGranted(dir); err != nil {
 		return runDetail{}, err
 	}
@@ -148,6 +160,24 @@ func printRunDetail(w io.Writer, d runDetail) {
 				// A typed result, as the JSON it is (--format json has it whole).
 				fmt.Fprintf(w, "\noutput of %s\n%s\n", t.ID, indent(clipLine(string(t.Output), 400)))
 			}
+		}
+	}
+	for _, t := range d.Tasks {
+		// O10: a task retried on workers names the worker of each attempt.
+		if as := d.TaskAttempts[t.ID]; len(as) > 0 {
+			fmt.Fprintf(w, "\nattempts of %s\n", t.ID)
+			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			for _, a := range as {
+				on, how := "-", "ran"
+				if a.Worker != nil {
+					on = "on " + a.Worker.String()
+				}
+				if a.Err != "" {
+					how = firstLine(a.Err)
+				}
+				fmt.Fprintf(tw, "  %d\t%s\t%s\n", a.N, on, how)
+			}
+			_ = tw.Flush()
 		}
 	}
 	if len(d.Pending) > 0 {

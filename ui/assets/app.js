@@ -221,9 +221,10 @@ function step(s) {
 }
 
 function transcripts(v, open) {
-  const worker = (g) => { const t = g.task && v.tasks.find((x) => x.id === g.task); return t && t.worker ? " · on worker " + t.worker : ""; };
+  const attempt = (g) => g.attempt > 1 ? " · attempt " + g.attempt : "";
+  const worker = (g) => g.worker ? " · on worker " + g.worker : "";
   return v.gens.map((g) => el("details", { class: "gen", "data-gen": g.task || "host", ...(open.has(g.task || "host") ? { open: "" } : {}) },
-    el("summary", {}, `${g.task ? "task " + g.task : "host"}${g.agent ? " · " + g.agent : ""}${worker(g)} · ${plural(g.steps ? g.steps.length : 0, "model call")}`),
+    el("summary", {}, `${g.task ? "task " + g.task : "host"}${g.agent ? " · " + g.agent : ""}${attempt(g)}${worker(g)} · ${plural(g.steps ? g.steps.length : 0, "model call")}`),
     (g.steps || []).map(step)));
 }
 
