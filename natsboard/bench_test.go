@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/work"
 )
 
 // BenchmarkFanout runs a fan-out of N tasks (default 10,000; FSD_BENCH_TASKS
@@ -81,4 +85,68 @@ func BenchmarkFanout(b *testing.B) {
 			report(b, time.Since(start), runs)
 		})
 	}
+}
+
+// BenchmarkThroughput runs the fan-out of BenchmarkFanout (default 2,000
+// tasks; FSD_BENCH_TASKS sets it) without a record, on the in-process
+// board and through an embedded NATS server on loopback to 1, 4 and 8
+// in-process workers (concurrency 4 each). Beside wall time per task and
+// tasks per second it reports CPU time per task (user+sys of this
+// process: coordinator, workers and server alike), which a loaded machine
+// moves far less than wall time. What NATS adds per task is the
+// difference with the in-process figure.
+//
+//	go test ./natsboard -run '^$' -bench Throughput -benchtime 3x
+func BenchmarkThroughput(b *testing.B) {
+	n := 2000
+	if s := os.Getenv("FSD_BENCH_TASKS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			b.Fatalf("FSD_BENCH_TASKS=%q", s)
+		}
+	}
+	wf := fanout(b, n, "")
+	measure := func(b *testing.B, d work.Dispatcher) {
+		runs := 0
+		cpu0 := cpuTime()
+		start := time.Now()
+		for b.Loop() {
+			if _, err := runWorkflowIn(b, wf, d, ""); err != nil {
+				b.Fatal(err)
+			}
+			runs++
+		}
+		elapsed, cpu := time.Since(start), cpuTime()-cpu0
+		tasks := float64(runs * (n + 1))
+		b.ReportMetric(float64(elapsed.Microseconds())/tasks, "µs/task")
+		b.ReportMetric(float64(cpu.Microseconds())/tasks, "cpu-µs/task")
+		b.ReportMetric(tasks/elapsed.Seconds(), "tasks/s")
+	}
+	b.Run(fmt.Sprintf("in-process/%d", n), func(b *testing.B) { measure(b, nil) })
+	for _, workers := range []int{1, 4, 8} {
+		b.Run(fmt.Sprintf("nats-%d-workers/%d", workers, n), func(b *testing.B) {
+			srv := runServer(b)
+			for i := range workers {
+				serve(b, srv.ClientURL(), WorkerOptions{Work: engine.Work, Name: fmt.Sprintf("w%d", i+1), Concurrency: 4, AckWait: 5 * time.Second})
+			}
+			c, err := Connect(context.Background(), srv.ClientURL(), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Publish(context.Background(), project(b, wf)); err != nil {
+				b.Fatal(err)
+			}
+			measure(b, c)
+		})
+	}
+}
+
+// cpuTime is the user and system time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -87,6 +87,7 @@ type Worker struct {
 
 	mu     sync.Mutex
 	models map[string]model.Model
+	skills map[string]*spec.Skill // by manifest path in the bundle cache (skill)
 	// running are the tasks in progress, for cancels from coordinators.
 	running running
 
@@ -155,7 +156,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		opts.AckWait = wait
 	}
 	host, _ := os.Hostname()
-	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host}
+	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, skills: map[string]*spec.Skill{}, secrets: URLSecrets(url), host: host}
 	if _, err := w.listen(); err != nil {
 		res.Close()
 		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
@@ -548,12 +549,11 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 		if err != nil {
 			return fail("skill %s: %v", m.Skill, err)
 		}
-		path := filepath.Join(dir, filepath.FromSlash(m.Manifest))
 		if !filepath.IsLocal(filepath.FromSlash(m.Manifest)) {
 			return fail("skill %s: manifest path %q leaves its folder", m.Skill, m.Manifest)
 		}
-		s, diags := spec.LoadSkill(path)
-		if err := diags.Err(); err != nil || s == nil {
+		s, err := w.skill(filepath.Join(dir, filepath.FromSlash(m.Manifest)))
+		if err != nil {
 			return fail("skill %s: %v", m.Skill, err)
 		}
 		skill = s
@@ -633,6 +633,38 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 func journalTransient(err error) bool {
 	return transient(err) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) ||
 		errors.Is(err, jetstream.ErrTooManyStalledMsgs)
+}
+
+// maxSkills bounds the parsed skills a worker keeps (skillCache).
+const maxSkills = 256
+
+// skill loads the skill manifest at path, in a fetched bundle's folder,
+// once: a bundle's folder is named by its content's digest and never
+// changes, so its parse is as good for every task of it as for the first
+// (parsing and validating a manifest would otherwise cost more than the
+// rest of a short task). Tasks share the skill read-only, as the
+// in-process board's tasks share the project's.
+func (w *Worker) skill(path string) (*spec.Skill, error) {
+	w.mu.Lock()
+	s, ok := w.skills[path]
+	w.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, diags := spec.LoadSkill(path)
+	if err := diags.Err(); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("%s holds no skill", filepath.Base(path))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.skills) >= maxSkills {
+		clear(w.skills)
+	}
+	w.skills[path] = s
+	return s, nil
 }
 
 // model returns the task's model, built once per name and script.
