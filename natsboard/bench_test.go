@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/work"
 )
@@ -93,7 +95,9 @@ func BenchmarkFanout(b *testing.B) {
 // in-process workers (concurrency 4 each). Beside wall time per task and
 // tasks per second it reports CPU time per task (user+sys of this
 // process: coordinator, workers and server alike), which a loaded machine
-// moves far less than wall time. What NATS adds per task is the
+// moves far less than wall time, the messages in and out of the server
+// and the allocations (coordinator, workers and server) per task. What
+// NATS adds per task is the
 // difference with the in-process figure.
 //
 //	go test ./natsboard -run '^$' -bench Throughput -benchtime 3x
@@ -106,7 +110,12 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 	}
 	wf := fanout(b, n, "")
-	measure := func(b *testing.B, d work.Dispatcher) {
+	measure := func(b *testing.B, d work.Dispatcher, srv *server.Server) {
+		b.ReportAllocs()
+		var v0 *server.Varz
+		if srv != nil {
+			v0, _ = srv.Varz(nil)
+		}
 		runs := 0
 		cpu0 := cpuTime()
 		start := time.Now()
@@ -121,8 +130,14 @@ func BenchmarkThroughput(b *testing.B) {
 		b.ReportMetric(float64(elapsed.Microseconds())/tasks, "µs/task")
 		b.ReportMetric(float64(cpu.Microseconds())/tasks, "cpu-µs/task")
 		b.ReportMetric(tasks/elapsed.Seconds(), "tasks/s")
+		if srv != nil {
+			// Messages in and out of the server: what each task costs it,
+			// whatever the load.
+			v1, _ := srv.Varz(nil)
+			b.ReportMetric(float64(v1.InMsgs-v0.InMsgs+v1.OutMsgs-v0.OutMsgs)/tasks, "msgs/task")
+		}
 	}
-	b.Run(fmt.Sprintf("in-process/%d", n), func(b *testing.B) { measure(b, nil) })
+	b.Run(fmt.Sprintf("in-process/%d", n), func(b *testing.B) { measure(b, nil, nil) })
 	for _, workers := range []int{1, 4, 8} {
 		b.Run(fmt.Sprintf("nats-%d-workers/%d", workers, n), func(b *testing.B) {
 			srv := runServer(b)
@@ -137,7 +152,7 @@ func BenchmarkThroughput(b *testing.B) {
 			if err := c.Publish(context.Background(), project(b, wf)); err != nil {
 				b.Fatal(err)
 			}
-			measure(b, c)
+			measure(b, c, srv)
 		})
 	}
 }

@@ -51,6 +51,8 @@ type Options struct {
 type Coordinator struct {
 	res  *resources
 	opts Options
+	// jsp publishes task messages (publish).
+	jsp jetstream.JetStream
 
 	// What Publish stored: skill id -> bundle, and the script.
 	skills     map[string]skillRef
@@ -90,7 +92,14 @@ func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error
 	for _, w := range res.warnings {
 		opts.Logger.Warn().Msg(w)
 	}
-	c := &Coordinator{res: res, opts: opts, skills: map[string]skillRef{}, watches: map[string]*runWatch{}, closed: make(chan struct{}), pooled: map[string]bool{}}
+	// The library's own timeout of an ack only frees the message's place
+	// among those in flight: publish stops waiting at attemptWait.
+	jsp, err := jetstream.New(res.nc, jetstream.WithPublishAsyncMaxPending(maxPublishing), jetstream.WithPublishAsyncTimeout(2*attemptWait))
+	if err != nil {
+		res.Close()
+		return nil, err
+	}
+	c := &Coordinator{res: res, opts: opts, jsp: jsp, skills: map[string]skillRef{}, watches: map[string]*runWatch{}, closed: make(chan struct{}), pooled: map[string]bool{}}
 	c.watchStore(ctx)
 	return c, nil
 }
@@ -193,19 +202,11 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		return nil, err
 	}
 	data = signTask(data, c.opts.Key)
-	// Subscribe before publishing: the server sees the interest before any
-	// worker can report.
-	sub, err := c.res.nc.Subscribe(m.Events, func(msg *nats.Msg) {
-		var e event.Event
-		if json.Unmarshal(msg.Data, &e) == nil && events != nil {
-			e.Run, e.Task = t.Run, t.Task // a worker reports on its task only
-			events.Emit(e)
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("subscribe %s: %w", m.Events, err)
+	// The run's events subscription was made before this publish: the
+	// server sees the interest before any worker can report.
+	if events != nil {
+		defer w.events.add(m.Events, t.Run, t.Task, events)()
 	}
-	defer drain(sub)
 	if approvals != nil {
 		asub, err := c.answerApprovals(ctx, m.Approvals, approvals)
 		if err != nil {
@@ -215,13 +216,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 	}
 	// Errors do not name the task: the board says which task failed.
 	err = keepTrying(ctx, c.opts.Logger.With().Str("task", t.Task).Logger(), "publish the task to NATS", func() error {
-		// An attempt waits attemptWait at most: a lost acknowledgement
-		// is not waited on until the run ends (its --timeout).
-		pctx, cancel := context.WithTimeout(ctx, attemptWait)
-		defer cancel()
-		msg := &nats.Msg{Subject: taskSubject(t.Skill, t.Agent), Data: data, Header: traceHeader(ctx)}
-		_, err := c.res.js.PublishMsg(pctx, msg, jetstream.WithMsgID(key))
-		return err
+		return c.publish(ctx, &nats.Msg{Subject: taskSubject(t.Skill, t.Agent), Data: data, Header: traceHeader(ctx)}, key)
 	})
 	if err != nil && errors.Is(context.Cause(ctx), board.ErrTaskCancelled) {
 		// The message may have reached the queue all the same.
@@ -244,6 +239,44 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		return nil, ctx.Err()
 	case <-w.done:
 		return nil, fmt.Errorf("watching results: %w", w.err)
+	}
+}
+
+// maxPublishing bounds the task messages a coordinator has published and
+// not yet seen acknowledged by the stream; a Dispatch past it waits for
+// one (jetstream's PublishAsyncMaxPending).
+const maxPublishing = 1024
+
+// publish publishes a task message with message id key and waits for the
+// stream's acknowledgement. The publish is asynchronous: the message goes
+// out with those of the tasks dispatched at the same moment, in one write
+// and one flush, and the acks come back on one subscription instead of a
+// reply inbox per task. An attempt waits attemptWait at most: a lost
+// acknowledgement is not waited on until the run ends (its --timeout);
+// the publish is then made again, and the stream drops a second copy by
+// its message id.
+func (c *Coordinator) publish(ctx context.Context, msg *nats.Msg, key string) error {
+	f, err := c.jsp.PublishMsgAsync(msg, jetstream.WithMsgID(key), jetstream.WithStallWait(attemptWait))
+	if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+		return fmt.Errorf("%w: %w", nats.ErrTimeout, err) // tried again, as a lost ack is
+	}
+	if err != nil {
+		return err
+	}
+	t := time.NewTimer(attemptWait)
+	defer t.Stop()
+	select {
+	case <-f.Ok():
+		return nil
+	case err := <-f.Err():
+		if errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
+			return fmt.Errorf("%w: %w", nats.ErrTimeout, err)
+		}
+		return err
+	case <-t.C:
+		return fmt.Errorf("the stream's acknowledgement: %w", nats.ErrTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -274,16 +307,6 @@ func keepTrying(ctx context.Context, log zerolog.Logger, what string, f func() e
 	}
 }
 
-// drain lets the events already received reach the sink before the board
-// reports the task's end.
-func drain(sub *nats.Subscription) {
-	closed := sub.StatusChanged(nats.SubscriptionClosed)
-	if err := sub.Drain(); err != nil {
-		return
-	}
-	<-closed
-}
-
 // runWatch follows the outcomes of one run's attempts.
 type runWatch struct {
 	c    *Coordinator
@@ -293,6 +316,8 @@ type runWatch struct {
 	err  error
 	// stream is the bucket's stream, for guard.
 	stream jetstream.Stream
+	// events are the run's worker events.
+	events *runEvents
 
 	mu sync.Mutex
 	w  jetstream.KeyWatcher // the current watch (restart)
@@ -329,15 +354,22 @@ func (c *Coordinator) watch(ctx context.Context, run string) (*runWatch, error) 
 	if err != nil {
 		return nil, fmt.Errorf("watch results of run %s: %w", run, err)
 	}
-	w := &runWatch{w: kw, c: c, run: run, done: make(chan struct{}), quit: make(chan struct{}), seen: map[string]bool{}, waiters: map[string]chan *Outcome{}}
+	events, err := followEvents(c.res.nc, run)
+	if err != nil {
+		_ = kw.Stop()
+		return nil, err
+	}
+	w := &runWatch{w: kw, c: c, run: run, events: events, done: make(chan struct{}), quit: make(chan struct{}), seen: map[string]bool{}, waiters: map[string]chan *Outcome{}}
 	initial := make(chan struct{})
 	go w.follow(kw, initial)
 	select {
 	case <-initial:
 	case <-w.done:
+		events.stop()
 		return nil, fmt.Errorf("watch results of run %s: %w", run, w.err)
 	case <-ctx.Done():
 		_ = kw.Stop()
+		events.stop()
 		return nil, ctx.Err()
 	}
 	c.watches[run] = w
@@ -542,6 +574,7 @@ func (w *runWatch) stop() {
 		close(w.quit)
 	}
 	_ = w.w.Stop()
+	w.events.stop()
 }
 
 // AttemptLog reads one attempt's transcript from the attempt log (the

@@ -23,6 +23,7 @@ import (
 // running to a third delivery, and spend one of its bounded deliveries.
 type lease struct {
 	ackWait time.Duration
+	asked   time.Time // when the delivery was asked for
 	mu      sync.Mutex
 	until   time.Time
 	lost    bool
@@ -31,7 +32,7 @@ type lease struct {
 // newLease starts a lease on a delivery asked for at asked: the server
 // delivered it, and started its ack wait, after that.
 func newLease(asked time.Time, ackWait time.Duration) *lease {
-	return &lease{ackWait: ackWait, until: asked.Add(ackWait)}
+	return &lease{ackWait: ackWait, asked: asked, until: asked.Add(ackWait)}
 }
 
 // held reports whether the delivery is still this worker's, with a

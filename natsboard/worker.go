@@ -477,14 +477,22 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res 
 		}
 		log.Info().Msg("another worker committed this attempt first; this outcome is discarded")
 	}
-	if err := msg.DoubleAck(ctx); err != nil {
-		log.Debug().Err(err).Msg("ack not confirmed; a redelivery will find the outcome")
+	// Not waited for: an ack that is lost has the message delivered again
+	// after the ack wait, and that delivery finds the outcome and is
+	// acked unrun.
+	if err := msg.Ack(); err != nil {
+		log.Debug().Err(err).Msg("ack not sent; a redelivery will find the outcome")
 	}
 }
 
 // heartbeat tells the server the task is in progress, a few times per
 // ack wait, until stop is called; the heartbeats the server answers
-// extend the delivery's lease. It also looks for the attempt's outcome:
+// extend the delivery's lease. The first goes a third of the ack wait
+// after the delivery was asked for (at once when the fetch waited that
+// long): the lease, dated from the ask, holds until then with two thirds
+// of the ack wait to spare, and a task shorter than that, the common case
+// of a busy queue, costs the server no heartbeat at all. It also looks
+// for the attempt's outcome:
 // one committed meanwhile (a cancel that came as this worker took the
 // message, another worker's after a redelivery) makes this run moot, and
 // it is cancelled.
@@ -506,16 +514,14 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, c
 				l.confirmed(sent)
 			}
 		}
-		// The first at once: it dates the lease from the delivery
-		// rather than from the fetch.
-		beat()
-		t := time.NewTicker(period)
+		t := time.NewTimer(max(period-time.Since(l.asked), 0))
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
+				t.Reset(period)
 				beat()
 				gctx, gcancel := context.WithTimeout(ctx, period)
 				_, err := w.res.results.Get(gctx, key)
