@@ -255,6 +255,8 @@ const maxPublishing = 1024
 // acknowledgement is not waited on until the run ends (its --timeout);
 // the publish is then made again, and the stream drops a second copy by
 // its message id.
+//
+// U2: bounded in flight, made again under its message id.
 func (c *Coordinator) publish(ctx context.Context, msg *nats.Msg, key string) error {
 	f, err := c.jsp.PublishMsgAsync(msg, jetstream.WithMsgID(key), jetstream.WithStallWait(attemptWait))
 	if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {

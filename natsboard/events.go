@@ -99,6 +99,8 @@ func (e *runEvents) add(subject, run, task string, sink event.Sink) (done func()
 
 // flush waits until the events received so far have been emitted (or the
 // run's events stopped).
+//
+// U1: the marker goes behind every event that came before the outcome.
 func (e *runEvents) flush() {
 	marker, done := &nats.Msg{}, make(chan struct{})
 	e.mu.Lock()

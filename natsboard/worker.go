@@ -447,6 +447,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 // max_payload is replaced by an error saying so.
 //
 // N25: the outcome is MACed with the outcome key its message carries.
+// U4: the ack is not waited for; a redelivery finds the outcome.
 func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res *work.Outcome, l *lease, log zerolog.Logger) {
 	key := m.Key()
 	res.Worker, res.Host, res.PID = w.opts.Name, w.host, os.Getpid()
@@ -498,7 +499,7 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res 
 // it is cancelled.
 //
 // N6: heartbeats keep a live task's message; a dead worker's moves on after
-// one ack wait.
+// one ack wait. U3: the first a third of the ack wait after the ask.
 func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, cancel context.CancelCauseFunc, l *lease) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -650,6 +651,8 @@ const maxSkills = 256
 // (parsing and validating a manifest would otherwise cost more than the
 // rest of a short task). Tasks share the skill read-only, as the
 // in-process board's tasks share the project's.
+//
+// U5: one parse per bundle, by its content's digest.
 func (w *Worker) skill(path string) (*spec.Skill, error) {
 	w.mu.Lock()
 	s, ok := w.skills[path]
