@@ -62,7 +62,14 @@ func (d *decoder) fields(n *yaml.Node, known []string, node *Node) []field {
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
-	node.Keys = make(map[string]diag.Pos, len(n.Content)/2)
+	node.Keys = make([]KeyPos, 0, len(n.Content)/2)
+	// Duplicates are found by a scan of the keys so far, or through a
+	// map for a mapping too long to scan (agents, metadata, a schema's
+	// properties): no mapping costs a quadratic search.
+	var seen map[string]int
+	if len(n.Content)/2 > 16 {
+		seen = make(map[string]int, len(n.Content)/2)
+	}
 	out := make([]field, 0, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), n.Content[i+1]
@@ -70,11 +77,15 @@ func (d *decoder) fields(n *yaml.Node, known []string, node *Node) []field {
 			d.errorf(n.Content[i], "syntax", "a mapping key must be a plain string")
 			continue
 		}
-		if prev, dup := node.Keys[k.Value]; dup {
-			d.errorf(k, "duplicate", "duplicate key %q (first at line %d)", k.Value, prev.Line)
+		if prev := firstKey(node.Keys, seen, k.Value); prev >= 0 {
+			d.errorf(k, "duplicate", "duplicate key %q (first at line %d)", k.Value, node.Keys[prev].Line)
 			continue
 		}
-		node.Keys[k.Value] = d.pos(deref(v))
+		if seen != nil {
+			seen[k.Value] = len(node.Keys)
+		}
+		vp := d.pos(deref(v))
+		node.Keys = append(node.Keys, KeyPos{Key: k.Value, Line: int32(vp.Line), Col: int32(vp.Col)})
 		if known != nil && !contains(known, k.Value) {
 			diagn := diag.Diagnostic{Pos: d.pos(k), Severity: d.unknown, Kind: "unknown-key",
 				Message: "unknown key " + strconv.Quote(k.Value), Hint: didYouMean(k.Value, known)}
@@ -84,6 +95,23 @@ func (d *decoder) fields(n *yaml.Node, known []string, node *Node) []field {
 		out = append(out, field{key: k.Value, k: k, v: deref(v)})
 	}
 	return out
+}
+
+// firstKey is the index in keys of key, or -1; seen indexes keys when it
+// is not nil.
+func firstKey(keys []KeyPos, seen map[string]int, key string) int {
+	if seen != nil {
+		if i, ok := seen[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, k := range keys {
+		if k.Key == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // pairs returns every key of a mapping whose keys are names (agents,

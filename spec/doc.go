@@ -66,14 +66,16 @@
 //
 // # Limits
 //
-// A manifest, SKILL.md or instructions file is at most MaxFileSize (4 MiB)
-// and must be UTF-8 without NUL bytes; YAML nests at most MaxDepth (100)
-// levels; aliases may reach at most schemas.MaxAliasNodes (100,000)
-// nodes and schemas.MaxAliasBytes (4 MiB) of text, so an alias bomb
-// fails in microseconds and a large value aliased many times at its
-// alias; a description over MaxDescription (1,024) characters is a
-// warning and compatibility is at most MaxCompatibility (500). A tool's
-// description is at most MaxToolDescription (16 KiB), and a tool's input
+// A manifest, SKILL.md or instructions file is at most MaxFileSize (4 MiB),
+// a workflow file MaxWorkflowSize (16 MiB: its static tasks may be a
+// fan-out of 100,000), and each must be UTF-8 without NUL bytes; YAML
+// nests at most MaxDepth (100) levels; aliases may reach at most
+// schemas.MaxAliasNodes (100,000) nodes and schemas.MaxAliasBytes (4 MiB)
+// of text, so an alias bomb fails in microseconds and a large value
+// aliased many times at its alias; a description over MaxDescription
+// (1,024) characters is a warning and compatibility is at most
+// MaxCompatibility (500). A tool's description is at most
+// MaxToolDescription (16 KiB), and a tool's input
 // schema and an agent's output schema at most MaxToolSchema (64 KiB) as
 // JSON: they are sent with every model request. A SKILL.md folder lists
 // at most MaxResources (1,000) resource files. Each limit is reported at a

@@ -21,6 +21,11 @@ import (
 const (
 	// MaxFileSize is the largest manifest, SKILL.md or instructions file.
 	MaxFileSize = 4 << 20
+	// MaxWorkflowSize is the largest workflow file: a workflow lists its
+	// static tasks, and a fan-out of 100,000 tasks with their join is
+	// about 6.5 MiB of YAML. Loading is linear in the file, so this
+	// bounds the memory a hostile file may cost as MaxFileSize does.
+	MaxWorkflowSize = 16 << 20
 	// MaxDepth is the deepest YAML nesting (block or flow).
 	MaxDepth = 100
 	// MaxDescription and MaxCompatibility are the Agent Skills bounds.
@@ -41,7 +46,11 @@ const (
 
 // readFile reads a manifest, refusing files over MaxFileSize without
 // reading them whole.
-func readFile(path string) ([]byte, diag.List) {
+func readFile(path string) ([]byte, diag.List) { return readLimited(path, MaxFileSize) }
+
+// readLimited reads a file of at most limit bytes, refusing a larger one
+// without reading it whole.
+func readLimited(path string, limit int64) ([]byte, diag.List) {
 	at := diag.Pos{File: path, Line: 1, Col: 1}
 	f, err := os.Open(path)
 	if err != nil {
@@ -55,17 +64,17 @@ func readFile(path string) ([]byte, diag.List) {
 	if st.IsDir() {
 		return nil, diag.List{diag.Errorf(at, "io", "is a folder, not a file")}
 	}
-	if st.Size() > MaxFileSize {
-		return nil, diag.List{diag.Errorf(at, "limit", "file is %d bytes, over the %d-byte (4 MiB) limit", st.Size(), MaxFileSize)}
+	if st.Size() > limit {
+		return nil, diag.List{diag.Errorf(at, "limit", "file is %d bytes, over the %d-byte (%d MiB) limit", st.Size(), limit, limit>>20)}
 	}
 	data := make([]byte, 0, st.Size()+1)
 	buf := bytes.NewBuffer(data)
 	// Read one byte past the limit: the file may grow after Stat.
-	if _, err := buf.ReadFrom(limitReader{f, MaxFileSize + 1}); err != nil {
+	if _, err := buf.ReadFrom(limitReader{f, limit + 1}); err != nil {
 		return nil, diag.List{diag.Errorf(at, "io", "%s", ioMessage(err))}
 	}
-	if buf.Len() > MaxFileSize {
-		return nil, diag.List{diag.Errorf(at, "limit", "file is over the %d-byte (4 MiB) limit", MaxFileSize)}
+	if int64(buf.Len()) > limit {
+		return nil, diag.List{diag.Errorf(at, "limit", "file is over the %d-byte (%d MiB) limit", limit, limit>>20)}
 	}
 	return buf.Bytes(), nil
 }

@@ -425,8 +425,8 @@ func decodeAgents(d *decoder, n *yaml.Node, s *Skill) {
 				}
 			}
 		}
-		if _, repairs := a.Keys["output-repairs"]; repairs {
-			if _, out := a.Keys["output"]; !out {
+		if a.Has("output-repairs") {
+			if !a.Has("output") {
 				d.diags = append(d.diags, diag.Diagnostic{Pos: a.At("output-repairs"), Severity: diag.Warning, Kind: "output",
 					Message: fmt.Sprintf("agent %q sets output-repairs without output: there is nothing to repair", a.Name),
 					Hint:    "declare the answer's JSON Schema under output:, or remove output-repairs"})

@@ -33,17 +33,39 @@ const AutoInlineTokens = 1000
 // can point diagnostics at the exact line and column.
 type Node struct {
 	Pos diag.Pos `json:"-"`
-	// Keys maps a key as written (kebab-case) to the position of its value.
-	Keys map[string]diag.Pos `json:"-"`
+	// Keys holds the position of each key's value, in file order (read
+	// them with At and Has). A slice of small entries, not a map: a
+	// mapping has a handful of keys, and a workflow of 100,000 tasks
+	// keeps one Node per task for the whole run.
+	Keys []KeyPos `json:"-"`
+}
+
+// KeyPos is where the value of one key (as written, kebab-case) starts,
+// in the file of its Node's Pos.
+type KeyPos struct {
+	Key       string
+	Line, Col int32
 }
 
 // At returns the position of key's value, or the node's own position when
 // the key is absent.
 func (n Node) At(key string) diag.Pos {
-	if p, ok := n.Keys[key]; ok {
-		return p
+	for _, k := range n.Keys {
+		if k.Key == key {
+			return diag.Pos{File: n.Pos.File, Line: int(k.Line), Col: int(k.Col)}
+		}
 	}
 	return n.Pos
+}
+
+// Has reports whether the mapping sets key (to any value, null too).
+func (n Node) Has(key string) bool {
+	for _, k := range n.Keys {
+		if k.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // Format says which kind of file a skill came from.

@@ -28,7 +28,7 @@ var (
 // shape). Tasks' references to skills, deps and cycles are Check's.
 // The workflow is returned whenever the file parsed.
 func LoadWorkflow(path string) (*Workflow, diag.List) {
-	data, diags := readFile(path)
+	data, diags := readLimited(path, MaxWorkflowSize)
 	if diags != nil {
 		return nil, diags
 	}
@@ -137,7 +137,7 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 		}
 	}
 	if w.Model == "scripted" && w.Script == "" {
-		if _, set := w.Keys["script"]; !set {
+		if !w.Has("script") {
 			d.diags = append(d.diags, diag.Diagnostic{Pos: w.At("model"), Kind: "value",
 				Message: "model: scripted needs script: the file of scripted responses",
 				Hint:    "add script: NAME.script.yaml (see fsd schema script), or name a provider model such as openai/gpt-5.4-mini"})

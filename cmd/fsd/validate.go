@@ -140,7 +140,7 @@ func writeText(w io.Writer, diags diag.List, source bool) error {
 func sourceLine(cache map[string][]string, pos diag.Pos) (string, bool) {
 	lines, ok := cache[pos.File]
 	if !ok {
-		if st, err := os.Stat(pos.File); err == nil && st.Mode().IsRegular() && st.Size() <= spec.MaxFileSize {
+		if st, err := os.Stat(pos.File); err == nil && st.Mode().IsRegular() && st.Size() <= spec.MaxWorkflowSize {
 			if data, err := os.ReadFile(pos.File); err == nil {
 				lines = strings.Split(string(data), "\n")
 			}
