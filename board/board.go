@@ -493,6 +493,23 @@ func (b *Board) Tasks() []Task {
 	return out
 }
 
+// Overview counts the tasks by status and returns a snapshot of the first
+// n, in the order added: what a status summary needs, at the cost of n
+// tasks rather than a copy of a board of thousands.
+func (b *Board) Overview(n int) (counts map[Status]int, head []Task) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	counts = map[Status]int{}
+	for _, t := range b.order {
+		counts[t.t.Status]++
+	}
+	head = make([]Task, min(n, len(b.order)))
+	for i := range head {
+		head[i] = b.order[i].t
+	}
+	return counts, head
+}
+
 // Ancestors returns the ids of a task's dependencies, transitively, in the
 // order added. Flow policy `ancestors` (D7) reads it.
 func (b *Board) Ancestors(id string) []string {

@@ -41,7 +41,7 @@ func (r *Run) pipeline(ctx context.Context, input string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tasks := hb.b.Tasks()
+	tasks := rep.Tasks // every task as the run left them
 	if rep.Status != board.StatusDrained {
 		return "", fmt.Errorf("board %s: %s", rep.Status, describeFailures(tasks))
 	}

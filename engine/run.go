@@ -26,6 +26,7 @@ import (
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
+	"github.com/fsdrun/fsd/transcript"
 	"github.com/fsdrun/fsd/work"
 )
 
@@ -82,6 +83,9 @@ type Options struct {
 	flushDelay time.Duration
 	// wrap replaces sandbox.Wrap (tests see a machine without a sandbox).
 	wrap proc.Wrap
+	// opened sees each task attempt's transcript as it is opened (tests
+	// check that a finished task's is let go).
+	opened func(task string, tr *transcript.Transcript)
 	// session makes the run a turn of a session (Session.Start).
 	session *turnOf
 	// Approve says who answers calls that need approval: approval.Ask

@@ -3,66 +3,20 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
+	"sort"
+	"sync"
 	"testing"
 	"time"
+	"weak"
 
+	"github.com/fsdrun/fsd/internal/fanout"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/transcript"
 )
-
-// writeFanOut writes the fan-out workflow bench/fanout.sh generates: n
-// tasks, each answered at once by the scripted model, joined by one more,
-// with the limits raised to fit them. It returns the workflow's path.
-func writeFanOut(tb testing.TB, dir string, n int) string {
-	tb.Helper()
-	files := map[string]string{
-		"skills/fan/fan.skill.yaml": `id: fan
-name: Fan
-description: Answers a fan-out task at once; the joiner reports the count.
-version: 1.0.0
-instructions: Answer the task.
-agents:
-  worker: {description: Answers one task., prompt: Answer., max-steps: 2}
-  joiner: {description: Joins the results., prompt: Join., max-steps: 2}
-`,
-		"fan.script.yaml": `agents:
-  worker: [{say: 'done {{.Task.ID}}'}]
-  joiner: [{say: 'joined'}]
-`,
-	}
-	var w strings.Builder
-	fmt.Fprintf(&w, "name: fanout-%d\nmodel: scripted\nscript: fan.script.yaml\nskills: [./skills]\n", n)
-	fmt.Fprintf(&w, "limits: {concurrency: 4, max-pending-tasks: %d, max-total-tasks: %d}\n", n+1, n+1)
-	w.WriteString("input: fan out\ntasks:\n")
-	for i := range n {
-		fmt.Fprintf(&w, "  - {id: t%d, assignee: fan/worker, goal: task %d}\n", i, i)
-	}
-	w.WriteString("  - id: join\n    assignee: fan/joiner\n    goal: join\n    deps: [")
-	for i := range n {
-		if i > 0 {
-			w.WriteString(", ")
-		}
-		w.WriteString("t" + strconv.Itoa(i))
-	}
-	w.WriteString("]\n")
-	files["fan.workflow.yaml"] = w.String()
-	for name, text := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "fan.workflow.yaml")
-}
 
 // heapInuse is the heap in use after a full collection.
 func heapInuse() uint64 {
@@ -75,19 +29,23 @@ func heapInuse() uint64 {
 
 // BenchmarkScale runs the fan-out of n tasks and a join, with no run
 // record, as `fsd run` does: loading and checking the workflow, then the
-// run. It reports the time per task of each part and the bytes per task
-// the process still holds when the run has ended, with its result and
-// the loaded project alive: HeapInuse after a collection, over the
-// collected baseline before loading, divided by n. No part may cost more
-// per task as n grows.
+// run. It reports the time per task of each part and two figures of
+// memory per task, each HeapInuse after a collection over the collected
+// baseline before loading, divided by n: live-B/task when the join
+// starts (every other task finished, the loaded project alive: what a
+// finished task holds), held-B/task once the run has ended, its result
+// still alive. No figure may grow per task as n grows.
 //
 //	go test ./engine -run '^$' -bench Scale -benchtime 1x
 //	go test ./engine -run '^$' -bench 'Scale/tasks=100000$' -benchtime 1x
 func BenchmarkScale(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 50_000, 100_000} {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
-			path := writeFanOut(b, b.TempDir(), n)
-			var load, run time.Duration
+			path, err := fanout.Write(b.TempDir(), n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var load, run, probe time.Duration
 			var live, held uint64
 			for b.Loop() {
 				base := heapInuse()
@@ -105,7 +63,9 @@ func BenchmarkScale(b *testing.B) {
 				var atJoin uint64
 				m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
 					if req.Caller.TaskID == "join" && req.Caller.Step == 0 {
+						t := time.Now()
 						atJoin = heapInuse()
+						probe += time.Since(t)
 					}
 					return sm.Generate(ctx, req)
 				})
@@ -130,9 +90,62 @@ func BenchmarkScale(b *testing.B) {
 			}
 			per := float64(b.N * n)
 			b.ReportMetric(float64(load.Microseconds())/per, "load-µs/task")
-			b.ReportMetric(float64(run.Microseconds())/per, "run-µs/task")
+			b.ReportMetric(float64((run-probe).Microseconds())/per, "run-µs/task")
 			b.ReportMetric(float64(live)/per, "live-B/task")
 			b.ReportMetric(float64(held)/per, "held-B/task")
 		})
+	}
+}
+
+// G1: a finished task holds no transcript. When the join starts, every
+// other task has finished, and a collection finds each worker's
+// transcript unreachable, with a run record and without: the board keeps
+// a task's result, not the conversation that made it.
+func TestFinishedTaskHoldsNoTranscript(t *testing.T) {
+	const n = 20
+	path, err := fanout.Write(t.TempDir(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, diags := spec.LoadProject(path)
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, runs := range []string{"", t.TempDir()} {
+		var mu sync.Mutex
+		opened := map[string]weak.Pointer[transcript.Transcript]{}
+		var kept []string
+		m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+			if req.Caller.TaskID != "join" {
+				return &model.Response{Text: "done " + req.Caller.TaskID}, nil
+			}
+			runtime.GC()
+			mu.Lock()
+			defer mu.Unlock()
+			for task, w := range opened {
+				if task != "join" && w.Value() != nil {
+					kept = append(kept, task)
+				}
+			}
+			return &model.Response{Text: "joined"}, nil
+		})
+		r, err := New(p, Options{Model: m, RunsDir: runs, Key: userKey(t), opened: func(task string, tr *transcript.Transcript) {
+			mu.Lock()
+			opened[task] = weak.Make(tr)
+			mu.Unlock()
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Execute(context.Background(), ""); err != nil {
+			t.Fatal(err)
+		}
+		if len(opened) != n+1 {
+			t.Fatalf("%d transcripts opened, want %d", len(opened), n+1)
+		}
+		if len(kept) > 0 {
+			sort.Strings(kept)
+			t.Errorf("runs dir %q: finished tasks still hold their transcripts while the join runs: %v", runs, kept)
+		}
 	}
 }

@@ -78,8 +78,11 @@ func (hb *hostBoard) ran(task string, a event.Attempt) {
 func (hb *hostBoard) ranByOf(e event.Event) event.Event {
 	switch e.Type {
 	case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+		// The end event is the entry's last reader: a finished task keeps
+		// none (G1), and a task run again starts a list of its own.
 		hb.mu.Lock()
 		as := hb.ranBy[e.Task]
+		delete(hb.ranBy, e.Task)
 		hb.mu.Unlock()
 		if len(as) == 0 {
 			return e
@@ -357,22 +360,21 @@ func (hb *hostBoard) flushHistory() {
 
 // writeStatus renders the board into the host's context block.
 func (hb *hostBoard) writeStatus(b *strings.Builder) {
-	tasks := hb.b.Tasks()
-	if len(tasks) == 0 {
+	counts, head := hb.b.Overview(maxStatusLines)
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	if total == 0 {
 		return
 	}
-	counts := map[board.Status]int{}
-	for _, t := range tasks {
-		counts[t.Status]++
-	}
 	fmt.Fprintf(b, "\n<board tasks=\"%d\" pending=\"%d\" running=\"%d\" completed=\"%d\" failed=\"%d\" cancelled=\"%d\">\n",
-		len(tasks), counts[board.Pending], counts[board.Running], counts[board.Completed], counts[board.Failed], counts[board.Cancelled])
-	for i, t := range tasks {
-		if i == maxStatusLines {
-			fmt.Fprintf(b, "… %d more (listTasks shows all)\n", len(tasks)-i)
-			break
-		}
+		total, counts[board.Pending], counts[board.Running], counts[board.Completed], counts[board.Failed], counts[board.Cancelled])
+	for _, t := range head {
 		fmt.Fprintf(b, "- %s [%s] %s: %s\n", t.ID, t.Status, t.Agent(), oneLine(clip(t.Goal, 80)))
+	}
+	if total > len(head) {
+		fmt.Fprintf(b, "… %d more (listTasks shows all)\n", total-len(head))
 	}
 	b.WriteString("</board>\n")
 }

@@ -45,7 +45,11 @@ func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *
 	if r.rec != nil {
 		log = r.rec.Journal()
 	}
-	return journaledTranscript(log, journal.Gen{Task: task, Attempt: attempt}, j, r.now), j, nil
+	tr := journaledTranscript(log, journal.Gen{Task: task, Attempt: attempt}, j, r.now)
+	if r.opts.opened != nil {
+		r.opts.opened(task, tr)
+	}
+	return tr, j, nil
 }
 
 // journaledTranscript opens generator gen's transcript on log (nil: kept

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkShow is `fsd show` of the record of a fan-out of n tasks: the
+// summary, and one task's model calls (--task). The record is made once,
+// before the timer starts; each figure is per task of the run, so a
+// reader that costs more per task as the record grows shows here.
+//
+//	go test ./cmd/fsd -run '^$' -bench Show -benchtime 3x
+func BenchmarkShow(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		wf := fanoutWorkflow(b, n)
+		runs := b.TempDir()
+		var out, errb bytes.Buffer
+		if code := run([]string{"run", wf, "--runs-dir", runs}, &out, &errb); code != exitOK {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+		ents, err := os.ReadDir(runs)
+		if err != nil || len(ents) != 1 {
+			b.Fatalf("runs: %v %v", ents, err)
+		}
+		dir := filepath.Join(runs, ents[0].Name())
+		for _, c := range []struct {
+			name string
+			args []string
+		}{{"summary", nil}, {"task", []string{"--task", "t5"}}} {
+			b.Run(fmt.Sprintf("tasks=%d/%s", n, c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					var out, errb bytes.Buffer
+					if code := run(append([]string{"show", dir}, c.args...), &out, &errb); code != exitOK {
+						b.Fatalf("exit %d: %s", code, errb.String())
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/task")
+			})
+		}
+	}
+}
