@@ -142,6 +142,10 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 }
 
 // execute runs one task with its retries and records the outcome.
+//
+// G1: the task's goroutine ends here and its node keeps only the Task
+// (status, result, times), so a board of 100,000 finished tasks holds
+// their results and nothing of the runs that made them.
 func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 	b.mu.Lock()
 	if n.t.Status != Pending || ctx.Err() != nil {

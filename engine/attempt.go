@@ -47,6 +47,10 @@ type attemptDeps struct {
 // panic.
 //
 // N1: every attempt, in process or on a worker, runs here.
+//
+// G1: the generator, its transcript and its closures live in this call
+// only; what outlives it is the Outcome (result, usage), so a finished
+// task holds no conversation.
 func runAttempt(ctx context.Context, t *work.Attempt, d attemptDeps) (res *work.Outcome) {
 	res = &work.Outcome{Model: t.Model}
 	defer func() {

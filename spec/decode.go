@@ -63,7 +63,7 @@ func (d *decoder) fields(n *yaml.Node, known []string, node *Node) []field {
 		return nil
 	}
 	node.Keys = make([]KeyPos, 0, len(n.Content)/2)
-	// Duplicates are found by a scan of the keys so far, or through a
+	// G2: duplicates are found by a scan of the keys so far, or through a
 	// map for a mapping too long to scan (agents, metadata, a schema's
 	// properties): no mapping costs a quadratic search.
 	var seen map[string]int

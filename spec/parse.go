@@ -21,7 +21,7 @@ import (
 const (
 	// MaxFileSize is the largest manifest, SKILL.md or instructions file.
 	MaxFileSize = 4 << 20
-	// MaxWorkflowSize is the largest workflow file: a workflow lists its
+	// MaxWorkflowSize is the largest workflow file (G2): a workflow lists its
 	// static tasks, and a fan-out of 100,000 tasks with their join is
 	// about 6.5 MiB of YAML. Loading is linear in the file, so this
 	// bounds the memory a hostile file may cost as MaxFileSize does.

@@ -74,6 +74,8 @@ func NewBoard(w io.Writer, now func() time.Time) *Board {
 
 // setStatus changes a row's status and keeps the counts and the running
 // set with it.
+//
+// G3: a frame reads these instead of walking the rows.
 func (b *Board) setStatus(r *row, status string) {
 	if r.status == status {
 		return
