@@ -6,31 +6,28 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsdrun/fsd/internal/fanout"
 )
 
-// writeFanOut writes a workflow of n independent tasks and a join over
-// them, padded with a comment to at least pad bytes.
+// writeFanOut writes the scale benchmarks' fan-out of n tasks and a join
+// (internal/fanout), padded with a comment to at least pad bytes.
 func writeFanOut(t testing.TB, n, pad int) string {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "name: fan\nmodel: openai/gpt-test\nlimits: {max-pending-tasks: %d, max-total-tasks: %d}\ninput: go\ntasks:\n", n+1, n+1)
-	for i := range n {
-		fmt.Fprintf(&b, "  - {id: t%d, goal: task %d}\n", i, i)
-	}
-	b.WriteString("  - {id: join, goal: join, deps: [")
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "t%d", i)
-	}
-	b.WriteString("]}\n")
-	for b.Len() < pad {
-		b.WriteString("# " + strings.Repeat("x", 1000) + "\n")
-	}
-	path := filepath.Join(t.TempDir(), "fan.workflow.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	path, err := fanout.Write(t.TempDir(), n)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if pad > 0 {
+		text := fanout.Workflow(n)
+		var b strings.Builder
+		b.WriteString(text)
+		for b.Len() < pad {
+			b.WriteString("# " + strings.Repeat("x", 1000) + "\n")
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return path
 }
@@ -60,8 +57,9 @@ func TestNodeKeys(t *testing.T) {
 	if err := diags.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.Tasks[1].At("goal").String(); got != path+":7:20" {
-		t.Errorf("At(goal) = %s, want %s:7:20", got, path)
+	// Line 9: "  - {id: t1, assignee: fan/worker, goal: task 1}".
+	if got := w.Tasks[1].At("goal").String(); got != path+":9:42" {
+		t.Errorf("At(goal) = %s, want %s:9:42", got, path)
 	}
 	if got := w.Tasks[1].At("deps"); got != w.Tasks[1].Pos {
 		t.Errorf("At of an absent key = %v, want the node's own %v", got, w.Tasks[1].Pos)
