@@ -20,6 +20,9 @@ import (
 
 func TestMain(m *testing.M) {
 	mcptest.ServeIfAsked()
+	if os.Getenv(envTaskServer) == "stdio" {
+		serveTasksOnStdio()
+	}
 	if os.Getenv("FSD_MCPTOOL_PARENT") != "" {
 		parent()
 	}

@@ -1,17 +1,20 @@
 package mcptool
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
 )
 
@@ -22,7 +25,9 @@ import (
 //     report;
 //   - broken requires a task, which fails with an isError result;
 //   - forever requires a task that works until tasks/cancel;
-//   - plain is an ordinary tool.
+//   - slow requires a task that works until tasks/cancel, and over stdio
+//     is created only once the call was cancelled;
+//   - plain is an ordinary tool, and so is cancelled (stdio only).
 type taskServer struct {
 	*httptest.Server
 	mu        sync.Mutex
@@ -115,7 +120,9 @@ func (ts *taskServer) answer(method string, params json.RawMessage) (any, *wireE
 			map[string]any{"name": "research", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "broken", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "forever", "inputSchema": obj, "execution": required},
+			map[string]any{"name": "slow", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "plain", "inputSchema": obj},
+			map[string]any{"name": "cancelled", "inputSchema": obj},
 		}}, nil
 	case "tools/call":
 		if p.Name == "plain" {
@@ -274,5 +281,121 @@ func TestTaskToolCancelled(t *testing.T) {
 				t.Fatal("the server got no tasks/cancel")
 			}
 		})
+	}
+}
+
+// envTaskServer=stdio makes the test binary serve the task server on
+// stdio (TestMain).
+const envTaskServer = "FSD_MCPTOOL_TASKS"
+
+// serveTasksOnStdio serves the task server on stdin and stdout, each
+// request on its own goroutine, and exits when stdin ends. A call of slow
+// says it started (a progress notification) and is answered with its task
+// only once the client cancelled it; the plain tool cancelled answers with
+// the id of the first task tasks/cancel named, waiting for one.
+func serveTasksOnStdio() {
+	ts := &taskServer{tasks: map[string]*fakeTask{}, versions: map[string]bool{}, cancelled: make(chan string, 8)}
+	var outMu sync.Mutex
+	send := func(msg map[string]any) {
+		msg["jsonrpc"] = "2.0"
+		outMu.Lock()
+		defer outMu.Unlock()
+		_ = json.NewEncoder(os.Stdout).Encode(msg)
+	}
+	var mu sync.Mutex
+	notified := map[string]chan struct{}{}
+	cancelOf := func(id string) chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		if notified[id] == nil {
+			notified[id] = make(chan struct{})
+		}
+		return notified[id]
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &req) != nil {
+			continue
+		}
+		if len(req.ID) == 0 {
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			if req.Method == "notifications/cancelled" && json.Unmarshal(req.Params, &p) == nil {
+				close(cancelOf(string(p.RequestID)))
+			}
+			continue
+		}
+		go func() {
+			var p struct {
+				Name string `json:"name"`
+				Meta struct {
+					Token any `json:"progressToken"`
+				} `json:"_meta"`
+			}
+			_ = json.Unmarshal(req.Params, &p)
+			if req.Method == "tools/call" && p.Name == "slow" {
+				send(map[string]any{"method": "notifications/progress", "params": map[string]any{"progressToken": p.Meta.Token, "progress": 1, "message": "creating the task"}})
+				select {
+				case <-cancelOf(string(req.ID)):
+				case <-time.After(30 * time.Second):
+				}
+			}
+			if req.Method == "tools/call" && p.Name == "cancelled" {
+				select {
+				case id := <-ts.cancelled:
+					send(map[string]any{"id": req.ID, "result": text(id, false)})
+				case <-time.After(30 * time.Second):
+					send(map[string]any{"id": req.ID, "result": text("no task was cancelled", true)})
+				}
+				return
+			}
+			result, rerr := ts.answer(req.Method, req.Params)
+			if rerr != nil {
+				send(map[string]any{"id": req.ID, "error": rerr})
+				return
+			}
+			send(map[string]any{"id": req.ID, "result": result})
+		}()
+	}
+	os.Exit(0)
+}
+
+// A call given up before its server answered with the task (over stdio,
+// where the answer still comes) cancels the task once it exists.
+//
+// P11: a task whose call was given up is cancelled on its server.
+func TestTaskToolCancelledBeforeTheTaskExists(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	e.vars[envTaskServer] = "stdio"
+	s := &spec.Skill{ID: "tracker", Version: "1.0.0", Dir: t.TempDir(), MCP: []spec.MCPServer{{
+		Name: "t", Command: []string{exe, "-test.run=^$"}, Env: []string{envTaskServer},
+	}}}
+	p := newPool(t, e, Options{Sandbox: unconfined})
+	tools, notes := p.Acquire(context.Background(), s)
+	if len(notes) > 0 {
+		t.Fatalf("notes: %v", notes)
+	}
+	ts := byName(tools)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The server says the call reached it; the run is cancelled then,
+	// before the server answers with the task.
+	res := ts["slow"].Call(tool.WithHooks(ctx, tool.Hooks{Progress: func(tool.Progress) { cancel() }}), json.RawMessage(`{}`), nil)
+	if !res.IsError || !strings.HasPrefix(res.Text, "cancelled") {
+		t.Fatalf("result: %+v", res)
+	}
+	if res := call(ts["cancelled"], `{}`); res.IsError || res.Text != "task-1" {
+		t.Fatalf("the server's cancelled tasks: %+v, want task-1", res)
 	}
 }
