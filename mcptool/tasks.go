@@ -80,8 +80,9 @@ func (t taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	c := &taskConn{inner: inner, status: t.status, protocol: t.protocol,
-		in: make(chan readResult), injected: make(chan jsonrpc.Message), done: make(chan struct{}),
+		in: make(chan readResult), injected: make(chan jsonrpc.Message),
 		asked: map[string]string{}, taskTools: map[string]bool{}, calls: map[string]*taskCall{}, mine: map[string]chan *jsonrpc.Response{}}
+	c.ctx, c.close = context.WithCancel(context.Background())
 	go c.pump()
 	return c, nil
 }
@@ -99,10 +100,11 @@ type taskConn struct {
 
 	in       chan readResult      // what the server sent, in order
 	injected chan jsonrpc.Message // the answers of calls run as tasks
-	done     chan struct{}        // closed by Close
-	once     sync.Once
-	writeMu  sync.Mutex
-	seq      atomic.Int64
+	// ctx ends when the connection closes: it bounds this connection's
+	// own requests.
+	ctx   context.Context
+	close context.CancelFunc
+	seq   atomic.Int64
 
 	mu        sync.Mutex
 	asked     map[string]string // id → method of the SDK's requests whose answers tell of tasks
@@ -114,26 +116,19 @@ type taskConn struct {
 
 // taskCall is one tools/call sent as a task.
 type taskCall struct {
-	id     jsonrpc.ID
-	token  any            // the call's progress token, if any
-	cancel chan struct{}  // closed when the SDK cancels the call
+	id    jsonrpc.ID
+	token any // the call's progress token, if any
+	// ctx ends when the SDK cancels the call or the connection closes:
+	// it bounds the requests that follow the task.
+	ctx    context.Context
+	stop   context.CancelFunc
 	status chan taskState // the latest status the server pushed
-	once   sync.Once
 
 	mu   sync.Mutex
 	task string // its task's id, once the server created it
 }
 
-func (t *taskCall) stop() { t.once.Do(func() { close(t.cancel) }) }
-
-func (t *taskCall) stopped() bool {
-	select {
-	case <-t.cancel:
-		return true
-	default:
-		return false
-	}
-}
+func (t *taskCall) stopped() bool { return t.ctx.Err() != nil }
 
 func (t *taskCall) setTask(id string) {
 	t.mu.Lock()
@@ -170,7 +165,7 @@ func (c *taskConn) pump() {
 		m, err := c.inner.Read(context.Background())
 		select {
 		case c.in <- readResult{m, err}:
-		case <-c.done:
+		case <-c.ctx.Done():
 			return
 		}
 		if err != nil {
@@ -191,7 +186,7 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if !c.intercept(r.msg) {
 				return r.msg, nil
 			}
-		case <-c.done:
+		case <-c.ctx.Done():
 			return nil, mcp.ErrConnectionClosed
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -304,10 +299,12 @@ func (c *taskConn) created(call *taskCall, m *jsonrpc.Response) bool {
 	return true
 }
 
+// forget ends a call run as a task: answered, given up, or not a task.
 func (c *taskConn) forget(call *taskCall) {
 	c.mu.Lock()
 	delete(c.calls, idKey(call.id.Raw()))
 	c.mu.Unlock()
+	call.stop()
 }
 
 // notify passes a task's pushed status to the call that follows it.
@@ -378,12 +375,9 @@ func (c *taskConn) follow(call *taskCall, t taskState) {
 		case next := <-call.status:
 			timer.Stop()
 			t = next
-		case <-call.cancel:
+		case <-call.ctx.Done():
 			timer.Stop()
 			c.cancelTask(t.TaskID)
-			return
-		case <-c.done:
-			timer.Stop()
 			return
 		}
 	}
@@ -400,27 +394,28 @@ func suffix(msg string) string {
 // for its answer; ok is false when the call was cancelled (the task is
 // then cancelled too) or the connection closed.
 func (c *taskConn) ask(call *taskCall, method, taskID string) (*jsonrpc.Response, bool) {
-	ch, err := c.send(method, taskID)
-	if err != nil {
-		c.answer(call, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: method + ": " + err.Error()})
+	ch, err := c.send(call.ctx, method, taskID)
+	if err == nil {
+		select {
+		case resp := <-ch:
+			return resp, true
+		case <-call.ctx.Done():
+			// The answer, if it comes, is taken and dropped: its id
+			// stays this connection's until then.
+		}
+	}
+	if call.stopped() {
+		c.cancelTask(taskID)
 		return nil, false
 	}
-	select {
-	case resp := <-ch:
-		return resp, true
-	case <-call.cancel:
-		// The answer, if it comes, is taken and dropped: its id stays
-		// this connection's until then.
-		c.cancelTask(taskID)
-	case <-c.done:
-	}
+	c.answer(call, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: method + ": " + err.Error()})
 	return nil, false
 }
 
 // send writes one of this connection's own requests about a task; its
 // answer comes on the channel. The id stays this connection's until the
 // answer comes, so a late answer is taken, never passed to the SDK.
-func (c *taskConn) send(method, taskID string) (chan *jsonrpc.Response, error) {
+func (c *taskConn) send(ctx context.Context, method, taskID string) (chan *jsonrpc.Response, error) {
 	id, err := jsonrpc.MakeID(fmt.Sprintf("fsd-task-%d", c.seq.Add(1)))
 	if err != nil {
 		return nil, err
@@ -431,7 +426,7 @@ func (c *taskConn) send(method, taskID string) (chan *jsonrpc.Response, error) {
 	c.mu.Lock()
 	c.mine[key] = ch
 	c.mu.Unlock()
-	if err := c.write(context.Background(), &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
+	if err := c.write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
 		c.mu.Lock()
 		delete(c.mine, key)
 		c.mu.Unlock()
@@ -440,18 +435,21 @@ func (c *taskConn) send(method, taskID string) (chan *jsonrpc.Response, error) {
 	return ch, nil
 }
 
-// cancelTask asks the server to cancel a task whose call was given up; its
-// answer is not waited for.
+// cancelTask asks the server to cancel a task whose call was given up,
+// unless the connection is closing; its answer is not waited for, nor its
+// sending (an HTTP request may take a while).
 func (c *taskConn) cancelTask(taskID string) {
-	_, _ = c.send("tasks/cancel", taskID)
+	if c.ctx.Err() != nil {
+		return
+	}
+	go func() { _, _ = c.send(c.ctx, "tasks/cancel", taskID) }()
 }
 
 // answer gives the SDK the final answer of a call run as a task.
 func (c *taskConn) answer(call *taskCall, result json.RawMessage, err error) {
 	select {
 	case c.injected <- &jsonrpc.Response{ID: call.id, Result: result, Error: err}:
-	case <-call.cancel:
-	case <-c.done:
+	case <-call.ctx.Done():
 	}
 }
 
@@ -468,9 +466,10 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.write(ctx, msg)
 }
 
+// write sends a message; a Connection takes concurrent writes, and over
+// Streamable HTTP a write lasts until the server answers its request, so
+// none waits for another.
 func (c *taskConn) write(ctx context.Context, msg jsonrpc.Message) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
 	return c.inner.Write(ctx, msg)
 }
 
@@ -505,7 +504,8 @@ func (c *taskConn) outgoing(req *jsonrpc.Request) jsonrpc.Message {
 		if err != nil {
 			return req
 		}
-		call := &taskCall{id: req.ID, token: meta.Token, cancel: make(chan struct{}), status: make(chan taskState, 1)}
+		call := &taskCall{id: req.ID, token: meta.Token, status: make(chan taskState, 1)}
+		call.ctx, call.stop = context.WithCancel(c.ctx)
 		c.mu.Lock()
 		c.calls[key] = call
 		c.mu.Unlock()
@@ -538,7 +538,7 @@ func (c *taskConn) cancelled(n *jsonrpc.Request) bool {
 }
 
 func (c *taskConn) Close() error {
-	c.once.Do(func() { close(c.done) })
+	c.close()
 	return c.inner.Close()
 }
 
