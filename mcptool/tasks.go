@@ -110,6 +110,7 @@ type taskConn struct {
 	asked     map[string]string // id → method of the SDK's requests whose answers tell of tasks
 	serves    bool              // the server takes tools/call as tasks
 	taskTools map[string]bool   // tools that require tasks
+	required  int               // how many of them do
 	calls     map[string]*taskCall
 	mine      map[string]chan *jsonrpc.Response // this connection's own requests, by id
 }
@@ -201,8 +202,14 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *taskConn) intercept(msg jsonrpc.Message) bool {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
-		key := idKey(m.ID.Raw())
 		c.mu.Lock()
+		if len(c.mine)+len(c.calls)+len(c.asked) == 0 {
+			// The common case, an answer of a plain call: nothing to
+			// look up.
+			c.mu.Unlock()
+			return false
+		}
+		key := idKey(m.ID.Raw())
 		ch, own := c.mine[key]
 		delete(c.mine, key)
 		call, isTask := c.calls[key]
@@ -271,7 +278,11 @@ func (c *taskConn) learn(method string, result json.RawMessage) {
 		}
 		c.mu.Lock()
 		for _, t := range r.Tools {
-			c.taskTools[t.Name] = t.Execution != nil && t.Execution.TaskSupport == "required"
+			required := t.Execution != nil && t.Execution.TaskSupport == "required"
+			if required != c.taskTools[t.Name] {
+				c.required += map[bool]int{true: 1, false: -1}[required]
+			}
+			c.taskTools[t.Name] = required
 		}
 		c.mu.Unlock()
 	}
@@ -483,6 +494,12 @@ func (c *taskConn) outgoing(req *jsonrpc.Request) jsonrpc.Message {
 		c.asked[key] = req.Method
 		c.mu.Unlock()
 	case "tools/call":
+		c.mu.Lock()
+		some := c.serves && c.required > 0
+		c.mu.Unlock()
+		if !some {
+			return req
+		}
 		var p map[string]json.RawMessage
 		if json.Unmarshal(req.Params, &p) != nil {
 			return req
