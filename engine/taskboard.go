@@ -45,8 +45,11 @@ type hostBoard struct {
 	// events of a resumed run say "replayed".
 	seeding      bool
 	replayedEnds map[string]bool
-	// static holds the ids of the workflow's static tasks.
-	static map[string]bool
+	// static holds the ids of the workflow's static tasks, and
+	// staticAssignees their assignees, each once: the roster is asked at
+	// every addTask and must not walk a board of 100,000 static tasks.
+	static          map[string]bool
+	staticAssignees []string
 	// ranBy holds each task's attempts in order, with the worker process
 	// that ran each: its end event names them.
 	ranBy map[string][]event.Attempt
@@ -175,8 +178,13 @@ func newBoard(d boardDeps, h *hostEnv) *hostBoard {
 	if hb.dispatch == nil {
 		hb.dispatch = &inProcess{workers: d.workers, ev: d.ev, resolve: hb.resolve}
 	}
+	seen := map[string]bool{}
 	for _, t := range d.tasks {
 		hb.static[t.ID] = true
+		if t.Assignee != "" && !seen[t.Assignee] {
+			seen[t.Assignee] = true
+			hb.staticAssignees = append(hb.staticAssignees, t.Assignee)
+		}
 	}
 	if h != nil {
 		hb.parent = func() []model.Message { return h.tr.Messages() }
@@ -257,10 +265,8 @@ func (hb *hostBoard) roster() []string {
 			}
 		}
 	}
-	for _, t := range hb.tasks {
-		if t.Assignee != "" {
-			add(t.Assignee)
-		}
+	for _, a := range hb.staticAssignees {
+		add(a)
 	}
 	return out
 }
