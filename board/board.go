@@ -334,19 +334,35 @@ func (b *Board) check(specs []TaskSpec, roster []string) ([]*node, error) {
 }
 
 // dedupe drops repeated dependencies, keeping the first of each. A join
-// over thousands of tasks must not cost a quadratic scan.
+// over thousands of tasks must not cost a quadratic scan, and a list
+// without repeats (the usual one) is kept as it is, not copied.
 func dedupe(deps []string) []string {
-	out := make([]string, 0, len(deps))
 	if len(deps) <= 16 {
-		for _, d := range deps {
-			if !slices.Contains(out, d) {
-				out = append(out, d)
+		for i, d := range deps {
+			if slices.Contains(deps[:i], d) {
+				return dedupeFrom(deps, i)
 			}
 		}
-		return out
+		return deps
 	}
 	seen := make(map[string]bool, len(deps))
-	for _, d := range deps {
+	for i, d := range deps {
+		if seen[d] {
+			return dedupeFrom(deps, i)
+		}
+		seen[d] = true
+	}
+	return deps
+}
+
+// dedupeFrom copies deps without repeats, deps[i] being the first repeat.
+func dedupeFrom(deps []string, i int) []string {
+	out := slices.Clone(deps[:i])
+	seen := make(map[string]bool, len(deps))
+	for _, d := range out {
+		seen[d] = true
+	}
+	for _, d := range deps[i:] {
 		if !seen[d] {
 			seen[d] = true
 			out = append(out, d)

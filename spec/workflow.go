@@ -268,16 +268,22 @@ func decodeTasks(d *decoder, n *yaml.Node, w *Workflow) {
 	if n == nil || n.Kind != yaml.SequenceNode {
 		return
 	}
+	// Sized once: a workflow of 100,000 tasks keeps this slice for the
+	// whole run, and growing it by appends would copy it and leave it
+	// up to a quarter empty.
+	if len(n.Content) > 0 {
+		w.Tasks = make([]Task, 0, len(n.Content))
+	}
 	for _, e := range n.Content {
 		var t Task
-		texts := map[string]*yaml.Node{}
+		var goal, input *yaml.Node
 		for _, f := range d.fields(e, taskKeys, &t.Node) {
 			switch f.key {
 			case "id":
 				t.ID, _ = str(f.v)
 			case "goal":
 				t.Goal, _ = str(f.v)
-				texts["goal"] = f.v
+				goal = f.v
 			case "assignee":
 				t.Assignee, _ = str(f.v)
 				if t.Assignee != "" {
@@ -290,13 +296,14 @@ func decodeTasks(d *decoder, n *yaml.Node, w *Workflow) {
 				t.Deps, t.DepsPos = d.strList(f.v)
 			case "input":
 				t.Input, _ = str(f.v)
-				texts["input"] = f.v
+				input = f.v
 			}
 		}
-		for _, what := range []string{"goal", "input"} {
-			if n := texts[what]; n != nil {
-				checkTaskTemplate(d, n, what, t.Deps)
-			}
+		if goal != nil {
+			checkTaskTemplate(d, goal, "goal", t.Deps)
+		}
+		if input != nil {
+			checkTaskTemplate(d, input, "input", t.Deps)
 		}
 		w.Tasks = append(w.Tasks, t)
 	}
