@@ -27,6 +27,7 @@ import (
 //   - forever requires a task that works until tasks/cancel;
 //   - slow requires a task that works until tasks/cancel, and over stdio
 //     is created only once the call was cancelled;
+//   - maybe takes a task or not (taskSupport optional);
 //   - plain is an ordinary tool, and so is cancelled (stdio only).
 type taskServer struct {
 	*httptest.Server
@@ -122,11 +123,12 @@ func (ts *taskServer) answer(method string, params json.RawMessage) (any, *wireE
 			map[string]any{"name": "forever", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "slow", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "plain", "inputSchema": obj},
+			map[string]any{"name": "maybe", "inputSchema": obj, "execution": map[string]any{"taskSupport": "optional"}},
 			map[string]any{"name": "cancelled", "inputSchema": obj},
 		}}, nil
 	case "tools/call":
-		if p.Name == "plain" {
-			return text(fmt.Sprintf("plain, task field %s", p.Task), false), nil
+		if p.Name == "plain" || p.Name == "maybe" && len(p.Task) == 0 {
+			return text(fmt.Sprintf("%s, task field %s", p.Name, p.Task), false), nil
 		}
 		if len(p.Task) == 0 {
 			return nil, &wireError{-32601, "tool " + p.Name + " requires a task"}
@@ -207,8 +209,9 @@ func (p *progressOf) hooks() tool.Hooks {
 
 // A task's statuses reach the call as numbered progress reports, and the
 // call answers with tasks/result's result; an ordinary tool of the same
-// server is called without a task. Every request after initialize carries
-// the protocol version the server agreed to.
+// server, and one that only may be a task, are called without a task.
+// Every request after initialize carries the protocol version the server
+// agreed to.
 //
 // P10: a tool that requires a task is called as one.
 func TestTaskToolAnswersWithItsResult(t *testing.T) {
@@ -225,8 +228,10 @@ func TestTaskToolAnswersWithItsResult(t *testing.T) {
 	if strings.Join(pr.msgs, "|") != strings.Join(want, "|") || pr.done[3] != 4 {
 		t.Errorf("progress: %q %v, want %q numbered 1 to 4", pr.msgs, pr.done, want)
 	}
-	if res := call(tools["plain"], `{}`); res.IsError || res.Text != "plain, task field " {
-		t.Errorf("plain tool: %+v", res)
+	for _, name := range []string{"plain", "maybe"} {
+		if res := call(tools[name], `{}`); res.IsError || res.Text != name+", task field " {
+			t.Errorf("%s tool: %+v", name, res)
+		}
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
