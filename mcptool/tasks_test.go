@@ -27,6 +27,9 @@ import (
 //   - forever requires a task that works until tasks/cancel;
 //   - slow requires a task that works until tasks/cancel, and over stdio
 //     is created only once the call was cancelled;
+//   - pushed requires a task that ends at once, which over stdio the
+//     server says with notifications/tasks/status, and which it refuses
+//     to be polled about;
 //   - maybe takes a task or not (taskSupport optional);
 //   - plain is an ordinary tool, and so is cancelled (stdio only).
 type taskServer struct {
@@ -122,6 +125,7 @@ func (ts *taskServer) answer(method string, params json.RawMessage) (any, *wireE
 			map[string]any{"name": "broken", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "forever", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "slow", "inputSchema": obj, "execution": required},
+			map[string]any{"name": "pushed", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "plain", "inputSchema": obj},
 			map[string]any{"name": "maybe", "inputSchema": obj, "execution": map[string]any{"taskSupport": "optional"}},
 			map[string]any{"name": "cancelled", "inputSchema": obj},
@@ -142,6 +146,8 @@ func (ts *taskServer) answer(method string, params json.RawMessage) (any, *wireE
 		}
 		task.polls++
 		switch {
+		case task.tool == "pushed":
+			return nil, &wireError{-32603, "pushed is not to be polled: its status was sent"}
 		case task.tool == "research" && task.polls < 3:
 			task.msg = fmt.Sprintf("stage %d", task.polls)
 		case task.tool == "research":
@@ -174,7 +180,11 @@ func (ts *taskServer) answer(method string, params json.RawMessage) (any, *wireE
 // state is a task as the schema's Task has it; ts.mu is held.
 func (ts *taskServer) state(id string) map[string]any {
 	t := ts.tasks[id]
-	return map[string]any{"taskId": id, "status": t.status, "statusMessage": t.msg, "ttl": nil, "pollInterval": 10,
+	poll := 10
+	if t.tool == "pushed" {
+		poll = 60000 // the status comes before any poll
+	}
+	return map[string]any{"taskId": id, "status": t.status, "statusMessage": t.msg, "ttl": nil, "pollInterval": poll,
 		"createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z"}
 }
 
@@ -367,6 +377,14 @@ func serveTasksOnStdio() {
 				return
 			}
 			send(map[string]any{"id": req.ID, "result": result})
+			if req.Method == "tools/call" && p.Name == "pushed" {
+				ts.mu.Lock()
+				id := fmt.Sprintf("task-%d", len(ts.tasks))
+				ts.tasks[id].status, ts.tasks[id].msg = taskCompleted, "done"
+				st := ts.state(id)
+				ts.mu.Unlock()
+				send(map[string]any{"method": "notifications/tasks/status", "params": st})
+			}
 		}()
 	}
 	os.Exit(0)
@@ -402,5 +420,34 @@ func TestTaskToolCancelledBeforeTheTaskExists(t *testing.T) {
 	}
 	if res := call(ts["cancelled"], `{}`); res.IsError || res.Text != "task-1" {
 		t.Fatalf("the server's cancelled tasks: %+v, want task-1", res)
+	}
+}
+
+// A task's status the server pushes (notifications/tasks/status) is taken
+// at once: the task's end is not polled for.
+func TestTaskToolStatusPushed(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	e.vars[envTaskServer] = "stdio"
+	s := &spec.Skill{ID: "tracker", Version: "1.0.0", Dir: t.TempDir(), MCP: []spec.MCPServer{{
+		Name: "t", Command: []string{exe, "-test.run=^$"}, Env: []string{envTaskServer},
+	}}}
+	p := newPool(t, e, Options{Sandbox: unconfined})
+	tools, notes := p.Acquire(context.Background(), s)
+	if len(notes) > 0 {
+		t.Fatalf("notes: %v", notes)
+	}
+	var pr progressOf
+	res := byName(tools)["pushed"].Call(tool.WithHooks(context.Background(), pr.hooks()), json.RawMessage(`{}`), nil)
+	if res.IsError || res.Text != "report on {}" {
+		t.Fatalf("result: %+v", res)
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if strings.Join(pr.msgs, "|") != "task working: queued|task completed: done" {
+		t.Errorf("progress: %q", pr.msgs)
 	}
 }
