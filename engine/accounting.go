@@ -27,6 +27,16 @@ type account struct {
 	perAgent      map[string]spec.Budget
 	prices        map[string]spec.Price
 
+	// heldRun and heldAgents are what calls in flight reserved of the
+	// run's and each agent's budgets; freed wakes calls waiting for room
+	// (reserve.go).
+	heldRun    held
+	heldAgents map[string]*held
+	freed      chan struct{}
+	// onWait, when set, hears that a call waits for room (a.mu held):
+	// tests hold calls in flight until the others are waiting.
+	onWait func()
+
 	// parent is the run's account of an attempt's (attempt): every call
 	// is booked there too, and its budgets are the ones checked.
 	parent *account

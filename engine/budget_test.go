@@ -14,9 +14,11 @@ import (
 	"github.com/fsdrun/fsd/spec"
 )
 
-// Token budgets: once the run has used limits.max-input-tokens (or
-// max-output-tokens), the next model call is refused and the run ends with
-// an error naming the budget; without a budget the same run finishes.
+// Token budgets: a model call that does not fit in what is left of
+// limits.max-input-tokens (or once max-output-tokens is used up) is
+// refused and the run ends with an error naming the budget; without a
+// budget the same run finishes. The input budget stops the run after one
+// call: 150 tokens are left, and the host's next request counts more.
 func TestTokenBudgets(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -25,7 +27,7 @@ func TestTokenBudgets(t *testing.T) {
 		wantErr  string // "" for a finished run
 	}{
 		{"no budget", 0, 0, 4, ""},
-		{"input", 250, 0, 3, "limits.max-input-tokens is 250"},
+		{"input", 250, 0, 1, "limits.max-input-tokens is 250"},
 		{"output", 0, 20, 2, "limits.max-output-tokens is 20"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,7 +163,7 @@ func TestBudgetStopsTaskMidway(t *testing.T) {
 // any other limit still refuses the resume.
 func TestResumeRaisesBudget(t *testing.T) {
 	p := project(skill("aa", "1.0.0", spec.ChannelInline))
-	p.Workflow.Limits.MaxInputTokens = 250
+	p.Workflow.Limits.MaxOutputTokens = 25
 	steps := []step{read("aa"), call("aa_echo", map[string]string{"text": "a"}), call("aa_echo", map[string]string{"text": "b"}),
 		call("aa_echo", map[string]string{"text": "c"}), say("done")}
 	calls := 0
@@ -200,9 +202,9 @@ func TestResumeRaisesBudget(t *testing.T) {
 	editSummary(t, res.Dir, func(m map[string]any) {
 		m["input_tokens"], m["output_tokens"], m["status"] = 0, 0, "running"
 	})
-	// The same budget: refused before any model call (300 used of 250).
+	// The same budget: refused before any model call (30 used of 25).
 	calls = 0
-	if _, err := resumeWith(func(*spec.Workflow) {}); !errors.Is(err, ErrBudget) || calls != 0 || !strings.Contains(err.Error(), "300 input tokens used") {
+	if _, err := resumeWith(func(*spec.Workflow) {}); !errors.Is(err, ErrBudget) || calls != 0 || !strings.Contains(err.Error(), "30 output tokens used") {
 		t.Fatalf("resume under the same budget: %d calls, %v", calls, err)
 	}
 	// Another limit changed: still refused as a changed workflow.
@@ -212,15 +214,16 @@ func TestResumeRaisesBudget(t *testing.T) {
 	// Raised (and priced): goes on from the journal to the answer.
 	calls = 0
 	res2, err := resumeWith(func(w *spec.Workflow) {
-		w.Limits.MaxInputTokens = 1000
+		w.Limits.MaxOutputTokens = 100
 		w.Prices = map[string]spec.Price{"x/y": {Input: 1}}
 	})
 	if err != nil || res2.Answer != "done" || calls != 2 {
 		t.Fatalf("resume under a raised budget: answer %q, %d calls, %v", res2.Answer, calls, err)
 	}
 	sum := readSummary(t, res.Dir)
-	if sum.InputTokens != 500 || sum.Status != runrecord.Finished {
-		t.Errorf("run.json: %d input tokens, status %s; want 500 (3 calls, then 2 after the resume), finished", sum.InputTokens, sum.Status)
+	if sum.InputTokens != 500 || sum.OutputTokens != 50 || sum.Status != runrecord.Finished {
+		t.Errorf("run.json: %d input and %d output tokens, status %s; want 500 and 50 (3 calls, then 2 after the resume), finished",
+			sum.InputTokens, sum.OutputTokens, sum.Status)
 	}
 }
 

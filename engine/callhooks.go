@@ -156,10 +156,12 @@ func (g *generator) sample(ctx context.Context, c model.ToolCall, id string, req
 	if gate.Reject != nil {
 		return nil, errors.New(gate.Reject.Text)
 	}
-	if err := g.budget(); err != nil {
+	req.Caller = g.caller
+	held, err := g.reserve(ctx, req)
+	if err != nil {
 		return nil, err
 	}
-	req.Caller = g.caller
+	defer held.release()
 	resp, tk, cost, err := g.generate(ctx, req)
 	g.emitRequest(req, tk, resp.Usage, cost)
 	return resp, err

@@ -265,6 +265,11 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 		g.maskResponse(resp)
 		return req, resp, true, nil
 	}
+	held, err := g.reserve(ctx, req)
+	if err != nil {
+		return req, nil, false, err
+	}
+	defer held.release()
 	g.rec.Request(g.recName, s, g.tr.Len(), g.clock())
 	var done func(*model.Response, error)
 	if g.obs != nil {
@@ -586,6 +591,29 @@ func (g *generator) budget() error {
 		return g.errorf("%w", err)
 	}
 	return nil
+}
+
+// reserve holds room for req in the budgets of the generator's caller
+// (see account.reserve) and bounds its answer to the room held. The
+// request is counted only when an input budget applies: a run without
+// one never loads the tokenizer for it.
+func (g *generator) reserve(ctx context.Context, req *model.Request) (*reservation, error) {
+	in := 0
+	if g.acct.counts(req.Caller) {
+		tc := g.tokens
+		if tc == nil {
+			tc = sharedTokens
+		}
+		in = tc.request(req).Total
+	}
+	r, err := g.acct.reserve(ctx, req.Caller, in, req.MaxTokens)
+	if err != nil {
+		return nil, g.errorf("%w", err)
+	}
+	if r != nil && r.out > 0 {
+		req.MaxTokens = r.out
+	}
+	return r, nil
 }
 
 // estimate fills in a response's usage when the model reported none (the

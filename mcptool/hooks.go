@@ -180,7 +180,8 @@ func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mc
 	if !ok || c.hooks.Sample == nil || req.Params == nil {
 		return nil, refused(errors.New("fsd samples only during a call, with the run's model"))
 	}
-	mr := &model.Request{Context: req.Params.SystemPrompt}
+	// The server's maxTokens bounds the answer, as the protocol asks.
+	mr := &model.Request{Context: req.Params.SystemPrompt, MaxTokens: int(req.Params.MaxTokens)}
 	for _, m := range req.Params.Messages {
 		if m == nil {
 			continue

@@ -229,6 +229,29 @@ type Request struct {
 	// of what a recording matches on.
 	Cache    bool   `json:"-"`
 	CacheKey string `json:"-"`
+	// MaxTokens bounds this call's answer (0: the provider's configured
+	// bound). The engine sets it where an output budget applies, so the
+	// tokens it reserved for the answer are all the provider may bill;
+	// providers send the smaller of it and their own (see Bound).
+	MaxTokens int `json:"max_tokens,omitempty"`
+}
+
+// DefaultMaxTokens bounds an answer where nothing else does and a bound
+// must be sent: Anthropic's max_tokens, which its API requires, and a call
+// under an output budget, which reserves this many tokens for its answer.
+const DefaultMaxTokens = 8192
+
+// Bound is the bound on req's answer a provider configured with
+// configured (0: none) sends: the smaller of the two that are set, 0 when
+// neither is.
+func (req *Request) Bound(configured int) int {
+	switch {
+	case req.MaxTokens <= 0:
+		return max(configured, 0)
+	case configured <= 0:
+		return req.MaxTokens
+	}
+	return min(req.MaxTokens, configured)
 }
 
 // Output is a typed result's schema as a request carries it.

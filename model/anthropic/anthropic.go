@@ -16,7 +16,7 @@ const Name = "anthropic"
 const DefaultBaseURL = "https://api.anthropic.com/"
 
 // DefaultMaxTokens is sent as max_tokens, which the Messages API requires.
-const DefaultMaxTokens = 8192
+const DefaultMaxTokens = model.DefaultMaxTokens
 
 // APIVersion is the anthropic-version header sent with every request.
 const APIVersion = "2023-06-01"

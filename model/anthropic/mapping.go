@@ -12,7 +12,7 @@ import (
 
 // buildRequest maps a model.Request to a Messages request.
 func buildRequest(cfg Config, req *model.Request) (*messagesRequest, error) {
-	p := &messagesRequest{Model: cfg.Model, MaxTokens: cfg.MaxTokens, Stream: req.OnText != nil}
+	p := &messagesRequest{Model: cfg.Model, MaxTokens: req.Bound(cfg.MaxTokens), Stream: req.OnText != nil}
 	if req.Context != "" {
 		p.System = []textBlock{{Type: "text", Text: req.Context}}
 	}

@@ -32,3 +32,9 @@ func TestReferenceResponses(t *testing.T) {
 			ID: "msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY", Served: "claude-opus-4-7", FinishReason: "end_turn", MaxTokens: DefaultMaxTokens}},
 	})
 }
+
+// A request's bound on its answer is sent as max_tokens, in place of the
+// configured one when smaller.
+func TestRequestBound(t *testing.T) {
+	prov.Bound(t, func(b map[string]any) any { return b["max_tokens"] })
+}

@@ -82,7 +82,7 @@ func buildRequest(cfg Config, req *model.Request) (*generateRequest, error) {
 		}
 		p.Tools = []tool{t}
 	}
-	gc := &generationConfig{MaxOutputTokens: max(cfg.MaxTokens, 0)}
+	gc := &generationConfig{MaxOutputTokens: req.Bound(cfg.MaxTokens)}
 	if req.Output != nil && caps.TypedOutput {
 		if s, ok := outschema.Gemini(outschema.Decode(req.Output.Schema)); ok {
 			gc.ResponseMIMEType, gc.ResponseJSONSchema = "application/json", s

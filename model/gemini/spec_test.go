@@ -66,3 +66,11 @@ func TestReferenceResponses(t *testing.T) {
 		{File: "blocked.json", WantErr: "gemini: the prompt was blocked (SAFETY)"},
 	})
 }
+
+// A request's bound on its answer is sent as maxOutputTokens.
+func TestRequestBound(t *testing.T) {
+	prov.Bound(t, func(b map[string]any) any {
+		gc, _ := b["generationConfig"].(map[string]any)
+		return gc["maxOutputTokens"]
+	})
+}

@@ -14,7 +14,7 @@ import (
 
 // buildRequest maps a model.Request to a chat completion request.
 func buildRequest(cfg Config, req *model.Request) (*chatRequest, error) {
-	p := &chatRequest{Model: cfg.Model, MaxCompletionTokens: max(cfg.MaxTokens, 0)}
+	p := &chatRequest{Model: cfg.Model, MaxCompletionTokens: req.Bound(cfg.MaxTokens)}
 	// The current-context block leads as a system message: "developer" is
 	// OpenAI's newer name for it, but Ollama, vLLM and llama.cpp only know
 	// "system", and OpenAI still accepts it.

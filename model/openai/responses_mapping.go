@@ -23,7 +23,7 @@ const includeReasoning = "reasoning.encrypted_content"
 func buildResponsesRequest(cfg Config, req *model.Request) (*responsesRequest, error) {
 	p := &responsesRequest{
 		Model: cfg.Model, Instructions: req.Context, Input: []any{},
-		MaxOutputTokens: max(cfg.MaxTokens, 0), Stream: req.OnText != nil,
+		MaxOutputTokens: req.Bound(cfg.MaxTokens), Stream: req.OnText != nil,
 	}
 	if reasons(cfg.Model) {
 		p.Include = []string{includeReasoning}

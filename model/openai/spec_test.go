@@ -40,3 +40,10 @@ func TestReferenceResponses(t *testing.T) {
 		{File: "streaming.sse", Want: &model.Response{Text: "Hello", ID: "chatcmpl-123", Served: "gpt-4o-mini", FinishReason: "stop"}},
 	})
 }
+
+// A request's bound on its answer is sent as max_completion_tokens, and
+// through the Responses API as max_output_tokens.
+func TestRequestBound(t *testing.T) {
+	prov.Bound(t, func(b map[string]any) any { return b["max_completion_tokens"] })
+	rprov.Bound(t, func(b map[string]any) any { return b["max_output_tokens"] })
+}

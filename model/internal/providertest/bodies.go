@@ -55,6 +55,7 @@ func Variants(p Provider) map[string]*model.Request {
 			model.Message{Role: model.Assistant, Text: "Done."},
 			model.Message{Role: model.User, Text: "Thanks."})
 	})
+	add("bounded", func(r *model.Request) { r.MaxTokens = 100 })
 	add("bare", func(r *model.Request) {
 		r.Context, r.Tools = "", nil
 		r.Messages = []model.Message{{Role: model.User, Text: "hi"}}
@@ -83,4 +84,25 @@ func (p Provider) Bodies(t *testing.T) map[string][]byte {
 		srv.Close()
 	}
 	return out
+}
+
+// Bound checks that a request's MaxTokens reaches the wire as the bound
+// on the answer (field reads it from the body, nil when absent) and that
+// the response reports it: a call under an output budget asks for no more
+// than the engine reserved for it.
+func (p Provider) Bound(t *testing.T, field func(body map[string]any) any) {
+	t.Helper()
+	req := p.Request()
+	req.MaxTokens = 100
+	resp, sent := p.Call(t, fakeserver.Reply{Body: p.OKBody}, req)
+	var body map[string]any
+	if err := json.Unmarshal(sent, &body); err != nil {
+		t.Fatal(err)
+	}
+	if got := field(body); got != float64(100) {
+		t.Errorf("bound sent %v, want 100", got)
+	}
+	if resp.MaxTokens != 100 {
+		t.Errorf("response reports a bound of %d, want 100", resp.MaxTokens)
+	}
 }

@@ -151,7 +151,7 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, body any) (*m
 	if err != nil {
 		return nil, c.secrets.Error(err)
 	}
-	resp.Server, resp.MaxTokens = c.server, c.maxTokens
+	resp.Server, resp.MaxTokens = c.server, req.Bound(c.maxTokens)
 	return resp, nil
 }
 

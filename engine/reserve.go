@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fsdrun/fsd/model"
+)
+
+// A budget holds only if a call is measured before it is made: checking
+// what was used lets the last call in, and concurrent workers all in,
+// each free to spend a whole answer. So a call under a budget first
+// reserves what it may cost — its request's input tokens and the bound on
+// its answer — and is made only when used and reserved tokens together
+// leave room for it; its answer's usage then takes the reservation's
+// place.
+
+// held is what the calls in flight have reserved of one budget.
+type held struct{ in, out int }
+
+// reservation is one call's room in the budgets its caller falls under,
+// held in the run's account until the call is answered or fails.
+type reservation struct {
+	root  *account
+	holds []*held // of the budgets it is in
+	in    int
+	// out is the bound on the call's answer, asked of the provider as
+	// model.Request.MaxTokens; 0 where no output budget applies.
+	out int
+}
+
+// limit is one budget a call falls under, as reserve weighs it.
+type limit struct {
+	maxIn, maxOut int
+	used          model.Usage
+	held          *held
+	key           string // "limits." or "limits.agents.NAME."
+	agent         string // the agent named in its error; "" for the run's
+}
+
+// limits are the budgets caller c falls under: the run's, then its
+// agent's. a is the run's account; a.mu is held.
+func (a *account) limits(c model.Caller) []limit {
+	var ls []limit
+	if a.maxIn > 0 || a.maxOut > 0 {
+		ls = append(ls, limit{maxIn: a.maxIn, maxOut: a.maxOut, used: a.run.u, held: &a.heldRun, key: "limits."})
+	}
+	if c.TaskID == "" {
+		return ls
+	}
+	name := agentOf(c)
+	b, ok := a.perAgent[name]
+	if !ok || (b.MaxInputTokens <= 0 && b.MaxOutputTokens <= 0) {
+		return ls
+	}
+	var used model.Usage
+	if t := a.agents[name]; t != nil {
+		used = t.u
+	}
+	if a.heldAgents == nil {
+		a.heldAgents = map[string]*held{}
+	}
+	h := a.heldAgents[name]
+	if h == nil {
+		h = &held{}
+		a.heldAgents[name] = h
+	}
+	return append(ls, limit{maxIn: b.MaxInputTokens, maxOut: b.MaxOutputTokens, used: used, held: h,
+		key: "limits.agents." + name + ".", agent: name})
+}
+
+// root is the account whose budgets are checked: the run's.
+func (a *account) root() *account {
+	for a.parent != nil {
+		a = a.parent
+	}
+	return a
+}
+
+// counts reports whether a call of c falls under an input budget, so its
+// request must be counted. Budgets are fixed for the run: no lock.
+func (a *account) counts(c model.Caller) bool {
+	if a == nil {
+		return false
+	}
+	a = a.root()
+	if a.maxIn > 0 {
+		return true
+	}
+	return c.TaskID != "" && a.perAgent[agentOf(c)].MaxInputTokens > 0
+}
+
+// reserve holds room for one call of c in every budget it falls under:
+// in input tokens (its request's count) and an answer of up to bound
+// tokens (model.DefaultMaxTokens where the request sets none), cut to
+// what an output budget has left. A call that cannot fit in what is used
+// is refused with ErrBudget naming the budget; one that fits only once
+// calls in flight are answered waits for them, so concurrent workers
+// never share the last tokens, and none is refused for a reservation
+// that turns out larger than the answer. Without a budget it holds
+// nothing. The caller releases the reservation when the call ends.
+//
+// B1: a call is made only if its input and its bounded answer fit in
+// what is used and reserved.
+func (a *account) reserve(ctx context.Context, c model.Caller, in, bound int) (*reservation, error) {
+	if a == nil {
+		return nil, nil
+	}
+	a = a.root()
+	if bound <= 0 {
+		bound = model.DefaultMaxTokens
+	}
+	for {
+		a.mu.Lock()
+		ls := a.limits(c)
+		if len(ls) == 0 {
+			a.mu.Unlock()
+			return nil, nil
+		}
+		out, err := fit(ls, in, bound)
+		if err != nil {
+			a.mu.Unlock()
+			return nil, err
+		}
+		if room(ls, in, out) {
+			r := &reservation{root: a, in: in, out: out}
+			for _, l := range ls {
+				l.held.in += in
+				l.held.out += out
+				r.holds = append(r.holds, l.held)
+			}
+			a.mu.Unlock()
+			return r, nil
+		}
+		freed := a.freedCh()
+		if a.onWait != nil {
+			a.onWait()
+		}
+		a.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// fit is the bound on a call's answer under ls, or the error that refuses
+// the call: a budget used up, or one the call's input alone would pass.
+func fit(ls []limit, in, bound int) (int, error) {
+	out := 0
+	for _, l := range ls {
+		if err := l.refuse(in); err != nil {
+			return 0, err
+		}
+		if l.maxOut > 0 {
+			left := l.maxOut - l.used.OutputTokens
+			if out == 0 || left < out {
+				out = left
+			}
+		}
+	}
+	if out > 0 {
+		out = min(out, bound)
+	}
+	return out, nil
+}
+
+// refuse is the error that stops a call of in input tokens under l.
+func (l limit) refuse(in int) error {
+	err := over(l.used, l.maxIn, l.maxOut, l.key)
+	if err == nil && l.maxIn > 0 && l.used.InputTokens+in > l.maxIn {
+		err = fmt.Errorf("%w: %d input tokens used and the next call needs %d, %smax-input-tokens is %d",
+			ErrBudget, l.used.InputTokens, in, l.key, l.maxIn)
+	}
+	if err != nil && l.agent != "" {
+		err = fmt.Errorf("%w (agent %s, all its tasks together)", err, l.agent)
+	}
+	return err
+}
+
+// room reports whether a call of in input tokens and an answer of up to
+// out fits beside what calls in flight hold.
+func room(ls []limit, in, out int) bool {
+	for _, l := range ls {
+		if l.maxIn > 0 && l.used.InputTokens+l.held.in+in > l.maxIn {
+			return false
+		}
+		if l.maxOut > 0 && l.used.OutputTokens+l.held.out+out > l.maxOut {
+			return false
+		}
+	}
+	return true
+}
+
+// freedCh is closed when a reservation is released. a.mu is held.
+func (a *account) freedCh() chan struct{} {
+	if a.freed == nil {
+		a.freed = make(chan struct{})
+	}
+	return a.freed
+}
+
+// release gives the room back, waking calls that wait for it. The call's
+// usage, if any, is booked before: between the two the account counts
+// both, which errs on the side of the budget.
+func (r *reservation) release() {
+	if r == nil {
+		return
+	}
+	a := r.root
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, h := range r.holds {
+		h.in -= r.in
+		h.out -= r.out
+	}
+	if a.freed != nil {
+		close(a.freed)
+		a.freed = nil
+	}
+}
