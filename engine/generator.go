@@ -265,6 +265,7 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 		g.maskResponse(resp)
 		return req, resp, true, nil
 	}
+	// B4: given back when the call ends, after generate booked its usage.
 	held, err := g.reserve(ctx, req)
 	if err != nil {
 		return req, nil, false, err
@@ -597,6 +598,9 @@ func (g *generator) budget() error {
 // (see account.reserve) and bounds its answer to the room held. The
 // request is counted only when an input budget applies: a run without
 // one never loads the tokenizer for it.
+//
+// B2: under an output budget the provider is asked for no more answer
+// than was reserved.
 func (g *generator) reserve(ctx context.Context, req *model.Request) (*reservation, error) {
 	in := 0
 	if g.acct.counts(req.Caller) {

@@ -181,6 +181,9 @@ func (l limit) refuse(in int) error {
 
 // room reports whether a call of in input tokens and an answer of up to
 // out fits beside what calls in flight hold.
+//
+// B3: calls in flight hold their room, so concurrent workers cannot
+// all take the last of it.
 func room(ls []limit, in, out int) bool {
 	for _, l := range ls {
 		if l.maxIn > 0 && l.used.InputTokens+l.held.in+in > l.maxIn {
@@ -204,6 +207,8 @@ func (a *account) freedCh() chan struct{} {
 // release gives the room back, waking calls that wait for it. The call's
 // usage, if any, is booked before: between the two the account counts
 // both, which errs on the side of the budget.
+//
+// B4: the room is given back however the call ended.
 func (r *reservation) release() {
 	if r == nil {
 		return

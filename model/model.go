@@ -244,6 +244,8 @@ const DefaultMaxTokens = 8192
 // Bound is the bound on req's answer a provider configured with
 // configured (0: none) sends: the smaller of the two that are set, 0 when
 // neither is.
+//
+// B2: a request's bound is what the provider sends, when smaller.
 func (req *Request) Bound(configured int) int {
 	switch {
 	case req.MaxTokens <= 0:
