@@ -279,8 +279,11 @@ func (c *taskConn) learn(method string, result json.RawMessage) {
 		c.mu.Lock()
 		for _, t := range r.Tools {
 			required := t.Execution != nil && t.Execution.TaskSupport == "required"
-			if required != c.taskTools[t.Name] {
-				c.required += map[bool]int{true: 1, false: -1}[required]
+			switch was := c.taskTools[t.Name]; {
+			case required && !was:
+				c.required++
+			case !required && was:
+				c.required--
 			}
 			c.taskTools[t.Name] = required
 		}
