@@ -3,6 +3,7 @@ package natsboard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/work"
 )
 
 // TestEventsFlushedBeforeDone: the events a worker sent before its
@@ -96,4 +99,63 @@ func TestTaskPublishOutlastsNoStream(t *testing.T) {
 		t.Fatalf("%d calls: the first had a stream to answer it, the test proves nothing", calls)
 	}
 	must(t, <-made)
+}
+
+// TestFetchesAsManyAsFreeSlots: a worker's pulls ask for as many tasks as
+// it has free slots, together, and no more: with 8 tasks queued and 3
+// slots, 3 are delivered and running and 5 stay on the queue for other
+// workers (a task fetched without a slot would wait on this worker while
+// its ack wait ran).
+func TestFetchesAsManyAsFreeSlots(t *testing.T) {
+	srv := runServer(t)
+	c, err := Connect(context.Background(), srv.ClientURL(), Options{})
+	must(t, err)
+	defer c.Close()
+	started, release := make(chan string, 8), make(chan struct{})
+	serve(t, srv.ClientURL(), WorkerOptions{Name: "w1", Concurrency: 3, AckWait: 5 * time.Second,
+		Model: func(string, string) (model.Model, error) { return nil, nil },
+		Work: func(ctx context.Context, a *work.Attempt, o work.Options) *work.Outcome {
+			started <- a.Task
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return &work.Outcome{Result: "done " + a.Task}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			out, err := c.Dispatch(ctx, &work.Attempt{Run: "run1", Task: fmt.Sprintf("t%d", i), Number: 1, Goal: "wait"}, nil, nil)
+			if err == nil && out.Error != "" {
+				err = errors.New(out.Error)
+			}
+			errs <- err
+		}()
+	}
+	for range 3 {
+		select {
+		case <-started:
+		case <-ctx.Done():
+			t.Fatal("3 tasks did not start")
+		}
+	}
+	cons, err := c.res.tasks.Consumer(ctx, consumerName(">"))
+	must(t, err)
+	until(t, "the 8 tasks on the queue", func() bool {
+		info, err := cons.Info(ctx)
+		return err == nil && info.NumAckPending+int(info.NumPending) == 8
+	})
+	info, err := cons.Info(ctx)
+	must(t, err)
+	if info.NumAckPending != 3 || info.NumPending != 5 {
+		t.Errorf("%d tasks delivered and %d queued; want 3 (the worker's slots) and 5", info.NumAckPending, info.NumPending)
+	}
+	close(release)
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -229,21 +229,24 @@ func (w *Worker) Run(ctx context.Context) error {
 	var trouble fetchTrouble
 	var wg, fetchers sync.WaitGroup
 	w.fetchesOver = make(chan struct{})
+	p := newPuller(w)
+	wg.Go(func() { p.run(ctx) })
 	for range w.opts.Concurrency {
 		fetchers.Add(1)
 		wg.Go(func() {
 			defer fetchers.Done()
+			r := make(chan delivery, 1)
 			for ctx.Err() == nil {
 				tctx, release, ok := slots.Take(ctx)
 				if !ok {
 					return
 				}
-				// A fetch waits at most half the ack wait: a delivery's
-				// lease starts when it was asked for (the server's ack wait
-				// starts later, when it delivers), and keeps half of it.
-				asked := time.Now()
-				msg, err := w.queue().Next(jetstream.FetchMaxWait(min(pullRenew, w.opts.AckWait/2)))
-				if err != nil {
+				d, ok := p.next(ctx, r)
+				if !ok {
+					release()
+					return
+				}
+				if err := d.err; err != nil {
 					release()
 					if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
 						trouble.failed(w.opts.Logger, err)
@@ -255,7 +258,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				trouble.over(w.opts.Logger)
 				wg.Go(func() {
 					defer release()
-					w.handle(tctx, msg, newLease(asked, w.opts.AckWait))
+					w.handle(tctx, d.msg, newLease(d.asked, w.opts.AckWait))
 				})
 			}
 		})
