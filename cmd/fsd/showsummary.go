@@ -55,7 +55,9 @@ func taskEnds(dir string) (map[string]taskUsage, map[string]*event.Worker, map[s
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
-		if !bytes.Contains(sc.Bytes(), []byte(`"type":"task.`)) {
+		// Only end events are decoded: a run's events are mostly other
+		// kinds, and most task events (added, started) are not an end.
+		if !isTaskEnd(sc.Bytes()) {
 			continue
 		}
 		var e event.Event
@@ -86,6 +88,18 @@ func taskEnds(dir string) (map[string]taskUsage, map[string]*event.Worker, map[s
 		attempts = nil
 	}
 	return out, workers, attempts
+}
+
+// taskEnds' markers of an end event, as the record writes its type.
+var taskEndTypes = [][]byte{[]byte(`"type":"` + event.TaskCompleted + `"`), []byte(`"type":"` + event.TaskFailed + `"`), []byte(`"type":"` + event.TaskCancelled + `"`)}
+
+func isTaskEnd(line []byte) bool {
+	for _, m := range taskEndTypes {
+		if bytes.Contains(line, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func loadRunDetail(dir string, now time.Time) (runDetail, error) {
