@@ -17,6 +17,7 @@ const a2aClient = "@a2a-js/sdk@1.3.0"
 //
 // Y36: the official client speaks to fsd serve's A2A agent.
 func TestA2AClient(t *testing.T) {
+	t.Parallel()
 	_, u := serveProc(t, markWorkflow(t))
 	out, stderr := runJSClient(t, "testdata/a2a/client.mjs", a2aClient, "FSD_A2A_URL="+u.String())
 	type state struct{ State int }

@@ -24,6 +24,7 @@ const aguiClient = "@ag-ui/client@1.0.0"
 //
 // Y23: the official client reads fsd serve's AG-UI stream.
 func TestAGUIHttpAgent(t *testing.T) {
+	t.Parallel()
 	_, u := serveProc(t, markWorkflow(t))
 	out, stderr := runJSClient(t, "testdata/agui/client.mjs", aguiClient, "FSD_AGUI_URL="+u.JoinPath("agui").String())
 	var got struct {

@@ -13,6 +13,7 @@ import (
 // workflow's approve: always — the run needs nobody, and fsd show says
 // which skill's entry let the call run.
 func TestAllowedToolsRunWithoutAsking(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "skills", "notes", "SKILL.md"),
 		"---\nname: notes\ndescription: Keeps notes.\nallowed-tools: Read, run_skill_script Bash(git diff:*)\n---\nRun scripts/note.sh.\n")

@@ -86,6 +86,7 @@ func TestApproveFromAnotherProcess(t *testing.T) {
 	if testing.Short() || runtime.GOOS == "windows" {
 		t.Skip("runs fsd as a subprocess")
 	}
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		flags    []string
@@ -137,6 +138,7 @@ func TestApproveStoppedRunThenResume(t *testing.T) {
 	if testing.Short() || runtime.GOOS == "windows" {
 		t.Skip("runs fsd as a subprocess")
 	}
+	t.Parallel()
 	proc, id, runs := waitForPending(t)
 	if err := proc.cmd.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -181,6 +183,7 @@ func TestApproveStoppedRunThenResume(t *testing.T) {
 // the call pending, and the exact fsd approve and fsd resume lines on
 // stderr before the one fsd: line. Those lines, typed, finish the run.
 func TestApproveNoTerminalStopsThenResume(t *testing.T) {
+	t.Parallel()
 	if stdinIsTerminal() {
 		t.Skip("stdin is a terminal: fsd run would ask there")
 	}
@@ -230,6 +233,7 @@ func TestApproveEditChecksSchema(t *testing.T) {
 	if testing.Short() || runtime.GOOS == "windows" {
 		t.Skip("runs fsd as a subprocess")
 	}
+	t.Parallel()
 	proc, id, runs := waitForPending(t)
 	code, out, errs := fsd(t, "approve", id, "--runs-dir", runs, "--edit", `{"version": "1.4.0", "channel": "nightly"}`)
 	if code != exitProblems || !strings.Contains(errs, "channel") || !strings.Contains(errs, "publish") {

@@ -77,6 +77,7 @@ func TestInputFromStdinAndFile(t *testing.T) {
 }
 
 func TestInputErrors(t *testing.T) {
+	t.Parallel()
 	wf := "../../examples/hello/hello.workflow.yaml"
 	tests := []struct {
 		name, stdin, input, want string

@@ -236,6 +236,7 @@ func readPID(t *testing.T, fifo string) int {
 // saying how to continue, and --session continues with the skills still
 // loaded and a call's approval asked in place.
 func TestChatSession(t *testing.T) {
+	t.Parallel()
 	skipUnlessPty(t)
 	dir := t.TempDir()
 	wf, fifo := sessionWorkflow(t, dir)

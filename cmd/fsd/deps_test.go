@@ -21,6 +21,7 @@ var heavyDeps = map[string]string{
 
 // The binary's import graph stays free of the heavy packages it shed.
 func TestBinaryLeavesOutHeavyDependencies(t *testing.T) {
+	t.Parallel()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command on PATH")

@@ -179,6 +179,7 @@ func TestErrorPathsSayEachThingOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("walks every error path")
 	}
+	t.Parallel()
 	ms := &messages{t: t, seen: map[string]string{}}
 	runs := t.TempDir()
 

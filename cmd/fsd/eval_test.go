@@ -42,6 +42,7 @@ triggers:
 
 // The exit code follows the threshold: 0.67 passes 0.5 and fails 0.7.
 func TestEvalThresholdExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := evalProject(t)
 	suite := filepath.Join(dir, "t.eval.yaml")
 	runs := filepath.Join(dir, ".fsd", "runs")
@@ -74,6 +75,7 @@ func TestEvalThresholdExitCodes(t *testing.T) {
 // A skill-creator trigger set on the command line is for the skill whose
 // folder holds it, or --skill's.
 func TestEvalTriggerSetFile(t *testing.T) {
+	t.Parallel()
 	dir := evalProject(t)
 	set := filepath.Join(dir, "skills", "greeter", "trigger.json")
 	write(t, set, `[{"query": "say hello to Ada", "should_trigger": true}, {"query": "the weekly status report", "should_trigger": false}]`)
@@ -90,6 +92,7 @@ func TestEvalTriggerSetFile(t *testing.T) {
 
 // --baseline marks the recall a worse description lost.
 func TestEvalBaseline(t *testing.T) {
+	t.Parallel()
 	dir := evalProject(t)
 	suite := filepath.Join(dir, "t.eval.yaml")
 	runs := filepath.Join(dir, ".fsd", "runs")
@@ -120,6 +123,7 @@ func TestEvalBaseline(t *testing.T) {
 // A replayed eval answers from its cassettes, and a request that differs
 // from the recording (a description changed) fails the run and the eval.
 func TestEvalRecordReplay(t *testing.T) {
+	t.Parallel()
 	dir := evalProject(t)
 	suite := filepath.Join(dir, "t.eval.yaml")
 	runs := filepath.Join(dir, ".fsd", "runs")
@@ -301,6 +305,7 @@ func containsStr(list []string, s string) bool {
 // from 5/6 to 3/6, beside the report in text, JSON and HTML, and the
 // exit status stays the report's.
 func TestEvalVary(t *testing.T) {
+	t.Parallel()
 	dir := evalProject(t)
 	suite := filepath.Join(dir, "t.eval.yaml")
 	alt := filepath.Join(dir, "alt.txt")

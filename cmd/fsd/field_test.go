@@ -105,6 +105,7 @@ func TestFieldCorpusRun(t *testing.T) {
 // fails with exit 1 and says which skill and why, before any model call,
 // and the record says failed.
 func TestRunStrict(t *testing.T) {
+	t.Parallel()
 	wf := filepath.Join("testdata", "field", "field.workflow.yaml")
 	runs := filepath.Join(t.TempDir(), "runs")
 	code, out, errs := fsd(t, "run", wf, "--strict", "--runs-dir", runs)

@@ -12,6 +12,7 @@ import (
 // canonical ones do, byte for byte, so scripts written with them keep
 // working.
 func TestOldSpellingsWork(t *testing.T) {
+	t.Parallel()
 	runs := recordExample(t, "../../examples/hello/hello.workflow.yaml", "hello")
 	fakeRun(t, runs, "20261120-100000-bbbb2222", "failed", 0, time.Hour, "")
 	for _, tc := range []struct {

@@ -159,6 +159,7 @@ func crashedWhileCalling(t *testing.T, wf, runs, tool string, args ...string) st
 // Resume takes trust from its own command line only: a run.json that
 // says `"trust": "/"` does not let an untrusted skill run its command.
 func TestResumeDoesNotTrustTheRecord(t *testing.T) {
+	t.Parallel()
 	base, marker := trustTree(t)
 	wf := filepath.Join(base, "wf", "trust.workflow.yaml")
 	runs := t.TempDir()
@@ -188,6 +189,7 @@ func TestResumeDoesNotTrustTheRecord(t *testing.T) {
 // the workflow) changed since the run started, naming it; --force runs
 // what is there now.
 func TestResumeRefusesChangedFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	wf := slowPipeline(t, dir)
 	// No sleeps: the test needs the record, not the timing.

@@ -265,6 +265,7 @@ func TestKillAnywhere(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checks for stray tool processes through /proc")
 	}
+	t.Parallel()
 	type clean struct {
 		answer  string
 		took    time.Duration

@@ -78,6 +78,7 @@ func TestShortDuration(t *testing.T) {
 // that says which limit and where, when the workflow needs the skill
 // (enabled: names it); TestRunSkipsBrokenSkill covers one it does not need.
 func TestManifestLimits(t *testing.T) {
+	t.Parallel()
 	huge := "id: huge\nname: Huge\ndescription: Too big.\nversion: 1.0.0\ninstructions: |\n" +
 		strings.Repeat("  "+strings.Repeat("x", 99)+"\n", 43_000)
 	deep := "id: deep\nname: Deep\ndescription: Too deep.\nversion: 1.0.0\nmetadata: {x: " +

@@ -34,6 +34,7 @@ func (p *progressLog) handle(_ context.Context, req *mcp.ProgressNotificationCli
 // stdio: it lists one tool named for the workflow, calls it, and gets the
 // answer, a progress notification per finished task, and a run record.
 func TestMCPServeStdio(t *testing.T) {
+	t.Parallel()
 	runs := t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {
@@ -107,6 +108,7 @@ func TestMCPServeStdio(t *testing.T) {
 // --http serves Streamable HTTP on loopback; a call's input replaces the
 // workflow's, and a broken call is an isError result, not a dead server.
 func TestMCPServeHTTP(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr syncbuf.Buffer

@@ -21,6 +21,7 @@ import (
 //
 // P6, P7, P8: the served tool as a rich client sees it.
 func TestMCPServeTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	node := mcptest.Node(t)
 	script := mcptest.Script(t, "testdata/mcpts/client.mjs", mcptest.TypeScriptSDK)
 	exe, err := os.Executable()

@@ -23,6 +23,7 @@ const regenerate = "go test ./docs ./cmd/fsd -run TestReferencePages -update"
 // as --help prints them, and no hidden command or flag is. A page that
 // differs fails with the diff and the command that rewrites it.
 func TestReferencePages(t *testing.T) {
+	t.Parallel()
 	got, problems := renderCLIPage(newRootCmd(io.Discard, io.Discard))
 	for _, p := range problems {
 		t.Error(p)

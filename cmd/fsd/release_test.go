@@ -124,6 +124,7 @@ func runLines(run, prefix string) []string {
 // the CLI accepts: run through fsd's own parser, it validates the examples
 // and writes a bad manifest's problems as GitHub annotations.
 func TestActionRunsFsdValidate(t *testing.T) {
+	t.Parallel()
 	type step struct {
 		Uses, Name, Run string
 		Dir             string `yaml:"working-directory"`
@@ -195,6 +196,7 @@ func TestActionRunsFsdValidate(t *testing.T) {
 // builds from cmd/fsd, on exactly the files fsd reads as skills, workflows
 // and scripts, and that entry accepts the files it is given.
 func TestPreCommitHook(t *testing.T) {
+	t.Parallel()
 	var hooks []struct {
 		ID, Entry, Language, Files string
 		PassFilenames              *bool `yaml:"pass_filenames"`

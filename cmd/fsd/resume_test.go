@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +23,27 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FSD_TEST_AS_MAIN") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	flag.Parse()
+	widenParallel()
 	os.Exit(keytest.Main(m))
+}
+
+// minParallel is how many parallel tests run at once unless -parallel says
+// otherwise. This package's slow tests mostly wait — on a subprocess's
+// scripted sleeps, a NATS client's connect timeout, node or python
+// starting, a kill moment — rather than compute, so running only
+// GOMAXPROCS of them at once (the default, 2 on a small machine) leaves
+// the CPUs idle while they wait.
+const minParallel = 8
+
+// widenParallel raises -test.parallel to minParallel when the command line
+// did not set it.
+func widenParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if p := flag.Lookup("test.parallel"); p != nil && !set && runtime.GOMAXPROCS(0) < minParallel {
+		_ = p.Value.Set(strconv.Itoa(minParallel))
+	}
 }
 
 // slowPipeline writes a chain of five slow tasks; each marks a log file
@@ -77,6 +100,7 @@ func TestKillThenResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs fsd as a subprocess for a few seconds")
 	}
+	t.Parallel()
 	// The uninterrupted run, for the expected answer.
 	clean := t.TempDir()
 	code, want, errs := fsd(t, "run", slowPipeline(t, clean), "--runs-dir", filepath.Join(clean, "runs"))
@@ -162,6 +186,7 @@ func TestResumeRunsOnlyWhatFsdSealed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs fsd as a subprocess")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	for _, name := range []string{"proj", "other"} {
 		copyDir(t, "../../examples/release", filepath.Join(root, name))

@@ -72,6 +72,7 @@ tools:
 // A denied write's explanation is the call's result in the record: fsd
 // show --requests shows it where the model read it.
 func TestSandboxDenialInShow(t *testing.T) {
+	t.Parallel()
 	if _, err := sandbox.Backend(); err != nil {
 		t.Skipf("no sandbox on this machine: %v", err)
 	}

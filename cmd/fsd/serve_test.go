@@ -265,6 +265,7 @@ func atoiID(t *testing.T, e string) int {
 // package as fsd ui, over the sessions, with a chat box on a session's
 // page that fsd ui's pages lack.
 func TestServeWebViewHasChat(t *testing.T) {
+	t.Parallel()
 	dir, wf := serveProject(t)
 	write(t, filepath.Join(dir, "box", "open"), "") // the gate lets the turn through
 	out := newAnnounced()

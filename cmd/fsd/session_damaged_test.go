@@ -9,6 +9,7 @@ import (
 // One session whose session.json is damaged (a crash, a full disk) does
 // not hide the others from fsd sessions: it is named on stderr instead.
 func TestSessionsListSkipsDamaged(t *testing.T) {
+	t.Parallel()
 	dir, wf := sessionProject(t)
 	write(t, filepath.Join(dir, "box", "open"), "")
 	fsd := func(args ...string) (int, string, string) {

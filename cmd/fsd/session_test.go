@@ -178,6 +178,7 @@ func checkSessionRecord(t *testing.T, dir string) {
 
 // Q1, Q2, Q3: three turns in three processes.
 func TestSessionTurnsAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	dir, wf := sessionProject(t)
 	write(t, filepath.Join(dir, "box", "open"), "")
 	for _, msg := range []string{"first", "second", "third"} {
@@ -190,6 +191,7 @@ func TestSessionTurnsAcrossProcesses(t *testing.T) {
 // turn until resumed; no completed call runs twice, and each turn's call
 // ids are its own.
 func TestSessionKillResume(t *testing.T) {
+	t.Parallel()
 	dir, wf := sessionProject(t)
 	sessions := filepath.Join(dir, "sessions")
 	sessionTurnCLI(t, dir, wf, "first")
@@ -234,6 +236,7 @@ func TestSessionKillResume(t *testing.T) {
 // fsd sessions lists, shows, refuses and removes; a second writer is
 // refused naming the holder's pid (Q4).
 func TestSessionsCommands(t *testing.T) {
+	t.Parallel()
 	dir, wf := sessionProject(t)
 	write(t, filepath.Join(dir, "box", "open"), "")
 	// The project's own sessions folder, found from the current folder.

@@ -59,6 +59,7 @@ func recordExample(t *testing.T, path, id string) string {
 // worker with flow observations (fanout's analysis) and one that inherits
 // the conversation (fanout's brief) — with responses and usage.
 func TestShowGoldens(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, path string }{
 		{"fanout", "../../examples/fanout/fanout.workflow.yaml"},
 		{"conversation", "../../examples/conversation.workflow.yaml"},
@@ -90,6 +91,7 @@ func TestShowGoldens(t *testing.T) {
 }
 
 func TestShowErrors(t *testing.T) {
+	t.Parallel()
 	runs := recordExample(t, "../../examples/hello/hello.workflow.yaml", "hello")
 	for _, tc := range []struct {
 		name string

@@ -118,6 +118,7 @@ func toolResult(evs []event.Event, name string) (event.Event, bool) {
 // A skill outside the workflow's folder loads and its reply tool works, but
 // its command tool does not run until --trust covers its folder.
 func TestUntrustedSkillCommandDoesNotRun(t *testing.T) {
+	t.Parallel()
 	base, marker := trustTree(t)
 	wf := filepath.Join(base, "wf", "trust.workflow.yaml")
 	remote := filepath.Join(base, "shared", "remote")

@@ -52,6 +52,7 @@ func TestValidateExitCodes(t *testing.T) {
 }
 
 func TestValidateFormats(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"text", "json", "github", "sarif"} {
 		t.Run(format, func(t *testing.T) {
 			_, stdout, _ := runCLI(t, "validate", "--format", format, badSkill, "../../spec/testdata/bad/skillmd-foreign")

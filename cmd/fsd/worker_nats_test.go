@@ -51,6 +51,7 @@ func natsServerWith(t *testing.T, o server.Options) *server.Server {
 // What a new user meets starting fsd worker against the wrong thing: one
 // line on stderr and a documented exit code, never a hang or a stack.
 func TestWorkerStartProblems(t *testing.T) {
+	t.Parallel()
 	plain := natsServer(t, false)
 	js := natsServer(t, true)
 	// Another pool already takes weekly-report's agents, and serves them
@@ -116,6 +117,7 @@ func TestWorkerStartProblems(t *testing.T) {
 // counted a delivery, so four idle slots took it up to the redelivery
 // bound and the task failed).
 func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
+	t.Parallel()
 	srv := natsServer(t, true)
 	dir := t.TempDir()
 	wf := sleeperWorkflow(t, dir)
@@ -184,6 +186,7 @@ agents:
 // --nats run then asks for --nats again (exit 2) instead of running in
 // process the tasks workers may still be running.
 func TestResumeAsksForNATSCredentials(t *testing.T) {
+	t.Parallel()
 	s := natsServerWith(t, server.Options{JetStream: true, Username: "fsd", Password: "s3cret"})
 	url := strings.Replace(s.ClientURL(), "nats://", "nats://fsd:s3cret@", 1)
 	for _, board := range []bool{false, true} {
@@ -254,6 +257,7 @@ func TestResumeAsksForNATSCredentials(t *testing.T) {
 // A --trust folder that holds no skill (a typo, the wrong level) is said
 // at start: the worker runs, but would refuse every command tool.
 func TestWorkerTrustWithoutSkillsWarned(t *testing.T) {
+	t.Parallel()
 	srv := natsServer(t, true)
 	empty := t.TempDir()
 	cmd, _, _ := fsdProc("worker", "--nats", srv.ClientURL(), "--trust", empty, "--trust", "../../examples/skills", "--cache", t.TempDir())

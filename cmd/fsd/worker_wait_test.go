@@ -70,6 +70,7 @@ func freeLoopbackPort(t *testing.T) int {
 // server is up it serves, and a run completes. SIGTERM ends the wait
 // (exit 0).
 func TestWorkerWaitsForServer(t *testing.T) {
+	t.Parallel()
 	port := freeLoopbackPort(t)
 	url := "nats://fsd:s3cret@127.0.0.1:" + strconv.Itoa(port)
 	a, stopA := workerProc(t, nil, "--nats", url, "--name", "early")
@@ -104,6 +105,7 @@ func TestWorkerWaitsForServer(t *testing.T) {
 // $FSD_NATS_URL), lets fsd run and fsd worker in; without it the server
 // refuses them.
 func TestNATSCredentialsFromFiles(t *testing.T) {
+	t.Parallel()
 	user, err := nkeys.CreateUser()
 	if err != nil {
 		t.Fatal(err)
