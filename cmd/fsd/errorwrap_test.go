@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.yaml.in/yaml/v4"
@@ -121,13 +122,16 @@ func TestRepetition(t *testing.T) {
 	}
 }
 
-// messages collects what a user reads when something goes wrong.
+// messages collects what a user reads when something goes wrong, from
+// walks that run at once.
 type messages struct {
-	t    *testing.T
+	mu   sync.Mutex
 	seen map[string]string // message -> how it was produced
 }
 
 func (ms *messages) add(how, text string) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(strings.TrimPrefix(line, "fsd: "))
 		if line == "" || strings.HasPrefix(line, "    ") {
@@ -141,19 +145,19 @@ func (ms *messages) add(how, text string) {
 
 // fsd runs a command and keeps its stderr, and with --events json the
 // error texts of its events.
-func (ms *messages) fsd(args ...string) {
-	ms.t.Helper()
+func (ms *messages) fsd(t *testing.T, args ...string) {
+	t.Helper()
 	how := "fsd " + strings.Join(args, " ")
-	code, out, errs := fsd(ms.t, args...)
+	code, out, errs := fsd(t, args...)
 	if code == exitInternal {
-		ms.t.Errorf("%s: internal error: %s", how, errs)
+		t.Errorf("%s: internal error: %s", how, errs)
 	}
 	ms.add(how, errs)
 	if args[0] == "validate" {
 		ms.add(how, out)
 	}
 	if len(args) > 2 && contains(args, "--events") {
-		for _, e := range events(ms.t, out) {
+		for _, e := range events(t, out) {
 			ms.add(how, e.Err)
 			if e.Error {
 				ms.add(how+" (tool result)", e.Result)
@@ -162,7 +166,7 @@ func (ms *messages) fsd(args ...string) {
 	}
 }
 
-func (ms *messages) check() {
+func (ms *messages) check(t *testing.T) {
 	keys := make([]string, 0, len(ms.seen))
 	for k := range ms.seen {
 		keys = append(keys, k)
@@ -170,7 +174,7 @@ func (ms *messages) check() {
 	sort.Strings(keys)
 	for _, m := range keys {
 		if r := repetition(m); r != "" {
-			ms.t.Errorf("%s\n    %s\n    (%s)", r, m, ms.seen[m])
+			t.Errorf("%s\n    %s\n    (%s)", r, m, ms.seen[m])
 		}
 	}
 }
@@ -180,38 +184,10 @@ func TestErrorPathsSayEachThingOnce(t *testing.T) {
 		t.Skip("walks every error path")
 	}
 	t.Parallel()
-	ms := &messages{t: t, seen: map[string]string{}}
+	ms := &messages{seen: map[string]string{}}
 	runs := t.TempDir()
-
-	// The bad-input corpus, through every command that reads it.
-	corpus := "../../spec/testdata/bad"
-	entries, err := os.ReadDir(corpus)
-	if err != nil {
-		t.Fatal(err)
-	}
 	probe := t.TempDir()
-	for _, e := range entries {
-		p := filepath.Join(corpus, e.Name())
-		if strings.HasSuffix(p, ".golden") {
-			continue
-		}
-		ms.fsd("validate", p)
-		if spec.IsWorkflowFile(p) {
-			ms.fsd("run", p, "--runs-dir", runs, "--events", "json")
-			ms.fsd("context", p)
-			ms.fsd("graph", p)
-			continue
-		}
-		// A skill: a workflow that finds it, run as a conversation.
-		abs, _ := filepath.Abs(p)
-		wf := filepath.Join(probe, e.Name()+".workflow.yaml")
-		write(t, wf, fmt.Sprintf("name: probe\nmodel: scripted\nscript: probe.script.yaml\nskills: [%q]\nhost: {prompt: p}\ninput: hi\n", abs))
-		write(t, filepath.Join(probe, "probe.script.yaml"), "host:\n  - say: done\n")
-		ms.fsd("run", wf, "--runs-dir", runs, "--events", "json")
-		ms.fsd("context", wf)
-	}
-
-	// The examples, with their scripts broken one generator at a time.
+	// The examples, copied: their scripts are broken in the copy.
 	examples := filepath.Join(t.TempDir(), "examples")
 	copyDir(t, "../../examples", examples)
 	var workflows []string
@@ -224,35 +200,73 @@ func TestErrorPathsSayEachThingOnce(t *testing.T) {
 	if len(workflows) < 5 {
 		t.Fatalf("%d example workflows", len(workflows))
 	}
-	for _, wf := range workflows {
-		script := strings.TrimSuffix(wf, ".workflow.yaml") + ".script.yaml"
-		orig, err := os.ReadFile(script)
-		if err != nil {
-			t.Fatal(err)
+	// The walks run at once: their runs mostly wait on the record's syncs
+	// and their tools, and each example's script is a file of its own.
+	t.Run("walk", func(t *testing.T) {
+		// The bad-input corpus, through every command that reads it.
+		t.Run("corpus", func(t *testing.T) {
+			t.Parallel()
+			corpus := "../../spec/testdata/bad"
+			entries, err := os.ReadDir(corpus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				p := filepath.Join(corpus, e.Name())
+				if strings.HasSuffix(p, ".golden") {
+					continue
+				}
+				ms.fsd(t, "validate", p)
+				if spec.IsWorkflowFile(p) {
+					ms.fsd(t, "run", p, "--runs-dir", runs, "--events", "json")
+					ms.fsd(t, "context", p)
+					ms.fsd(t, "graph", p)
+					continue
+				}
+				// A skill: a workflow that finds it, run as a conversation.
+				abs, _ := filepath.Abs(p)
+				wf := filepath.Join(probe, e.Name()+".workflow.yaml")
+				write(t, wf, fmt.Sprintf("name: probe\nmodel: scripted\nscript: probe.script.yaml\nskills: [%q]\nhost: {prompt: p}\ninput: hi\n", abs))
+				write(t, filepath.Join(probe, "probe.script.yaml"), "host:\n  - say: done\n")
+				ms.fsd(t, "run", wf, "--runs-dir", runs, "--events", "json")
+				ms.fsd(t, "context", wf)
+			}
+		})
+		// The examples, with their scripts broken one generator at a time.
+		for _, wf := range workflows {
+			name, _ := filepath.Rel(examples, wf)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				script := strings.TrimSuffix(wf, ".workflow.yaml") + ".script.yaml"
+				orig, err := os.ReadFile(script)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, variant := range brokenScripts(t, orig) {
+					write(t, script, variant)
+					// --approve auto: nobody is there to answer a call that asks.
+					ms.fsd(t, "run", wf, "--runs-dir", runs, "--events", "json", "--approve", "auto")
+					ms.fsd(t, "run", wf, "--runs-dir", runs, "--approve", "auto") // progress lines
+				}
+				write(t, script, string(orig))
+				ms.fsd(t, "run", wf, "--runs-dir", runs, "--model", "openai/none", "--events", "json", "--approve", "auto")
+				ms.fsd(t, "run", wf, "--runs-dir", runs, "--replay", filepath.Join(probe, "no-such.jsonl"), "--approve", "auto")
+			})
 		}
-		for _, variant := range brokenScripts(t, orig) {
-			write(t, script, variant)
-			// --approve auto: nobody is there to answer a call that asks.
-			ms.fsd("run", wf, "--runs-dir", runs, "--events", "json", "--approve", "auto")
-			ms.fsd("run", wf, "--runs-dir", runs, "--approve", "auto") // progress lines
-		}
-		write(t, script, string(orig))
-		ms.fsd("run", wf, "--runs-dir", runs, "--model", "openai/none", "--events", "json", "--approve", "auto")
-		ms.fsd("run", wf, "--runs-dir", runs, "--replay", filepath.Join(probe, "no-such.jsonl"), "--approve", "auto")
-	}
-	// Usage errors of every command.
+	})
+	// Usage errors of every command, once the runs above are in the record.
 	for _, args := range [][]string{
 		{"run"}, {"run", "a", "b"}, {"run", "x.yaml", "--events", "xml"}, {"run", "x.yaml", "--timeout", "-1s"},
 		{"context"}, {"graph", "x", "--format", "png"}, {"validate"}, {"validate", "--format", "xml", "."},
 		{"schema", "nope"}, {"resume"}, {"resume", "nope", "--runs-dir", runs}, {"runs", "show", "nope", "--runs-dir", runs},
 		{"runs", "prune"}, {"runs", "prune", "--older-than", "soon"}, {"init", "--template", "nope"}, {"frobnicate"}, {"run", "--bogus"},
 	} {
-		ms.fsd(args...)
+		ms.fsd(t, args...)
 	}
 	if len(ms.seen) < 100 {
 		t.Errorf("only %d distinct messages: the walk is not reaching the error paths", len(ms.seen))
 	}
-	ms.check()
+	ms.check(t)
 }
 
 // brokenScripts returns variants of a scripted-model script that fail

@@ -32,16 +32,19 @@ func TestMain(m *testing.M) {
 // otherwise. This package's slow tests mostly wait — on a subprocess's
 // scripted sleeps, a NATS client's connect timeout, node or python
 // starting, a kill moment — rather than compute, so running only
-// GOMAXPROCS of them at once (the default, 2 on a small machine) leaves
-// the CPUs idle while they wait.
-const minParallel = 8
+// GOMAXPROCS of them at once (the default: 2 on a small machine) leaves
+// the CPUs idle while they wait. Not more: the examples' tools have
+// timeouts (5s for the lifecycle's get_weather) that a starved CPU would
+// trip.
+const minParallel = 4
 
 // widenParallel raises -test.parallel to minParallel when the command line
-// did not set it.
+// did not set it, except under the race detector, whose every test is
+// CPU-bound already.
 func widenParallel() {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if p := flag.Lookup("test.parallel"); p != nil && !set && runtime.GOMAXPROCS(0) < minParallel {
+	if p := flag.Lookup("test.parallel"); p != nil && !set && !raceBuild && runtime.GOMAXPROCS(0) < minParallel {
 		_ = p.Value.Set(strconv.Itoa(minParallel))
 	}
 }

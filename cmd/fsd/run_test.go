@@ -22,7 +22,6 @@ func fsd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // a skill tool called, an eviction after the fourth read, the evicted
 // skill's tool refused, a disabled skill's read refused, and an answer.
 func TestRunLifecycleExample(t *testing.T) {
-	t.Parallel()
 	runs := t.TempDir()
 	code, out, errs := fsd(t, "run", "../../examples/lifecycle/lifecycle.workflow.yaml", "--events", "json", "--runs-dir", runs)
 	if code != exitOK {
@@ -64,7 +63,6 @@ func TestRunLifecycleExample(t *testing.T) {
 }
 
 func TestRunPlainOutput(t *testing.T) {
-	t.Parallel()
 	code, out, errs := fsd(t, "run", "../../examples/lifecycle/lifecycle.workflow.yaml", "--runs-dir", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -59,7 +59,6 @@ func recordExample(t *testing.T, path, id string) string {
 // worker with flow observations (fanout's analysis) and one that inherits
 // the conversation (fanout's brief) — with responses and usage.
 func TestShowGoldens(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct{ name, path string }{
 		{"fanout", "../../examples/fanout/fanout.workflow.yaml"},
 		{"conversation", "../../examples/conversation.workflow.yaml"},
