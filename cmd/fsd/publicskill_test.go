@@ -36,7 +36,6 @@ func needPythonYAML(t *testing.T) {
 // <folder> <outdir>` through run_skill_script, and lists the archive with
 // Bash; the .skill file is a zip holding that SKILL.md.
 func TestPublicSkillCreatorPackagesASkill(t *testing.T) {
-	t.Parallel()
 	needPythonYAML(t)
 	fixtures, err := filepath.Abs(filepath.Join("testdata", "public-skills"))
 	if err != nil {

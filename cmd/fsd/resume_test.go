@@ -49,6 +49,15 @@ func widenParallel() {
 	}
 }
 
+// parallelUnlessRace marks a test parallel except under the race
+// detector: its runs have deadlines (a kill moment, a tool's timeout)
+// that a CPU shared with another race-instrumented test can miss.
+func parallelUnlessRace(t *testing.T) {
+	if !raceBuild {
+		t.Parallel()
+	}
+}
+
 // slowPipeline writes a chain of five slow tasks; each marks a log file
 // once through a command tool.
 func slowPipeline(t *testing.T, dir string) string {
@@ -103,7 +112,7 @@ func TestKillThenResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs fsd as a subprocess for a few seconds")
 	}
-	t.Parallel()
+	parallelUnlessRace(t)
 	// The uninterrupted run, for the expected answer.
 	clean := t.TempDir()
 	code, want, errs := fsd(t, "run", slowPipeline(t, clean), "--runs-dir", filepath.Join(clean, "runs"))
