@@ -4,7 +4,10 @@
 # with its run record, under each --durability mode. For each N and mode
 # it prints the run's wall time, the time per task, the CPU time (user +
 # system), peak RSS and, when strace is installed, the syscalls that make
-# up the record (fdatasync/fsync, openat, write, rename).
+# up the record (fdatasync/fsync, openat, write, rename) and the floor they
+# imply: the run's fdatasync and fsync calls times what one costs on the
+# disk under TMPDIR (journal's BenchmarkFdatasync, measured once first;
+# FSYNC_US=N skips that), with the wall time as a multiple of it.
 #
 #   bench/fanout.sh                 # N = 100 1000 10000, both modes, 5 runs each, median
 #   bench/fanout.sh 1000            # one size
@@ -24,7 +27,19 @@ runs=${RUNS:-5}
 flags=${FSD_FLAGS:-}
 modes=(${MODES:-step commit-before-effects})
 work=$(mktemp -d)
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 trap 'rm -rf "$work"' EXIT
+
+# One fdatasync's cost on this disk, in µs: the median of three runs of
+# the journal's benchmark in the folder the runs use.
+fsync_us=${FSYNC_US:-}
+if [ -z "$fsync_us" ]; then
+	fsync_us=$(for _ in 1 2 3; do
+		TMPDIR=$work go test ./journal -run XXX -bench '^BenchmarkFdatasync$' -benchtime 200x |
+			awk '/^BenchmarkFdatasync/ {print $3 / 1000}'
+	done | median)
+fi
+echo "one fdatasync: $fsync_us µs (median of 3 × 200, journal BenchmarkFdatasync under $work)"
 
 fsd=${FSD:-}
 if [ -z "$fsd" ]; then
@@ -69,9 +84,7 @@ YAML
 	} >"$dir/fan.workflow.yaml"
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-
-printf '%-7s %-22s %8s %12s %8s %12s %5s %s\n' tasks durability wall_s per_task_us cpu_s peak_rss_MiB runs syscalls
+printf '%-7s %-22s %8s %12s %8s %12s %5s %8s %7s %s\n' tasks durability wall_s per_task_us cpu_s peak_rss_MiB runs floor_s x_floor syscalls
 for n in "${sizes[@]}"; do
 	dir="$work/fan$n"
 	gen "$n" "$dir"
@@ -90,12 +103,15 @@ for n in "${sizes[@]}"; do
 		wall=$(printf '%s\n' "${walls[@]}" | median)
 		peak=$(printf '%s\n' "${rss[@]}" | median)
 		cpu=$(printf '%s\n' "${cpus[@]}" | median)
-		sys="-"
+		sys="-" floor="-" ratio="-"
 		if command -v strace >/dev/null; then
 			rm -rf "$dir/runs"
 			strace -f -c -o "$work/strace.txt" "$fsd" run "$dir/fan.workflow.yaml" --runs-dir "$dir/runs" --durability "$mode" $flags >/dev/null 2>&1 || true
 			sys=$(awk '$NF ~ /^(fsync|fdatasync|openat|write|rename|renameat|sync_file_range)$/ {printf "%s=%s ", $NF, $4}' "$work/strace.txt")
+			syncs=$(awk '$NF ~ /^(fsync|fdatasync)$/ {n += $4} END {print n + 0}' "$work/strace.txt")
+			floor=$(printf '%.3f' "$(echo "$syncs * $fsync_us / 1000000" | bc -l)")
+			ratio=$(printf '%.1f' "$(echo "$wall / $floor" | bc -l)")
 		fi
-		printf '%-7s %-22s %8.3f %12.1f %8.3f %12.1f %5s %s\n' "$n" "$mode" "$wall" "$(echo "$wall * 1000000 / $n" | bc -l)" "$cpu" "$(echo "$peak / 1024" | bc -l)" "$runs" "$sys"
+		printf '%-7s %-22s %8.3f %12.1f %8.3f %12.1f %5s %8s %7s %s\n' "$n" "$mode" "$wall" "$(echo "$wall * 1000000 / $n" | bc -l)" "$cpu" "$(echo "$peak / 1024" | bc -l)" "$runs" "$floor" "$ratio" "$sys"
 	done
 done

@@ -250,3 +250,25 @@ func BenchmarkWriterCommit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFdatasync is one line appended and made durable by itself,
+// no Writer around it: the cost of one fdatasync on the disk that holds
+// TMPDIR, what a run's commits multiply into its floor
+// (bench/fanout.sh).
+func BenchmarkFdatasync(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "j.jsonl")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	line := []byte(`{"gen":"task","task":"t1","attempt":1,"seq":1,"kind":"message","message":{"role":"assistant","text":"done t1"}}` + "\n")
+	for b.Loop() {
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		if err := fdatasync(f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
