@@ -26,7 +26,7 @@ import (
 //	                   line naming its generator (JournalLine)
 //	events.jsonl       every event, one JSON object a line
 //	requests.jsonl     what each model call was sent, by reference (Line)
-//	board.json         every task with status and result (after each board run)
+//	board.json         every task with status and result, one a line (after each board run)
 //	run.json           status, times, answer or error (Summary, rewritten as the run goes)
 //
 // The journal is written by one goroutine with group commit
@@ -55,6 +55,12 @@ type Writer struct {
 	// (nothing reports success over a cut record).
 	err   error
 	onErr func(error)
+	// scratch is where request lines are encoded (under mu), evBuf where
+	// events are (under evMu): the stream copies them, so each buffer is
+	// reused for the next line.
+	scratch []byte
+	evMu    sync.Mutex
+	evBuf   []byte
 }
 
 // WriteOptions configure Create.
@@ -194,16 +200,19 @@ func (w *Writer) Sink() event.Sink {
 		return nil
 	}
 	return event.SinkFunc(func(e event.Event) {
-		b, err := json.Marshal(e)
+		w.evMu.Lock()
+		defer w.evMu.Unlock()
+		b, err := e.AppendJSON(w.evBuf[:0])
 		if err != nil {
 			w.mu.Lock()
 			w.fail(fmt.Errorf("run record: %s: %s event: %w", EventsFile, e.Type, err))
 			w.mu.Unlock()
 			return
 		}
+		w.evBuf = b
 		// After a failed write the file may end mid-line; the stream
 		// takes nothing more, and the journal reported the failure.
-		_ = w.events.WriteLine(b)
+		_ = w.events.WriteLine(w.evBuf)
 	})
 }
 
@@ -214,7 +223,15 @@ func (w *Writer) WriteSummary(s Summary) error { return w.writeJSON(RunFile, s) 
 // failure also cuts the record (Err): the board is what a resume and
 // every reader trust for the tasks' ends.
 func (w *Writer) WriteBoard(tasks []board.Task) error {
-	err := w.writeJSON(BoardFile, map[string]any{"tasks": tasks})
+	if w == nil {
+		return nil
+	}
+	b, err := appendBoard(make([]byte, 0, 256*len(tasks)+64), tasks)
+	if err == nil {
+		err = w.replace(BoardFile, b)
+	} else {
+		err = fmt.Errorf("run record %s: %w", BoardFile, err)
+	}
 	if err != nil {
 		w.mu.Lock()
 		w.fail(err)
@@ -271,24 +288,25 @@ func (w *Writer) Request(gen string, s Sent, at int, now time.Time) {
 	c := s.Request.Caller
 	line := Line{Kind: KindRequest, Gen: gen, Task: c.TaskID, Agent: c.Agent, Step: c.Step,
 		Time: now, Window: s.Window, Stubs: s.Stubs, At: at}
-	var buf []byte
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	buf := w.scratch[:0]
 	line.Context = w.contextHash(s.Request.Context)
 	if !w.blobs[line.Context] {
-		buf = appendLine(buf, Line{Kind: KindBlob, Hash: line.Context, Text: &s.Request.Context})
+		buf = appendLine(buf, &Line{Kind: KindBlob, Hash: line.Context, Text: &s.Request.Context})
 		w.blobs[line.Context] = true
 	}
 	for _, d := range s.Request.Tools {
 		h := ToolHash(d)
 		line.Tools = append(line.Tools, h)
 		if !w.blobs[h] {
-			buf = appendLine(buf, Line{Kind: KindBlob, Hash: h,
+			buf = appendLine(buf, &Line{Kind: KindBlob, Hash: h,
 				Tool: &ToolText{Name: d.Name, Description: d.Description, Parameters: string(d.Parameters)}})
 			w.blobs[h] = true
 		}
 	}
-	buf = appendLine(buf, line)
+	buf = appendLine(buf, &line)
+	w.scratch = buf
 	if _, err := w.requests.Write(buf); err != nil {
 		w.fail(fmt.Errorf("run record: %s: %w", RequestsFile, err))
 	}
@@ -319,20 +337,12 @@ func (w *Writer) Response(gen string, c model.Caller, u model.Usage, cost float6
 	if err != nil {
 		line.Error = err.Error()
 	}
-	buf := appendLine(nil, line)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, err := w.requests.Write(buf); err != nil {
+	w.scratch = appendLine(w.scratch[:0], &line)
+	if _, err := w.requests.Write(w.scratch); err != nil {
 		w.fail(fmt.Errorf("run record: %s: %w", RequestsFile, err))
 	}
-}
-
-func appendLine(buf []byte, l Line) []byte {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return buf
-	}
-	return append(append(buf, b...), '\n')
 }
 
 // Close commits and flushes everything, syncs the record's files, and

@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -235,12 +234,14 @@ func (t *Transcript) appendEntry(e Entry) error {
 	if e.Seq < t.journaled {
 		return nil
 	}
-	line, err := json.Marshal(e)
+	bp := lineBufs.Get().(*[]byte)
+	defer putLineBuf(bp)
+	line, err := appendEntryLine((*bp)[:0], &e)
 	if err != nil {
 		t.werr = fmt.Errorf("%w: entry %d: %w", ErrRecord, e.Seq, err)
 		return t.werr
 	}
-	line = append(line, '\n')
+	*bp = line
 	if _, err := t.w.Write(line); err != nil {
 		t.werr = fmt.Errorf("%w: entry %d: %w", ErrRecord, e.Seq, err)
 		return t.werr
