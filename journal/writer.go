@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -38,14 +39,33 @@ func (h Head) Generator() Gen {
 	return Gen{Task: h.Task, Attempt: max(h.Attempt, 1)}
 }
 
-// prefix is the start of every line of g: `{"gen":…,` up to the entry's
-// own fields.
-func (g Gen) prefix() []byte {
+// appendPrefix appends the start of every line of g: `{"gen":…,` up to
+// the entry's own fields.
+func (g Gen) appendPrefix(b []byte) []byte {
 	if g.Task == "" {
-		return []byte(`{"gen":"host",`)
+		return append(b, `{"gen":"host",`...)
 	}
-	id, _ := json.Marshal(g.Task) // a string always marshals
-	return fmt.Appendf(nil, `{"gen":"task","task":%s,"attempt":%d,`, id, max(g.Attempt, 1))
+	b = append(b, `{"gen":"task","task":`...)
+	if plainJSON(g.Task) {
+		b = append(append(append(b, '"'), g.Task...), '"')
+	} else {
+		id, _ := json.Marshal(g.Task) // a string always marshals
+		b = append(b, id...)
+	}
+	b = strconv.AppendInt(append(b, `,"attempt":`...), int64(max(g.Attempt, 1)), 10)
+	return append(b, ',')
+}
+
+// plainJSON reports whether s is its own JSON string body: printable
+// ASCII that json.Marshal leaves as it is (task ids usually are).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // Mark is a position in a journal: the lines appended up to and
@@ -84,11 +104,12 @@ type Writer struct {
 	durable  *sync.Cond // broadcast at the end of each round
 	buf      []byte     // journal bytes not yet written
 	streams  []*Stream
-	appended Mark // lines appended
-	written  Mark // lines written to the file
-	synced   Mark // lines durable
-	wanted   Mark // the highest Mark a Wait asked for
-	armed    bool // a lazy flush is scheduled
+	appended Mark        // lines appended
+	written  Mark        // lines written to the file
+	synced   Mark        // lines durable
+	wanted   Mark        // the highest Mark a Wait asked for
+	armed    bool        // a lazy flush is scheduled
+	timer    *time.Timer // the lazy flush's, made once and reset
 	closing  bool
 	err      error
 	stats    Stats
@@ -107,6 +128,14 @@ type Stats struct {
 // FlushDelay is how long an appended line or stream write may wait in
 // memory when nobody waits for it.
 const FlushDelay = 20 * time.Millisecond
+
+// flushSize is how many bytes of the journal or of a stream wait for a
+// flush before the writer goes without waiting for FlushDelay: a large
+// run's buffers stay this size, reused, instead of growing to what the
+// run writes in FlushDelay.
+//
+// F2: a buffer that reaches it is written at once.
+const flushSize = 64 << 10
 
 // WriterOption configures a Writer.
 type WriterOption func(*Writer)
@@ -143,7 +172,6 @@ func (w *Writer) Append(g Gen, entry []byte) (Mark, error) {
 	if entry[len(entry)-1] == '\n' {
 		entry = entry[:len(entry)-1]
 	}
-	p := g.prefix()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -152,7 +180,7 @@ func (w *Writer) Append(g Gen, entry []byte) (Mark, error) {
 	if w.closing {
 		return w.appended, ErrClosed
 	}
-	w.buf = append(w.buf, p...)
+	w.buf = g.appendPrefix(w.buf)
 	if entry[1] == '}' { // an empty object: drop the prefix's comma
 		w.buf = append(w.buf[:len(w.buf)-1], '}')
 	} else {
@@ -162,6 +190,9 @@ func (w *Writer) Append(g Gen, entry []byte) (Mark, error) {
 	w.appended++
 	w.stats.Lines++
 	w.lazy()
+	if len(w.buf) >= flushSize {
+		w.kick()
+	}
 	return w.appended, nil
 }
 
@@ -254,11 +285,15 @@ func (w *Writer) lazy() {
 		return
 	}
 	w.armed = true
-	time.AfterFunc(w.delay, func() {
-		w.mu.Lock()
-		w.kick()
-		w.mu.Unlock()
-	})
+	if w.timer == nil {
+		w.timer = time.AfterFunc(w.delay, func() {
+			w.mu.Lock()
+			w.kick()
+			w.mu.Unlock()
+		})
+		return
+	}
+	w.timer.Reset(w.delay)
 }
 
 // run is the writer goroutine: each round writes what was appended (the
@@ -398,5 +433,8 @@ func (s *Stream) write(p []byte, newline bool) (int, error) {
 		s.buf = append(s.buf, '\n')
 	}
 	w.lazy()
+	if len(s.buf) >= flushSize {
+		w.kick()
+	}
 	return len(p), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -271,4 +272,61 @@ func BenchmarkFdatasync(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// notifyWriter tells wrote about every write it takes.
+type notifyWriter struct{ wrote chan int }
+
+func (n notifyWriter) Write(p []byte) (int, error) {
+	n.wrote <- len(p)
+	return len(p), nil
+}
+
+// A journal or stream buffer that reaches flushSize is written then,
+// without a waiter and before FlushDelay: a large run's buffers stay
+// bounded.
+func TestWriterFlushesFullBuffers(t *testing.T) {
+	line := bytes.Repeat([]byte("x"), 1<<10)
+	entry := []byte(`{"text":"` + string(line) + `"}`)
+	t.Run("stream", func(t *testing.T) {
+		f, _ := openJournal(t)
+		w := NewWriter(f, WithFlushDelay(time.Hour))
+		defer w.Close()
+		side := notifyWriter{wrote: make(chan int, 16)}
+		s := w.Stream("side", side)
+		for range flushSize / len(line) {
+			if err := s.WriteLine(line); err != nil {
+				t.Fatal(err)
+			}
+		}
+		select {
+		case n := <-side.wrote:
+			if n < flushSize {
+				t.Errorf("the stream wrote %d bytes, want its whole buffer", n)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("a full stream buffer was not written within a minute; FlushDelay is an hour")
+		}
+	})
+	t.Run("journal", func(t *testing.T) {
+		r, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		defer pw.Close()
+		w := NewWriter(pw, WithFlushDelay(time.Hour))
+		for range flushSize / len(line) {
+			if _, err := w.Append(Host, entry); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.SetReadDeadline(time.Now().Add(time.Minute))
+		buf := make([]byte, 1024)
+		if n, err := r.Read(buf); err != nil || n == 0 {
+			t.Fatalf("a full journal buffer was not written within a minute (%v); FlushDelay is an hour", err)
+		}
+		go io.Copy(io.Discard, r) // let Close write the rest
+		w.Close()
+	})
 }
