@@ -32,9 +32,10 @@ func (s *jsonSink) Emit(e event.Event) {
 // of them, and at the end (flush): a write per line was a tenth of a large
 // fan-out's time.
 type progressSink struct {
-	mu    sync.Mutex
-	w     *bufio.Writer
-	timer *time.Timer // the pending flush; nil when the buffer is empty
+	mu      sync.Mutex
+	w       *bufio.Writer
+	timer   *time.Timer // the flush's, made once and reset
+	pending bool        // the timer is set: the buffer holds lines
 }
 
 // progressDelay is how late a progress line may appear.
@@ -53,18 +54,24 @@ func (s *progressSink) Emit(e event.Event) {
 	defer s.mu.Unlock()
 	s.w.WriteString(line)
 	s.w.WriteByte('\n')
+	if s.pending {
+		return
+	}
+	s.pending = true
 	if s.timer == nil {
 		s.timer = time.AfterFunc(progressDelay, s.flush)
+		return
 	}
+	s.timer.Reset(progressDelay)
 }
 
 // flush writes the buffered lines now.
 func (s *progressSink) flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.timer != nil {
+	if s.pending {
 		s.timer.Stop()
-		s.timer = nil
+		s.pending = false
 	}
 	_ = s.w.Flush() // stderr: nowhere to report a failure to
 }
@@ -80,11 +87,11 @@ func progressLine(e event.Event) string {
 	case event.SkillUnloaded:
 		return fmt.Sprintf("skill %s unloaded: %s", skillName(e), e.Reason)
 	case event.TaskAdded:
-		return fmt.Sprintf("task %s added", who)
+		return "task " + who + " added"
 	case event.TaskStarted:
-		return fmt.Sprintf("task %s started", who)
+		return "task " + who + " started"
 	case event.TaskCompleted:
-		return fmt.Sprintf("task %s completed", who)
+		return "task " + who + " completed"
 	case event.TaskFailed:
 		return fmt.Sprintf("task %s failed: %s", who, oneLine(e.Err))
 	case event.TaskCancelled:
