@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,19 @@ func newProgressSink(w io.Writer) *progressSink {
 }
 
 func (s *progressSink) Emit(e event.Event) {
+	// A task's lines, most of a large run's, are written straight into
+	// the buffer: no string is built, and the call stays shallow on the
+	// task's young goroutine.
+	if verb := taskVerb(e.Type); verb != "" {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.w.WriteString("task ")
+		writeWho(s.w, &e)
+		s.w.WriteString(verb)
+		s.w.WriteByte('\n')
+		s.arm()
+		return
+	}
 	line := progressLine(e)
 	if line == "" {
 		return
@@ -54,6 +68,11 @@ func (s *progressSink) Emit(e event.Event) {
 	defer s.mu.Unlock()
 	s.w.WriteString(line)
 	s.w.WriteByte('\n')
+	s.arm()
+}
+
+// arm starts the flush timer unless it runs. s.mu is held.
+func (s *progressSink) arm() {
 	if s.pending {
 		return
 	}
@@ -76,6 +95,30 @@ func (s *progressSink) flush() {
 	_ = s.w.Flush() // stderr: nowhere to report a failure to
 }
 
+// taskVerb ends the line of a task's plain state change: " added",
+// " started", " completed"; "" for every other event.
+func taskVerb(typ string) string {
+	switch typ {
+	case event.TaskAdded:
+		return " added"
+	case event.TaskStarted:
+		return " started"
+	case event.TaskCompleted:
+		return " completed"
+	}
+	return ""
+}
+
+// writeWho writes who a task line is about: "ID" or "ID (AGENT)".
+func writeWho(w io.StringWriter, e *event.Event) {
+	w.WriteString(e.Task)
+	if e.Agent != "" {
+		w.WriteString(" (")
+		w.WriteString(e.Agent)
+		w.WriteString(")")
+	}
+}
+
 func progressLine(e event.Event) string {
 	who := e.Task
 	if e.Agent != "" {
@@ -86,12 +129,12 @@ func progressLine(e event.Event) string {
 		return fmt.Sprintf("skill %s loaded", skillName(e))
 	case event.SkillUnloaded:
 		return fmt.Sprintf("skill %s unloaded: %s", skillName(e), e.Reason)
-	case event.TaskAdded:
-		return "task " + who + " added"
-	case event.TaskStarted:
-		return "task " + who + " started"
-	case event.TaskCompleted:
-		return "task " + who + " completed"
+	case event.TaskAdded, event.TaskStarted, event.TaskCompleted:
+		var b strings.Builder
+		b.WriteString("task ")
+		writeWho(&b, &e)
+		b.WriteString(taskVerb(e.Type))
+		return b.String()
 	case event.TaskFailed:
 		return fmt.Sprintf("task %s failed: %s", who, oneLine(e.Err))
 	case event.TaskCancelled:

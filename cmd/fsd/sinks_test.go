@@ -44,3 +44,21 @@ func TestProgressLineOfMultiLineFailure(t *testing.T) {
 		t.Errorf("progress line\n%q\nwant\n%q", got, want)
 	}
 }
+
+// A task's state lines, written straight into the buffer, read as
+// progressLine says them.
+func TestProgressSinkTaskLines(t *testing.T) {
+	for _, e := range []event.Event{
+		{Type: event.TaskAdded, Task: "t1", Agent: "fan/worker"},
+		{Type: event.TaskStarted, Task: "t2"},
+		{Type: event.TaskCompleted, Task: "join", Agent: "fan/joiner"},
+	} {
+		var out syncbuf.Buffer
+		s := newProgressSink(&out)
+		s.Emit(e)
+		s.flush()
+		if want := progressLine(e) + "\n"; out.String() != want || !strings.HasPrefix(want, "task "+e.Task) {
+			t.Errorf("%s: wrote %q, progressLine says %q", e.Type, out.String(), want)
+		}
+	}
+}
