@@ -1,6 +1,7 @@
 package runrecord
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,9 +49,10 @@ type Writer struct {
 
 	mu sync.Mutex
 	// blobs are the hashes written to requests.jsonl; ctxHash remembers
-	// the hashes of context blocks.
-	blobs   map[string]bool
-	ctxHash map[string]string
+	// the hashes of context blocks, toolHashes those of tool definitions.
+	blobs      map[string]bool
+	ctxHash    map[string]string
+	toolHashes map[string]toolKey
 	// err is the first failed write of the record; the run fails with it
 	// (nothing reports success over a cut record).
 	err   error
@@ -95,7 +97,7 @@ func Create(runsDir, id string, p *spec.Project, o WriteOptions) (w *Writer, err
 			return nil, fmt.Errorf("run record: %w", err)
 		}
 	}
-	w = &Writer{dir: dir, lock: lock, blobs: map[string]bool{}, ctxHash: map[string]string{}, onErr: o.OnError}
+	w = &Writer{dir: dir, lock: lock, blobs: map[string]bool{}, ctxHash: map[string]string{}, toolHashes: map[string]toolKey{}, onErr: o.OnError}
 	defer func() {
 		if err != nil {
 			for _, f := range w.files {
@@ -297,7 +299,7 @@ func (w *Writer) Request(gen string, s Sent, at int, now time.Time) {
 		w.blobs[line.Context] = true
 	}
 	for _, d := range s.Request.Tools {
-		h := ToolHash(d)
+		h := w.toolHash(d)
 		line.Tools = append(line.Tools, h)
 		if !w.blobs[h] {
 			buf = appendLine(buf, &Line{Kind: KindBlob, Hash: h,
@@ -323,6 +325,27 @@ func (w *Writer) contextHash(text string) string {
 		w.ctxHash[text] = h
 	}
 	return h
+}
+
+// toolHash is ToolHash of a tool definition, remembered by name: every
+// request of a run offers its tools again, and comparing a definition
+// with the one seen costs less than hashing it. w.mu is held.
+func (w *Writer) toolHash(d model.ToolDef) string {
+	if k, ok := w.toolHashes[d.Name]; ok && k.description == d.Description && bytes.Equal(k.parameters, d.Parameters) {
+		return k.hash
+	}
+	h := ToolHash(d)
+	if len(w.toolHashes) < 4096 {
+		w.toolHashes[d.Name] = toolKey{d.Description, bytes.Clone(d.Parameters), h}
+	}
+	return h
+}
+
+// toolKey is a tool definition's text and its hash.
+type toolKey struct {
+	description string
+	parameters  []byte
+	hash        string
 }
 
 // Response writes the response line of a step: its usage, its cost by

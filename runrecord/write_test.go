@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -154,6 +155,56 @@ func TestRecordStreamsGoOutWithEachCommit(t *testing.T) {
 		}
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("%s holds %q once the journal line after it is synced, want %s", name, b, want)
+		}
+	}
+}
+
+// A tool redefined under its name (another agent's, an edited skill's)
+// is its own blob: each request reads back with the definition it was
+// sent, though the writer remembers definitions by name.
+func TestToolRedefinedUnderItsName(t *testing.T) {
+	p := &spec.Project{Workflow: &spec.Workflow{Name: "w"}}
+	w, err := runrecord.Create(t.TempDir(), "r1", p, runrecord.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	if err := w.WriteSummary(runrecord.Summary{ID: "r1", Status: runrecord.Finished, Started: now}); err != nil {
+		t.Fatal(err)
+	}
+	tr := transcript.New(genWriter{w.Journal(), journal.Gen{}})
+	params := []byte(`{"type":"object"}`)
+	defs := []model.ToolDef{
+		{Name: "find", Description: "Finds a file.", Parameters: params},
+		{Name: "find", Description: "Finds a line.", Parameters: params},
+		{Name: "find", Description: "Finds a line.", Parameters: []byte(`{"type":"object","required":["q"]}`)},
+		{Name: "find", Description: "Finds a file.", Parameters: params},
+	}
+	gen := runrecord.GenName(journal.Gen{})
+	for i, d := range defs {
+		if err := tr.AppendMessage(model.Message{Role: model.User, Text: fmt.Sprint("go ", i)}); err != nil {
+			t.Fatal(err)
+		}
+		req := &model.Request{Context: "ctx", Tools: []model.ToolDef{d}, Caller: model.Caller{Step: i}}
+		w.Request(gen, runrecord.Sent{Request: req, Window: []transcript.Span{{From: 2 * i, To: 2*i + 1}}}, 2*i+1, now)
+		if err := tr.AppendMessage(model.Message{Role: model.Assistant, Text: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		w.Response(gen, req.Caller, model.Usage{InputTokens: 1}, 0, nil, nil, now)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := runrecord.Open(w.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Gens) != 1 || len(rec.Gens[0].Steps) != len(defs) {
+		t.Fatalf("generators: %+v", rec.Gens)
+	}
+	for i, st := range rec.Gens[0].Steps {
+		if diff := cmp.Diff(defs[i:i+1], st.Request.Tools); diff != "" {
+			t.Errorf("step %d's tools (-sent +read):\n%s", i, diff)
 		}
 	}
 }
