@@ -105,6 +105,9 @@ func appendEvent(b []byte, e *Event) []byte {
 		}
 		b = append(b, '}')
 	}
+	if len(e.Attempts) > 0 {
+		b = jsonw.Value(jsonw.Key(b, "attempts"), e.Attempts) // rare: a task retried elsewhere
+	}
 	return append(b, '}')
 }
 
