@@ -34,28 +34,24 @@ func appendEvent(b []byte, e *Event) []byte {
 	b = jsonw.String(jsonw.Key(b, "type"), e.Type)
 	b = jsonw.Time(jsonw.Key(b, "time"), e.Time)
 	b = jsonw.String(jsonw.Key(b, "run"), e.Run)
-	b = optString(b, "task", e.Task)
-	b = optString(b, "agent", e.Agent)
-	b = optString(b, "text", e.Text)
-	if e.Delta {
-		b = append(jsonw.Key(b, "delta"), "true"...)
-	}
-	b = optString(b, "tool", e.Tool)
-	b = optString(b, "call_id", e.CallID)
+	b = jsonw.OptString(b, "task", e.Task)
+	b = jsonw.OptString(b, "agent", e.Agent)
+	b = jsonw.OptString(b, "text", e.Text)
+	b = jsonw.OptTrue(b, "delta", e.Delta)
+	b = jsonw.OptString(b, "tool", e.Tool)
+	b = jsonw.OptString(b, "call_id", e.CallID)
 	if len(e.Args) > 0 {
 		b = jsonw.Value(jsonw.Key(b, "args"), e.Args)
 	}
-	b = optString(b, "result", e.Result)
+	b = jsonw.OptString(b, "result", e.Result)
 	if len(e.Output) > 0 {
 		b = jsonw.Value(jsonw.Key(b, "output"), e.Output)
 	}
-	if e.Error {
-		b = append(jsonw.Key(b, "error"), "true"...)
-	}
-	b = optString(b, "skill", e.Skill)
-	b = optString(b, "version", e.Version)
-	b = optString(b, "reason", e.Reason)
-	b = optString(b, "at", e.At)
+	b = jsonw.OptTrue(b, "error", e.Error)
+	b = jsonw.OptString(b, "skill", e.Skill)
+	b = jsonw.OptString(b, "version", e.Version)
+	b = jsonw.OptString(b, "reason", e.Reason)
+	b = jsonw.OptString(b, "at", e.At)
 	if e.Tokens != nil {
 		b = AppendTokens(jsonw.Key(b, "tokens"), e.Tokens)
 	}
@@ -68,25 +64,18 @@ func appendEvent(b []byte, e *Event) []byte {
 	if e.Cost != 0 {
 		b = jsonw.Float(jsonw.Key(b, "cost"), e.Cost)
 	}
-	b = optString(b, "status", e.Status)
-	b = optString(b, "goal", e.Goal)
+	b = jsonw.OptString(b, "status", e.Status)
+	b = jsonw.OptString(b, "goal", e.Goal)
 	if len(e.Deps) > 0 {
-		b = append(jsonw.Key(b, "deps"), '[')
-		for i, d := range e.Deps {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.String(b, d)
-		}
-		b = append(b, ']')
+		b = jsonw.Strings(jsonw.Key(b, "deps"), e.Deps)
 	}
-	b = optString(b, "answer", e.Answer)
-	b = optString(b, "err", e.Err)
+	b = jsonw.OptString(b, "answer", e.Answer)
+	b = jsonw.OptString(b, "err", e.Err)
 	if e.Elapsed != 0 {
 		b = jsonw.Float(jsonw.Key(b, "elapsed_ms"), e.Elapsed)
 	}
-	b = optString(b, "approval", e.Approval)
-	b = optString(b, "by", e.By)
+	b = jsonw.OptString(b, "approval", e.Approval)
+	b = jsonw.OptString(b, "by", e.By)
 	if p := e.Progress; p != nil {
 		b = jsonw.Float(jsonw.Key(append(jsonw.Key(b, "progress"), '{'), "done"), p.Done)
 		if p.Total != 0 {
@@ -94,12 +83,10 @@ func appendEvent(b []byte, e *Event) []byte {
 		}
 		b = append(b, '}')
 	}
-	if e.Replayed {
-		b = append(jsonw.Key(b, "replayed"), "true"...)
-	}
+	b = jsonw.OptTrue(b, "replayed", e.Replayed)
 	if w := e.Worker; w != nil {
 		b = jsonw.String(jsonw.Key(append(jsonw.Key(b, "worker"), '{'), "name"), w.Name)
-		b = optString(b, "host", w.Host)
+		b = jsonw.OptString(b, "host", w.Host)
 		if w.PID != 0 {
 			b = jsonw.Int(jsonw.Key(b, "pid"), int64(w.PID))
 		}
@@ -134,9 +121,7 @@ func appendUsage(b []byte, u *model.Usage) []byte {
 	if u.ReasoningTokens != 0 {
 		b = jsonw.Int(jsonw.Key(b, "reasoning_tokens"), int64(u.ReasoningTokens))
 	}
-	if u.Estimated {
-		b = append(jsonw.Key(b, "estimated"), "true"...)
-	}
+	b = jsonw.OptTrue(b, "estimated", u.Estimated)
 	return append(b, '}')
 }
 
@@ -148,11 +133,4 @@ func AppendTokens(b []byte, t *Tokens) []byte {
 	b = jsonw.Int(jsonw.Key(b, "tools"), int64(t.Tools))
 	b = jsonw.Int(jsonw.Key(b, "total"), int64(t.Total))
 	return append(b, '}')
-}
-
-func optString(b []byte, key, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return jsonw.String(jsonw.Key(b, key), s)
 }

@@ -31,7 +31,7 @@ var lineAppenderMatches = jsonw.Matches(appendLineJSON)
 
 func appendLineJSON(b []byte, l *Line) []byte {
 	b = jsonw.String(jsonw.Key(append(b, '{'), "kind"), l.Kind)
-	b = optString(b, "hash", l.Hash)
+	b = jsonw.OptString(b, "hash", l.Hash)
 	if l.Text != nil {
 		b = jsonw.String(jsonw.Key(b, "text"), *l.Text)
 	}
@@ -41,23 +41,16 @@ func appendLineJSON(b []byte, l *Line) []byte {
 		b = jsonw.String(jsonw.Key(b, "parameters"), t.Parameters)
 		b = append(b, '}')
 	}
-	b = optString(b, "gen", l.Gen)
-	b = optString(b, "task", l.Task)
-	b = optString(b, "agent", l.Agent)
+	b = jsonw.OptString(b, "gen", l.Gen)
+	b = jsonw.OptString(b, "task", l.Task)
+	b = jsonw.OptString(b, "agent", l.Agent)
 	b = jsonw.Int(jsonw.Key(b, "step"), int64(l.Step))
 	if !l.Time.IsZero() {
 		b = jsonw.Time(jsonw.Key(b, "time"), l.Time)
 	}
-	b = optString(b, "context", l.Context)
+	b = jsonw.OptString(b, "context", l.Context)
 	if len(l.Tools) > 0 {
-		b = append(jsonw.Key(b, "tools"), '[')
-		for i, h := range l.Tools {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.String(b, h)
-		}
-		b = append(b, ']')
+		b = jsonw.Strings(jsonw.Key(b, "tools"), l.Tools)
 	}
 	if len(l.Window) > 0 {
 		b = append(jsonw.Key(b, "window"), '[')
@@ -83,15 +76,8 @@ func appendLineJSON(b []byte, l *Line) []byte {
 	if l.Cost != 0 {
 		b = jsonw.Float(jsonw.Key(b, "cost"), l.Cost)
 	}
-	b = optString(b, "error", l.Error)
+	b = jsonw.OptString(b, "error", l.Error)
 	return append(b, '}')
-}
-
-func optString(b []byte, key, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return jsonw.String(jsonw.Key(b, key), s)
 }
 
 // appendBoard appends board.json: every task as json.Marshal encodes it,
@@ -133,25 +119,18 @@ var taskAppenderMatches = jsonw.Matches(appendTask)
 func appendTask(b []byte, t *board.Task) []byte {
 	b = jsonw.String(jsonw.Key(append(b, '{'), "id"), t.ID)
 	b = jsonw.String(jsonw.Key(b, "goal"), t.Goal)
-	b = optString(b, "input", t.Input)
-	b = optString(b, "assignee", t.Assignee)
+	b = jsonw.OptString(b, "input", t.Input)
+	b = jsonw.OptString(b, "assignee", t.Assignee)
 	if len(t.Deps) > 0 {
-		b = append(jsonw.Key(b, "deps"), '[')
-		for i, d := range t.Deps {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.String(b, d)
-		}
-		b = append(b, ']')
+		b = jsonw.Strings(jsonw.Key(b, "deps"), t.Deps)
 	}
 	b = jsonw.String(jsonw.Key(b, "status"), string(t.Status))
 	if len(t.Output) == 0 {
-		b = optString(b, "result", t.Result)
+		b = jsonw.OptString(b, "result", t.Result)
 	} else {
 		b = jsonw.Value(jsonw.Key(b, "output"), t.Output)
 	}
-	b = optString(b, "error", t.Error)
+	b = jsonw.OptString(b, "error", t.Error)
 	if t.Attempts != 0 {
 		b = jsonw.Int(jsonw.Key(b, "attempts"), int64(t.Attempts))
 	}

@@ -48,36 +48,27 @@ func appendEntry(b []byte, e *Entry) []byte {
 	b = jsonw.String(jsonw.Key(b, "kind"), string(e.Kind))
 	if m := e.Message; m != nil {
 		b = jsonw.String(jsonw.Key(append(jsonw.Key(b, "message"), '{'), "role"), string(m.Role))
-		b = optString(b, "text", m.Text)
+		b = jsonw.OptString(b, "text", m.Text)
 		if len(m.Calls) > 0 {
 			b = jsonw.Value(jsonw.Key(b, "calls"), m.Calls)
 		}
-		b = optString(b, "call_id", m.CallID)
-		b = optString(b, "name", m.Name)
-		if m.IsError {
-			b = append(jsonw.Key(b, "error"), "true"...)
-		}
-		b = optString(b, "artifact", m.Artifact)
-		b = optString(b, "spool", m.Spool)
-		b = optString(b, "quotes", m.Quotes)
+		b = jsonw.OptString(b, "call_id", m.CallID)
+		b = jsonw.OptString(b, "name", m.Name)
+		b = jsonw.OptTrue(b, "error", m.IsError)
+		b = jsonw.OptString(b, "artifact", m.Artifact)
+		b = jsonw.OptString(b, "spool", m.Spool)
+		b = jsonw.OptString(b, "quotes", m.Quotes)
 		if len(m.Media) > 0 {
 			b = jsonw.Value(jsonw.Key(b, "media"), m.Media)
 		}
 		if m.State != nil {
 			b = jsonw.Value(jsonw.Key(b, "state"), m.State)
 		}
-		b = optString(b, "model", m.Model)
+		b = jsonw.OptString(b, "model", m.Model)
 		b = append(b, '}')
 	}
 	if e.Context != nil {
 		b = jsonw.Value(jsonw.Key(b, "context"), e.Context)
 	}
 	return append(b, '}')
-}
-
-func optString(b []byte, key, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return jsonw.String(jsonw.Key(b, key), s)
 }

@@ -65,6 +65,36 @@ func String(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// Strings appends ss as a JSON array of strings.
+func Strings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = String(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// OptString appends the field key: s, unless s is empty: a string field
+// tagged omitempty.
+func OptString(dst []byte, key, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	return String(Key(dst, key), s)
+}
+
+// OptTrue appends the field key: true, unless v is false: a bool field
+// tagged omitempty.
+func OptTrue(dst []byte, key string, v bool) []byte {
+	if !v {
+		return dst
+	}
+	return append(Key(dst, key), "true"...)
+}
+
 // Key appends `"name":`, after a comma unless dst ends an object's or an
 // array's opening; name needs no escaping (a Go struct tag's key).
 func Key(dst []byte, name string) []byte {
