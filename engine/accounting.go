@@ -22,8 +22,10 @@ type account struct {
 	tasks  map[string]*tally
 	agents map[string]*tally
 
-	// Budgets (0: none) and prices; fixed for the run.
+	// Budgets (0: none) and prices; fixed for the run. key names the
+	// run's budgets in errors ("": "limits.").
 	maxIn, maxOut int
+	key           string
 	perAgent      map[string]spec.Budget
 	prices        map[string]spec.Price
 
@@ -158,7 +160,7 @@ func (a *account) check(c model.Caller) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := over(a.run.u, a.maxIn, a.maxOut, "limits."); err != nil {
+	if err := over(a.run.u, a.maxIn, a.maxOut, a.runKey()); err != nil {
 		return err
 	}
 	if c.TaskID == "" {

@@ -43,6 +43,8 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 		return "", err
 	}
 	at := hb.attempt(t, deps, skill, agent, a)
+	// B5: a worker elsewhere holds its calls to what was left.
+	at.Limits.MaxInputTokens, at.Limits.MaxOutputTokens = hb.workers.gen.acct.left(caller)
 	var approver work.Approver
 	if appr := hb.workers.gen.appr; appr != nil {
 		at.Approve, at.ApprovalTimeout = appr.Default(), appr.Timeout()

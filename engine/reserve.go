@@ -43,7 +43,7 @@ type limit struct {
 func (a *account) limits(c model.Caller) []limit {
 	var ls []limit
 	if a.maxIn > 0 || a.maxOut > 0 {
-		ls = append(ls, limit{maxIn: a.maxIn, maxOut: a.maxOut, used: a.run.u, held: &a.heldRun, key: "limits."})
+		ls = append(ls, limit{maxIn: a.maxIn, maxOut: a.maxOut, used: a.run.u, held: &a.heldRun, key: a.runKey()})
 	}
 	if c.TaskID == "" {
 		return ls
@@ -67,6 +67,48 @@ func (a *account) limits(c model.Caller) []limit {
 	}
 	return append(ls, limit{maxIn: b.MaxInputTokens, maxOut: b.MaxOutputTokens, used: used, held: h,
 		key: "limits.agents." + name + ".", agent: name})
+}
+
+// shareKey names a remote attempt's budgets, its share of the run's.
+const shareKey = "the task's share (left at its dispatch) of the run's and its agent's "
+
+// runKey names the account's own budgets in errors.
+func (a *account) runKey() string {
+	if a.key != "" {
+		return a.key
+	}
+	return "limits."
+}
+
+// left is what caller c may still use of the budgets it falls under, in
+// input and output tokens (0: no bound): what a task sent to a worker
+// elsewhere carries as its share. Calls in flight are not subtracted — a
+// share that their reservations had emptied would refuse the task's first
+// call for tokens they may not spend.
+func (a *account) left(c model.Caller) (in, out int) {
+	if a == nil {
+		return 0, 0
+	}
+	a = a.root()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, l := range a.limits(c) {
+		if l.maxIn > 0 {
+			in = lower(in, max(l.maxIn-l.used.InputTokens, 1))
+		}
+		if l.maxOut > 0 {
+			out = lower(out, max(l.maxOut-l.used.OutputTokens, 1))
+		}
+	}
+	return in, out
+}
+
+// lower is the smaller of two bounds, 0 being none.
+func lower(a, b int) int {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 // root is the account whose budgets are checked: the run's.
@@ -154,10 +196,7 @@ func fit(ls []limit, in, bound int) (int, error) {
 			return 0, err
 		}
 		if l.maxOut > 0 {
-			left := l.maxOut - l.used.OutputTokens
-			if out == 0 || left < out {
-				out = left
-			}
+			out = lower(out, l.maxOut-l.used.OutputTokens)
 		}
 	}
 	if out > 0 {

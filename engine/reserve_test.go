@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/work"
 )
 
 // A call whose request alone would pass what is left of an input budget
@@ -227,5 +229,45 @@ func TestReservationWaitCancelled(t *testing.T) {
 	defer cancel(nil)
 	if r, err := a.reserve(ctx, model.Caller{}, 30, 0); err != nil || r == nil {
 		t.Errorf("reservation after release: %v, %v", r, err)
+	}
+}
+
+// A task sent to a worker elsewhere carries what the run's and its
+// agent's budgets had left when it was dispatched, the smaller of the two
+// for each kind; the worker reserves its calls in that share: a call that
+// would pass it is not made.
+func TestRemoteTaskHoldsItsShare(t *testing.T) {
+	p := project(team())
+	p.Workflow.Host = nil
+	p.Workflow.Limits.MaxInputTokens = 1000
+	p.Workflow.Limits.Agents = map[string]spec.Budget{"team/iso": {MaxOutputTokens: 25}}
+	p.Workflow.Tasks = []spec.Task{
+		{ID: "first", Goal: "one", Assignee: "team/iso"},
+		{ID: "second", Goal: "two", Assignee: "team/iso", Deps: []string{"first"}},
+	}
+	d := &fakeDispatcher{answer: func(t *work.Attempt) *work.Outcome {
+		return &work.Outcome{Result: "done " + t.Task, Usage: model.Usage{InputTokens: 300, OutputTokens: 10}}
+	}}
+	r, err := New(p, Options{Model: &recModel{}, Dispatcher: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Execute(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	for task, want := range map[string][2]int{"first": {1000, 25}, "second": {700, 15}} {
+		l := d.tasks[task].Limits
+		if got := [2]int{l.MaxInputTokens, l.MaxOutputTokens}; got != want {
+			t.Errorf("%s dispatched with a share of %v (input, output), want %v", task, got, want)
+		}
+	}
+
+	// The worker's side: the share is a budget its calls reserve in.
+	task, s := effectTask(filepath.Join(t.TempDir(), "calls.log"), "")
+	task.Limits.MaxInputTokens = 20 // the worker's first request counts more
+	asked := 0
+	res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s})
+	if asked != 0 || !strings.Contains(res.Error, "token budget reached") || !strings.Contains(res.Error, "share") {
+		t.Errorf("model asked %d times, outcome error %q; want no call and the share named", asked, res.Error)
 	}
 }

@@ -70,7 +70,8 @@ func observedWork(ctx context.Context, t *work.Attempt, o work.Options, obs Obse
 	box.mcp = box.newMCP(mcptool.Options{Trusted: o.Trusted, Idle: -1, Spool: workSpool{arts}, Logger: o.Logger, Mask: box.secrets.String,
 		Workspace: box.workDir})
 	defer box.mcp.Close()
-	acct := &account{tasks: map[string]*tally{}, agents: map[string]*tally{}}
+	acct := &account{maxIn: t.Limits.MaxInputTokens, maxOut: t.Limits.MaxOutputTokens, key: shareKey,
+		tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	return runAttempt(ctx, t, attemptDeps{
 		gen: genDeps{runID: t.Run, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
 			arts: arts, appr: approval.ForWorker(t, o, ev.emit), secrets: box.secrets, obs: obs},

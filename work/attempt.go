@@ -113,6 +113,12 @@ type Limits struct {
 	// the window sheds ("": compact, half).
 	Readers    spec.Readers    `json:"readers,omitempty"`
 	WindowShed spec.WindowShed `json:"window-shed,omitempty"`
+	// MaxInputTokens and MaxOutputTokens are the attempt's share of the
+	// run's and its agent's token budgets: what they had left when it was
+	// dispatched (0: no bound). A worker elsewhere reserves each model
+	// call in them, as the run does in its own.
+	MaxInputTokens  int `json:"max-input-tokens,omitempty"`
+	MaxOutputTokens int `json:"max-output-tokens,omitempty"`
 }
 
 // RanBy is the worker process that ran the attempt; nil in process.
