@@ -41,6 +41,8 @@ type server struct {
 	// protocol is the protocol version the server agreed to, for the
 	// Streamable HTTP header.
 	protocol atomicString
+	// kinds are its tools that require tasks, known across sessions.
+	kinds *taskKinds
 }
 
 // atomicString is a string read and written from several goroutines.
@@ -88,7 +90,10 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 		t = ht
 	}
-	t = taskTransport{Transport: t, status: s.taskStatus, protocol: s.protocol.Store}
+	if s.kinds == nil {
+		s.kinds = newTaskKinds()
+	}
+	t = taskTransport{Transport: t, status: s.taskStatus, protocol: s.protocol.Store, kinds: s.kinds}
 	client := mcp.NewClient(&mcp.Implementation{Name: "fsd", Version: s.pool.version}, s.clientOptions())
 	if roots := s.roots(); len(roots) > 0 {
 		client.AddRoots(roots...)

@@ -59,7 +59,11 @@ func (t taskState) poll() time.Duration {
 	if t.PollInterval == nil {
 		return defaultPoll
 	}
-	return min(max(time.Duration(*t.PollInterval*float64(time.Millisecond)), minPoll), maxPoll)
+	// Bounded as a float: a value too large for a Duration converts to
+	// whatever the machine gives (the most negative one on amd64), which
+	// would poll at the shortest interval instead of the longest.
+	ms := min(max(*t.PollInterval, float64(minPoll/time.Millisecond)), float64(maxPoll/time.Millisecond))
+	return time.Duration(ms * float64(time.Millisecond))
 }
 
 // taskTransport is a transport whose connections call task-based tools as
@@ -72,6 +76,47 @@ type taskTransport struct {
 	// the Streamable HTTP transport sends as a header; wrapped, it is no
 	// longer told by the SDK.
 	protocol func(version string)
+	// kinds are the tools that require tasks, kept by the server across
+	// its connections: a server started again after it stopped is not
+	// asked for its tools again, yet its task tools are still tasks.
+	kinds *taskKinds
+}
+
+// taskKinds notes which tools of a server require tasks, from the
+// tools/list answers of any of its connections.
+type taskKinds struct {
+	mu       sync.Mutex
+	tools    map[string]bool
+	required int // how many of them do
+}
+
+func newTaskKinds() *taskKinds { return &taskKinds{tools: map[string]bool{}} }
+
+// any reports whether some tool requires a task.
+func (k *taskKinds) any() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.required > 0
+}
+
+// requires reports whether the tool requires a task.
+func (k *taskKinds) requires(name string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.tools[name]
+}
+
+// note records whether the tool requires a task.
+func (k *taskKinds) note(name string, required bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch was := k.tools[name]; {
+	case required && !was:
+		k.required++
+	case !required && was:
+		k.required--
+	}
+	k.tools[name] = required
 }
 
 func (t taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -79,9 +124,13 @@ func (t taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &taskConn{inner: inner, status: t.status, protocol: t.protocol,
+	kinds := t.kinds
+	if kinds == nil {
+		kinds = newTaskKinds()
+	}
+	c := &taskConn{inner: inner, status: t.status, protocol: t.protocol, kinds: kinds,
 		in: make(chan readResult), injected: make(chan jsonrpc.Message),
-		asked: map[string]string{}, taskTools: map[string]bool{}, calls: map[string]*taskCall{}, mine: map[string]chan *jsonrpc.Response{}}
+		asked: map[string]string{}, calls: map[string]*taskCall{}, mine: map[string]chan *jsonrpc.Response{}}
 	c.ctx, c.close = context.WithCancel(context.Background())
 	go c.pump()
 	return c, nil
@@ -97,6 +146,7 @@ type taskConn struct {
 	inner    mcp.Connection
 	status   func(token any, t taskState, n int)
 	protocol func(version string)
+	kinds    *taskKinds
 
 	in       chan readResult      // what the server sent, in order
 	injected chan jsonrpc.Message // the answers of calls run as tasks
@@ -106,13 +156,11 @@ type taskConn struct {
 	close context.CancelFunc
 	seq   atomic.Int64
 
-	mu        sync.Mutex
-	asked     map[string]string // id → method of the SDK's requests whose answers tell of tasks
-	serves    bool              // the server takes tools/call as tasks
-	taskTools map[string]bool   // tools that require tasks
-	required  int               // how many of them do
-	calls     map[string]*taskCall
-	mine      map[string]chan *jsonrpc.Response // this connection's own requests, by id
+	mu     sync.Mutex
+	asked  map[string]string // id → method of the SDK's requests whose answers tell of tasks
+	serves bool              // the server takes tools/call as tasks
+	calls  map[string]*taskCall
+	mine   map[string]chan *jsonrpc.Response // this connection's own requests, by id
 }
 
 // taskCall is one tools/call sent as a task.
@@ -276,18 +324,9 @@ func (c *taskConn) learn(method string, result json.RawMessage) {
 		if json.Unmarshal(result, &r) != nil {
 			return
 		}
-		c.mu.Lock()
 		for _, t := range r.Tools {
-			required := t.Execution != nil && t.Execution.TaskSupport == "required"
-			switch was := c.taskTools[t.Name]; {
-			case required && !was:
-				c.required++
-			case !required && was:
-				c.required--
-			}
-			c.taskTools[t.Name] = required
+			c.kinds.note(t.Name, t.Execution != nil && t.Execution.TaskSupport == "required")
 		}
-		c.mu.Unlock()
 	}
 }
 
@@ -498,9 +537,9 @@ func (c *taskConn) outgoing(req *jsonrpc.Request) jsonrpc.Message {
 		c.mu.Unlock()
 	case "tools/call":
 		c.mu.Lock()
-		some := c.serves && c.required > 0
+		serves := c.serves
 		c.mu.Unlock()
-		if !some {
+		if !serves || !c.kinds.any() {
 			return req
 		}
 		var p map[string]json.RawMessage
@@ -509,10 +548,7 @@ func (c *taskConn) outgoing(req *jsonrpc.Request) jsonrpc.Message {
 		}
 		var name string
 		_ = json.Unmarshal(p["name"], &name)
-		c.mu.Lock()
-		task := c.serves && c.taskTools[name]
-		c.mu.Unlock()
-		if !task {
+		if !c.kinds.requires(name) {
 			return req
 		}
 		var meta struct {

@@ -30,6 +30,8 @@ import (
 //   - pushed requires a task that ends at once, which over stdio the
 //     server says with notifications/tasks/status, and which it refuses
 //     to be polled about;
+//   - garbled and empty require a task that completes at its first poll,
+//     whose tasks/result answers a string and null;
 //   - maybe takes a task or not (taskSupport optional);
 //   - plain is an ordinary tool, and so is cancelled (stdio only).
 type taskServer struct {
@@ -126,6 +128,8 @@ func (ts *taskServer) answer(method string, params json.RawMessage) (any, *wireE
 			map[string]any{"name": "forever", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "slow", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "pushed", "inputSchema": obj, "execution": required},
+			map[string]any{"name": "garbled", "inputSchema": obj, "execution": required},
+			map[string]any{"name": "empty", "inputSchema": obj, "execution": required},
 			map[string]any{"name": "plain", "inputSchema": obj},
 			map[string]any{"name": "maybe", "inputSchema": obj, "execution": map[string]any{"taskSupport": "optional"}},
 			map[string]any{"name": "cancelled", "inputSchema": obj},
@@ -154,12 +158,18 @@ func (ts *taskServer) answer(method string, params json.RawMessage) (any, *wireE
 			task.status, task.msg = taskCompleted, "done"
 		case task.tool == "broken":
 			task.status, task.msg = taskFailed, "the sources were unreachable"
+		case task.tool == "garbled" || task.tool == "empty":
+			task.status, task.msg = taskCompleted, "done"
 		}
 		return ts.state(p.TaskID), nil
 	case "tasks/result":
 		switch {
 		case task == nil:
 			return nil, &wireError{-32602, "no task " + p.TaskID}
+		case task.tool == "garbled":
+			return "not a result", nil
+		case task.tool == "empty":
+			return nil, nil
 		case task.status == taskCompleted:
 			return text("report on "+task.arg, false), nil
 		case task.status == taskFailed:
@@ -256,6 +266,34 @@ func TestTaskToolFailed(t *testing.T) {
 	res := call(tools["broken"], `{}`)
 	if !res.IsError || res.Text != "failed: the sources were unreachable" {
 		t.Fatalf("result: %+v", res)
+	}
+}
+
+// A completed task whose tasks/result is no CallToolResult is a tool
+// error the model can read, not a hang or a panic (the SDK drops the
+// session it came on); the server's next session still calls its task
+// tools as tasks, though it is not asked for its tools again.
+func TestTaskToolResultOfBadShape(t *testing.T) {
+	tools := taskTools(t, newTaskServer(t), 30*time.Second)
+	if res := call(tools["garbled"], `{}`); !res.IsError || res.Text == "" {
+		t.Errorf("garbled: %+v, want a tool error", res)
+	}
+	if res := call(tools["research"], `{}`); res.IsError || res.Text != "report on {}" {
+		t.Errorf("research after the session was dropped: %+v", res)
+	}
+}
+
+// A server's pollInterval is bounded however large: one too large for a
+// Duration waits the longest, never the shortest.
+func TestTaskPollBounded(t *testing.T) {
+	for _, c := range []struct {
+		ms   float64
+		want time.Duration
+	}{{-5, minPoll}, {0, minPoll}, {250, 250 * time.Millisecond}, {1e7, maxPoll}, {1e300, maxPoll}} {
+		ms := c.ms
+		if got := (taskState{PollInterval: &ms}).poll(); got != c.want {
+			t.Errorf("pollInterval %g: %v, want %v", c.ms, got, c.want)
+		}
 	}
 }
 
