@@ -84,7 +84,9 @@ func (e *runEvents) emit() {
 // returns once every event that reached this coordinator before it was
 // called has been emitted: the outcome a Dispatch waits for comes after
 // the worker's events on the same connection, so its events reach the
-// sink before the board reports the task's end.
+// sink before the board reports the task's end. (On a cluster, an event
+// still between nodes then may come later: it is dropped, as events are
+// best effort.)
 func (e *runEvents) add(subject, run, task string, sink event.Sink) (done func()) {
 	e.mu.Lock()
 	e.sinks[subject] = attemptSink{run: run, task: task, sink: sink}
