@@ -34,14 +34,14 @@ type limit struct {
 	maxIn, maxOut int
 	used          model.Usage
 	held          *held
-	key           string // "limits." or "limits.agents.NAME."
-	agent         string // the agent named in its error; "" for the run's
+	key           string // the run's budgets' name in errors ("limits.")
+	agent         string // the agent whose budget it is; "" for the run's
 }
 
 // limits are the budgets caller c falls under: the run's, then its
 // agent's. a is the run's account; a.mu is held.
 func (a *account) limits(c model.Caller) []limit {
-	var ls []limit
+	ls := make([]limit, 0, 2)
 	if a.maxIn > 0 || a.maxOut > 0 {
 		ls = append(ls, limit{maxIn: a.maxIn, maxOut: a.maxOut, used: a.run.u, held: &a.heldRun, key: a.runKey()})
 	}
@@ -65,8 +65,7 @@ func (a *account) limits(c model.Caller) []limit {
 		h = &held{}
 		a.heldAgents[name] = h
 	}
-	return append(ls, limit{maxIn: b.MaxInputTokens, maxOut: b.MaxOutputTokens, used: used, held: h,
-		key: "limits.agents." + name + ".", agent: name})
+	return append(ls, limit{maxIn: b.MaxInputTokens, maxOut: b.MaxOutputTokens, used: used, held: h, agent: name})
 }
 
 // shareKey names a remote attempt's budgets, its share of the run's.
@@ -165,7 +164,7 @@ func (a *account) reserve(ctx context.Context, c model.Caller, in, bound int) (*
 			return nil, err
 		}
 		if room(ls, in, out) {
-			r := &reservation{root: a, in: in, out: out}
+			r := &reservation{root: a, in: in, out: out, holds: make([]*held, 0, len(ls))}
 			for _, l := range ls {
 				l.held.in += in
 				l.held.out += out
@@ -207,10 +206,14 @@ func fit(ls []limit, in, bound int) (int, error) {
 
 // refuse is the error that stops a call of in input tokens under l.
 func (l limit) refuse(in int) error {
-	err := over(l.used, l.maxIn, l.maxOut, l.key)
+	key := l.key
+	if l.agent != "" {
+		key = "limits.agents." + l.agent + "."
+	}
+	err := over(l.used, l.maxIn, l.maxOut, key)
 	if err == nil && l.maxIn > 0 && l.used.InputTokens+in > l.maxIn {
 		err = fmt.Errorf("%w: %d input tokens used and the next call needs %d, %smax-input-tokens is %d",
-			ErrBudget, l.used.InputTokens, in, l.key, l.maxIn)
+			ErrBudget, l.used.InputTokens, in, key, l.maxIn)
 	}
 	if err != nil && l.agent != "" {
 		err = fmt.Errorf("%w (agent %s, all its tasks together)", err, l.agent)

@@ -271,3 +271,21 @@ func TestRemoteTaskHoldsItsShare(t *testing.T) {
 		t.Errorf("model asked %d times, outcome error %q; want no call and the share named", asked, res.Error)
 	}
 }
+
+// BenchmarkReserve is one call's reservation and release under the run's
+// and an agent's budgets, with no call in flight: what a budget adds to a
+// model call besides counting its request (which the token cache serves).
+func BenchmarkReserve(b *testing.B) {
+	a := &account{maxIn: 1 << 40, maxOut: 1 << 40, perAgent: map[string]spec.Budget{"s/a": {MaxInputTokens: 1 << 40}},
+		tasks: map[string]*tally{}, agents: map[string]*tally{}}
+	c := model.Caller{TaskID: "t", Agent: "s/a"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := a.reserve(ctx, c, 1000, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.release()
+	}
+}
