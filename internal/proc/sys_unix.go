@@ -30,14 +30,16 @@ func KillGroup(cmd *exec.Cmd) {
 	}
 }
 
-// Alive reports whether a process with pid exists. One that exists as
-// another user's (EPERM: fsd may not signal it) is alive: a run whose
-// writer is alive must not be taken over or shown as interrupted.
+// Alive reports whether a process with pid exists and has not exited.
+// One that exists as another user's (EPERM: fsd may not signal it) is
+// alive: a run whose writer is alive must not be taken over or shown as
+// interrupted. A zombie is not: it has exited and only waits to be
+// reaped.
 func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	return aliveAfter(syscall.Kill(pid, 0))
+	return aliveAfter(syscall.Kill(pid, 0)) && !exited(pid)
 }
 
 // aliveAfter reads signal 0's answer.
