@@ -36,7 +36,11 @@ type GenEntries struct {
 // generators in the order of their first lines. A missing file holds no
 // generators. On a torn last line (a crash mid-write) it returns what
 // precedes it and an error wrapping transcript.ErrTornTail.
-func ReadJournal(path string) ([]*GenEntries, error) {
+func ReadJournal(path string) ([]*GenEntries, error) { return readJournal(path, nil) }
+
+// readJournal is ReadJournal of the lines keep is true of (all with keep
+// nil); a line keep is false of is not decoded.
+func readJournal(path string, keep func([]byte) bool) ([]*GenEntries, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -63,7 +67,7 @@ func ReadJournal(path string) ([]*GenEntries, error) {
 			return out, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		complete := err == nil
-		if t := bytes.TrimSpace(b); len(t) > 0 {
+		if t := bytes.TrimSpace(b); len(t) > 0 && (keep == nil || keep(t)) {
 			var l JournalLine
 			if jerr := json.Unmarshal(t, &l); jerr != nil {
 				if !complete {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,7 +78,80 @@ var ErrNoRecord = errors.New("no run record")
 // Open reads the record in dir, its Summary's status Current. A torn
 // last line (a crash mid-write, or a run still writing) is skipped;
 // anything else malformed is an error.
-func Open(dir string) (*Record, error) {
+func Open(dir string) (*Record, error) { return open(dir, nil) }
+
+// OpenTask reads of the record in dir only what the generators of task
+// need (and, with host, the host's): the Summary, the task's events,
+// board entry, transcripts and requests, and the blobs those requests
+// name. A line that does not hold the task's id, quoted, is skipped
+// before it is decoded, so a reader of one task of a large run keeps
+// that task in memory, not the run. Gens holds the task's generators
+// (and the host's) only.
+//
+// G20: one task's read decodes only the lines that may be about it.
+func OpenTask(dir, task string, host bool) (*Record, error) {
+	return open(dir, newOnly(task, host))
+}
+
+// only picks one task's (and perhaps the host's) lines out of a record.
+type only struct {
+	task string
+	host bool
+	// quoted is the task id as a JSON string, as every encoder writes
+	// it; nil when the id holds a byte an encoder may escape, and then
+	// every line is decoded.
+	quoted []byte
+	// gens are the request lines' generator names the reader keeps,
+	// each a prefix up to the attempt suffix (`"tasks/t1.`), or the
+	// host's whole name.
+	gens [][]byte
+}
+
+func newOnly(task string, host bool) *only {
+	o := &only{task: task, host: host}
+	plain := task != ""
+	for i := 0; i < len(task); i++ {
+		if c := task[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			plain = false
+		}
+	}
+	if plain {
+		o.quoted = []byte(`"` + task + `"`)
+	}
+	if task != "" {
+		o.gens = append(o.gens, []byte(`"`+TasksDir+"/"+FileName(task)+"."))
+	}
+	if host {
+		o.gens = append(o.gens, []byte(`"`+HostFile+`"`))
+	}
+	return o
+}
+
+// mayHold is false when line cannot be one of the task's (or, with host,
+// any line with no task), judged from its bytes alone.
+func (o *only) mayHold(line []byte) bool {
+	return o == nil || o.host || o.quoted == nil || bytes.Contains(line, o.quoted)
+}
+
+// keeps is whether the reader keeps the generator of task.
+func (o *only) keeps(task string) bool {
+	return o == nil || task == o.task && task != "" || o.host && task == ""
+}
+
+// mayBeGen is false when a request line cannot be of a generator kept.
+func (o *only) mayBeGen(line []byte) bool {
+	if o == nil {
+		return true
+	}
+	for _, g := range o.gens {
+		if bytes.Contains(line, g) {
+			return true
+		}
+	}
+	return false
+}
+
+func open(dir string, o *only) (*Record, error) {
 	rec := &Record{Dir: dir}
 	var err error
 	if rec.Summary, err = ReadSummary(dir); err != nil {
@@ -92,9 +166,15 @@ func Open(dir string) (*Record, error) {
 		liveUsage(dir, &rec.Summary)
 	}
 	if err := readLines(filepath.Join(dir, EventsFile), func(b []byte) error {
+		if !o.mayHold(b) {
+			return nil
+		}
 		var e event.Event
 		if err := json.Unmarshal(b, &e); err != nil {
 			return err
+		}
+		if o != nil && e.Task != o.task {
+			return nil
 		}
 		rec.Events = append(rec.Events, e)
 		return nil
@@ -104,10 +184,13 @@ func Open(dir string) (*Record, error) {
 	if rec.Tasks, err = ReadBoard(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	if err := rec.readGens(); err != nil {
+	if o != nil {
+		rec.Tasks = slices.DeleteFunc(rec.Tasks, func(t board.Task) bool { return t.ID != o.task })
+	}
+	if err := rec.readGens(o); err != nil {
 		return nil, err
 	}
-	if err := rec.readRequests(); err != nil {
+	if err := rec.readRequests(o); err != nil {
 		return nil, err
 	}
 	rec.transcriptSteps()
@@ -116,12 +199,16 @@ func Open(dir string) (*Record, error) {
 
 // readGens reads every generator's entries from the journal, or, in a
 // record made before the journal, from its transcript files.
-func (rec *Record) readGens() error {
+func (rec *Record) readGens(o *only) error {
 	path := filepath.Join(rec.Dir, JournalFile)
 	if _, err := os.Stat(path); err != nil {
-		return rec.readTranscriptFiles()
+		return rec.readTranscriptFiles(o)
 	}
-	gens, err := ReadJournal(path)
+	var keep func([]byte) bool
+	if o != nil {
+		keep = o.mayHold
+	}
+	gens, err := readJournal(path, keep)
 	if err != nil && !errors.Is(err, transcript.ErrTornTail) {
 		return err
 	}
@@ -133,6 +220,9 @@ func (rec *Record) readGens() error {
 		return gens[i].Name < gens[j].Name
 	})
 	for _, ge := range gens {
+		if !o.keeps(ge.Gen.Task) {
+			continue
+		}
 		g := &Gen{Name: ge.Name, Task: ge.Gen.Task, Attempt: max(ge.Gen.Attempt, 1), Entries: ge.Entries}
 		// Context lines enter the message sequence where the transcript
 		// put them: positions in requests count them.
@@ -145,7 +235,7 @@ func (rec *Record) readGens() error {
 }
 
 // readTranscriptFiles reads the transcript files of an older record.
-func (rec *Record) readTranscriptFiles() error {
+func (rec *Record) readTranscriptFiles(o *only) error {
 	files, _ := filepath.Glob(filepath.Join(rec.Dir, TasksDir, "*.jsonl"))
 	sort.Strings(files)
 	files = append([]string{filepath.Join(rec.Dir, HostFile)}, files...)
@@ -170,6 +260,9 @@ func (rec *Record) readTranscriptFiles() error {
 			// file name does (ids are encoded injectively into it).
 			g.Task = taskOfFile(file)
 		}
+		if !o.keeps(g.Task) {
+			continue
+		}
 		if g.Messages, err = transcript.Rebuild(entries); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -189,20 +282,33 @@ func (rec *Record) Gen(name string) *Gen {
 	return rec.byName[name]
 }
 
-func (rec *Record) readRequests() error {
+func (rec *Record) readRequests(o *only) error {
 	path := filepath.Join(rec.Dir, RequestsFile)
 	blobs := map[string]Line{}
-	n := 0
+	var want map[string]bool // the blobs the kept requests name
+	if o != nil {
+		var err error
+		if want, err = wantedBlobs(path, o); err != nil {
+			return err
+		}
+	}
 	err := readLines(path, func(b []byte) error {
-		n++
+		if o != nil && !o.mayBeGen(b) && !mayBeBlob(b, want) {
+			return nil
+		}
 		var l Line
 		if err := json.Unmarshal(b, &l); err != nil {
 			return err
 		}
 		switch l.Kind {
 		case KindBlob:
-			blobs[l.Hash] = l
+			if want == nil || want[l.Hash] {
+				blobs[l.Hash] = l
+			}
 		case KindRequest:
+			if o != nil && !o.keeps(l.Task) {
+				return nil
+			}
 			g := rec.Gen(l.Gen)
 			if g == nil {
 				return fmt.Errorf("request of %s, which has no transcript", l.Gen)
@@ -243,6 +349,45 @@ func (rec *Record) readRequests() error {
 		}
 	}
 	return nil
+}
+
+// wantedBlobs is the hashes of the blobs the request lines of o's
+// generators name.
+func wantedBlobs(path string, o *only) (map[string]bool, error) {
+	want := map[string]bool{}
+	err := readLines(path, func(b []byte) error {
+		if !o.mayBeGen(b) {
+			return nil
+		}
+		var l struct {
+			Kind    string   `json:"kind"`
+			Task    string   `json:"task"`
+			Context string   `json:"context"`
+			Tools   []string `json:"tools"`
+		}
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		if l.Kind == KindRequest && o.keeps(l.Task) {
+			want[l.Context] = true
+			for _, h := range l.Tools {
+				want[h] = true
+			}
+		}
+		return nil
+	})
+	return want, err
+}
+
+// mayBeBlob is false when line cannot be a blob of want: the value of
+// its first "hash" key (hex, never escaped) is none of theirs.
+func mayBeBlob(line []byte, want map[string]bool) bool {
+	_, after, ok := bytes.Cut(line, []byte(`"hash":"`))
+	if !ok {
+		return false
+	}
+	h, _, ok := bytes.Cut(after, []byte(`"`))
+	return ok && want[string(h)]
 }
 
 // rebuild makes the request of a request line from the transcript and

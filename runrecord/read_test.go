@@ -238,3 +238,64 @@ func remoteStepsFromTranscript(t *testing.T, example, task string) {
 		}
 	}
 }
+
+// G20: OpenTask reads of a task what Open reads of it, and decodes no line
+// that is not about the task: a broken line of another task's does not
+// stop it, while Open fails on it.
+func TestOpenTaskReadsOnlyItsLines(t *testing.T) {
+	rec, _ := runExample(t, "../examples/fanout/fanout.workflow.yaml", 0)
+	tasks := 0
+	for _, g := range rec.Gens {
+		if g.Task == "" {
+			continue
+		}
+		tasks++
+		one, err := runrecord.OpenTask(rec.Dir, g.Task, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(one.Gens) != 1 || one.Gens[0].Name != g.Name {
+			t.Fatalf("%s: gens %v", g.Task, one.Gens)
+		}
+		if d := cmp.Diff(g, one.Gens[0]); d != "" {
+			t.Errorf("%s differs (-Open +OpenTask):\n%s", g.Task, d)
+		}
+		for _, e := range one.Events {
+			if e.Task != g.Task {
+				t.Errorf("%s: event of %q", g.Task, e.Task)
+			}
+		}
+	}
+	if tasks < 2 {
+		t.Fatalf("the example ran %d tasks", tasks)
+	}
+	var hostGens []*runrecord.Gen
+	for _, g := range rec.Gens {
+		if g.Task == "" {
+			hostGens = append(hostGens, g)
+		}
+	}
+	host, err := runrecord.OpenTask(rec.Dir, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(hostGens, host.Gens); d != "" {
+		t.Errorf("host differs (-Open +OpenTask):\n%s", d)
+	}
+	for _, f := range []string{runrecord.EventsFile, runrecord.JournalFile, runrecord.RequestsFile} {
+		path := filepath.Join(rec.Dir, f)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, `{"kind":"request","gen":"tasks/other.jsonl","task":"other",`+"\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := runrecord.Open(rec.Dir); err == nil {
+		t.Fatal("Open read past a broken line")
+	}
+	if _, err := runrecord.OpenTask(rec.Dir, rec.Gens[len(rec.Gens)-1].Task, false); err != nil {
+		t.Errorf("OpenTask decoded another task's line: %v", err)
+	}
+}

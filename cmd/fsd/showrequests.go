@@ -51,7 +51,15 @@ type showRequest struct {
 // showRequests prints every model request of the run in dir as sent,
 // those of f.task and f.step only when they are given.
 func showRequests(w io.Writer, dir string, f showFlags) error {
-	rec, err := runrecord.Open(dir)
+	// One task's calls need only its lines: a large run's record is not
+	// read whole for them.
+	open := runrecord.Open
+	if f.task != "" {
+		open = func(dir string) (*runrecord.Record, error) {
+			return runrecord.OpenTask(dir, f.task, f.task == "host")
+		}
+	}
+	rec, err := open(dir)
 	if err != nil {
 		return fail(exitProblems, "show: %v", err)
 	}
@@ -87,6 +95,10 @@ func showRequests(w io.Writer, dir string, f showFlags) error {
 	if len(gens) == 0 {
 		switch {
 		case f.task != "":
+			// The task list needs every generator: read the whole record.
+			if all, err := runrecord.Open(dir); err == nil {
+				rec = all
+			}
 			return fail(exitProblems, "show: run %s has no generator for task %q (tasks: %s)", rec.Summary.ID, f.task, taskList(rec))
 		case f.step > 0:
 			return fail(exitProblems, "show: no generator of run %s has a step %d", rec.Summary.ID, f.step)
