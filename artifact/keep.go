@@ -12,9 +12,10 @@ import (
 // the readers page through it while the skill is loaded, like its body.
 // A name ending in .md is indexed as markdown.
 //
-// Its handle comes from crypto/rand, never from the store's seeded source:
-// a resumed run does not call the tool again, and must still draw the same
-// handles for skill bodies as the run it resumes.
+// In a keyed store (NewKeyedStore) its handle is derived from the skill,
+// name and bytes, else it comes from crypto/rand, never from the store's
+// seeded source: a resumed run does not call the tool again, and must
+// still draw the same handles for skill bodies as the run it resumes.
 func (s *Store) Keep(skillID, name string, data []byte) (string, error) {
 	return s.keep(&entry{skillID: skillID}, name, data, "")
 }
@@ -35,6 +36,21 @@ func (s *Store) keep(e *entry, name string, data []byte, handle string) (string,
 	close(e.ready)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.key != nil {
+		kind := "kept"
+		if e.work {
+			kind = "work"
+		}
+		// A journal of a keyed run recorded this very handle; one of a
+		// run with drawn handles, another, kept as recorded below.
+		if h, id := handleOf(s.key, kind, data, e.skillID, name); handle == "" || handle == h {
+			h, err := s.claim(e, h, id)
+			if err != nil {
+				return "", fmt.Errorf("keep %s: %w", name, err)
+			}
+			return h, nil
+		}
+	}
 	if handle != "" {
 		if _, taken := s.byHandle[handle]; taken || !validHandle(handle) {
 			return "", fmt.Errorf("keep %s: handle %q is taken or malformed", name, handle)

@@ -28,7 +28,10 @@ const MaxResourceBytes = 8 << 20
 // Store holds spooled artifacts for one run. It is safe for concurrent
 // use: board workers read artifacts while the host spools new ones.
 type Store struct {
-	rand   io.Reader
+	rand io.Reader
+	// key derives handles from content (NewKeyedStore); nil draws them
+	// from rand.
+	key    []byte
 	parser parser.Parser
 
 	mu       sync.Mutex
@@ -51,6 +54,8 @@ type entry struct {
 	// work is a tool result kept by KeepResult: readable whatever is
 	// loaded.
 	work bool
+	// identity is what a keyed handle was derived from (handleOf).
+	identity string
 }
 
 type resource struct {
@@ -133,14 +138,20 @@ func (s *Store) Spool(skillID, version string, body []byte, dir string, resource
 		return "", fmt.Errorf("spool %s %s: resources listed but no skill folder given", skillID, version)
 	}
 	sort.Strings(e.names)
-	h, err := s.newHandle()
+	var h string
+	var err error
+	if s.key != nil {
+		hk, id := handleOf(s.key, "skill", body, append([]string{skillID, version}, e.names...)...)
+		h, err = s.claim(e, hk, id)
+	} else if h, err = s.newHandle(); err == nil {
+		e.handle = h
+		s.byHandle[h] = e
+	}
 	if err != nil {
 		s.mu.Unlock()
 		return "", fmt.Errorf("spool %s %s: %w", skillID, version, err)
 	}
-	e.handle = h
 	s.byKey[key] = e
-	s.byHandle[h] = e
 	s.mu.Unlock()
 
 	// Parse outside the lock: readers of other skills go on meanwhile.

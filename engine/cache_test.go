@@ -9,28 +9,28 @@ import (
 	"github.com/fsdrun/fsd/spec"
 )
 
-// Requests ask for prompt caching by default, with one key per run and
-// generator; `cache: off` asks for none.
+// Requests ask for prompt caching by default, with one key per workflow
+// and agent, the same in every run; `cache: per-run` keys them per run
+// and generator; `cache: off` asks for none.
 func TestRequestsAskForCaching(t *testing.T) {
-	for _, off := range []bool{false, true} {
-		p := project(skill("aa", "1.0.0", ""))
-		p.Workflow.NoCache = off
-		res, m, _, err := runWith(t, p, Options{RunsDir: t.TempDir()}, read("aa"), say("done"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, req := range m.requests() {
-			if req.Cache == off {
-				t.Errorf("cache: off=%v, request Cache = %v", off, req.Cache)
+	for _, c := range []string{"on", "per-run", "off"} {
+		t.Run(c, func(t *testing.T) {
+			p := project(skill("aa", "1.0.0", ""))
+			p.Workflow.NoCache, p.Workflow.CachePerRun = c == "off", c == "per-run"
+			res, m, _, err := runWith(t, p, Options{RunsDir: t.TempDir()}, read("aa"), say("done"))
+			if err != nil {
+				t.Fatal(err)
 			}
-			want := ""
-			if !off {
-				want = "fsd/" + res.RunID + "/host"
+			want := map[string]string{"on": "fsd/" + p.Workflow.Name + "/host", "per-run": "fsd/" + res.RunID + "/host"}[c]
+			for _, req := range m.requests() {
+				if req.Cache == (c == "off") {
+					t.Errorf("cache: %s, request Cache = %v", c, req.Cache)
+				}
+				if req.CacheKey != want || strings.Contains(req.CacheKey, "sk-") {
+					t.Errorf("cache: %s, CacheKey = %q, want %q", c, req.CacheKey, want)
+				}
 			}
-			if req.CacheKey != want || strings.Contains(req.CacheKey, "sk-") {
-				t.Errorf("cache: off=%v, CacheKey = %q, want %q", off, req.CacheKey, want)
-			}
-		}
+		})
 	}
 }
 

@@ -76,6 +76,7 @@ func (hb *hostBoard) attempt(t *board.Task, deps []board.DepResult, skill *spec.
 		at.Limits.MaxSteps = a.MaxSteps
 	}
 	at.Workspace = wd.box.workDir()
+	at.HandleKey, at.CacheScope = wd.gen.arts.Key(), wd.gen.cacheScope
 	at.Builtins = offeredBuiltins(wd.builtins, agent)
 	if skill != nil {
 		at.Skill, at.Agent = skill.ID, agent.Name

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,6 +75,11 @@ type genDeps struct {
 	// noCache is the workflow's `cache: off`: requests ask for no prompt
 	// caching.
 	noCache bool
+	// cacheScope begins every cache key of the run's generators: the
+	// workflow's ("fsd/NAME"), so that runs of one workflow share their
+	// provider's cache bucket; "" is per run (cache: per-run, a worker
+	// whose coordinator sent none).
+	cacheScope string
 	// obs watches the generator, its model and tool calls; nil: nothing.
 	obs Observer
 	// durability says which commits the generator waits for.
@@ -648,16 +654,16 @@ func (g *generator) priceName(req *model.Request, resp *model.Response) string {
 }
 
 // cacheKey names the generator's requests for a provider's prompt cache:
-// one key per run and generator, so requests that share a prefix meet.
+// one key per workflow and agent, so requests that share a prefix meet,
+// across runs too; per run and generator under cache: per-run.
 func (g *generator) cacheKey() string {
 	if g.noCache {
 		return ""
 	}
-	name := g.name
-	if name == "" {
-		name = "host"
+	if g.cacheScope != "" {
+		return g.cacheScope + "/" + cmp.Or(g.caller.Agent, "host")
 	}
-	return "fsd/" + g.runID + "/" + name
+	return "fsd/" + g.runID + "/" + cmp.Or(g.name, "host")
 }
 
 func (g *generator) clock() time.Time {

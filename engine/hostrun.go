@@ -90,8 +90,17 @@ func (r *Run) conversation(ctx context.Context, input string) (string, error) {
 // genDeps are what the run hands each of its generators.
 func (r *Run) genDeps() genDeps {
 	return genDeps{runID: r.ID, emit: r.ev.emit, acct: r.acct, tokens: r.tokens, log: r.log, rec: r.rec, now: r.now,
-		arts: r.arts, maxResult: r.limits.MaxResultTokens, noCache: r.wf.NoCache, obs: r.opts.Observer,
+		arts: r.arts, maxResult: r.limits.MaxResultTokens, noCache: r.wf.NoCache, cacheScope: r.cacheScope(), obs: r.opts.Observer,
 		durability: r.opts.Durability, appr: r.appr, secrets: r.box.secrets, readers: r.wf.Readers, shed: r.wf.WindowShed}
+}
+
+// cacheScope is what the cache keys of the run's generators begin with:
+// the workflow's name, unless cache: per-run.
+func (r *Run) cacheScope() string {
+	if r.wf.CachePerRun {
+		return ""
+	}
+	return "fsd/" + r.wf.Name
 }
 
 // FirstRequest assembles the host's first request without calling the

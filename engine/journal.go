@@ -138,10 +138,10 @@ func LoadReplay(dir string, opts ...LoadOption) (j *Replay, err error) {
 	if j.Summary.Status == runrecord.Finished && !o.session {
 		return nil, fmt.Errorf("%w: run %s already finished", ErrNotResumable, j.Summary.ID)
 	}
-	if j.Summary.Seed == "" {
+	if j.Summary.Seed == "" && j.Summary.HandleKey == "" {
 		return nil, fmt.Errorf("%w: run %s has no handle seed", ErrNotResumable, j.Summary.ID)
 	}
-	if s, err := hex.DecodeString(j.Summary.Seed); err != nil || len(s) != 32 {
+	if s, err := hex.DecodeString(j.Summary.Seed); j.Summary.Seed != "" && (err != nil || len(s) != 32) {
 		return nil, fmt.Errorf("%w: run %s: run.json has a bad seed (want 64 hex digits)", ErrNotResumable, j.Summary.ID)
 	}
 	for _, name := range []string{runrecord.JournalFile, runrecord.EventsFile, runrecord.RequestsFile} {

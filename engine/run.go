@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,6 +63,14 @@ type Options struct {
 	// Seed seeds the handle source when Rand is nil; nil draws a random
 	// seed. The seed is kept in run.json so a resume draws the same handles.
 	Seed *[32]byte
+	// HandleKey is the project's handle key (runrecord.HandleKey): with
+	// neither Rand nor Seed set, handles are derived from what they stand
+	// for under it, so every run of the project gives the same content
+	// the same handle and sends the same requests, and a provider's prompt
+	// cache serves one run from another. nil: handles are drawn, new every
+	// run. A run whose record keeps a seed resumes with it, whatever key
+	// is given; one that derived its handles needs the same key.
+	HandleKey []byte
 	// Meta is kept in run.json (the CLI stores its flags there for resume).
 	Meta map[string]string
 	// Trusted says whether a skill's command tools and stdio MCP servers
@@ -150,7 +157,10 @@ type Run struct {
 	log     zerolog.Logger
 	now     func() time.Time
 	seed    string
-	tokens  *tokenCache
+	// handleKey is the id of the key the run's handles are derived with
+	// ("": they are drawn from seed).
+	handleKey string
+	tokens    *tokenCache
 
 	// The run's parts hand these to its collaborators (the skill manager,
 	// generators, the board, workers) instead of the run itself.
@@ -217,35 +227,22 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	opts.Durability = d
-	var seed string
 	if j := journalOf(opts); j != nil {
-		b, err := hex.DecodeString(j.Summary.Seed)
-		if err != nil || len(b) != 32 {
-			return nil, fmt.Errorf("%w: bad seed in run.json", ErrNotResumable)
-		}
-		opts.Seed = (*[32]byte)(b)
 		opts.RunID = j.Summary.ID
 		if err := resumeWorkspace(opts, j); err != nil {
 			return nil, err
 		}
 	}
-	if opts.Rand == nil {
-		if opts.Seed == nil {
-			var b [32]byte
-			if _, err := rand.Read(b[:]); err != nil {
-				return nil, fmt.Errorf("engine: seed: %w", err)
-			}
-			opts.Seed = &b
-		}
-		seed = hex.EncodeToString(opts.Seed[:])
-		opts.Rand = mrand.NewChaCha8(*opts.Seed)
+	arts, seed, keyID, err := handles(&opts)
+	if err != nil {
+		return nil, err
 	}
 	r := &Run{
 		project: p,
 		wf:      p.Workflow,
 		limits:  p.Workflow.Limits.WithDefaults(),
 		opts:    opts,
-		arts:    artifact.NewStore(opts.Rand),
+		arts:    arts,
 		log:     opts.Logger,
 		now:     opts.Now,
 		ledger:  supply.NewLedger(),
@@ -263,7 +260,7 @@ func New(p *spec.Project, opts Options) (*Run, error) {
 	r.box.workflow, r.box.wrap = p.Workflow, refusedOnce(opts.wrap, opts.Logger)
 	r.box.mcp = r.box.newMCP(mcptool.Options{Trusted: opts.Trusted, Idle: opts.MCPIdle, Spool: workSpool{r.arts}, Logger: opts.Logger, Mask: r.box.secrets.String,
 		Unavailable: r.strict.mcpUnavailable(r.box.secrets.String), Workspace: r.box.workDir})
-	r.seed = seed
+	r.seed, r.handleKey = seed, keyID
 	r.ID = opts.RunID
 	if r.ID == "" {
 		// From crypto/rand, not the handle source: a resumed run keeps its
@@ -371,7 +368,7 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 	}
 	r.ev.sink = event.Multi{r.opts.Sink, r.rec.Sink()}
 	sum := runrecord.Summary{ID: r.ID, Workflow: absPath(r.wf.File), Status: runrecord.Running, Started: r.now(), PID: os.Getpid(),
-		Input: input, Seed: r.seed, Meta: r.opts.Meta, Digests: digests, Workspace: r.box.workDir()}
+		Input: input, Seed: r.seed, HandleKey: r.handleKey, Meta: r.opts.Meta, Digests: digests, Workspace: r.box.workDir()}
 	sum.Seal = runrecord.SealSummary(r.opts.Key, sum)
 	if j := r.journal(); j != nil {
 		sum.Started, sum.Resumed = j.Summary.Started, j.Summary.Resumed

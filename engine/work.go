@@ -55,6 +55,11 @@ func observedWork(ctx context.Context, t *work.Attempt, o work.Options, obs Obse
 	}
 	ev := &emitter{runID: t.Run, now: o.Now, sink: o.Sink}
 	arts := artifact.NewStore(o.Rand)
+	if t.HandleKey != nil {
+		if arts, err = artifact.NewKeyedStore(t.HandleKey); err != nil {
+			return &work.Outcome{Model: t.Model, Error: fmt.Sprintf("worker: %v", err)}
+		}
+	}
 	box := newToolbox(o.Trusted, runSecrets(o.Secrets))
 	box.refusal = o.Refusal
 	box.wrap = refusedOnce(nil, o.Logger)
@@ -73,7 +78,7 @@ func observedWork(ctx context.Context, t *work.Attempt, o work.Options, obs Obse
 	acct := &account{maxIn: t.Limits.MaxInputTokens, maxOut: t.Limits.MaxOutputTokens, key: shareKey,
 		tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	return runAttempt(ctx, t, attemptDeps{
-		gen: genDeps{runID: t.Run, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
+		gen: genDeps{runID: t.Run, cacheScope: t.CacheScope, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
 			arts: arts, appr: approval.ForWorker(t, o, ev.emit), secrets: box.secrets, obs: obs},
 		ev: ev, model: o.Model, skill: o.Skill, box: box,
 		open: func() (*transcript.Transcript, *genReplay, error) {

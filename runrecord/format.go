@@ -66,9 +66,13 @@ type Summary struct {
 	// Seed seeds the handle source, so a resumed run draws the same
 	// handles. It is not a secret from the run's owner: handles guard
 	// against the model guessing, not against the person who ran it.
-	Seed    string            `json:"seed"`
-	Resumed int               `json:"resumed,omitempty"`
-	Meta    map[string]string `json:"meta,omitempty"`
+	Seed string `json:"seed"`
+	// HandleKey, when Seed is "", names the project handle key the run
+	// derived its handles with (a digest, never the key): a resume
+	// derives them again with the same key.
+	HandleKey string            `json:"handle_key,omitempty"`
+	Resumed   int               `json:"resumed,omitempty"`
+	Meta      map[string]string `json:"meta,omitempty"`
 	// Digests of what the run is made from; a resume refuses to run
 	// from files that differ (engine.ErrChanged).
 	Digests journal.Digests `json:"digests,omitempty"`

@@ -30,12 +30,14 @@ type Fact struct {
 
 // The YAML spellings of values whose Go form is not a string of the same
 // name: the isolated supply is the zero ContextSupply, the visibility
-// shorthands are Visibility values, and cache: on is NoCache false.
+// shorthands are Visibility values, and cache: on is NoCache false
+// (per-run is CachePerRun).
 const (
 	supplyIsolatedName = "isolated"
 	visibilitySubName  = "sub"
 	visibilityPrimName = "primary"
 	cacheOn, cacheOff  = "on", "off"
+	cachePerRun        = "per-run"
 )
 
 // The values of each enumerated key, in the order the schemas list them.
@@ -100,7 +102,7 @@ func Facts() []Fact {
 		{wf, "readers", string(ReadersCompact), anys(readersValues)},
 		{wf, "window-shed", string(ShedHalf), anys(shedValues)},
 		{wf, "approve", string(ApproveNever), anys(approveValues)},
-		{wf, "cache", cacheOn, []any{cacheOn, cacheOff, true, false}},
+		{wf, "cache", cacheOn, []any{cacheOn, cacheOff, cachePerRun, true, false}},
 		{wf, "durability", string(DurabilityStep), anys(durabilityValues)},
 		{wf, "tools[]", nil, anys(WorkspaceTools)},
 		// The sandbox is on unless the workflow says off.

@@ -552,6 +552,10 @@ type Workflow struct {
 	// NoCache is `cache: off`: requests ask providers for no prompt-cache
 	// breakpoints or cache key (caching is on by default).
 	NoCache bool `json:"-"`
+	// CachePerRun is `cache: per-run`: requests are cached as with on,
+	// but their provider cache key names the run, not the workflow, so
+	// runs never share a cache bucket.
+	CachePerRun bool `json:"-"`
 	// Durability is when generators wait for the run journal to be on
 	// disk: step (default) or commit-before-effects; --durability
 	// overrides it.

@@ -93,9 +93,9 @@ func decodeWorkflow(d *decoder, root *yaml.Node, w *Workflow) {
 			w.Sandbox = decodeSandbox(d, f.v, true)
 			checkSandboxPaths(d, w)
 		case "cache":
-			// on (default) or off; YAML booleans are taken too.
+			// on (default), off or per-run; YAML booleans are taken too.
 			if s, ok := str(f.v); ok {
-				w.NoCache = s == cacheOff
+				w.NoCache, w.CachePerRun = s == cacheOff, s == cachePerRun
 			} else if b, ok := boolean(f.v); ok {
 				w.NoCache = !b
 			}

@@ -38,7 +38,8 @@ type LogReader interface {
 // Attempt is everything a worker needs to run one task attempt: the
 // board's task, what the run supplies (D5 turns, D7 observations), the
 // agent, its limits and the model name. It never carries credentials: a
-// worker takes those from its own environment.
+// worker takes those from its own environment (HandleKey makes handles
+// unguessable to a model; it opens nothing).
 type Attempt struct {
 	// Run and Task are the run's id and the board task's.
 	Run  string `json:"run"`
@@ -84,6 +85,18 @@ type Attempt struct {
 	// worker's programs run and its built-in tools' files are. A worker
 	// on another machine uses the same path there (a shared folder).
 	Workspace string `json:"workspace,omitempty"`
+	// HandleKey is the key the run derives artifact handles with
+	// (artifact.NewKeyedStore), derived from its project's handle key, not
+	// that key itself: the worker gives the skill it loads the handle the
+	// run would, so a provider's prompt cache serves one task's requests
+	// from another run's. nil: the run draws its handles, and so does the
+	// worker. It travels with what the handles stand for (the skills'
+	// files, the task's input): whoever reads the one reads the other.
+	HandleKey []byte `json:"handle-key,omitempty"`
+	// CacheScope begins the provider cache key of the attempt's requests,
+	// which its agent's name ends: the workflow's, so tasks of one agent
+	// share a cache bucket across runs. "": a key per run and task.
+	CacheScope string `json:"cache-scope,omitempty"`
 	// Builtins are the built-in tools (spec.WorkspaceTools) the worker is
 	// offered: the workflow's tools: for the default worker, those of
 	// them its agent lists for an agent.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -119,18 +120,22 @@ func TestAnthropicCachingOnTheWire(t *testing.T) {
 }
 
 // Prompt caching end to end against a stand-in OpenAI server: by default
-// each request carries a prompt_cache_key of its run and generator — the
-// same for every request of one generator, another for each generator and
-// each run — and `cache: off` sends none; cached prompt tokens come back in
-// each request event.
+// each request carries a prompt_cache_key of its workflow and agent — the
+// same for every request of one agent in every run, another for each
+// agent — `cache: per-run` one of its run and generator, and `cache: off`
+// none; cached prompt tokens come back in each request event.
 func TestOpenAICachingOnTheWire(t *testing.T) {
 	keys := map[string]string{} // key -> run and generator that sent it
-	for run, off := range []bool{false, false, true} {
+	for run, mode := range []string{"on", "on", "per-run", "per-run", "off"} {
 		srv, bodies := fakeOpenAIUsage(t, helloReplies, map[string]any{"prompt_tokens": 1000, "completion_tokens": 5, "total_tokens": 1005,
 			"prompt_tokens_details": map[string]any{"cached_tokens": 768}})
 		t.Setenv("OPENAI_API_KEY", "sk-test")
 		t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-		code, out, errs := fsd(t, "run", helloWorkflow(t, off), "--model", "openai/gpt-test", "--events", "json",
+		wf := helloWorkflow(t, mode == "off")
+		if mode == "per-run" {
+			appendFile(t, wf, "cache: per-run\n")
+		}
+		code, out, errs := fsd(t, "run", wf, "--model", "openai/gpt-test", "--events", "json",
 			"--runs-dir", filepath.Join(t.TempDir(), "runs"))
 		if code != exitOK {
 			t.Fatalf("run %d: exit %d: %s", run+1, code, errs)
@@ -146,20 +151,25 @@ func TestOpenAICachingOnTheWire(t *testing.T) {
 			if err := json.Unmarshal([]byte(strings.SplitN(b, "\n", 2)[0]), &body); err != nil {
 				t.Fatal(err)
 			}
-			gen := "host"
+			gen, agent := "host", "host"
 			if len(body.Messages) > 1 && strings.HasPrefix(body.Messages[1].Content, "Task note") {
-				gen = "task:note"
+				gen, agent = "task:note", "greeter/writer"
+			}
+			owner := fmt.Sprint(run, gen) // per-run: each run's own
+			want := "fsd/[0-9]{8}-[0-9]{6}-[0-9a-f]{8}/" + gen
+			if mode == "on" {
+				owner, want = gen, "fsd/hello/"+agent
 			}
 			switch {
-			case off && body.Key != "":
+			case mode == "off" && body.Key != "":
 				t.Errorf("cache: off, request %d carries prompt_cache_key %q", i+1, body.Key)
-			case off:
-			case !strings.HasSuffix(body.Key, "/"+gen) || !strings.HasPrefix(body.Key, "fsd/"):
-				t.Errorf("run %d request %d (%s): prompt_cache_key %q", run+1, i+1, gen, body.Key)
-			case keys[body.Key] != "" && keys[body.Key] != fmt.Sprint(run, gen):
+			case mode == "off":
+			case !regexp.MustCompile("^" + want + "$").MatchString(body.Key):
+				t.Errorf("run %d request %d (%s, cache: %s): prompt_cache_key %q, want %s", run+1, i+1, gen, mode, body.Key, want)
+			case keys[body.Key] != "" && keys[body.Key] != owner:
 				t.Errorf("run %d request %d (%s): prompt_cache_key %q was %s's too", run+1, i+1, gen, body.Key, keys[body.Key])
 			default:
-				keys[body.Key] = fmt.Sprint(run, gen)
+				keys[body.Key] = owner
 			}
 		}
 		for g, us := range requestUsage(t, out) {
@@ -170,7 +180,19 @@ func TestOpenAICachingOnTheWire(t *testing.T) {
 			}
 		}
 	}
-	if len(keys) != 4 {
-		t.Errorf("keys %v, want one per run (2) and generator (2)", keys)
+	if len(keys) != 6 {
+		t.Errorf("keys %v, want one per agent (2) shared by the runs with cache: on, and one per run (2) and generator (2) with per-run", keys)
+	}
+}
+
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
 	}
 }

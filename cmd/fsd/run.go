@@ -245,6 +245,12 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		m = f.wrap(m)
 	}
 	opts.Model, opts.Rand, pr.finish = m, rnd, finish
+	if opts.Rand == nil && opts.Seed == nil && opts.HandleKey == nil {
+		// A cassette seeds its handles instead: its replay runs anywhere.
+		if opts.HandleKey, err = handleKeyFor(path); err != nil {
+			log.Debug().Err(err).Msg("handles are drawn anew this run")
+		}
+	}
 	if opts.Dispatcher == nil {
 		d, closeNATS, err := natsDispatcher(path, f, p, ms, log)
 		if err != nil {

@@ -42,3 +42,11 @@ func shortPath(path string) string {
 	}
 	return rel
 }
+
+// handleKeyFor is the handle key of the project the workflow at path
+// belongs to: in the .fsd folder that holds (or would hold) its runs by
+// default, whatever --runs-dir says, so every run of the project, its
+// resumes and fsd context derive the same handles.
+func handleKeyFor(path string) ([]byte, error) {
+	return runrecord.HandleKey(filepath.Dir(runrecord.RunsDirFor(filepath.Dir(path))))
+}
