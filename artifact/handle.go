@@ -44,10 +44,11 @@ func (s *Store) Key() []byte {
 // skill body, a tool's output, a kept result), so two kinds of artifact
 // with the same bytes never share a handle; parts name it (skill id,
 // version, resource paths, file name). Every part is length-prefixed, so
-// no two different lists of parts encode alike.
-// The body's digest comes last and has a fixed length, so no two
-// different artifacts encode alike. It returns the handle and what it was
+// no two different lists of parts encode alike; the body's digest comes
+// last and has a fixed length. It returns the handle and what it was
 // derived from (identity), which tells a shared handle from a collision.
+//
+// K1: a keyed handle is a function of the key and what it stands for.
 func handleOf(key []byte, kind string, body []byte, parts ...string) (handle, identity string) {
 	var id []byte
 	var n [8]byte

@@ -656,6 +656,8 @@ func (g *generator) priceName(req *model.Request, resp *model.Response) string {
 // cacheKey names the generator's requests for a provider's prompt cache:
 // one key per workflow and agent, so requests that share a prefix meet,
 // across runs too; per run and generator under cache: per-run.
+//
+// K4: one key per workflow and agent.
 func (g *generator) cacheKey() string {
 	if g.noCache {
 		return ""

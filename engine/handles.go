@@ -12,7 +12,7 @@ import (
 	"github.com/fsdrun/fsd/runrecord"
 )
 
-// handles makes the run's artifact store and says what run.json keeps of
+// K1, K3: handles makes the run's artifact store and says what run.json keeps of
 // how its handles were made: the seed of drawn handles, or the id of the
 // key keyed ones were derived with. A resume finds the same handles from
 // either.
@@ -65,6 +65,8 @@ func artifactKey(projectKey []byte) []byte { return derive(projectKey, "fsd arti
 
 // handleKeyID names a project key in run.json without revealing it: a
 // resume checks it derives handles with the key the run started with.
+//
+// K2: run.json holds this id, never the key.
 func handleKeyID(projectKey []byte) string {
 	return hex.EncodeToString(derive(projectKey, "fsd handle key id")[:8])
 }

@@ -20,6 +20,8 @@ const HandleKeyFile = "handle.key"
 // compute or guess one. It is never written into a record, an event or a
 // log. Two processes making it at once end with the same key.
 //
+// K2: the key file, made once, mode 0600.
+//
 // A project folder fsd cannot write (a read-only checkout) has no key:
 // the error says why, and runs there draw their handles as before, new
 // every run.
