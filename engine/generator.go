@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -30,7 +31,9 @@ import (
 type env interface {
 	// prepare runs before each step: it applies manifest changes (C4).
 	prepare(ctx context.Context)
-	contextBlock() string
+	// contextBlock is the current-context block, the system block, and
+	// status what changes between requests, which goes last (K5).
+	contextBlock() (block, status string)
 	tools() []model.ToolDef
 	// call dispatches a call of a tool that was in the request.
 	call(ctx context.Context, c model.ToolCall) model.ToolResult
@@ -565,11 +568,18 @@ func (g *generator) assemble(step int) runrecord.Sent {
 	window, spans := g.tr.WindowSpans(g.maxMessages, shedOf(g.shed))
 	rs := readersOf(g.readers)
 	msgs := mediaFor(reclaim(window, g.env, rs), model.CapabilitiesFor(g.model, c))
+	stubs := stubsOf(window, msgs, spans)
+	tools := withReaders(g.env.tools(), msgs, &g.kept, rs)
+	block, status := g.env.contextBlock()
+	if status != "" {
+		// Clipped: msgs may be the transcript's own array.
+		msgs = append(slices.Clip(msgs), model.Message{Role: model.Context, Text: status, Volatile: true})
+	}
 	return runrecord.Sent{
 		Request: &model.Request{
-			Context:  g.env.contextBlock(),
+			Context:  block,
 			Messages: msgs,
-			Tools:    withReaders(g.env.tools(), msgs, &g.kept, rs),
+			Tools:    tools,
 			Caller:   c,
 			OnText:   g.streamText,
 			OnReset:  g.streamReset,
@@ -578,7 +588,7 @@ func (g *generator) assemble(step int) runrecord.Sent {
 			Output:   g.outputReq(),
 		},
 		Window: spans,
-		Stubs:  stubsOf(window, msgs, spans),
+		Stubs:  stubs,
 	}
 }
 

@@ -21,7 +21,7 @@ type testEnv struct {
 }
 
 func (e *testEnv) prepare(context.Context)                       {}
-func (e *testEnv) contextBlock() string                          { return "CONTEXT" }
+func (e *testEnv) contextBlock() (string, string)                { return "CONTEXT", "" }
 func (e *testEnv) tools() []model.ToolDef                        { return e.defs }
 func (e *testEnv) loaded(string) bool                            { return true }
 func (e *testEnv) current(string, string) bool                   { return true }

@@ -12,7 +12,7 @@ import (
 	"github.com/fsdrun/fsd/runrecord"
 )
 
-// K1, K3: handles makes the run's artifact store and says what run.json keeps of
+// K1, K3, K6: handles makes the run's artifact store and says what run.json keeps of
 // how its handles were made: the seed of drawn handles, or the id of the
 // key keyed ones were derived with. A resume finds the same handles from
 // either.

@@ -92,10 +92,14 @@ func (h *hostEnv) settle() {
 }
 
 // contextBlock renders the current-context block: the system prompt, the
-// catalog (metadata only, C1), each loaded skill by its channel (H1, H3),
-// and the board's status. It is built from the current state on every call
-// (H5) and sits outside the transcript window (W3).
-func (h *hostEnv) contextBlock() string {
+// catalog (metadata only, C1), each loaded skill by its channel (H1, H3);
+// and apart from it, the board's status. Both are built from the current
+// state on every call (H5) and sit outside the transcript window (W3).
+//
+// K5: the board's status changes while the rest stands, so it is not in
+// the system block: the request carries it last, after every cache
+// breakpoint.
+func (h *hostEnv) contextBlock() (block, status string) {
 	var b strings.Builder
 	if h.prompt != "" {
 		b.WriteString(strings.TrimSpace(h.prompt))
@@ -103,10 +107,12 @@ func (h *hostEnv) contextBlock() string {
 	}
 	writeCatalog(&b, h.mgr.entries())
 	h.writeLoaded(&b)
-	if h.board != nil {
-		h.board.writeStatus(&b)
+	if h.board == nil {
+		return b.String(), ""
 	}
-	return b.String()
+	var s strings.Builder
+	h.board.writeStatus(&s)
+	return b.String(), strings.TrimSpace(s.String())
 }
 
 func writeCatalog(b *strings.Builder, cat spec.Catalog) {

@@ -110,13 +110,13 @@ type funcEnv struct {
 	byName map[string]FuncTool
 }
 
-func (f *funcEnv) prepare(context.Context)     {}
-func (f *funcEnv) contextBlock() string        { return f.prompt }
-func (f *funcEnv) tools() []model.ToolDef      { return f.defs }
-func (f *funcEnv) loaded(string) bool          { return true }
-func (f *funcEnv) current(string, string) bool { return true }
-func (f *funcEnv) settle()                     {}
-func (f *funcEnv) command(string) (bool, bool) { return false, false }
+func (f *funcEnv) prepare(context.Context)        {}
+func (f *funcEnv) contextBlock() (string, string) { return f.prompt, "" }
+func (f *funcEnv) tools() []model.ToolDef         { return f.defs }
+func (f *funcEnv) loaded(string) bool             { return true }
+func (f *funcEnv) current(string, string) bool    { return true }
+func (f *funcEnv) settle()                        {}
+func (f *funcEnv) command(string) (bool, bool)    { return false, false }
 
 // approval: Go functions given to Generate ask for no approval.
 func (f *funcEnv) approval(model.ToolCall) approval.Tool { return approval.Tool{} }

@@ -47,11 +47,12 @@ func (w *workerEnv) prepare(ctx context.Context) {
 
 // contextBlock is the agent's prompt (with its observations and output
 // schema), then its catalog and loaded skills as the host's block has them.
-func (w *workerEnv) contextBlock() string {
+func (w *workerEnv) contextBlock() (string, string) {
 	if w.skills == nil {
-		return w.block
+		return w.block, ""
 	}
-	return w.block + "\n\n" + w.skills.contextBlock()
+	block, status := w.skills.contextBlock()
+	return w.block + "\n\n" + block, status
 }
 
 // tools are the agent's own tools, then read_skill, the readers and the

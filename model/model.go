@@ -63,6 +63,12 @@ type Message struct {
 	// State is set on an assistant message: what the provider that
 	// answered it needs back with it on later requests (see State).
 	State *State `json:"state,omitempty"`
+	// Volatile is set on the context message request assembly puts last
+	// (never on a transcript's): state that changes from one request to
+	// the next, such as the board's status. Providers keep it after their
+	// last cache breakpoint, so a change of it leaves the cached prefix
+	// as it was.
+	Volatile bool `json:"volatile,omitempty"`
 	// Model is set on an assistant message answered by another model than
 	// the string its generator names: a fallback chain's model that
 	// answered, or --model's. The journal keeps it, so a resumed

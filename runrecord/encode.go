@@ -66,6 +66,7 @@ func appendLineJSON(b []byte, l *Line) []byte {
 	if len(l.Stubs) > 0 {
 		b = jsonw.Value(jsonw.Key(b, "stubs"), l.Stubs) // rare; json orders the keys
 	}
+	b = jsonw.OptString(b, "status", l.Status)
 	b = jsonw.Int(jsonw.Key(b, "at"), int64(l.At))
 	if l.Tokens != nil {
 		b = event.AppendTokens(jsonw.Key(b, "tokens"), l.Tokens)

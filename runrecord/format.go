@@ -166,6 +166,9 @@ type Line struct {
 	// Stubs replace the text of window messages (by transcript position)
 	// whose skill was unloaded (H4).
 	Stubs map[int]string `json:"stubs,omitempty"`
+	// Status is the volatile message the request carried after its
+	// window (model.Message.Volatile: the board's status).
+	Status string `json:"status,omitempty"`
 	// At is the transcript position of the step's response: its messages
 	// run from At to the next step's At.
 	At int `json:"at"`

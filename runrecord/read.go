@@ -420,6 +420,9 @@ func rebuild(g *Gen, l Line, blobs map[string]Line) (*Step, error) {
 			req.Messages = append(req.Messages, m)
 		}
 	}
+	if l.Status != "" {
+		req.Messages = append(req.Messages, model.Message{Role: model.Context, Text: l.Status, Volatile: true})
+	}
 	return &Step{Step: l.Step, Sent: l.Time, Request: req, Tokens: l.Tokens, At: l.At}, nil
 }
 

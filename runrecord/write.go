@@ -290,6 +290,9 @@ func (w *Writer) Request(gen string, s Sent, at int, now time.Time) {
 	c := s.Request.Caller
 	line := Line{Kind: KindRequest, Gen: gen, Task: c.TaskID, Agent: c.Agent, Step: c.Step,
 		Time: now, Window: s.Window, Stubs: s.Stubs, At: at}
+	if ms := s.Request.Messages; len(ms) > 0 && ms[len(ms)-1].Volatile {
+		line.Status = ms[len(ms)-1].Text
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	buf := w.scratch[:0]

@@ -16,6 +16,7 @@ func buildRequest(cfg Config, req *model.Request) (*messagesRequest, error) {
 	if req.Context != "" {
 		p.System = []textBlock{{Type: "text", Text: req.Context}}
 	}
+	volatile := 0 // blocks at the end that change between requests
 	for i, msg := range req.Messages {
 		role, blocks, err := messageBlocks(msg)
 		if err != nil {
@@ -23,6 +24,11 @@ func buildRequest(cfg Config, req *model.Request) (*messagesRequest, error) {
 		}
 		if len(blocks) == 0 {
 			continue // the API rejects empty content; an empty message says nothing
+		}
+		if msg.Volatile {
+			volatile += len(blocks)
+		} else {
+			volatile = 0
 		}
 		// Consecutive turns of one role merge: tool results of one
 		// assistant turn go back in a single user message, and a user
@@ -49,7 +55,7 @@ func buildRequest(cfg Config, req *model.Request) (*messagesRequest, error) {
 		}
 	}
 	if req.Cache {
-		markCache(p)
+		markCache(p, volatile)
 	}
 	return p, nil
 }
@@ -63,8 +69,12 @@ func buildRequest(cfg Config, req *model.Request) (*messagesRequest, error) {
 // breakpoint is: it is read back whole however many blocks the last step
 // added (the provider looks for earlier cache entries only about 20 blocks
 // back from a breakpoint, and a step with many parallel calls adds more).
-// The last breakpoint is what the next request reads back.
-func markCache(p *messagesRequest) {
+// The last breakpoint is what the next request reads back. It goes before
+// the request's last volatile blocks (model.Message.Volatile: the board's
+// status), so that a change of them leaves every cached prefix whole.
+//
+// K5: nothing volatile before the last breakpoint.
+func markCache(p *messagesRequest, volatile int) {
 	if n := len(p.Tools); n > 0 {
 		p.Tools[n-1].CacheControl = ephemeral
 	}
@@ -80,7 +90,14 @@ func markCache(p *messagesRequest) {
 	if last < 0 {
 		return
 	}
-	mark(last)
+	if c := p.Messages[last].Content; volatile > 0 && volatile < len(c) {
+		c[len(c)-1-volatile].CacheControl = ephemeral
+	} else if volatile == 0 {
+		mark(last)
+	} else if last > 0 {
+		// The last message is all volatile: the one before ends the prefix.
+		mark(last - 1)
+	}
 	for i := last - 1; i > 0; i-- {
 		if p.Messages[i].Role == "assistant" {
 			if p.Messages[i-1].Role == "user" {

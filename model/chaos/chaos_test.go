@@ -19,8 +19,7 @@ import (
 func hostRequest(step int) *model.Request {
 	return &model.Request{
 		Context: "<catalog>\n- id: alpha\n  name: A\n- id: beta\n  name: B\n</catalog>\n" +
-			`<loaded_skills><skill id="alpha" version="1.0.0" channel="handle" handle="h_00112233445566778899aabbccddeeff" trust="trusted"/></loaded_skills>` +
-			"\n<board tasks=\"1\">\n- t1 [pending] worker: x\n</board>\n",
+			`<loaded_skills><skill id="alpha" version="1.0.0" channel="handle" handle="h_00112233445566778899aabbccddeeff" trust="trusted"/></loaded_skills>`,
 		Messages: []model.Message{
 			{Role: model.User, Text: "go"},
 			{Role: model.Assistant, Calls: []model.ToolCall{{ID: "c1", Name: "read_skill", Args: json.RawMessage(`{"id":"beta"}`)}, {ID: "c2", Name: "beta_echo"}}},
@@ -28,6 +27,7 @@ func hostRequest(step int) *model.Request {
 			{Role: model.Tool, CallID: "c2", Name: "beta_echo", Text: "ok"},
 			{Role: model.Assistant, Calls: []model.ToolCall{{ID: "c3", Name: "addTask"}}},
 			{Role: model.Tool, CallID: "c3", Name: "addTask", Text: `{"ok":false,"error":"unknown_assignee","roster":["iso","team/iso"]}`},
+			{Role: model.Context, Volatile: true, Text: "<board tasks=\"1\">\n- t1 [pending] worker: x\n</board>"},
 		},
 		Tools: []model.ToolDef{
 			{Name: "read_skill", Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)},

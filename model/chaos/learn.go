@@ -45,8 +45,12 @@ func learn(req *model.Request) *knowledge {
 	for _, m := range pointer.FindAllStringSubmatch(req.Context, -1) {
 		k.current = addOnce(k.current, m[1])
 	}
-	for _, m := range boardLine.FindAllStringSubmatch(req.Context, -1) {
-		k.tasks = addOnce(k.tasks, m[1])
+	for _, msg := range req.Messages {
+		if msg.Volatile { // the board's status
+			for _, m := range boardLine.FindAllStringSubmatch(msg.Text, -1) {
+				k.tasks = addOnce(k.tasks, m[1])
+			}
+		}
 	}
 	for _, msg := range req.Messages {
 		for _, c := range msg.Calls {
