@@ -132,3 +132,41 @@ func TestResumeKeyedHandles(t *testing.T) {
 		}
 	}
 }
+
+// K2, K4: a task sent to a worker elsewhere carries the key the run
+// derives handles with (derived from the project's, never the project's
+// own) and the run's cache scope, through the wire's JSON: the worker
+// gives its artifacts the handles the run would and its requests the
+// cache key of the workflow and agent.
+func TestRemoteAttemptCarriesHandleKeyAndCacheScope(t *testing.T) {
+	p := project(team())
+	p.Workflow.Host = nil
+	p.Workflow.Tasks = []spec.Task{{ID: "t1", Goal: "g", Assignee: "team/iso"}}
+	key := bytes.Repeat([]byte{7}, 32)
+	d := &fakeDispatcher{}
+	r, err := New(p, Options{Model: &recModel{}, Dispatcher: d, HandleKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Execute(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	at := d.tasks["t1"]
+	b, err := json.Marshal(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		HandleKey  []byte `json:"handle-key"`
+		CacheScope string `json:"cache-scope"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.HandleKey, artifactKey(key)) || bytes.Equal(got.HandleKey, key) {
+		t.Errorf("the attempt's handle key is %x, want the run's derived key %x", got.HandleKey, artifactKey(key))
+	}
+	if want := "fsd/" + p.Workflow.Name; got.CacheScope != want {
+		t.Errorf("the attempt's cache scope is %q, want %q", got.CacheScope, want)
+	}
+}
