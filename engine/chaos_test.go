@@ -233,8 +233,18 @@ var (
 	}()
 )
 
-func (c *checker) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+func (c *checker) Generate(ctx context.Context, sent *model.Request) (*model.Response, error) {
 	c.mu.Lock()
+	// K5: only the board's status is volatile, and it comes last; the
+	// checks below read the window without it.
+	for i, m := range sent.Messages {
+		if m.Volatile && (i != len(sent.Messages)-1 || m.Role != model.Context || !strings.HasPrefix(m.Text, "<board")) {
+			c.fail("K5: %s step %d: volatile message %d of %d: %.40q", callerName(sent.Caller), sent.Caller.Step+1, i+1, len(sent.Messages), m.Text)
+		}
+	}
+	w := *sent
+	w.Messages = windowOf(sent.Messages)
+	req := &w
 	c.checkWindow(req)
 	if len(req.Messages) == chaosMaxMsgs {
 		c.cov["full window"]++
@@ -253,7 +263,7 @@ func (c *checker) Generate(ctx context.Context, req *model.Request) (*model.Resp
 		c.checkWorker(req)
 	}
 	c.mu.Unlock()
-	return c.inner.Generate(ctx, req)
+	return c.inner.Generate(ctx, sent)
 }
 
 // checkWindow: W1 (at most the cap) and W2 (starts at a user message, no

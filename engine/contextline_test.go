@@ -40,10 +40,20 @@ func checkContextLine(text string) error {
 	return nil
 }
 
+// windowOf is a request's window: its messages without the board's
+// status, which request assembly puts last, outside the cap as the
+// context block is (K5).
+func windowOf(msgs []model.Message) []model.Message {
+	if n := len(msgs); n > 0 && msgs[n-1].Volatile {
+		return msgs[:n-1]
+	}
+	return msgs
+}
+
 // contextLines returns the texts of a window's context messages.
 func contextLines(req *model.Request) []string {
 	var out []string
-	for _, m := range req.Messages {
+	for _, m := range windowOf(req.Messages) {
 		if m.Role == model.Context {
 			out = append(out, m.Text)
 		}

@@ -28,13 +28,8 @@ func TestAccountingAcrossViews(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
 	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 	wf := helloWorkflow(t, false)
-	f, err := os.OpenFile(wf, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The manifests name no model; scripted's price must not apply.
-	_, _ = f.WriteString("prices:\n  anthropic/claude-test: {input: 3, cached-input: 0.3, cache-write: 3.75, output: 15}\n  scripted: {input: 1000, output: 1000}\n")
-	f.Close()
+	appendFile(t, wf, "prices:\n  anthropic/claude-test: {input: 3, cached-input: 0.3, cache-write: 3.75, output: 15}\n  scripted: {input: 1000, output: 1000}\n")
 	runs := filepath.Join(t.TempDir(), "runs")
 	code, out, errs := fsd(t, "run", wf, "--model", "anthropic/claude-test", "--events", "json", "--runs-dir", runs)
 	if code != exitOK {
