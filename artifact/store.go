@@ -89,6 +89,14 @@ func (d *doc) plainText() string {
 	return d.text
 }
 
+// mdParser is the one markdown parser every store shares: building it
+// was about a quarter of a short remote task's setup, since a worker
+// makes a store per task. It keeps no state between Parse calls (each
+// gets its own context), so stores may call it at once.
+var mdParser = sync.OnceValue(func() parser.Parser {
+	return goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList)).Parser()
+})
+
 // NewStore returns an empty store. Handles are drawn from rnd; nil means
 // crypto/rand, which production must use. Tests pass a seeded reader to
 // get the same handles on every run.
@@ -96,10 +104,9 @@ func NewStore(rnd io.Reader) *Store {
 	if rnd == nil {
 		rnd = rand.Reader
 	}
-	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList))
 	return &Store{
 		rand:     rnd,
-		parser:   md.Parser(),
+		parser:   mdParser(),
 		byKey:    map[skillKey]*entry{},
 		byHandle: map[string]*entry{},
 	}
