@@ -92,7 +92,7 @@ func (d *doc) plainText() string {
 // mdParser is the one markdown parser every store shares: building it
 // was about a quarter of a short remote task's setup, since a worker
 // makes a store per task. It keeps no state between Parse calls (each
-// gets its own context), so stores may call it at once.
+// gets its own context), so stores may call it at once (U10).
 var mdParser = sync.OnceValue(func() parser.Parser {
 	return goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList)).Parser()
 })

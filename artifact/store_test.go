@@ -211,3 +211,38 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Stores share one markdown parser: a worker makes a store per remote
+// task, and building goldmark's parser there was a quarter of a short
+// task's setup (U10). Stores parsing at once (go test -race) each get
+// their own body's outline.
+func TestStoresShareOneParser(t *testing.T) {
+	rnd := seeded(1)
+	if n := testing.AllocsPerRun(20, func() { NewStore(rnd) }); n > 4 {
+		t.Errorf("NewStore allocates %v times; it must not build a markdown parser", n)
+	}
+	if a, b := NewStore(rnd), NewStore(rnd); a.parser != b.parser {
+		t.Error("two stores have parsers of their own")
+	}
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	errs := make([]error, 8)
+	for i := range got {
+		wg.Go(func() {
+			s := NewStore(seeded(uint64(i)))
+			text := fmt.Sprintf("# Store %d\n\n| a | b |\n|---|---|\n| ~~x~~ | y |\n\n- [x] done %d\n", i, i)
+			h, err := s.Spool("weekly", "1.0.0", []byte(text), "", nil)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			got[i], errs[i] = callText(t, s, "artifact_md", fmt.Sprintf(`{"get":"headings","handle":%q}`, h))
+		})
+	}
+	wg.Wait()
+	for i := range got {
+		if want := fmt.Sprintf("Store %d", i); errs[i] != nil || !strings.Contains(got[i], want) {
+			t.Errorf("store %d's headings = %q, %v; want %q", i, got[i], errs[i], want)
+		}
+	}
+}
