@@ -60,6 +60,12 @@ func (s *progressSink) Emit(e event.Event) {
 		s.arm()
 		return
 	}
+	if !hasLine(&e) {
+		// Most of a run's events (model steps, tool calls) have no line:
+		// decided here, before progressLine's large frame would grow
+		// the task goroutine's young stack for nothing.
+		return
+	}
 	line := progressLine(e)
 	if line == "" {
 		return
@@ -93,6 +99,18 @@ func (s *progressSink) flush() {
 		s.pending = false
 	}
 	_ = s.w.Flush() // stderr: nowhere to report a failure to
+}
+
+// hasLine reports whether progressLine may write a line for e.
+func hasLine(e *event.Event) bool {
+	switch e.Type {
+	case event.TaskAdded, event.TaskStarted, event.TaskCompleted, event.SkillLoaded, event.SkillUnloaded, event.TaskFailed, event.TaskCancelled, event.BoardFinished,
+		event.ApprovalRequested, event.ApprovalAnswered, event.ApprovalGranted, event.ToolProgress:
+		return true
+	case event.ToolResult:
+		return e.Error && e.Task == ""
+	}
+	return false
 }
 
 // taskVerb ends the line of a task's plain state change: " added",

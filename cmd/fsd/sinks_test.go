@@ -1,6 +1,10 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +63,44 @@ func TestProgressSinkTaskLines(t *testing.T) {
 		s.flush()
 		if want := progressLine(e) + "\n"; out.String() != want || !strings.HasPrefix(want, "task "+e.Task) {
 			t.Errorf("%s: wrote %q, progressLine says %q", e.Type, out.String(), want)
+		}
+	}
+}
+
+// Every event progressLine has a line for passes hasLine's early filter:
+// each event type the event package declares, read from its source so a
+// type added later is checked too, with and without a task and an error.
+func TestHasLineLetsEveryLineThrough(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "../../event/event.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			for _, v := range s.(*ast.ValueSpec).Values {
+				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					typ, _ := strconv.Unquote(lit.Value)
+					types = append(types, typ)
+				}
+			}
+		}
+	}
+	if len(types) < 20 {
+		t.Fatalf("read %d event types from event/event.go: %q", len(types), types)
+	}
+	for _, typ := range types {
+		for _, task := range []string{"", "t1"} {
+			for _, failed := range []bool{false, true} {
+				e := event.Event{Type: typ, Task: task, Agent: "a/b", Error: failed, Skill: "s", Tool: "x", Status: "ok", Err: "e", Result: "r"}
+				if line := progressLine(e); line != "" && !hasLine(&e) {
+					t.Errorf("%s (task %q, error %v): progressLine says %q but hasLine filters it out", typ, task, failed, line)
+				}
+			}
 		}
 	}
 }
