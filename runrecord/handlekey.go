@@ -32,6 +32,9 @@ func HandleKey(dir string) ([]byte, error) {
 		if err = makeKey(path); err == nil || errors.Is(err, os.ErrExist) {
 			k, err = readHandleKey(path)
 		}
+		if err == nil {
+			ignoreFolder(dir)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("handle key: %w", err)
@@ -49,4 +52,20 @@ func readHandleKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a key fsd wrote (want %d hex digits); remove it to make a new one (runs started with it will not resume)", path, 2*keyBytes)
 	}
 	return k, nil
+}
+
+// ignoreFolder writes a .gitignore of "*" into the project folder unless
+// one is there: the folder holds the handle key and the runs' records, and
+// a `git add .` of the project must not publish them. Best effort: a
+// folder fsd could write a key into takes the file too, and one that has
+// its own .gitignore keeps it.
+//
+// K7: the project folder ignores itself.
+func ignoreFolder(dir string) {
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString("# fsd's handle key and run records: never in version control\n*\n")
+	_ = f.Close()
 }

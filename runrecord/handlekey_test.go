@@ -3,6 +3,7 @@ package runrecord
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -55,5 +56,50 @@ func TestHandleKey(t *testing.T) {
 	t.Cleanup(func() { os.Chmod(ro, 0o700) })
 	if k, err := HandleKey(filepath.Join(ro, ProjectFolder)); err == nil {
 		t.Errorf("a read-only project got key %x", k)
+	}
+}
+
+// K7: a project folder made for a handle key ignores itself, so `git add
+// .` in the project commits neither the key nor the runs; a .gitignore the
+// user wrote there is kept as it is.
+func TestProjectFolderIgnoresItself(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	repo := t.TempDir()
+	if out, err := exec.Command(git, "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	dir := filepath.Join(repo, ProjectFolder)
+	if _, err := HandleKey(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, RunsFolder, "r1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, RunsFolder, "r1", "run.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(git, "-C", repo, "status", "--porcelain", "--untracked-files=all").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git status: %v: %s", err, out)
+	}
+	if len(bytes.TrimSpace(out)) != 0 {
+		t.Errorf("git would add the project folder's files:\n%s", out)
+	}
+
+	own := filepath.Join(t.TempDir(), ProjectFolder)
+	if err := os.MkdirAll(own, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(own, ".gitignore"), []byte("runs/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := HandleKey(own); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(own, ".gitignore")); string(b) != "runs/\n" {
+		t.Errorf("the user's .gitignore became %q", b)
 	}
 }
