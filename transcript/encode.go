@@ -64,6 +64,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 		if m.State != nil {
 			b = jsonw.Value(jsonw.Key(b, "state"), m.State)
 		}
+		b = jsonw.OptTrue(b, "volatile", m.Volatile)
 		b = jsonw.OptString(b, "model", m.Model)
 		b = append(b, '}')
 	}
