@@ -100,6 +100,7 @@ func TestForgedOutcomeRefused(t *testing.T) {
 // altered after signing are refused — not run, and their attempts fail
 // saying why — while a signed one runs.
 func TestForgedTaskRefused(t *testing.T) {
+	t.Parallel() // it waits on subprocesses and its own server
 	srv := runServer(t)
 	key := NewKey()
 	var mu sync.Mutex

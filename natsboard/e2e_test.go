@@ -295,6 +295,7 @@ var _ = context.Background
 // are, instead of showing the task started and nothing more. A worker
 // that then starts takes the tasks and the run ends.
 func TestNoPoolTakesTasksWarned(t *testing.T) {
+	t.Parallel() // it waits on subprocesses and its own server
 	srv := runServer(t)
 	wf := fanout(t, 2, "")
 	dir := filepath.Dir(wf)

@@ -119,6 +119,7 @@ func (m *flowModel) Generate(ctx context.Context, req *model.Request) (*model.Re
 // that call under any policy; a task dispatched after the sibling ended
 // sees it as its policy says.
 func TestFlowVisibilitySameOnEveryTransport(t *testing.T) {
+	t.Parallel() // it waits on subprocesses and its own server
 	const obs = "probe-saw-it"
 	cases := []struct {
 		name, midFlow, lateFlow string

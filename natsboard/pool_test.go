@@ -105,6 +105,7 @@ func TestWorkerRecreatesLostQueue(t *testing.T) {
 // stopped pool's queue, instead of being refused until an operator
 // removes it by hand.
 func TestOverlappingPools(t *testing.T) {
+	t.Parallel() // it waits on subprocesses and its own server
 	srv := runServer(t)
 	ctx := context.Background()
 	opts := WorkerOptions{Work: engine.Work, Agents: "weekly-report.*", CacheDir: t.TempDir(), Model: scriptedModel}
@@ -273,6 +274,7 @@ func TestServerRestarted(t *testing.T) {
 // encoded (token): the pool takes that skill's tasks, where its filter
 // matched none and the run waited for good.
 func TestAgentsPatternAsWritten(t *testing.T) {
+	t.Parallel() // it waits on subprocesses and its own server
 	srv := runServer(t)
 	dir := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(dir, "skills", "été"), 0o755))
