@@ -433,21 +433,7 @@ func serveTasksOnStdio() {
 //
 // P11: a task whose call was given up is cancelled on its server.
 func TestTaskToolCancelledBeforeTheTaskExists(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t)
-	e.vars[envTaskServer] = "stdio"
-	s := &spec.Skill{ID: "tracker", Version: "1.0.0", Dir: t.TempDir(), MCP: []spec.MCPServer{{
-		Name: "t", Command: []string{exe, "-test.run=^$"}, Env: []string{envTaskServer},
-	}}}
-	p := newPool(t, e, Options{Sandbox: unconfined})
-	tools, notes := p.Acquire(context.Background(), s)
-	if len(notes) > 0 {
-		t.Fatalf("notes: %v", notes)
-	}
-	ts := byName(tools)
+	ts := stdioTaskTools(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The server says the call reached it; the run is cancelled then,
@@ -464,6 +450,22 @@ func TestTaskToolCancelledBeforeTheTaskExists(t *testing.T) {
 // A task's status the server pushes (notifications/tasks/status) is taken
 // at once: the task's end is not polled for.
 func TestTaskToolStatusPushed(t *testing.T) {
+	var pr progressOf
+	res := stdioTaskTools(t)["pushed"].Call(tool.WithHooks(context.Background(), pr.hooks()), json.RawMessage(`{}`), nil)
+	if res.IsError || res.Text != "report on {}" {
+		t.Fatalf("result: %+v", res)
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if strings.Join(pr.msgs, "|") != "task working: queued|task completed: done" {
+		t.Errorf("progress: %q", pr.msgs)
+	}
+}
+
+// stdioTaskTools starts this test binary as the task server over stdio
+// and returns its tools by name.
+func stdioTaskTools(t *testing.T) map[string]*Tool {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -478,14 +480,5 @@ func TestTaskToolStatusPushed(t *testing.T) {
 	if len(notes) > 0 {
 		t.Fatalf("notes: %v", notes)
 	}
-	var pr progressOf
-	res := byName(tools)["pushed"].Call(tool.WithHooks(context.Background(), pr.hooks()), json.RawMessage(`{}`), nil)
-	if res.IsError || res.Text != "report on {}" {
-		t.Fatalf("result: %+v", res)
-	}
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	if strings.Join(pr.msgs, "|") != "task working: queued|task completed: done" {
-		t.Errorf("progress: %q", pr.msgs)
-	}
+	return byName(tools)
 }
