@@ -14,7 +14,7 @@ import (
 //
 // F1: what json.Marshal writes, or json.Marshal itself.
 func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
-	if !eventAppenderMatches || !rawOK(e.Args) || !rawOK(e.Output) || !jsonw.FloatOK(e.Cost) || !jsonw.FloatOK(e.Elapsed) ||
+	if !eventAppenderMatches || !rawOK(e.Args) || !rawOK(e.Output) || !jsonw.FloatOK(e.Cost) || !jsonw.TimeOK(e.Time) || !jsonw.FloatOK(e.Elapsed) ||
 		(e.Progress != nil && (!jsonw.FloatOK(e.Progress.Done) || !jsonw.FloatOK(e.Progress.Total))) {
 		b, err := json.Marshal(*e) // a copy: e itself stays off the heap
 		return append(dst, b...), err

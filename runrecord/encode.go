@@ -14,7 +14,7 @@ import (
 //
 // F1: what json.Marshal writes, or json.Marshal itself.
 func appendLine(buf []byte, l *Line) []byte {
-	if !lineAppenderMatches || !jsonw.FloatOK(l.Cost) {
+	if !lineAppenderMatches || !jsonw.FloatOK(l.Cost) || !jsonw.TimeOK(l.Time) {
 		b, err := json.Marshal(*l)
 		if err != nil {
 			return buf
@@ -94,7 +94,7 @@ func appendBoard(b []byte, tasks []board.Task) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(b, '\n')
-		if !taskAppenderMatches || (len(t.Output) > 0 && !json.Valid(t.Output)) {
+		if !taskAppenderMatches || (len(t.Output) > 0 && !json.Valid(t.Output)) || !jsonw.TimeOK(t.Started) || !jsonw.TimeOK(t.Finished) {
 			tb, err := json.Marshal(*t)
 			if err != nil {
 				return nil, fmt.Errorf("task %s: %w", t.ID, err)

@@ -15,7 +15,7 @@ import (
 //
 // F1: what json.Marshal writes, or json.Marshal itself.
 func appendEntryLine(b []byte, e *Entry) ([]byte, error) {
-	if m := e.Message; !entryAppenderMatches || e.Context != nil ||
+	if m := e.Message; !entryAppenderMatches || e.Context != nil || !jsonw.TimeOK(e.Time) ||
 		(m != nil && (len(m.Calls) > 0 || len(m.Media) > 0 || m.State != nil)) {
 		line, err := json.Marshal(*e)
 		if err != nil {

@@ -137,6 +137,19 @@ func Float(dst []byte, f float64) []byte {
 // FloatOK reports whether json can encode f (not NaN nor an infinity).
 func FloatOK(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
+// TimeOK reports whether json can encode t: RFC 3339 holds a year of
+// four digits and a zone offset under 24 hours, and time.Time's
+// MarshalJSON refuses the rest. A clock gives no such time, but a record
+// line holding one could not be read back: an appender falls back to
+// json.Marshal, and fails as it does, instead of writing it.
+func TimeOK(t time.Time) bool {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return false
+	}
+	_, off := t.Zone()
+	return off > -24*3600 && off < 24*3600
+}
+
 // Time appends t as time.Time's MarshalJSON does (RFC 3339 with
 // nanoseconds, quoted).
 func Time(dst []byte, t time.Time) []byte {
