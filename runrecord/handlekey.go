@@ -4,13 +4,25 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // HandleKeyFile is the name of a project's handle key in its
 // ProjectFolder: .fsd/handle.key.
 const HandleKeyFile = "handle.key"
+
+// ErrNoHandleKey is what HandleKey fails with when the project has no key
+// and its folder takes none (a read-only checkout): its runs draw their
+// handles anew, as they may; nothing needs mending.
+var ErrNoHandleKey = errors.New("the project folder cannot hold a handle key")
+
+// ErrHandleKeyOpen is what HandleKey returns, with the key, when others
+// than its owner may read the key file: whoever reads it can compute the
+// project's handles. The key is used all the same — the caller warns.
+var ErrHandleKeyOpen = errors.New("the handle key is readable by others than its owner")
 
 // HandleKey reads the handle key of the project whose ProjectFolder is
 // dir (.fsd), making it (random, mode 0600, in a folder of mode 0700) the
@@ -23,33 +35,54 @@ const HandleKeyFile = "handle.key"
 // K2: the key file, made once, mode 0600.
 //
 // A project folder fsd cannot write (a read-only checkout) has no key:
-// the error says why, and runs there draw their handles as before, new
-// every run.
+// the error is ErrNoHandleKey, and runs there draw their handles as
+// before, new every run. Any other error is a key file fsd cannot use —
+// empty, cut, a folder, unreadable — which the caller should report: its
+// runs would share no prompt cache, and the error says how to mend it.
+// A key file others may read is returned with ErrHandleKeyOpen.
 func HandleKey(dir string) ([]byte, error) {
 	path := filepath.Join(dir, HandleKeyFile)
 	k, err := readHandleKey(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if err = makeKey(path); err == nil || errors.Is(err, os.ErrExist) {
 			k, err = readHandleKey(path)
+		} else if errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			err = fmt.Errorf("%w: %w", ErrNoHandleKey, err)
 		}
-		if err == nil {
+		if err == nil || errors.Is(err, ErrHandleKeyOpen) {
 			ignoreFolder(dir)
 		}
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrHandleKeyOpen) {
 		return nil, fmt.Errorf("handle key: %w", err)
 	}
-	return k, nil
+	return k, err
 }
 
 func readHandleKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a file; remove it to make a new key (runs started with the old one will not resume)", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4<<10))
 	if err != nil {
 		return nil, err
 	}
 	k, err := hex.DecodeString(string(trimSpace(b)))
 	if err != nil || len(k) < keyBytes {
 		return nil, fmt.Errorf("%s is not a key fsd wrote (want %d hex digits); remove it to make a new one (runs started with it will not resume)", path, 2*keyBytes)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return k, fmt.Errorf("%w: %s has mode %04o; chmod 600 it (or remove it, if others may have read it, to make a new key: runs started with it will not resume)",
+			ErrHandleKeyOpen, path, st.Mode().Perm())
 	}
 	return k, nil
 }

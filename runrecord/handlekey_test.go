@@ -2,9 +2,11 @@ package runrecord
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -54,8 +56,8 @@ func TestHandleKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(ro, 0o700) })
-	if k, err := HandleKey(filepath.Join(ro, ProjectFolder)); err == nil {
-		t.Errorf("a read-only project got key %x", k)
+	if k, err := HandleKey(filepath.Join(ro, ProjectFolder)); !errors.Is(err, ErrNoHandleKey) {
+		t.Errorf("a read-only project: key %x, error %v; want ErrNoHandleKey", k, err)
 	}
 }
 
@@ -101,5 +103,64 @@ func TestProjectFolderIgnoresItself(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(own, ".gitignore")); string(b) != "runs/\n" {
 		t.Errorf("the user's .gitignore became %q", b)
+	}
+}
+
+// K2: a key file fsd cannot use is an error that says how to mend it, and
+// not ErrNoHandleKey, which only a folder that takes no key gives; a key
+// file others may read is used, with ErrHandleKeyOpen.
+func TestHandleKeyDamaged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ProjectFolder)
+	good, err := HandleKey(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, HandleKeyFile)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		make func() error
+	}{
+		{"empty", func() error { return os.WriteFile(path, nil, 0o600) }},
+		{"cut", func() error { return os.WriteFile(path, text[:20], 0o600) }},
+		{"a folder", func() error { return os.Mkdir(path, 0o700) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.RemoveAll(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.make(); err != nil {
+				t.Fatal(err)
+			}
+			k, err := HandleKey(dir)
+			if err == nil || k != nil {
+				t.Fatalf("HandleKey = %x, %v; want an error", k, err)
+			}
+			if errors.Is(err, ErrNoHandleKey) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "remove it") {
+				t.Errorf("error %q: want one naming %s and how to mend it, not ErrNoHandleKey", err, path)
+			}
+		})
+	}
+
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, err := HandleKey(dir)
+	if !errors.Is(err, ErrHandleKeyOpen) || !bytes.Equal(k, good) || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a key others may read: HandleKey = %x, %v; want the key and ErrHandleKeyOpen saying chmod 600", k, err)
+	}
+
+	file := filepath.Join(t.TempDir(), ProjectFolder)
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := HandleKey(file); err == nil || errors.Is(err, ErrNoHandleKey) {
+		t.Errorf("a project folder that is a file: %v; want an error other than ErrNoHandleKey", err)
 	}
 }

@@ -247,8 +247,16 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 	opts.Model, opts.Rand, pr.finish = m, rnd, finish
 	if opts.Rand == nil && opts.Seed == nil && opts.HandleKey == nil {
 		// A cassette seeds its handles instead: its replay runs anywhere.
-		if opts.HandleKey, err = handleKeyFor(path); err != nil {
+		opts.HandleKey, err = handleKeyFor(path)
+		switch {
+		case errors.Is(err, runrecord.ErrNoHandleKey):
 			log.Debug().Err(err).Msg("handles are drawn anew this run")
+		case errors.Is(err, runrecord.ErrHandleKeyOpen):
+			log.Warn().Msg(err.Error())
+		case err != nil:
+			// A damaged key costs every run the prompt cache of the
+			// last, and a resume its handles: say how to mend it.
+			log.Warn().Msgf("%v; until then this run's handles are drawn anew and its requests share no prompt cache with other runs", err)
 		}
 	}
 	if opts.Dispatcher == nil {
