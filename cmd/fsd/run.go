@@ -256,7 +256,7 @@ func prepare(path string, f runFlags, opts engine.Options, warn io.Writer) (*pre
 		case err != nil:
 			// A damaged key costs every run the prompt cache of the
 			// last, and a resume its handles: say how to mend it.
-			log.Warn().Msgf("%v; until then this run's handles are drawn anew and its requests share no prompt cache with other runs", err)
+			log.Warn().Msgf("%v (this run's handles are drawn anew: its requests share no prompt cache with other runs)", err)
 		}
 	}
 	if opts.Dispatcher == nil {
