@@ -300,55 +300,70 @@ func (rec *Record) readRequests(o *only) error {
 		if err := json.Unmarshal(b, &l); err != nil {
 			return err
 		}
-		switch l.Kind {
-		case KindBlob:
+		if l.Kind == KindBlob {
 			if want == nil || want[l.Hash] {
 				blobs[l.Hash] = l
 			}
-		case KindRequest:
-			if o != nil && !o.keeps(l.Task) {
-				return nil
-			}
-			g := rec.Gen(l.Gen)
-			if g == nil {
+			return nil
+		}
+		if l.Kind == KindRequest && o != nil && !o.keeps(l.Task) {
+			return nil
+		}
+		g := rec.Gen(l.Gen)
+		if g == nil {
+			if l.Kind == KindRequest {
 				return fmt.Errorf("request of %s, which has no transcript", l.Gen)
 			}
-			st, err := rebuild(g, l, blobs)
-			if err != nil {
-				return err
-			}
-			g.Task, g.Agent = l.Task, l.Agent
-			g.Steps = append(g.Steps, st)
-		case KindResponse:
-			if g := rec.Gen(l.Gen); g != nil {
-				for i := len(g.Steps) - 1; i >= 0; i-- {
-					if st := g.Steps[i]; st.Step == l.Step {
-						st.Done, st.Usage, st.Cost, st.Error = l.Time, l.Usage, l.Cost, l.Error
-						if l.Tokens != nil {
-							st.Tokens = l.Tokens // an estimate's counts by part
-						}
-						break
-					}
-				}
-			}
+			return nil
 		}
-		return nil
+		return g.apply(l, func(h string) (Line, bool) { b, ok := blobs[h]; return b, ok })
 	})
 	if err != nil {
 		return err
 	}
 	for _, g := range rec.Gens {
-		for i, st := range g.Steps {
-			end := len(g.Messages)
-			if i+1 < len(g.Steps) {
-				end = g.Steps[i+1].At
-			}
-			if st.At <= end && end <= len(g.Messages) {
-				st.Response = g.Messages[st.At:end]
+		g.respond()
+	}
+	return nil
+}
+
+// apply adds a request line to g as a step, its request rebuilt from
+// the transcript and the blobs, or a response line to its step.
+func (g *Gen) apply(l Line, blob func(string) (Line, bool)) error {
+	switch l.Kind {
+	case KindRequest:
+		st, err := rebuild(g, l, blob)
+		if err != nil {
+			return err
+		}
+		g.Task, g.Agent = l.Task, l.Agent
+		g.Steps = append(g.Steps, st)
+	case KindResponse:
+		for i := len(g.Steps) - 1; i >= 0; i-- {
+			if st := g.Steps[i]; st.Step == l.Step {
+				st.Done, st.Usage, st.Cost, st.Error = l.Time, l.Usage, l.Cost, l.Error
+				if l.Tokens != nil {
+					st.Tokens = l.Tokens // an estimate's counts by part
+				}
+				break
 			}
 		}
 	}
 	return nil
+}
+
+// respond gives each step the messages it added: from its At to the
+// next step's.
+func (g *Gen) respond() {
+	for i, st := range g.Steps {
+		end := len(g.Messages)
+		if i+1 < len(g.Steps) {
+			end = g.Steps[i+1].At
+		}
+		if st.At <= end && end <= len(g.Messages) {
+			st.Response = g.Messages[st.At:end]
+		}
+	}
 }
 
 // wantedBlobs is the hashes of the blobs the request lines of o's
@@ -394,15 +409,15 @@ func mayBeBlob(line []byte, want map[string]bool) bool {
 // the blobs.
 //
 // R8: the request rebuilt byte for byte.
-func rebuild(g *Gen, l Line, blobs map[string]Line) (*Step, error) {
+func rebuild(g *Gen, l Line, blob func(string) (Line, bool)) (*Step, error) {
 	where := fmt.Sprintf("%s step %d", l.Gen, l.Step+1)
-	ctx, ok := blobs[l.Context]
+	ctx, ok := blob(l.Context)
 	if !ok || ctx.Text == nil {
 		return nil, fmt.Errorf("%s: context block %s is not in the record", where, l.Context)
 	}
 	req := &model.Request{Context: *ctx.Text, Caller: model.Caller{Agent: l.Agent, TaskID: l.Task, Step: l.Step}}
 	for _, h := range l.Tools {
-		t, ok := blobs[h]
+		t, ok := blob(h)
 		if !ok || t.Tool == nil {
 			return nil, fmt.Errorf("%s: tool %s is not in the record", where, h)
 		}

@@ -27,36 +27,36 @@ func (rec *Record) transcriptSteps() {
 		if g.Agent == "" {
 			g.Agent = agents[g.Task]
 		}
-		// The k-th assistant message is the k-th assistant entry: context
-		// lines never are one. An entry's time is when it was written, so
-		// a step ran from the entry before its response to the response.
-		var times [][2]int // entry indices: before, response
-		from := taskMessage(g.Task, len(g.Entries), func(i int) *model.Message { return g.Entries[i].Message })
-		for i, e := range g.Entries[from:] {
-			if e.Message != nil && e.Message.Role == model.Assistant {
-				times = append(times, [2]int{max(from+i-1, 0), from + i})
-			}
-		}
-		k := 0
-		from = taskMessage(g.Task, len(g.Messages), func(i int) *model.Message { return &g.Messages[i] })
-		for at, m := range g.Messages {
-			if at < from || m.Role != model.Assistant || k >= len(times) {
-				continue
-			}
-			st := &Step{Step: k, At: at, Reconstructed: true,
-				Sent: g.Entries[times[k][0]].Time, Done: g.Entries[times[k][1]].Time,
-				Request: &model.Request{Messages: g.Messages[:at:at], Caller: model.Caller{Agent: g.Agent, TaskID: g.Task, Step: k}}}
-			g.Steps = append(g.Steps, st)
-			k++
-		}
-		for i, st := range g.Steps {
-			end := len(g.Messages)
-			if i+1 < len(g.Steps) {
-				end = g.Steps[i+1].At
-			}
-			st.Response = g.Messages[st.At:end]
+		g.reconstruct()
+	}
+}
+
+// reconstruct makes the steps of a task's generator with no request on
+// record from its transcript.
+func (g *Gen) reconstruct() {
+	// The k-th assistant message is the k-th assistant entry: context
+	// lines never are one. An entry's time is when it was written, so
+	// a step ran from the entry before its response to the response.
+	var times [][2]int // entry indices: before, response
+	from := taskMessage(g.Task, len(g.Entries), func(i int) *model.Message { return g.Entries[i].Message })
+	for i, e := range g.Entries[from:] {
+		if e.Message != nil && e.Message.Role == model.Assistant {
+			times = append(times, [2]int{max(from+i-1, 0), from + i})
 		}
 	}
+	k := 0
+	from = taskMessage(g.Task, len(g.Messages), func(i int) *model.Message { return &g.Messages[i] })
+	for at, m := range g.Messages {
+		if at < from || m.Role != model.Assistant || k >= len(times) {
+			continue
+		}
+		st := &Step{Step: k, At: at, Reconstructed: true,
+			Sent: g.Entries[times[k][0]].Time, Done: g.Entries[times[k][1]].Time,
+			Request: &model.Request{Messages: g.Messages[:at:at], Caller: model.Caller{Agent: g.Agent, TaskID: g.Task, Step: k}}}
+		g.Steps = append(g.Steps, st)
+		k++
+	}
+	g.respond()
 }
 
 // taskMessage is the position of a task's own message among n messages

@@ -3,13 +3,15 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
 // BenchmarkShow is `fsd show` of the record of a fan-out of n tasks: the
-// summary, and one task's model calls (--task). The record is made once,
+// summary, one task's model calls (--task), every call (--requests, text
+// and JSON), and `fsd report` of it. The record is made once,
 // before the timer starts; each figure is per task of the run, so a
 // reader that costs more per task as the record grows shows here.
 //
@@ -30,12 +32,14 @@ func BenchmarkShow(b *testing.B) {
 		for _, c := range []struct {
 			name string
 			args []string
-		}{{"summary", nil}, {"task", []string{"--task", "t5"}}} {
+		}{{"summary", []string{"show", dir}}, {"task", []string{"show", dir, "--task", "t5"}},
+			{"requests", []string{"show", dir, "--requests"}}, {"requests-json", []string{"show", dir, "--requests", "--format", "json"}},
+			{"report", []string{"report", dir, "-o", "-"}}} {
 			b.Run(fmt.Sprintf("tasks=%d/%s", n, c.name), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					var out, errb bytes.Buffer
-					if code := run(append([]string{"show", dir}, c.args...), &out, &errb); code != exitOK {
+					var errb bytes.Buffer
+					if code := run(c.args, io.Discard, &errb); code != exitOK {
 						b.Fatalf("exit %d: %s", code, errb.String())
 					}
 				}

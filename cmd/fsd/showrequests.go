@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -51,15 +52,12 @@ type showRequest struct {
 // showRequests prints every model request of the run in dir as sent,
 // those of f.task and f.step only when they are given.
 func showRequests(w io.Writer, dir string, f showFlags) error {
+	if f.task == "" {
+		return streamRequests(w, dir, f)
+	}
 	// One task's calls need only its lines: a large run's record is not
 	// read whole for them.
-	open := runrecord.Open
-	if f.task != "" {
-		open = func(dir string) (*runrecord.Record, error) {
-			return runrecord.OpenTask(dir, f.task, f.task == "host")
-		}
-	}
-	rec, err := open(dir)
+	rec, err := runrecord.OpenTask(dir, f.task, f.task == "host")
 	if err != nil {
 		return fail(exitProblems, "show: %v", err)
 	}
@@ -72,67 +70,179 @@ func showRequests(w io.Writer, dir string, f showFlags) error {
 	}
 	var gens []showGen
 	for _, g := range rec.Gens {
-		if f.task != "" && g.Task != f.task && !(f.task == "host" && g.Task == "") {
+		if g.Task != f.task && !(f.task == "host" && g.Task == "") {
 			continue
 		}
-		sg := showGen{Gen: g.Name, Task: g.Task, Agent: g.Agent, Attempt: g.Attempt}
+		var worker *event.Worker
 		if e, ok := ends[g.Task]; ok && g.Task != "" {
-			sg.Worker = e.WorkerOf(g.Attempt)
+			worker = e.WorkerOf(g.Attempt)
 		}
-		for _, st := range g.Steps {
-			if f.step > 0 && st.Step+1 != f.step {
-				continue
-			}
-			r := st.Request
-			sg.Steps = append(sg.Steps, showStep{Step: st.Step + 1, Sent: st.Sent, Done: st.Done, Tokens: st.Tokens,
-				Usage: st.Usage, Cost: st.Cost, Error: st.Error, Response: st.Response, Reconstructed: st.Reconstructed,
-				Request: showRequest{Context: r.Context, Messages: r.Messages, Tools: r.Tools}})
-		}
-		if len(sg.Steps) > 0 || (f.step == 0 && f.task != "") {
+		if sg := newShowGen(g, worker, f.step); len(sg.Steps) > 0 || f.step == 0 {
 			gens = append(gens, sg)
 		}
 	}
 	if len(gens) == 0 {
-		switch {
-		case f.task != "":
-			// The task list needs every generator: read the whole record.
-			if all, err := runrecord.Open(dir); err == nil {
-				rec = all
+		// The task list needs every generator: read the whole record.
+		names := []string{"host"}
+		if s, err := runrecord.OpenStream(dir); err == nil {
+			for _, g := range s.Gens {
+				if g.Task != "" {
+					names = append(names, g.Task)
+				}
 			}
-			return fail(exitProblems, "show: run %s has no generator for task %q (tasks: %s)", rec.Summary.ID, f.task, taskList(rec))
-		case f.step > 0:
-			return fail(exitProblems, "show: no generator of run %s has a step %d", rec.Summary.ID, f.step)
+			s.Close()
 		}
+		return fail(exitProblems, "show: run %s has no generator for task %q (tasks: %s)", rec.Summary.ID, f.task, strings.Join(names, ", "))
 	}
 	if f.format == "json" {
-		// Not indented: indenting would re-indent tool arguments, and the
-		// point is to print them as sent (pipe to jq to read).
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		if gens == nil {
-			gens = []showGen{}
-		}
-		return enc.Encode(gens)
+		return writeShowJSON(w, gens)
 	}
-	return printShow(w, rec, gens)
-}
-
-func taskList(rec *runrecord.Record) string {
-	names := []string{"host"}
-	for _, g := range rec.Gens {
-		if g.Task != "" {
-			names = append(names, g.Task)
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-func printShow(w io.Writer, rec *runrecord.Record, gens []showGen) error {
-	s := rec.Summary
 	calls := 0
 	for _, g := range gens {
 		calls += len(g.Steps)
 	}
+	printShowHead(w, rec.Summary, calls)
+	for _, g := range gens {
+		printShowGen(w, g)
+	}
+	return nil
+}
+
+// streamRequests is showRequests of every generator: it reads and writes
+// one generator at a time, so it holds one, not the run.
+//
+// G5: fsd show --requests writes each generator before it reads the next.
+func streamRequests(w io.Writer, dir string, f showFlags) error {
+	s, err := runrecord.OpenStream(dir)
+	if err != nil {
+		return fail(exitProblems, "show: %v", err)
+	}
+	defer s.Close()
+	_, workers, attempts := taskEnds(dir)
+	gen := func(i int) (showGen, error) {
+		g, err := s.Read(i)
+		if err != nil {
+			return showGen{}, fail(exitProblems, "show: %v", err)
+		}
+		var worker *event.Worker
+		if g.Task != "" {
+			worker = event.Event{Worker: workers[g.Task], Attempts: attempts[g.Task]}.WorkerOf(g.Attempt)
+		}
+		return newShowGen(g, worker, f.step), nil
+	}
+	noStep := func() error {
+		return fail(exitProblems, "show: no generator of run %s has a step %d", s.Summary.ID, f.step)
+	}
+	if f.format == "json" {
+		// The list is written an element at a time; "[" waits for the
+		// first, so a --step no generator has is an error with nothing
+		// written.
+		n := 0
+		for i := range s.Gens {
+			sg, err := gen(i)
+			if err != nil {
+				return err
+			}
+			if len(sg.Steps) == 0 {
+				continue
+			}
+			b, err := marshalShow(sg)
+			if err != nil {
+				return err
+			}
+			sep := ","
+			if n == 0 {
+				sep = "["
+			}
+			if _, err := io.WriteString(w, sep); err != nil {
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			n++
+		}
+		if n == 0 && f.step > 0 {
+			return noStep()
+		}
+		if n == 0 {
+			return writeShowJSON(w, nil)
+		}
+		_, err := io.WriteString(w, "]\n")
+		return err
+	}
+	// The heading counts the calls first: from the index, but for a
+	// generator whose steps come from its transcript (a task run on a
+	// worker), which is read for them.
+	calls := 0
+	for i, gi := range s.Gens {
+		if gi.Requests > 0 || gi.Task == "" {
+			calls += gi.StepCount(f.step)
+			continue
+		}
+		sg, err := gen(i)
+		if err != nil {
+			return err
+		}
+		calls += len(sg.Steps)
+	}
+	if calls == 0 && f.step > 0 {
+		return noStep()
+	}
+	printShowHead(w, s.Summary, calls)
+	for i := range s.Gens {
+		sg, err := gen(i)
+		if err != nil {
+			return err
+		}
+		if len(sg.Steps) > 0 {
+			printShowGen(w, sg)
+		}
+	}
+	return nil
+}
+
+// newShowGen is g as shown, its steps only step n's when n > 0.
+func newShowGen(g *runrecord.Gen, worker *event.Worker, n int) showGen {
+	sg := showGen{Gen: g.Name, Task: g.Task, Agent: g.Agent, Attempt: g.Attempt, Worker: worker}
+	for _, st := range g.Steps {
+		if n > 0 && st.Step+1 != n {
+			continue
+		}
+		r := st.Request
+		sg.Steps = append(sg.Steps, showStep{Step: st.Step + 1, Sent: st.Sent, Done: st.Done, Tokens: st.Tokens,
+			Usage: st.Usage, Cost: st.Cost, Error: st.Error, Response: st.Response, Reconstructed: st.Reconstructed,
+			Request: showRequest{Context: r.Context, Messages: r.Messages, Tools: r.Tools}})
+	}
+	return sg
+}
+
+// writeShowJSON writes gens as one JSON list. Not indented: indenting
+// would re-indent tool arguments, and the point is to print them as sent
+// (pipe to jq to read).
+func writeShowJSON(w io.Writer, gens []showGen) error {
+	if gens == nil {
+		gens = []showGen{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(gens)
+}
+
+// marshalShow is one generator as writeShowJSON writes it in its list.
+func marshalShow(g showGen) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(g); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// printShowHead prints the run's line of fsd show --requests: calls is
+// how many model calls follow.
+func printShowHead(w io.Writer, s runrecord.Summary, calls int) {
 	cost := ""
 	if s.Cost > 0 {
 		cost = " · cost " + view.Cost(s.Cost)
@@ -141,29 +251,30 @@ func printShow(w io.Writer, rec *runrecord.Record, gens []showGen) error {
 	if s.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", s.Error)
 	}
-	for _, g := range gens {
-		who := "host"
-		if g.Task != "" {
-			who = "task " + g.Task
-			if g.Agent != "" {
-				who += " · " + g.Agent
-			}
-			if g.Attempt > 1 {
-				who += fmt.Sprintf(" · attempt %d", g.Attempt)
-			}
-			if g.Worker != nil {
-				who += " · on " + g.Worker.String()
-			}
+}
+
+// printShowGen prints one generator's calls.
+func printShowGen(w io.Writer, g showGen) {
+	who := "host"
+	if g.Task != "" {
+		who = "task " + g.Task
+		if g.Agent != "" {
+			who += " · " + g.Agent
 		}
-		fmt.Fprintf(w, "\n##### %s · %s · %s\n", who, g.Gen, plural(len(g.Steps), "step"))
-		if len(g.Steps) == 0 {
-			fmt.Fprintf(w, "(no model call on record)\n")
+		if g.Attempt > 1 {
+			who += fmt.Sprintf(" · attempt %d", g.Attempt)
 		}
-		for _, st := range g.Steps {
-			printStep(w, st)
+		if g.Worker != nil {
+			who += " · on " + g.Worker.String()
 		}
 	}
-	return nil
+	fmt.Fprintf(w, "\n##### %s · %s · %s\n", who, g.Gen, plural(len(g.Steps), "step"))
+	if len(g.Steps) == 0 {
+		fmt.Fprintf(w, "(no model call on record)\n")
+	}
+	for _, st := range g.Steps {
+		printStep(w, st)
+	}
 }
 
 func printStep(w io.Writer, st showStep) {

@@ -1,0 +1,177 @@
+package runrecord_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/fanout"
+	"github.com/fsdrun/fsd/model/scripted"
+	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/spec"
+)
+
+// streamGens reads every generator of the record in dir through a Stream.
+func streamGens(t *testing.T, dir string) (*runrecord.Stream, []*runrecord.Gen) {
+	t.Helper()
+	s, err := runrecord.OpenStream(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var gens []*runrecord.Gen
+	for i := range s.Gens {
+		g, err := s.Read(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gens = append(gens, g)
+	}
+	return s, gens
+}
+
+// sameAsOpen fails unless the Stream of dir reads what Open reads, and
+// its index adds up what the generators hold.
+func sameAsOpen(t *testing.T, dir string) {
+	t.Helper()
+	rec, err := runrecord.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, gens := streamGens(t, dir)
+	if d := cmp.Diff(rec.Gens, gens); d != "" {
+		t.Errorf("generators differ (-Open +Stream):\n%s", d)
+	}
+	if d := cmp.Diff(rec.Summary, s.Summary); d != "" {
+		t.Errorf("summary differs (-Open +Stream):\n%s", d)
+	}
+	for i, g := range gens {
+		gi := s.Gens[i]
+		in, out, reqs := 0, 0, 0
+		for _, st := range g.Steps {
+			if st.Usage != nil {
+				in, out = in+st.Usage.InputTokens, out+st.Usage.OutputTokens
+			}
+			if !st.Reconstructed {
+				reqs++
+			}
+		}
+		if gi.Name != g.Name || gi.In != in || gi.Out != out || gi.Requests != reqs || gi.StepCount(0) != reqs {
+			t.Errorf("%s: indexed %+v, read in %d out %d requests %d", g.Name, gi, in, out, reqs)
+		}
+	}
+}
+
+// G4: a Stream reads each generator as Open does — requests rebuilt,
+// responses attached, a remote task's steps from its transcript, a torn
+// tail skipped.
+func TestStreamReadsWhatOpenReads(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		path        string
+		maxMessages int
+	}{
+		{"conversation", "../examples/conversation.workflow.yaml", 0},
+		{"fanout", "../examples/fanout/fanout.workflow.yaml", 0},
+		{"lifecycle", "../examples/lifecycle/lifecycle.workflow.yaml", 0},
+		{"reclaim", "testdata/reclaim/reclaim.workflow.yaml", 0},
+		{"lifecycle window 4", "../examples/lifecycle/lifecycle.workflow.yaml", 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, _ := runExample(t, tc.path, tc.maxMessages)
+			sameAsOpen(t, rec.Dir)
+		})
+	}
+	t.Run("remote and torn", func(t *testing.T) {
+		rec, _ := runExample(t, "../examples/fanout/fanout.workflow.yaml", 0)
+		path := filepath.Join(rec.Dir, runrecord.RequestsFile)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		for _, line := range strings.SplitAfter(string(b), "\n") {
+			if !strings.Contains(line, `"gen":"tasks/north.jsonl"`) {
+				kept = append(kept, line)
+			}
+		}
+		kept = append(kept, `{"kind":"request","gen":"transcr`)
+		if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		jpath := filepath.Join(rec.Dir, runrecord.JournalFile)
+		j, err := os.ReadFile(jpath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(jpath, append(j, `{"gen":"task","task":"north","entry`...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sameAsOpen(t, rec.Dir)
+	})
+}
+
+// fanoutRecord runs the fan-out of n tasks in process and returns its
+// record's folder.
+func fanoutRecord(t testing.TB, n int) string {
+	t.Helper()
+	path, err := fanout.Write(t.TempDir(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, diags := spec.LoadProject(path)
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scripted.Load(filepath.Join(p.Workflow.Dir, p.Workflow.Script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run *engine.Run
+	m := scripted.New(s, func(id string) (string, error) { return run.Handle(id) })
+	run, err = engine.New(p, engine.Options{Model: m, RunsDir: t.TempDir(), RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Execute(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Dir
+}
+
+// G4: reading one generator costs that generator, however many the run
+// has: reading a task of a 400-task run allocates no more than reading
+// the same task of a 20-task run.
+func TestStreamReadCostsOneGenerator(t *testing.T) {
+	allocs := func(n int) float64 {
+		s, err := runrecord.OpenStream(fanoutRecord(t, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		i := -1
+		for j, g := range s.Gens {
+			if g.Task == "t3" {
+				i = j
+			}
+		}
+		if i < 0 {
+			t.Fatalf("no generator of t3 among %d", len(s.Gens))
+		}
+		return testing.AllocsPerRun(20, func() {
+			if _, err := s.Read(i); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(20), allocs(400)
+	if large > small {
+		t.Errorf("reading one task allocates %v times in a 400-task run, %v in a 20-task run", large, small)
+	}
+}
