@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -488,4 +489,17 @@ func EachBoardTask(dir string, fn func(*board.Task) error) error {
 		}
 	}
 	return nil
+}
+
+// EachEvent calls fn with each event of events.jsonl in the record in
+// dir, in order, decoding one line at a time. A missing file has none; a
+// torn last line is skipped.
+func EachEvent(dir string, fn func(event.Event) error) error {
+	return readLines(filepath.Join(dir, EventsFile), func(b []byte) error {
+		var e event.Event
+		if err := json.Unmarshal(b, &e); err != nil {
+			return err
+		}
+		return fn(e)
+	})
 }

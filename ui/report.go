@@ -1,11 +1,7 @@
 package ui
 
 import (
-	"bytes"
-	"encoding/json"
-	"html/template"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/fsdrun/fsd/internal/redact"
@@ -14,28 +10,20 @@ import (
 
 // Report writes the run page of rec as one self-contained HTML file:
 // styles, script and the run's data inline, nothing fetched. secrets are
-// masked.
+// masked. WriteReport writes the same page from a record on disk without
+// holding it whole.
 func Report(w io.Writer, rec *runrecord.Record, secrets []string) error {
-	data, err := json.Marshal(View(rec, time.Now()))
+	return report(w, rec, secrets, time.Now())
+}
+
+func report(w io.Writer, rec *runrecord.Record, secrets []string, now time.Time) error {
+	head, tail, err := reportShell(rec.Summary.ID)
 	if err != nil {
 		return err
 	}
-	data = redact.New(secrets...).Bytes(data)
-	css, err := assets.ReadFile("assets/style.css")
-	if err != nil {
-		return err
-	}
-	js, err := assets.ReadFile("assets/app.js")
-	if err != nil {
-		return err
-	}
-	// JSON inside a script element: "</" must not end it early.
-	safe := strings.ReplaceAll(string(data), "</", `<\/`)
-	var buf bytes.Buffer
-	if err := pageTmpl.Execute(&buf, pageData{Kind: "run", RunID: rec.Summary.ID, Inline: true,
-		CSS: template.CSS(css), JS: template.JS(js), Data: template.JS(safe)}); err != nil {
-		return err
-	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	jw := &jsonWriter{w: w, mask: redact.New(secrets...)}
+	jw.raw(head)
+	jw.value(View(rec, now))
+	jw.raw(tail)
+	return jw.err
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func NewServer(runsDir string, secrets []string) *Server {
 }
 
 // Handler routes the UI: / (runs), /run/ID (a run), /api/runs,
-// /api/runs/ID, /api/runs/ID/live (server-sent events), /assets/.
+// /api/runs/ID (?from=N: the page of tasks from the N-th), /api/runs/ID/live (server-sent events), /assets/.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "assets")
@@ -87,12 +88,21 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such run", http.StatusNotFound)
 		return
 	}
-	rec, err := runrecord.Open(d)
+	from := 0
+	if q := r.URL.Query().Get("from"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 0 {
+			http.Error(w, "from is the index of a task: a number from 0", http.StatusBadRequest)
+			return
+		}
+		from = n
+	}
+	v, err := ViewPage(d, from, s.now())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.json(w, View(rec, s.now()))
+	s.json(w, v)
 }
 
 func (s *Server) json(w http.ResponseWriter, v any) {
@@ -177,6 +187,7 @@ type pageData struct {
 	JS     template.JS
 	Data   template.JS // the run's JSON, for a report
 	Chat   bool        // the chat box (Server.Chat)
+	Page   int         // PageTasks, for a report's page to page by
 }
 
 func (s *Server) page(w http.ResponseWriter, kind, id string, _ context.Context) {
@@ -189,7 +200,7 @@ func (s *Server) page(w http.ResponseWriter, kind, id string, _ context.Context)
 		id = filepath.Base(d) // the page asks for the run it shows, not for whatever else may match later
 	}
 	var buf bytes.Buffer
-	if err := pageTmpl.Execute(&buf, pageData{Kind: kind, RunID: id, Chat: s.Chat}); err != nil {
+	if err := pageTmpl.Execute(&buf, pageData{Kind: kind, RunID: id, Chat: s.Chat, Page: PageTasks}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

@@ -19,6 +19,12 @@ type RunView struct {
 	// end at Now, when the view was built.
 	Live bool      `json:"live"`
 	Now  time.Time `json:"now"`
+	// TasksTotal is how many tasks the run has when Tasks is one page of
+	// them, from the From-th (fsd ui's run page); 0 when Tasks is every
+	// task (View, fsd report). Gens are then the host's and the page's
+	// tasks' generators.
+	TasksTotal int `json:"tasks_total,omitempty"`
+	From       int `json:"from,omitempty"`
 }
 
 // taskWaiting is the status the page gives a task whose call waits for
@@ -90,102 +96,154 @@ type Span struct {
 // the events (they are written as things happen, so a running run shows
 // its board as it is), completed by board.json.
 func View(rec *runrecord.Record, now time.Time) RunView {
-	v := RunView{Summary: rec.Summary, Live: rec.Summary.Going(), Now: now}
-	v.Summary.Seed, v.Summary.Seal = "", "" // nothing a page needs
-	v.Summary.Workflow = rec.Summary.ShownWorkflow()
-	byID := map[string]*TaskView{}
-	// ends holds each task's last end event, which names its workers.
-	ends := map[string]event.Event{}
-	var order []string
-	task := func(id string) *TaskView {
-		t, ok := byID[id]
-		if !ok {
-			t = &TaskView{ID: id, Status: string(board.Pending)}
-			byID[id] = t
-			order = append(order, id)
-		}
-		return t
-	}
+	b := newViewBuilder(rec.Summary, now)
 	for _, bt := range rec.Tasks {
-		t := task(bt.ID)
-		t.Agent, t.Goal, t.Deps, t.Status = bt.Agent(), bt.Goal, bt.Deps, string(bt.Status)
-		t.Started, t.Finished, t.Result, t.Error = bt.Started, bt.Finished, bt.Result, bt.Error
+		b.boardTask(&bt)
 	}
 	for _, e := range rec.Events {
-		if e.Task == "" {
-			continue
-		}
-		switch e.Type {
-		case event.TaskAdded:
-			t := task(e.Task)
-			t.Agent, t.Goal, t.Deps = e.Agent, e.Goal, e.Deps
-		case event.TaskStarted:
-			t := task(e.Task)
-			t.Status, t.Started, t.Finished = string(board.Running), e.Time, time.Time{}
-		case event.ToolProgress, event.ToolResult:
-			if t, ok := byID[e.Task]; ok && v.Live && e.Type == event.ToolProgress {
-				t.Progress = e.ProgressText()
-			} else if ok {
-				t.Progress = ""
-			}
-		case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
-			t := task(e.Task)
+		b.event(e)
+	}
+	b.waiting()
+	for _, g := range rec.Gens {
+		gv := b.gen(g)
+		b.addUsage(g.Task, g.Agent, gv.In, gv.Out)
+		b.v.Gens = append(b.v.Gens, gv)
+	}
+	b.v.Tasks = b.tasks()
+	return b.v
+}
+
+// viewBuilder makes a RunView from a record's board, events and
+// generators, each given a piece at a time, so a reader of a large
+// record need not hold it whole.
+type viewBuilder struct {
+	v    RunView
+	byID map[string]*TaskView
+	// workers holds each task's last end event's workers, when it names
+	// any: the worker of each attempt.
+	workers map[string]event.Event
+	order   []string
+}
+
+func newViewBuilder(s runrecord.Summary, now time.Time) *viewBuilder {
+	b := &viewBuilder{v: RunView{Summary: s, Live: s.Going(), Now: now}, byID: map[string]*TaskView{}, workers: map[string]event.Event{}}
+	b.v.Summary.Seed, b.v.Summary.Seal = "", "" // nothing a page needs
+	b.v.Summary.Workflow = s.ShownWorkflow()
+	return b
+}
+
+func (b *viewBuilder) task(id string) *TaskView {
+	t, ok := b.byID[id]
+	if !ok {
+		t = &TaskView{ID: id, Status: string(board.Pending)}
+		b.byID[id] = t
+		b.order = append(b.order, id)
+	}
+	return t
+}
+
+// boardTask adds a task of board.json.
+func (b *viewBuilder) boardTask(bt *board.Task) {
+	t := b.task(bt.ID)
+	t.Agent, t.Goal, t.Deps, t.Status = bt.Agent(), bt.Goal, bt.Deps, string(bt.Status)
+	t.Started, t.Finished, t.Result, t.Error = bt.Started, bt.Finished, bt.Result, bt.Error
+}
+
+// event applies an event, in the record's order, after the board.
+func (b *viewBuilder) event(e event.Event) {
+	if e.Task == "" {
+		return
+	}
+	switch e.Type {
+	case event.TaskAdded:
+		t := b.task(e.Task)
+		t.Agent, t.Goal, t.Deps = e.Agent, e.Goal, e.Deps
+	case event.TaskStarted:
+		t := b.task(e.Task)
+		t.Status, t.Started, t.Finished = string(board.Running), e.Time, time.Time{}
+	case event.ToolProgress, event.ToolResult:
+		if t, ok := b.byID[e.Task]; ok && b.v.Live && e.Type == event.ToolProgress {
+			t.Progress = e.ProgressText()
+		} else if ok {
 			t.Progress = ""
-			t.Status, t.Finished = string(map[string]board.Status{event.TaskCompleted: board.Completed, event.TaskFailed: board.Failed, event.TaskCancelled: board.Cancelled}[e.Type]), e.Time
-			if e.Err != "" {
-				t.Error = e.Err
-			}
-			t.Worker = ""
-			if e.Worker != nil {
-				t.Worker = e.Worker.String()
-			}
-			ends[e.Task] = e
+		}
+	case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+		t := b.task(e.Task)
+		t.Progress = ""
+		t.Status, t.Finished = string(map[string]board.Status{event.TaskCompleted: board.Completed, event.TaskFailed: board.Failed, event.TaskCancelled: board.Cancelled}[e.Type]), e.Time
+		if e.Err != "" {
+			t.Error = e.Err
+		}
+		t.Worker = ""
+		if e.Worker != nil {
+			t.Worker = e.Worker.String()
+		}
+		if e.Worker != nil || len(e.Attempts) > 0 {
+			b.workers[e.Task] = event.Event{Worker: e.Worker, Attempts: e.Attempts}
+		} else {
+			delete(b.workers, e.Task)
 		}
 	}
-	// A task whose call waits for a person shows it, as the live board
-	// does; the call itself is listed from run.json (Summary.Pending).
-	for _, p := range rec.Summary.Pending {
-		if t, ok := byID[p.Task]; ok && v.Live && (t.Status == string(board.Running) || t.Status == string(board.Pending)) {
+}
+
+// waiting marks the tasks whose call waits for a person, as the live
+// board does; the call itself is listed from run.json (Summary.Pending).
+func (b *viewBuilder) waiting() {
+	for _, p := range b.v.Summary.Pending {
+		if t, ok := b.byID[p.Task]; ok && b.v.Live && (t.Status == string(board.Running) || t.Status == string(board.Pending)) {
 			t.Status = taskWaiting
 		}
 	}
-	for _, g := range rec.Gens {
-		gv := GenView{Name: g.Name, Task: g.Task, Agent: g.Agent}
-		if g.Attempt > 1 {
-			gv.Attempt = g.Attempt
-		}
-		// O10: each attempt's transcript names the worker that ran it.
-		if e, ok := ends[g.Task]; ok && g.Task != "" {
-			if w := e.WorkerOf(g.Attempt); w != nil {
-				gv.Worker = w.String()
-			}
-		}
-		for _, st := range g.Steps {
-			sv := StepView{Step: st.Step + 1, Tokens: st.Tokens, Usage: st.Usage, Cost: st.Cost, Error: st.Error,
-				Context: st.Request.Context, Messages: st.Request.Messages, Tools: st.Request.Tools, Response: st.Response,
-				Reconstructed: st.Reconstructed}
-			gv.Steps = append(gv.Steps, sv)
-			gv.Calls = append(gv.Calls, Span{Kind: "model", Name: "model call", Start: st.Sent, End: st.Done, Error: st.Error != ""})
-			if st.Usage != nil {
-				gv.In += st.Usage.InputTokens
-				gv.Out += st.Usage.OutputTokens
-			}
-		}
-		gv.Calls = append(gv.Calls, toolSpans(g)...)
-		sort.SliceStable(gv.Calls, func(i, j int) bool { return gv.Calls[i].Start.Before(gv.Calls[j].Start) })
-		if t, ok := byID[g.Task]; ok && g.Task != "" {
-			t.In += gv.In
-			t.Out += gv.Out
-			if t.Agent == "" {
-				t.Agent = g.Agent
-			}
-		}
-		v.Gens = append(v.Gens, gv)
+}
+
+// gen is one generator's view.
+func (b *viewBuilder) gen(g *runrecord.Gen) GenView {
+	gv := GenView{Name: g.Name, Task: g.Task, Agent: g.Agent}
+	if g.Attempt > 1 {
+		gv.Attempt = g.Attempt
 	}
-	for _, id := range order {
-		v.Tasks = append(v.Tasks, *byID[id])
+	// O10: each attempt's transcript names the worker that ran it.
+	if e, ok := b.workers[g.Task]; ok && g.Task != "" {
+		if w := e.WorkerOf(g.Attempt); w != nil {
+			gv.Worker = w.String()
+		}
 	}
-	return v
+	for _, st := range g.Steps {
+		sv := StepView{Step: st.Step + 1, Tokens: st.Tokens, Usage: st.Usage, Cost: st.Cost, Error: st.Error,
+			Context: st.Request.Context, Messages: st.Request.Messages, Tools: st.Request.Tools, Response: st.Response,
+			Reconstructed: st.Reconstructed}
+		gv.Steps = append(gv.Steps, sv)
+		gv.Calls = append(gv.Calls, Span{Kind: "model", Name: "model call", Start: st.Sent, End: st.Done, Error: st.Error != ""})
+		if st.Usage != nil {
+			gv.In += st.Usage.InputTokens
+			gv.Out += st.Usage.OutputTokens
+		}
+	}
+	gv.Calls = append(gv.Calls, toolSpans(g)...)
+	sort.SliceStable(gv.Calls, func(i, j int) bool { return gv.Calls[i].Start.Before(gv.Calls[j].Start) })
+	return gv
+}
+
+// addUsage adds a generator's tokens to its task, and its agent when the
+// task has none.
+func (b *viewBuilder) addUsage(task, agent string, in, out int) {
+	if t, ok := b.byID[task]; ok && task != "" {
+		t.In += in
+		t.Out += out
+		if t.Agent == "" {
+			t.Agent = agent
+		}
+	}
+}
+
+// tasks are the tasks in the order first seen: the board's, then the
+// events'.
+func (b *viewBuilder) tasks() []TaskView {
+	var out []TaskView
+	for _, id := range b.order {
+		out = append(out, *b.byID[id])
+	}
+	return out
 }
 
 // toolSpans times each tool call from the transcript's entries.

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/internal/redact"
-	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/ui"
 )
 
@@ -75,21 +74,15 @@ func newReportCmd() *cobra.Command {
 				// person attaching it to an issue wants.
 				out = filepath.Base(dir) + ".html"
 			}
-			rec, err := runrecord.Open(dir)
-			if err != nil {
-				return fail(exitProblems, "report: %v", err)
-			}
 			w := cmd.OutOrStdout()
-			var f *os.File
+			var f *lazyFile
 			if out != "-" {
-				if f, err = os.Create(out); err != nil {
-					return fail(exitProblems, "report: %v", err)
-				}
+				f = &lazyFile{path: out}
 				w = f
 			}
-			err = ui.Report(w, rec, redact.FromEnv(os.Environ()))
+			err = ui.WriteReport(w, dir, redact.FromEnv(os.Environ()))
 			if f != nil {
-				if cerr := f.Close(); err == nil {
+				if cerr := f.close(err != nil); err == nil {
 					err = cerr
 				}
 			}
@@ -105,4 +98,35 @@ func newReportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&runsDir, "runs-dir", "", runsDirUsage)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the HTML file to write, - for stdout (default: RUN-ID.html in the current folder)")
 	return cmd
+}
+
+// lazyFile creates its file at the first write: a report that fails
+// before writing leaves no file, and one that fails part way is removed
+// (close(true)), so a half page is never left to attach.
+type lazyFile struct {
+	path string
+	f    *os.File
+}
+
+func (l *lazyFile) Write(p []byte) (int, error) {
+	if l.f == nil {
+		f, err := os.Create(l.path)
+		if err != nil {
+			return 0, err
+		}
+		l.f = f
+	}
+	return l.f.Write(p)
+}
+
+// close closes the file, and removes it when failed.
+func (l *lazyFile) close(failed bool) error {
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	if failed {
+		_ = os.Remove(l.path)
+	}
+	return err
 }

@@ -279,9 +279,42 @@ function pretty(text) {
   }
 }
 
+// pageFrom is the first task of the page the reader asked for (#from=N).
+function pageFrom() {
+  const m = /from=(\d+)/.exec(location.hash);
+  return m ? Number(m[1]) : 0;
+}
+
+// onePage cuts a view that holds every task (a report's) to the page
+// from pageFrom, as the server sends it: its tasks, the host's
+// generators and those of its tasks.
+function onePage(v) {
+  const size = Number(document.body.dataset.page) || 200;
+  if (v.tasks_total || v.tasks.length <= size) return v;
+  const from = Math.min(pageFrom(), v.tasks.length - 1);
+  const tasks = v.tasks.slice(from, from + size);
+  const ids = new Set(tasks.map((t) => t.id));
+  return { ...v, tasks, gens: v.gens.filter((g) => !g.task || ids.has(g.task)), tasks_total: v.tasks.length, from };
+}
+
+// pages says which tasks the page shows and links to the pages before
+// and after, when the run has more than one page of them.
+function pages(v) {
+  const total = v.tasks_total || 0, from = v.from || 0, n = v.tasks.length;
+  if (total <= n) return null;
+  const size = Number(document.body.dataset.page) || 200;
+  const link = (to, label) => el("a", { href: "#from=" + to }, label);
+  return el("nav", { id: "pages", class: "meta" },
+    `Tasks ${(from + 1).toLocaleString()}–${(from + n).toLocaleString()} of ${total.toLocaleString()} · `,
+    from > 0 ? link(Math.max(from - size, 0), "← previous") : null,
+    from > 0 && from + n < total ? " · " : null,
+    from + n < total ? link(from + n, "next →") : null);
+}
+
 function renderRun(main, v) {
   v.gens = v.gens || [];
   v.tasks = v.tasks || [];
+  v = onePage(v);
   const s = v.summary;
   // Keep what the reader opened across live updates.
   const open = new Set([...main.querySelectorAll("details.gen[open]")].map((d) => d.dataset.gen));
@@ -297,7 +330,7 @@ function renderRun(main, v) {
     s.answer ? el("div", {}, el("b", {}, "Answer"), el("div", { class: "answer", id: "answer" }, pretty(s.answer))) : null,
     s.error ? el("div", { class: "error" }, s.error) : null,
     pendingCalls(s, v.live),
-    el("h2", {}, "Board"), boardGraph(v.tasks || []),
+    el("h2", {}, "Board"), pages(v), boardGraph(v.tasks || []),
     el("h2", {}, "Timeline"), timeline(v),
     el("h2", {}, "Tokens per task"), tokenChart(v),
     el("h2", {}, "Transcripts"), ...transcripts(v, open)].filter((x) => x != null));
@@ -312,13 +345,15 @@ async function runPage(main, id) {
   // click never lands on a node a needless redraw just replaced.
   let last = "";
   const load = async () => {
-    const text = await (await fetch("/api/runs/" + encodeURIComponent(id))).text();
+    const from = pageFrom();
+    const text = await (await fetch("/api/runs/" + encodeURIComponent(id) + (from ? "?from=" + from : ""))).text();
     const key = text.replace(/"now":"[^"]*"/, ""); // the server's clock alone is no change
     if (key === last) return;
     last = key;
     renderRun(main, JSON.parse(text));
   };
   await load();
+  window.addEventListener("hashchange", () => load());
   const live = document.getElementById("live");
   const follow = () => {
     const es = new EventSource("/api/runs/" + encodeURIComponent(id) + "/live");
@@ -343,7 +378,10 @@ async function runPage(main, id) {
   const main = document.getElementById("main");
   const kind = document.body.dataset.kind;
   try {
-    if (window.FSD_DATA) renderRun(main, window.FSD_DATA);
+    if (window.FSD_DATA) {
+      renderRun(main, window.FSD_DATA);
+      window.addEventListener("hashchange", () => renderRun(main, window.FSD_DATA));
+    }
     else if (kind === "run") await runPage(main, document.body.dataset.run);
     else await runsPage(main);
     document.body.dataset.ready = "1";
