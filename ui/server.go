@@ -82,6 +82,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	s.json(w, sums)
 }
 
+// getRun sends one page of the run's tasks (G6).
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	d, ok := s.dir(r.PathValue("id"))
 	if !ok {

@@ -20,6 +20,8 @@ import (
 // sends that many, and a report's page draws that many of those it holds.
 // A board, a timeline and a token chart of more are not read by anyone,
 // and a browser takes seconds to lay them out.
+//
+// G8: a run page draws PageTasks tasks, with links to the others.
 const PageTasks = 200
 
 // streamed is a record being read for its page: the task table is built
