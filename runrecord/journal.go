@@ -53,16 +53,7 @@ func readJournal(path string, keep func([]byte) bool) ([]*GenEntries, error) {
 	byGen := map[journal.Gen]*GenEntries{}
 	br := bufio.NewReaderSize(f, 64<<10)
 	for n := 1; ; n++ {
-		b, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: read the rest of it.
-			long := append([]byte(nil), b...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				b, err = br.ReadSlice('\n')
-				long = append(long, b...)
-			}
-			b = long
-		}
+		b, err := readLine(br)
 		if err != nil && err != io.EOF {
 			return out, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
@@ -88,6 +79,22 @@ func readJournal(path string, keep func([]byte) bool) ([]*GenEntries, error) {
 			return out, nil
 		}
 	}
+}
+
+// readLine reads up to and with the next newline, in br's buffer unless
+// the line is longer; io.EOF comes with a last line that has none.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	b, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		// A line longer than the buffer: read the rest of it.
+		long := append([]byte(nil), b...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			b, err = br.ReadSlice('\n')
+			long = append(long, b...)
+		}
+		b = long
+	}
+	return b, err
 }
 
 // GenName names a generator in the record (requests.jsonl's "gen", fsd

@@ -154,16 +154,8 @@ func (o *only) mayBeGen(line []byte) bool {
 func open(dir string, o *only) (*Record, error) {
 	rec := &Record{Dir: dir}
 	var err error
-	if rec.Summary, err = ReadSummary(dir); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w in %s", ErrNoRecord, dir)
-		}
+	if rec.Summary, err = readCurrent(dir); err != nil {
 		return nil, err
-	}
-	// A reader shows where the run is now, not where run.json last said.
-	rec.Summary.Status = Current(dir, rec.Summary)
-	if rec.Summary.Status.Live() {
-		liveUsage(dir, &rec.Summary)
 	}
 	if err := readLines(filepath.Join(dir, EventsFile), func(b []byte) error {
 		if !o.mayHold(b) {
@@ -195,6 +187,24 @@ func open(dir string, o *only) (*Record, error) {
 	}
 	rec.transcriptSteps()
 	return rec, nil
+}
+
+// readCurrent reads run.json of the record in dir, its status where the
+// run is now, not where run.json last said, and a live run's usage so
+// far.
+func readCurrent(dir string) (Summary, error) {
+	s, err := ReadSummary(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Summary{}, fmt.Errorf("%w in %s", ErrNoRecord, dir)
+		}
+		return Summary{}, err
+	}
+	s.Status = Current(dir, s)
+	if s.Status.Live() {
+		liveUsage(dir, &s)
+	}
+	return s, nil
 }
 
 // readGens reads every generator's entries from the journal, or, in a

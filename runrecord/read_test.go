@@ -82,25 +82,28 @@ func runExample(t *testing.T, path string, maxMessages int) (*runrecord.Record, 
 	return rec, c.got
 }
 
+// rebuildCases are the runs whose records the readers are tested on.
+var rebuildCases = []struct {
+	name        string
+	path        string
+	maxMessages int
+}{
+	{"conversation", "../examples/conversation.workflow.yaml", 0},
+	{"pipeline", "../examples/pipeline.workflow.yaml", 0},
+	{"fanout", "../examples/fanout/fanout.workflow.yaml", 0},
+	{"lifecycle", "../examples/lifecycle/lifecycle.workflow.yaml", 0},
+	{"hello", "../examples/hello/hello.workflow.yaml", 0},
+	// Evicting alpha stubs its reader result in the last request (H4).
+	{"reclaim", "testdata/reclaim/reclaim.workflow.yaml", 0},
+	// A window of 3 cuts the host's turn: two spans.
+	{"conversation window 3", "../examples/conversation.workflow.yaml", 3},
+	{"lifecycle window 4", "../examples/lifecycle/lifecycle.workflow.yaml", 4},
+}
+
 // Every request rebuilt from the record is, byte for byte, what the model
 // received: the context block, the window (with reclaim stubs), the tools.
 func TestRebuiltRequestsAreWhatTheModelReceived(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		path        string
-		maxMessages int
-	}{
-		{"conversation", "../examples/conversation.workflow.yaml", 0},
-		{"pipeline", "../examples/pipeline.workflow.yaml", 0},
-		{"fanout", "../examples/fanout/fanout.workflow.yaml", 0},
-		{"lifecycle", "../examples/lifecycle/lifecycle.workflow.yaml", 0},
-		{"hello", "../examples/hello/hello.workflow.yaml", 0},
-		// Evicting alpha stubs its reader result in the last request (H4).
-		{"reclaim", "testdata/reclaim/reclaim.workflow.yaml", 0},
-		// A window of 3 cuts the host's turn: two spans.
-		{"conversation window 3", "../examples/conversation.workflow.yaml", 3},
-		{"lifecycle window 4", "../examples/lifecycle/lifecycle.workflow.yaml", 4},
-	} {
+	for _, tc := range rebuildCases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec, got := runExample(t, tc.path, tc.maxMessages)
 			n := 0
@@ -187,16 +190,11 @@ func TestRemoteTaskStepsFromTranscript(t *testing.T) {
 	}
 }
 
-func remoteStepsFromTranscript(t *testing.T, example, task string) {
-	rec, _ := runExample(t, example, 0)
-	local := map[string][]*runrecord.Step{}
-	agents := map[string]string{}
-	for _, g := range rec.Gens {
-		local[g.Task], agents[g.Task] = g.Steps, g.Agent
-	}
-	// Drop the request and response lines of the task: as if a worker
-	// had run it.
-	path := filepath.Join(rec.Dir, runrecord.RequestsFile)
+// dropRequests removes task's request and response lines from the
+// record in dir, as if a worker had run it, and appends tail.
+func dropRequests(t *testing.T, dir, task, tail string) {
+	t.Helper()
+	path := filepath.Join(dir, runrecord.RequestsFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -207,9 +205,19 @@ func remoteStepsFromTranscript(t *testing.T, example, task string) {
 			kept = append(kept, line)
 		}
 	}
-	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")+tail), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func remoteStepsFromTranscript(t *testing.T, example, task string) {
+	rec, _ := runExample(t, example, 0)
+	local := map[string][]*runrecord.Step{}
+	agents := map[string]string{}
+	for _, g := range rec.Gens {
+		local[g.Task], agents[g.Task] = g.Steps, g.Agent
+	}
+	dropRequests(t, rec.Dir, task, "")
 	remote, err := runrecord.Open(rec.Dir)
 	if err != nil {
 		t.Fatal(err)

@@ -89,15 +89,8 @@ func (g *GenInfo) StepCount(n int) int {
 func OpenStream(dir string) (*Stream, error) {
 	s := &Stream{Dir: dir, blobs: map[string]span{}, cache: map[string]Line{}}
 	var err error
-	if s.Summary, err = ReadSummary(dir); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w in %s", ErrNoRecord, dir)
-		}
+	if s.Summary, err = readCurrent(dir); err != nil {
 		return nil, err
-	}
-	s.Summary.Status = Current(dir, s.Summary)
-	if s.Summary.Status.Live() {
-		liveUsage(dir, &s.Summary)
 	}
 	byName := map[string]int{}
 	gen := func(name, task string, attempt int) *GenInfo {
@@ -293,15 +286,7 @@ func eachLine(f *os.File, path string, tail bool, fn func([]byte, span) error) e
 	br := bufio.NewReaderSize(f, 64<<10)
 	var off int64
 	for n := 1; ; n++ {
-		b, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long := append([]byte(nil), b...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				b, err = br.ReadSlice('\n')
-				long = append(long, b...)
-			}
-			b = long
-		}
+		b, err := readLine(br)
 		if err != nil && err != io.EOF {
 			return fmt.Errorf("%s:%d: %w", path, n, err)
 		}

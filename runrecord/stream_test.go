@@ -1,19 +1,14 @@
 package runrecord_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/internal/fanout"
-	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/runrecord"
-	"github.com/fsdrun/fsd/spec"
 )
 
 // streamGens reads every generator of the record in dir through a Stream.
@@ -71,17 +66,7 @@ func sameAsOpen(t *testing.T, dir string) {
 // responses attached, a remote task's steps from its transcript, a torn
 // tail skipped.
 func TestStreamReadsWhatOpenReads(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		path        string
-		maxMessages int
-	}{
-		{"conversation", "../examples/conversation.workflow.yaml", 0},
-		{"fanout", "../examples/fanout/fanout.workflow.yaml", 0},
-		{"lifecycle", "../examples/lifecycle/lifecycle.workflow.yaml", 0},
-		{"reclaim", "testdata/reclaim/reclaim.workflow.yaml", 0},
-		{"lifecycle window 4", "../examples/lifecycle/lifecycle.workflow.yaml", 4},
-	} {
+	for _, tc := range rebuildCases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec, _ := runExample(t, tc.path, tc.maxMessages)
 			sameAsOpen(t, rec.Dir)
@@ -89,21 +74,7 @@ func TestStreamReadsWhatOpenReads(t *testing.T) {
 	}
 	t.Run("remote and torn", func(t *testing.T) {
 		rec, _ := runExample(t, "../examples/fanout/fanout.workflow.yaml", 0)
-		path := filepath.Join(rec.Dir, runrecord.RequestsFile)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var kept []string
-		for _, line := range strings.SplitAfter(string(b), "\n") {
-			if !strings.Contains(line, `"gen":"tasks/north.jsonl"`) {
-				kept = append(kept, line)
-			}
-		}
-		kept = append(kept, `{"kind":"request","gen":"transcr`)
-		if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dropRequests(t, rec.Dir, "north", `{"kind":"request","gen":"transcr`)
 		jpath := filepath.Join(rec.Dir, runrecord.JournalFile)
 		j, err := os.ReadFile(jpath)
 		if err != nil {
@@ -116,33 +87,16 @@ func TestStreamReadsWhatOpenReads(t *testing.T) {
 	})
 }
 
-// fanoutRecord runs the fan-out of n tasks in process and returns its
-// record's folder.
-func fanoutRecord(t testing.TB, n int) string {
+// fanoutRecord runs the fan-out of n tasks and returns its record's
+// folder.
+func fanoutRecord(t *testing.T, n int) string {
 	t.Helper()
 	path, err := fanout.Write(t.TempDir(), n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, diags := spec.LoadProject(path)
-	if err := diags.Err(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := scripted.Load(filepath.Join(p.Workflow.Dir, p.Workflow.Script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run *engine.Run
-	m := scripted.New(s, func(id string) (string, error) { return run.Handle(id) })
-	run, err = engine.New(p, engine.Options{Model: m, RunsDir: t.TempDir(), RunID: "r1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := run.Execute(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Dir
+	rec, _ := runExample(t, path, 0)
+	return rec.Dir
 }
 
 // G4: reading one generator costs that generator, however many the run

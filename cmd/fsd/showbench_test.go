@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -18,17 +16,7 @@ import (
 //	go test ./cmd/fsd -run '^$' -bench Show -benchtime 3x
 func BenchmarkShow(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
-		wf := fanoutWorkflow(b, n)
-		runs := b.TempDir()
-		var out, errb bytes.Buffer
-		if code := run([]string{"run", wf, "--runs-dir", runs}, &out, &errb); code != exitOK {
-			b.Fatalf("exit %d: %s", code, errb.String())
-		}
-		ents, err := os.ReadDir(runs)
-		if err != nil || len(ents) != 1 {
-			b.Fatalf("runs: %v %v", ents, err)
-		}
-		dir := filepath.Join(runs, ents[0].Name())
+		dir := fanoutRun(b, n)
 		for _, c := range []struct {
 			name string
 			args []string
