@@ -72,7 +72,7 @@ func readHandleKey(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a file; remove it to make a new key (runs started with the old one will not resume)", path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, 4<<10))
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
 	}
