@@ -143,12 +143,19 @@ func FloatOK(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 // line holding one could not be read back: an appender falls back to
 // json.Marshal, and fails as it does, instead of writing it.
 func TimeOK(t time.Time) bool {
-	if y := t.Year(); y < 0 || y > 9999 {
-		return false
-	}
+	// The year is the one of the time in its zone: from its Unix seconds
+	// shifted by the offset, which costs less than t.Year().
 	_, off := t.Zone()
-	return off > -24*3600 && off < 24*3600
+	s := t.Unix() + int64(off)
+	return off > -24*3600 && off < 24*3600 && s >= year0 && s < year10000
 }
+
+// year0 and year10000 are the Unix seconds of 0000-01-01 and
+// 10000-01-01, UTC.
+const (
+	year0     = -62167219200
+	year10000 = 253402300800
+)
 
 // Time appends t as time.Time's MarshalJSON does (RFC 3339 with
 // nanoseconds, quoted).

@@ -54,6 +54,28 @@ func TestTime(t *testing.T) {
 	}
 }
 
+// TestTimeOK: TimeOK is true exactly for the times json.Marshal writes,
+// at the edges of RFC 3339's years and zone offsets.
+func TestTimeOK(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.FixedZone("e", 3600), time.FixedZone("w", -3600),
+		time.FixedZone("24", 24*3600), time.FixedZone("-24", -24*3600), time.FixedZone("23:59", 24*3600-60)}
+	edges := []time.Time{time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}
+	for _, edge := range edges {
+		for _, d := range []time.Duration{-25 * time.Hour, -time.Hour, -time.Nanosecond, 0, time.Nanosecond, time.Hour, 25 * time.Hour} {
+			for _, z := range zones {
+				tm := edge.Add(d).In(z)
+				_, err := json.Marshal(tm)
+				if got := TimeOK(tm); got != (err == nil) {
+					t.Errorf("TimeOK(%v) = %v; json.Marshal: %v", tm, got, err)
+				}
+			}
+		}
+	}
+	if !TimeOK(time.Now()) || !TimeOK(time.Time{}) {
+		t.Error("TimeOK refuses the clock's time or the zero time")
+	}
+}
+
 type sample struct {
 	Name  string            `json:"name"`
 	Count int               `json:"count,omitempty"`
