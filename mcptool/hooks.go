@@ -112,18 +112,16 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 }
 
 // progress passes a server's progress notification to the call it is
-// about; one for a call no longer in flight is dropped.
+// about, as the connection reads it; one for a call no longer in flight
+// is dropped.
 //
 // P1: a server's progress reaches the call it is about.
-func (s *server) progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-	if req == nil || req.Params == nil {
-		return
-	}
-	h, ok := s.hooksOf(req.Params.ProgressToken)
+func (s *server) progress(p *mcp.ProgressNotificationParams) {
+	h, ok := s.hooksOf(p.ProgressToken)
 	if !ok || h.Progress == nil {
 		return
 	}
-	h.Progress(tool.Progress{Done: req.Params.Progress, Total: req.Params.Total, Message: s.pool.mask(req.Params.Message)})
+	h.Progress(tool.Progress{Done: p.Progress, Total: p.Total, Message: s.pool.mask(p.Message)})
 }
 
 // taskStatus reports a task's status to the call it runs as a progress
@@ -159,13 +157,14 @@ func (s *server) roots() []*mcp.Root {
 }
 
 // clientOptions are what fsd's client offers a server: roots when the run
-// has a workspace, and the handlers of the server's notifications.
+// has a workspace, and the handlers of the server's requests (progress
+// notifications are taken by the connection, taskConn.intercept).
 func (s *server) clientOptions() *mcp.ClientOptions {
 	caps := &mcp.ClientCapabilities{}
 	if len(s.roots()) > 0 {
 		caps.RootsV2 = &mcp.RootCapabilities{}
 	}
-	return &mcp.ClientOptions{Capabilities: caps, ProgressNotificationHandler: s.progress, ElicitationHandler: s.elicit, CreateMessageHandler: s.sample}
+	return &mcp.ClientOptions{Capabilities: caps, ElicitationHandler: s.elicit, CreateMessageHandler: s.sample}
 }
 
 // sample answers a server's request for a completion (sampling) with the

@@ -93,7 +93,7 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	if s.kinds == nil {
 		s.kinds = newTaskKinds()
 	}
-	t = taskTransport{Transport: t, status: s.taskStatus, protocol: s.protocol.Store, kinds: s.kinds}
+	t = taskTransport{Transport: t, status: s.taskStatus, progress: s.progress, protocol: s.protocol.Store, kinds: s.kinds}
 	client := mcp.NewClient(&mcp.Implementation{Name: "fsd", Version: s.pool.version}, s.clientOptions())
 	if roots := s.roots(); len(roots) > 0 {
 		client.AddRoots(roots...)

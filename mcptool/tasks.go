@@ -72,6 +72,9 @@ func (t taskState) poll() time.Duration {
 type taskTransport struct {
 	mcp.Transport
 	status func(token any, t taskState, n int)
+	// progress receives the server's progress notifications as the
+	// connection reads them, before the answers that follow them.
+	progress func(p *mcp.ProgressNotificationParams)
 	// protocol receives the protocol version the server agreed to, which
 	// the Streamable HTTP transport sends as a header; wrapped, it is no
 	// longer told by the SDK.
@@ -128,7 +131,7 @@ func (t taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if kinds == nil {
 		kinds = newTaskKinds()
 	}
-	c := &taskConn{inner: inner, status: t.status, protocol: t.protocol, kinds: kinds,
+	c := &taskConn{inner: inner, status: t.status, progress: t.progress, protocol: t.protocol, kinds: kinds,
 		in: make(chan readResult), injected: make(chan jsonrpc.Message),
 		asked: map[string]string{}, calls: map[string]*taskCall{}, mine: map[string]chan *jsonrpc.Response{}}
 	c.ctx, c.close = context.WithCancel(context.Background())
@@ -145,6 +148,7 @@ type readResult struct {
 type taskConn struct {
 	inner    mcp.Connection
 	status   func(token any, t taskState, n int)
+	progress func(p *mcp.ProgressNotificationParams)
 	protocol func(version string)
 	kinds    *taskKinds
 
@@ -247,6 +251,13 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // connection's own requests, task creation answers, task status
 // notifications — and notes what tools/list and initialize answers say of
 // tasks. It reports whether it took msg.
+//
+// Progress notifications are taken here too, and passed on at once: the
+// SDK hands a notification to its handler on another goroutine while it
+// gives the answer read after it to the caller straight away, so a
+// server's last report before its answer could reach the call after the
+// call had ended, and be dropped. Read in order, every report a server
+// sent before its answer reaches the call before the answer does.
 func (c *taskConn) intercept(msg jsonrpc.Message) bool {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
@@ -274,6 +285,13 @@ func (c *taskConn) intercept(msg jsonrpc.Message) bool {
 			c.learn(method, m.Result)
 		}
 	case *jsonrpc.Request:
+		if !m.ID.IsValid() && m.Method == "notifications/progress" && c.progress != nil {
+			var p mcp.ProgressNotificationParams
+			if json.Unmarshal(m.Params, &p) == nil {
+				c.progress(&p)
+			}
+			return true
+		}
 		if m.ID.IsValid() || m.Method != "notifications/tasks/status" {
 			return false
 		}

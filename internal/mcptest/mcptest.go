@@ -124,18 +124,24 @@ func Server(calls *atomic.Int64) *mcp.Server {
 		}}, nil, nil
 	})
 	type progressIn struct {
-		Ack string `json:"ack,omitempty" jsonschema:"a file the client creates once it has the reports; the answer waits for it"`
+		Ack   string `json:"ack,omitempty" jsonschema:"a file the client creates once it has the reports; the answer waits for it"`
+		Steps int    `json:"steps,omitempty" jsonschema:"how many steps to report, at once (2 unless set, at most 1000)"`
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports two steps of progress, then answers."}, func(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
 		logCall("progress", "")
 		token := req.Params.GetProgressToken()
-		for i := 1; i <= 2 && token != nil; i++ {
-			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 2, Message: fmt.Sprintf("step %d", i)}); err != nil {
+		steps := 2
+		if in.Steps > 0 {
+			steps = min(in.Steps, 1000)
+		}
+		for i := 1; i <= steps && token != nil; i++ {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(steps), Message: fmt.Sprintf("step %d", i)}); err != nil {
 				return nil, nil, err
 			}
 		}
-		// A client handles notifications apart from answers, so a report
-		// may reach it after the answer: the test says when it has them.
+		// An SDK client may hand reports to its handler apart from the
+		// answer (fsd's reads them in order): a test of a client's hook
+		// says when it has them.
 		for i := 0; in.Ack != "" && token != nil && i < 1000; i++ {
 			if _, err := os.Stat(in.Ack); err == nil {
 				break
