@@ -7,14 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsdrun/fsd/internal/keytest"
+	"github.com/fsdrun/fsd/internal/testpar"
 )
 
 // TestMain lets the test binary stand in for the fsd binary, so the kill
@@ -24,39 +23,22 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	flag.Parse()
-	widenParallel()
+	testpar.Widen(minParallel)
 	os.Exit(keytest.Main(m))
 }
 
 // minParallel is how many parallel tests run at once unless -parallel says
 // otherwise. This package's slow tests mostly wait — on a subprocess's
 // scripted sleeps, a NATS client's connect timeout, node or python
-// starting, a kill moment — rather than compute, so running only
-// GOMAXPROCS of them at once (the default: 2 on a small machine) leaves
-// the CPUs idle while they wait. Not more: the examples' tools have
-// timeouts (5s for the lifecycle's get_weather) that a starved CPU would
-// trip.
+// starting, a kill moment — rather than compute. Not more: the examples'
+// tools have timeouts (5s for the lifecycle's get_weather) that a starved
+// CPU would trip.
 const minParallel = 4
-
-// widenParallel raises -test.parallel to minParallel when the command line
-// did not set it, except under the race detector, whose every test is
-// CPU-bound already.
-func widenParallel() {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if p := flag.Lookup("test.parallel"); p != nil && !set && !raceBuild && runtime.GOMAXPROCS(0) < minParallel {
-		_ = p.Value.Set(strconv.Itoa(minParallel))
-	}
-}
 
 // parallelUnlessRace marks a test parallel except under the race
 // detector: its runs have deadlines (a kill moment, a tool's timeout)
 // that a CPU shared with another race-instrumented test can miss.
-func parallelUnlessRace(t *testing.T) {
-	if !raceBuild {
-		t.Parallel()
-	}
-}
+func parallelUnlessRace(t *testing.T) { testpar.UnlessRace(t) }
 
 // slowPipeline writes a chain of five slow tasks; each marks a log file
 // once through a command tool.

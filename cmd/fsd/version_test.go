@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/fsdrun/fsd/internal/testpar"
 )
 
 func TestFormatVersion(t *testing.T) {
@@ -64,10 +66,6 @@ func TestVersionCommandAndFlag(t *testing.T) {
 	}
 }
 
-// raceBuild says this test binary was built with -race (race_test.go), so
-// the fsd binary a test builds shares its compiled packages and only links.
-var raceBuild bool
-
 // A binary built the way a release is, with -ldflags -X and no VCS
 // information, prints the stamped version and commit.
 func TestVersionStampedByLinker(t *testing.T) {
@@ -93,7 +91,9 @@ func TestVersionStampedByLinker(t *testing.T) {
 		ldflags = append(ldflags, "-X", name+"="+values[name])
 	}
 	args := []string{"build", "-buildvcs=false", "-ldflags", strings.Join(ldflags, " "), "-o", exe}
-	if raceBuild {
+	if testpar.Race {
+		// Built as this test binary was, the fsd binary shares its
+		// compiled packages and only links.
 		args = append(args, "-race")
 	}
 	build := exec.Command(gobin, append(args, ".")...)

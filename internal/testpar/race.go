@@ -1,0 +1,6 @@
+//go:build race
+
+package testpar
+
+// Race says the binary was built with -race.
+const Race = true
