@@ -262,6 +262,7 @@ func logLines(t *testing.T, log string) []string {
 // (concurrency 1) run an independent task meanwhile: the waiting task
 // holds neither slot.
 func TestRemoteApproval(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		mode   approval.Mode
@@ -343,6 +344,7 @@ limits: {concurrency: 1}
 // worker: the first call, on worker wa, is asked; the second, on worker
 // wb (another agent partition), runs without asking.
 func TestRemoteApprovalFirstOncePerRun(t *testing.T) {
+	t.Parallel()
 	wf, skills, log := approvalProject(t, spec.ApproveFirst, `  - {id: one, assignee: ops/a, goal: go}
   - {id: two, assignee: ops/b, goal: go, deps: [one]}
 `)
@@ -373,6 +375,7 @@ func TestRemoteApprovalFirstOncePerRun(t *testing.T) {
 // not, and the model reads "outcome unknown" — which a call taken for
 // fresh (one the first worker certainly did not start) would not.
 func TestRemoteApprovalAnsweredOnceAcrossRedelivery(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		onInterrupt spec.OnInterrupt
 		ran, read   string
@@ -427,6 +430,7 @@ func setOnInterrupt(t *testing.T, skills string, p spec.OnInterrupt) {
 // runs once — even with on-interrupt: fail, where a call in doubt would
 // read "outcome unknown" — and nobody is asked twice.
 func TestRemoteApprovalAnswerAfterHandBack(t *testing.T) {
+	t.Parallel()
 	wf, skills, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
 	setOnInterrupt(t, skills, spec.OnInterruptFail)
 	f := newFixture(t, wf)
@@ -582,6 +586,7 @@ func TestRemoteApprovalCoordinatorRestart(t *testing.T) {
 // put to a person: approving it ran nothing and the model read the
 // refusal all the same. It answers the refusal at once.
 func TestUntrustedCallNotAskedForApproval(t *testing.T) {
+	t.Parallel()
 	wf, _, log := approvalProject(t, spec.ApproveAlways, "  - {id: deploy, assignee: ops/a, goal: deploy}\n")
 	f := newFixture(t, wf)
 	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1", Concurrency: 1})

@@ -26,6 +26,7 @@ func signedOutcome(key []byte, resultKey string, data []byte) []byte {
 }
 
 func TestSignVerify(t *testing.T) {
+	t.Parallel()
 	key, other := NewKey(), NewKey()
 	for _, data := range []string{`{}`, `{"v":1,"result":"ok"}`} {
 		s := sign([]byte(data), key, "p")
@@ -58,6 +59,7 @@ func TestSignVerify(t *testing.T) {
 // attempt's outcome key — unsigned, or signed with a key of the forger's
 // choosing — fails its task saying so; it never becomes the answer.
 func TestForgedOutcomeRefused(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	r := testJS(t, srv.ClientURL())
 	c, err := Connect(context.Background(), srv.ClientURL(), Options{})

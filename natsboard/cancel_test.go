@@ -85,6 +85,7 @@ func napTask(run, id string) *work.Attempt {
 // again, the worker commits an outcome saying the task was cancelled, and
 // the board reports the task cancelled.
 func TestCancelTaskStopsAttempt(t *testing.T) {
+	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "napping")
 	var asked atomic.Int32
 	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -147,6 +148,7 @@ func TestCancelTaskStopsAttempt(t *testing.T) {
 // run's timeout) does not stop the task: the worker finishes it and
 // commits its outcome for a resume to pick up.
 func TestInterruptedCoordinatorLeavesTaskRunning(t *testing.T) {
+	t.Parallel()
 	// One task per way a coordinator stops: SIGINT cancels the run's
 	// context, --timeout ends it with a deadline.
 	causes := map[string]error{"interrupted": context.Canceled, "timed-out": context.DeadlineExceeded}
@@ -227,6 +229,7 @@ func readOutcome(url, run, task string, attempt int) (*Outcome, error) {
 // coordinator at once, and the worker that takes the message later drops
 // it without running the task.
 func TestCancelQueuedAttempt(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	wf := napProject(t, filepath.Join(t.TempDir(), "unused"))
 	c := coordinator(t, srv.ClientURL(), wf)

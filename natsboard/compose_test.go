@@ -316,6 +316,7 @@ func TestComposeExample(t *testing.T) {
 // that build), and its entrypoint is that fsd, so the compose command
 // [worker, …] is `fsd worker …`.
 func TestComposeDockerfile(t *testing.T) {
+	t.Parallel()
 	services, _ := readCompose(t)
 	var build *composeService
 	for name, s := range services {
@@ -441,6 +442,7 @@ func versionAtLeast(tag, want string) bool {
 // 3-node cluster (by a client that knew one server, say) stay so; a
 // worker that connects later says which, and how to raise them.
 func TestFewerReplicasWarned(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -499,6 +501,7 @@ func natsOptions(t *testing.T, name string, s composeService, a addrs) *server.O
 // answers alike) warns once per distinct error, not once a second per
 // fetching slot.
 func TestFetchTroubleSaidOnce(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	w := worker(t, srv.ClientURL(), "w1", "--concurrency", "4")
 	until(t, "the worker ready", func() bool { return strings.Contains(w.output(), "worker ready") })

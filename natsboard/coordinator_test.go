@@ -19,6 +19,7 @@ import (
 // stay in memory for the run's life. An outcome asked for later is still
 // returned without publishing the task again.
 func TestResumedWatchHoldsNoOutcomes(t *testing.T) {
+	t.Parallel()
 	// Every allocation sampled: what the watch keeps is counted exactly,
 	// apart from the embedded server's own memory.
 	rate := runtime.MemProfileRate
@@ -64,6 +65,7 @@ func TestResumedWatchHoldsNoOutcomes(t *testing.T) {
 // its attempt: the task fails saying so instead of waiting for good,
 // whether it was there before the coordinator asked or came after.
 func TestUnreadableOutcomeFailsTask(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	r := testJS(t, srv.ClientURL())
 	c, err := Connect(context.Background(), srv.ClientURL(), Options{Key: testKey})
@@ -139,6 +141,10 @@ func heldBy(fn string) int64 {
 // heartbeat checks (10 to 20 s); the coordinator sees that the bucket
 // holds an outcome its watch has not delivered and watches again from
 // its last revision, and the waiting Dispatch gets the outcome.
+//
+// It sets watchProbe, which every coordinator reads, so it does not run
+// in parallel: a test that does not call t.Parallel ends before any
+// parallel one starts.
 func TestWatchRestartsWhenConsumerLost(t *testing.T) {
 	probe := watchProbe
 	watchProbe = 200 * time.Millisecond

@@ -8,6 +8,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -21,9 +23,10 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/internal/keytest"
+	"github.com/fsdrun/fsd/internal/testpar"
 )
 
-// fsdBin is the fsd binary under test, built once by TestMain.
+// fsdBin is the fsd binary under test, built by TestMain.
 var fsdBin string
 
 // dockerBuildEnv is the environment examples/nats/Dockerfile builds fsd in.
@@ -31,27 +34,57 @@ var dockerBuildEnv = []string{"CGO_ENABLED=0"}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "fsd-natsboard-")
+	// These tests mostly wait — on fsd subprocesses, a server's
+	// redelivery, a worker's ack wait — rather than compute.
+	testpar.Widen(4)
+	bin, err := buildFsd()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
-	fsdBin = filepath.Join(dir, "fsd")
-	build := exec.Command("go", "build", "-o", fsdBin, "../cmd/fsd")
-	// Built as examples/nats/Dockerfile builds the workers' fsd
-	// (TestComposeDockerfile holds the two together).
-	build.Env = append(os.Environ(), dockerBuildEnv...)
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building fsd: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(3)
-	}
+	fsdBin = bin
 	// The run record key and the coordinator's signing key are the test
 	// binary's own (keytest), never the user's; the fsd processes the
 	// tests start inherit them.
-	code := keytest.Main(m)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(keytest.Main(m))
+}
+
+// buildFsd builds the fsd binary the tests run, as
+// examples/nats/Dockerfile builds the workers' fsd (TestComposeDockerfile
+// holds the two together), where the last run of these tests left it:
+// go build then links it again only when its sources changed, and the
+// link is most of the build's cost (seconds of CPU on a small machine).
+// The folder is this checkout's own, and a lock keeps two test runs of it
+// from writing the binary at once.
+func buildFsd() (string, error) {
+	src, err := filepath.Abs(filepath.Join("..", "cmd", "fsd"))
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(src))
+	dir := filepath.Join(cache, "fsd-tests", "natsboard-"+hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close() // releases the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "fsd")
+	build := exec.Command("go", "build", "-o", bin, src)
+	build.Env = append(os.Environ(), dockerBuildEnv...)
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building fsd: %v\n%s", err, out)
+	}
+	return bin, nil
 }
 
 // proc is a subprocess whose output the test reads as it comes.
@@ -240,6 +273,7 @@ func onlyRun(t *testing.T, runs string) string {
 // processes answers what the in-process board answers, every task ran
 // once, and the workers' events are in the coordinator's record.
 func TestFanoutSameAnswerAsInProcess(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	wf := fanout(t, 12, "")
 	dir := filepath.Dir(wf)
@@ -325,6 +359,7 @@ func TestNoPoolTakesTasksWarned(t *testing.T) {
 // only their agents' tasks; a worker whose pattern overlaps theirs is
 // refused at start with a message saying why.
 func TestAgentsPartitionWorkers(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	wf := fanout(t, 4, "")
 	dir := filepath.Dir(wf)

@@ -20,6 +20,7 @@ import (
 // run gives the in-process answer, every task's result, and each task's
 // transcript in the record; only the workers' events are missing.
 func TestOutcomesDoNotNeedEvents(t *testing.T) {
+	t.Parallel()
 	wf := filepath.Join("..", "examples", "pipeline.workflow.yaml")
 	local := runLocal(t, wf, nil, t.TempDir())
 	if workerToolCalls(t, local.Dir) == 0 {

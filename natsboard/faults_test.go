@@ -252,6 +252,7 @@ func countEvents(path, typ string) int {
 // than the message's delivery bound allows fails (softly: the run goes
 // on to report it) instead of being delivered forever.
 func TestRedeliveryBoundFailsSoftly(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	wf := fanout(t, 1, "1m")
 	ctx := context.Background()

@@ -64,6 +64,7 @@ func runWorkflowIn(t testing.TB, wf string, d work.Dispatcher, runsDir string) (
 // flow, conversation supply, five agents over two skills) gives the same
 // answer through NATS as on the in-process board.
 func TestInProcessPipelineSameAnswer(t *testing.T) {
+	t.Parallel()
 	wf := filepath.Join("..", "examples", "pipeline.workflow.yaml")
 	local := runLocal(t, wf, nil, t.TempDir())
 

@@ -38,6 +38,7 @@ func tags(entries []json.RawMessage) string {
 // A stale writer (a worker that lost its lease and keeps appending) never
 // changes the view of the delivery that took over.
 func TestJournalViewFencing(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		in   []journalEntry
@@ -112,6 +113,7 @@ func appendEntries(t *testing.T, l *AttemptLog, from, to int, tag string) {
 // reads what the first wrote, resumes after it while the first (its lease
 // lost) keeps appending; readJournal returns the second's view exactly.
 func TestJournalStaleWriterOnServer(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	r := testJS(t, srv.ClientURL())
 	ctx := context.Background()
@@ -147,6 +149,7 @@ func TestJournalStaleWriterOnServer(t *testing.T) {
 // Wait fails, and so does every later Append: a step never counts as
 // journaled when it is not.
 func TestAttemptLogPublishFailure(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	r := testJS(t, srv.ClientURL())
 	ctx := context.Background()
@@ -189,6 +192,7 @@ func TestAttemptLogPublishFailure(t *testing.T) {
 // A journal error that may pass hands the task back (the next delivery
 // resumes from what was stored); one that will not fails the task.
 func TestJournalTransient(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want bool

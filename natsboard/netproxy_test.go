@@ -186,6 +186,7 @@ func isClosed(c chan struct{}) bool {
 // server; a cut one is noticed and comes back only once restored; the
 // server does not hand its clients a way around the proxy.
 func TestNetProxy(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	p := newProxy(t, srv.Addr().String())
 	disconnected, reconnected := make(chan struct{}, 8), make(chan struct{}, 8)

@@ -309,6 +309,7 @@ func TestKeepTryingOutlastsRetry(t *testing.T) {
 // the task at once ("publish: no response from stream", seen in
 // TestClusterNodeKilled under load).
 func TestPublishOutlastsNoStream(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	r, err := connect(context.Background(), srv.ClientURL(), dialing{name: "test", replicas: 1, log: zerolog.Nop()})
 	must(t, err)

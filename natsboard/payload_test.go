@@ -16,6 +16,7 @@ import (
 // fails its dispatch with an error that says which setting to raise (and
 // not the task, which the board names: "task big failed: …").
 func TestTaskOverMaxPayload(t *testing.T) {
+	t.Parallel()
 	s := runServerWith(t, server.Options{MaxPayload: 8 << 10})
 	ctx := context.Background()
 	c, err := Connect(ctx, s.ClientURL(), Options{})
@@ -32,6 +33,7 @@ func TestTaskOverMaxPayload(t *testing.T) {
 // with an error that says so and which setting to raise, once, instead of
 // being delivered again until the redelivery bound.
 func TestOutcomeOverMaxPayload(t *testing.T) {
+	t.Parallel()
 	s := runServerWith(t, server.Options{MaxPayload: 24 << 10})
 	wf := fanout(t, 1, "")
 	dir := filepath.Dir(wf)

@@ -24,6 +24,7 @@ import (
 // its own goroutine. The sink is held until the outcome has come, so
 // every event is still queued when done is called.
 func TestEventsFlushedBeforeDone(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	coord, err := nats.Connect(srv.ClientURL())
 	must(t, err)
@@ -73,6 +74,7 @@ func TestEventsFlushedBeforeDone(t *testing.T) {
 // again until one does, through the asynchronous publish as through a
 // request.
 func TestTaskPublishOutlastsNoStream(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	c, err := Connect(context.Background(), srv.ClientURL(), Options{})
 	must(t, err)
@@ -107,6 +109,7 @@ func TestTaskPublishOutlastsNoStream(t *testing.T) {
 // workers (a task fetched without a slot would wait on this worker while
 // its ack wait ran).
 func TestFetchesAsManyAsFreeSlots(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	c, err := Connect(context.Background(), srv.ClientURL(), Options{})
 	must(t, err)

@@ -131,6 +131,7 @@ func TestOverlappingPools(t *testing.T) {
 }
 
 func TestSubjectsCollide(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b string
 		want bool
@@ -306,6 +307,7 @@ agents:
 // (SKILL.AGENT: two tokens) is refused when the worker starts, saying
 // what would, instead of making a pool that never gets a task.
 func TestCheckAgents(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ pattern, want string }{
 		{">", ""},
 		{"*.*", ""},
@@ -341,6 +343,7 @@ func TestCheckAgents(t *testing.T) {
 // gaps made a live pool's queue be removed (its workers' fetches then
 // failed, and the refused worker started overlapping it).
 func TestStaleAtEveryLook(t *testing.T) {
+	t.Parallel()
 	looks := []map[string]string{
 		{"live": "weekly-report.*", "stopped": "brand-voice.*"}, // live's renewal gap
 		{"stopped": "brand-voice.*"},
@@ -372,6 +375,7 @@ func TestStaleAtEveryLook(t *testing.T) {
 // at some look), several looks per renewal (so gaps of milliseconds
 // between one request and the next do not catch them all).
 func TestStaleSchedule(t *testing.T) {
+	t.Parallel()
 	looks, every := staleSchedule()
 	if looks != 7 || every != 500*time.Millisecond || time.Duration(looks-1)*every != 3*time.Second {
 		t.Errorf("stale looks %d times every %s over %s; want 7 looks every 500ms over 3s", looks, every, time.Duration(looks-1)*every)

@@ -9,6 +9,7 @@ import (
 // redacted form, and a file where the secret is still there after that
 // (written with YAML escapes) is not copied at all.
 func TestWithoutCredentials(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, nats, src, want string
 		ok                    bool

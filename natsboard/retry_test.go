@@ -11,6 +11,9 @@ import (
 // made again after attemptWait, instead of waiting until the caller's
 // context ends: a run with --timeout 1h would otherwise wait an hour for
 // one task message's ack.
+//
+// It sets attemptWait, which every coordinator and worker reads, so it
+// does not run in parallel (TestWatchRestartsWhenConsumerLost says how).
 func TestRetryBoundsEachAttempt(t *testing.T) {
 	defer func(d time.Duration) { attemptWait = d }(attemptWait)
 	attemptWait = 50 * time.Millisecond

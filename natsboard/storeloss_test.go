@@ -74,6 +74,7 @@ func startBinary(t *testing.T, bin string, port int, store string) (stop func())
 // says so, and the next run completes instead of waiting until its
 // --timeout.
 func TestIdleWorkerFindsLostStore(t *testing.T) {
+	t.Parallel()
 	servers := map[string]func(t *testing.T) (url string, restart func()){
 		"embedded": func(t *testing.T) (string, func()) {
 			srv := runServer(t)

@@ -18,6 +18,7 @@ import (
 // small, read from the journal stream when it is over a quarter of the
 // server's max_payload (here 64 KiB: a 20 KiB answer).
 func TestRemoteTranscriptInRecord(t *testing.T) {
+	t.Parallel()
 	s := runServerWith(t, server.Options{MaxPayload: 64 << 10})
 	long := strings.Repeat("long answer ", 20<<10/12)
 	wf := fanout(t, 2, "")
@@ -57,6 +58,7 @@ func (l *nopLog) Wait(journal.Mark) error                          { return nil 
 // max_payload the worker keeps none of it (it is read from the journal
 // stream), not the task's whole transcript a second time.
 func TestTeeKeepsOnlyWhatGoesInline(t *testing.T) {
+	t.Parallel()
 	resumed := []json.RawMessage{json.RawMessage(`{"seq":0}`)}
 	tee := newTeeLog(&nopLog{}, resumed, 4*100) // 100 bytes inline
 	entry := func(i int) []byte { return fmt.Appendf(nil, `{"seq":%d,"text":"%s"}`+"\n", i, strings.Repeat("x", 20)) }

@@ -19,6 +19,7 @@ import (
 // answers the call with a refusal the model reads (and the coordinator's
 // events show); the coordinator's own trust does not reach the worker.
 func TestWorkerWithoutTrustRefusesCommandTool(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	wf, err := filepath.Abs(filepath.Join("..", "examples", "pipeline.workflow.yaml"))
 	must(t, err)
@@ -45,6 +46,7 @@ func TestWorkerWithoutTrustRefusesCommandTool(t *testing.T) {
 // published (so its content no longer hashes to its name) is refused: the
 // worker does not load the skill and the task fails saying why.
 func TestTamperedObjectRefused(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	ctx := context.Background()
 	wf := filepath.Join("..", "examples", "pipeline.workflow.yaml")
@@ -87,6 +89,7 @@ func TestTamperedObjectRefused(t *testing.T) {
 // worker would then load as the task's skill or script. Each name below
 // exists as a path, and the 64-byte ones pass a check of length alone.
 func TestDigestNotAPath(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	ctx := context.Background()
 	r := testJS(t, srv.ClientURL())

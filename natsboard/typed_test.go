@@ -61,6 +61,7 @@ tasks:
 // a goal template over it give the same board through NATS as in
 // process.
 func TestTypedResultsThroughNATS(t *testing.T) {
+	t.Parallel()
 	wf := typedWorkflow(t)
 	local := runLocal(t, wf, nil, t.TempDir())
 

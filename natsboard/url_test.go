@@ -15,6 +15,7 @@ import (
 // (and waits for a web server's NATS greeting) and reports a port out of
 // range only when dialling; a problem never shows a URL's credentials.
 func TestURLProblem(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ list, bad, want string }{
 		{"nats://localhost:4222", "", ""},
 		{"localhost:4222", "", ""},
@@ -44,6 +45,7 @@ func TestURLProblem(t *testing.T) {
 // fsd validate (spec's loading with this check) at its line, naming the
 // list element by its place and never showing its password.
 func TestCheckWorkflow(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"bad-board-nats", "bad-board-nats-port"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "bad", name+".workflow.yaml")
@@ -65,6 +67,7 @@ func TestCheckWorkflow(t *testing.T) {
 // A NATS URL's password or token is what a run masks; a user name and a
 // URL without credentials give nothing.
 func TestURLSecrets(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ list, want string }{
 		{"nats://127.0.0.1:4222", "[]"},
 		{"nats://alice:s3cret-pass@h:4222", "[s3cret-pass]"},

@@ -17,6 +17,7 @@ import (
 // task saying which worker, and names the model once: the user exported
 // the key where they ran fsd run, and the message must not send them there.
 func TestWorkerModelErrorSaysWhere(t *testing.T) {
+	t.Parallel()
 	wf := fanout(t, 1, "")
 	f := newFixture(t, wf)
 	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1", Model: func(name, _ string) (model.Model, error) {
@@ -35,6 +36,7 @@ func TestWorkerModelErrorSaysWhere(t *testing.T) {
 // worker cannot read (a coordinator of another fsd version) fails its
 // task saying so, where it was dropped and the run waited for good.
 func TestOtherWireVersionFailsTask(t *testing.T) {
+	t.Parallel()
 	wf := fanout(t, 1, "")
 	f := newFixture(t, wf)
 	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1"})
