@@ -8,8 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -23,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/internal/keytest"
+	"github.com/fsdrun/fsd/internal/testbin"
 	"github.com/fsdrun/fsd/internal/testpar"
 )
 
@@ -37,7 +36,9 @@ func TestMain(m *testing.M) {
 	// These tests mostly wait — on fsd subprocesses, a server's
 	// redelivery, a worker's ack wait — rather than compute.
 	testpar.Widen(4)
-	bin, err := buildFsd()
+	// Built as examples/nats/Dockerfile builds the workers' fsd
+	// (TestComposeDockerfile holds the two together).
+	bin, err := testbin.Build("../cmd/fsd", "fsd", dockerBuildEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
@@ -47,44 +48,6 @@ func TestMain(m *testing.M) {
 	// binary's own (keytest), never the user's; the fsd processes the
 	// tests start inherit them.
 	os.Exit(keytest.Main(m))
-}
-
-// buildFsd builds the fsd binary the tests run, as
-// examples/nats/Dockerfile builds the workers' fsd (TestComposeDockerfile
-// holds the two together), where the last run of these tests left it:
-// go build then links it again only when its sources changed, and the
-// link is most of the build's cost (seconds of CPU on a small machine).
-// The folder is this checkout's own, and a lock keeps two test runs of it
-// from writing the binary at once.
-func buildFsd() (string, error) {
-	src, err := filepath.Abs(filepath.Join("..", "cmd", "fsd"))
-	if err != nil {
-		return "", err
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	sum := sha256.Sum256([]byte(src))
-	dir := filepath.Join(cache, "fsd-tests", "natsboard-"+hex.EncodeToString(sum[:8]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close() // releases the lock
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "fsd")
-	build := exec.Command("go", "build", "-o", bin, src)
-	build.Env = append(os.Environ(), dockerBuildEnv...)
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building fsd: %v\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // proc is a subprocess whose output the test reads as it comes.

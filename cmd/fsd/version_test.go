@@ -3,12 +3,12 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testbin"
 	"github.com/fsdrun/fsd/internal/testpar"
 )
 
@@ -72,8 +72,7 @@ func TestVersionStampedByLinker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds fsd; skipped with -short")
 	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH")
 	}
 	pkg, err := os.Getwd() // before Parallel: no other test has moved it now
@@ -81,25 +80,25 @@ func TestVersionStampedByLinker(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Parallel() // it mostly waits for the linker
-	exe := filepath.Join(t.TempDir(), "fsd")
-	if runtime.GOOS == "windows" {
-		exe += ".exe"
-	}
 	values := map[string]string{"main.version": "v0.0.0-stamped", "main.commit": "0123456789abcdef", "main.date": "2026-12-01T00:00:00Z"}
 	var ldflags []string
 	for _, name := range stampVars {
 		ldflags = append(ldflags, "-X", name+"="+values[name])
 	}
-	args := []string{"build", "-buildvcs=false", "-ldflags", strings.Join(ldflags, " "), "-o", exe}
+	flags := []string{"-buildvcs=false", "-ldflags", strings.Join(ldflags, " ")}
+	name := "fsd-stamped"
 	if testpar.Race {
 		// Built as this test binary was, the fsd binary shares its
 		// compiled packages and only links.
-		args = append(args, "-race")
+		flags, name = append(flags, "-race"), name+"-race"
 	}
-	build := exec.Command(gobin, append(args, ".")...)
-	build.Dir = pkg
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	// Where the last run left it: unchanged, it is not linked again.
+	exe, err := testbin.Build(pkg, name, nil, flags...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	out, err := exec.Command(exe, "version").Output()
 	if err != nil {
