@@ -15,10 +15,13 @@ import (
 // waits keep the slot: a worker that gave it up would have to win it
 // back, and with concurrency 1 two tasks' steps would interleave.)
 //
+// The final answer does not wait when the caller commits it
+// (work.Options.FinalInOutcome: a worker's outcome carries it).
+//
 // J5: an effect's call is on disk before the effect, in either durability
 // mode. J8: only a final answer's wait gives the slot away.
 func (g *generator) commit(ctx context.Context, effect, last bool) error {
-	if !effect && g.durability == spec.DurabilityEffects {
+	if !effect && (g.durability == spec.DurabilityEffects || last && g.finalByCaller) {
 		return nil
 	}
 	if last {

@@ -87,6 +87,9 @@ type genDeps struct {
 	obs Observer
 	// durability says which commits the generator waits for.
 	durability spec.Durability
+	// finalByCaller: the final answer's commit is the caller's
+	// (work.Options.FinalInOutcome).
+	finalByCaller bool
 	// appr stands before calls that need a person's approval; nil asks
 	// for none.
 	appr *approval.Gate

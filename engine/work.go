@@ -79,7 +79,7 @@ func observedWork(ctx context.Context, t *work.Attempt, o work.Options, obs Obse
 		tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	return runAttempt(ctx, t, attemptDeps{
 		gen: genDeps{runID: t.Run, cacheScope: t.CacheScope, emit: ev.emit, acct: acct, tokens: sharedTokens, log: o.Logger, now: o.Now,
-			arts: arts, appr: approval.ForWorker(t, o, ev.emit), secrets: box.secrets, obs: obs},
+			arts: arts, appr: approval.ForWorker(t, o, ev.emit), secrets: box.secrets, obs: obs, finalByCaller: o.FinalInOutcome},
 		ev: ev, model: o.Model, skill: o.Skill, box: box,
 		open: func() (*transcript.Transcript, *genReplay, error) {
 			return journaledTranscript(o.Log, journal.Gen{Task: t.Task, Attempt: max(t.Number, 1)}, resumed, o.Now), resumed, nil

@@ -171,3 +171,23 @@ func TestWorkJournalDurability(t *testing.T) {
 		t.Errorf("bad durability: %+v", res)
 	}
 }
+
+// TestWorkFinalInOutcome: when the caller commits the outcome with the
+// transcript (a NATS worker), the final answer does not wait for the log;
+// every step before it and every effect still does.
+func TestWorkFinalInOutcome(t *testing.T) {
+	waits := map[spec.Durability]int{}
+	for _, d := range []spec.Durability{"", spec.DurabilityEffects} {
+		task, s := effectTask(filepath.Join(t.TempDir(), "calls.log"), "")
+		task.Durability = d
+		l := &memLog{}
+		asked := 0
+		if res := Work(context.Background(), task, work.Options{Model: effectModel(&asked), Skill: s, Log: l, FinalInOutcome: true}); res.Error != "" {
+			t.Fatal(res.Error)
+		}
+		waits[d] = l.waits
+	}
+	if waits[spec.DurabilityEffects] != 2 || waits[""] != 4 {
+		t.Errorf("waits by durability %v, want step 4 (the final answer's left to the outcome), commit-before-effects 2", waits)
+	}
+}

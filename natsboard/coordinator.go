@@ -69,6 +69,10 @@ type Coordinator struct {
 	close    sync.Once
 	// pooled: task subjects whose worker pool was looked for (warnNoPool).
 	pooled map[string]bool
+	// dropOutcomeEvents drops the events outcomes carry, as a server
+	// that denies the workers fsd.events drops the others: a test's way
+	// to lose every worker event.
+	dropOutcomeEvents bool
 }
 
 type skillRef struct{ bundle, manifest string }
@@ -204,8 +208,10 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 	data = signTask(data, c.opts.Key)
 	// The run's events subscription was made before this publish: the
 	// server sees the interest before any worker can report.
+	eventsDone := func() {}
 	if events != nil {
-		defer w.events.add(m.Events, t.Run, t.Task, events)()
+		eventsDone = w.events.add(m.Events, t.Run, t.Task, events)
+		defer func() { eventsDone() }()
 	}
 	if approvals != nil {
 		asub, err := c.answerApprovals(ctx, m.Approvals, approvals)
@@ -231,6 +237,12 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 	c.warnNoPool(taskSubject(t.Skill, t.Agent))
 	select {
 	case out := <-ready:
+		if events != nil && len(out.Events) > 0 && !c.dropOutcomeEvents {
+			// Its last events follow those it sent before.
+			eventsDone()
+			eventsDone = func() {}
+			emitEvents(attemptSink{run: t.Run, task: t.Task, sink: events}, out.Events)
+		}
 		return &out.Outcome, nil
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), board.ErrTaskCancelled) {

@@ -1,9 +1,11 @@
 package natsboard
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -72,8 +74,16 @@ func (e *runEvents) emit() {
 		if !ok {
 			continue // an attempt no Dispatch waits for (any more)
 		}
+		emitEvents(s, splitEvents(msg.Data))
+	}
+}
+
+// emitEvents hands an attempt's events to its sink, in order; one that
+// cannot be read is dropped.
+func emitEvents(s attemptSink, events []json.RawMessage) {
+	for _, data := range events {
 		var ev event.Event
-		if json.Unmarshal(msg.Data, &ev) == nil {
+		if json.Unmarshal(data, &ev) == nil {
 			ev.Run, ev.Task = s.run, s.task // a worker reports on its task only
 			s.sink.Emit(ev)
 		}
@@ -127,4 +137,116 @@ func (e *runEvents) stop() {
 		close(e.quit)
 		_ = e.sub.Unsubscribe()
 	}
+}
+
+// eventsLinger is the longest a worker keeps an attempt's event before
+// it sends it: events go out in batches, one message each, as a local
+// run writes its events at most 20 ms late.
+const eventsLinger = 20 * time.Millisecond
+
+// eventBatch is a worker's sink for one attempt's events: it sends them
+// in batches, one event per line of a message on the attempt's events
+// subject, at most eventsLinger after the first of a batch. The batch
+// still kept when the attempt ends rides in its outcome instead (tail):
+// a task shorter than the linger sends no event message at all.
+type eventBatch struct {
+	nc      *nats.Conn
+	subject string
+	max     int // bytes a message may hold
+
+	mu     sync.Mutex
+	kept   []byte // events, one per line
+	timer  *time.Timer
+	closed bool // tail was called: events go out one by one
+}
+
+func newEventBatch(nc *nats.Conn, subject string) *eventBatch {
+	return &eventBatch{nc: nc, subject: subject, max: int(nc.MaxPayload()) - 1024}
+}
+
+// Emit keeps an event for the next batch.
+func (b *eventBatch) Emit(e event.Event) {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		_ = b.nc.Publish(b.subject, data)
+		return
+	}
+	if len(b.kept)+len(data)+1 > b.max {
+		b.send()
+	}
+	if len(b.kept) > 0 {
+		b.kept = append(b.kept, '\n')
+	}
+	b.kept = append(b.kept, data...)
+	switch {
+	case b.timer == nil:
+		b.timer = time.AfterFunc(eventsLinger, b.flush)
+	case len(b.kept) == len(data):
+		b.timer.Reset(eventsLinger)
+	}
+}
+
+func (b *eventBatch) flush() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.send()
+	}
+}
+
+// send publishes the kept events as one message (b.mu held). Events are
+// best effort: a failed publish loses them.
+func (b *eventBatch) send() {
+	if len(b.kept) == 0 {
+		return
+	}
+	_ = b.nc.Publish(b.subject, b.kept)
+	b.kept = nil
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+}
+
+// tail ends the batching and returns the events kept, for the outcome:
+// those of the last moments, that no message carried yet. Events emitted
+// later are sent one by one.
+func (b *eventBatch) tail() []json.RawMessage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	return splitEvents(b.kept)
+}
+
+// untail sends events tail returned that did not fit the outcome, as a
+// batch of their own: the outcome follows them on the same connection.
+func (b *eventBatch) untail(events []json.RawMessage) {
+	var data []byte
+	for i, e := range events {
+		if i > 0 {
+			data = append(data, '\n')
+		}
+		data = append(data, e...)
+	}
+	if len(data) > 0 {
+		_ = b.nc.Publish(b.subject, data)
+	}
+}
+
+// splitEvents splits a batch into its events, one per line.
+func splitEvents(data []byte) []json.RawMessage {
+	var out []json.RawMessage
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		if len(line) > 0 {
+			out = append(out, json.RawMessage(line))
+		}
+	}
+	return out
 }

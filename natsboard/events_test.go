@@ -16,7 +16,8 @@ import (
 
 // TestOutcomesDoNotNeedEvents: worker events are best effort, and nothing
 // a run decides or keeps depends on them. The worker here may not publish
-// on the events subjects (the server drops every event it sends), yet the
+// on the events subjects (the server drops every event it sends; the
+// coordinator drops those its outcomes carry), yet the
 // run gives the in-process answer, every task's result, and each task's
 // transcript in the record; only the workers' events are missing.
 func TestOutcomesDoNotNeedEvents(t *testing.T) {
@@ -37,6 +38,9 @@ func TestOutcomesDoNotNeedEvents(t *testing.T) {
 		return strings.Replace(srv.ClientURL(), "nats://", "nats://"+user+"@", 1)
 	}
 	c := coordinator(t, url("coord:c"), wf)
+	// The events a worker has not sent when it commits ride in the
+	// outcome: dropped too, so that no worker event reaches the run.
+	c.dropOutcomeEvents = true
 	serve(t, url("worker:w"), WorkerOptions{Work: engine.Work, Name: "w1", Trust: []string{filepath.Join("..", "examples", "skills")}, AckWait: 2 * time.Second})
 
 	remote := runLocal(t, wf, c, t.TempDir())

@@ -2,9 +2,13 @@ package natsboard
 
 // A task attempt's transcript journal on JetStream: what lets another
 // worker resume a task's generator after the worker running it died,
-// exactly as a local resume does (engine.Replay). One message per
-// transcript entry on the subject fsd.journal.RUN.TASK.ATTEMPT of the
-// stream JournalStream, in the order the transcript wrote them.
+// exactly as a local resume does (engine.Replay). Entries go on the
+// subject fsd.journal.RUN.TASK.ATTEMPT of the stream JournalStream, in
+// the order the transcript wrote them, several to a message: those
+// appended since the last publish, one per line. A step's entries are
+// published when the step waits for them (or journalLinger after the
+// first of them, when nobody waits), so a step costs the stream one
+// message and one acknowledgement, not one per entry.
 //
 // Fencing. Locally, a run folder's lock keeps a second process from
 // writing a journal someone resumes. Here a worker that lost its lease
@@ -149,7 +153,7 @@ func readJournal(ctx context.Context, s jetstream.Stream, run, task string, atte
 				continue
 			}
 			seq = md.Sequence.Stream
-			in = append(in, entryOf(seq, msg.Headers(), msg.Data()))
+			in = append(in, entriesOf(seq, msg.Headers(), msg.Data())...)
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
 			return nil, fmt.Errorf("journal of %s: %w", key, err)
@@ -178,30 +182,67 @@ func entryOf(seq uint64, h nats.Header, data []byte) journalEntry {
 	return e
 }
 
+// entriesOf splits a stored message into its entries, one per line, all
+// with the message's stream sequence and delivery; only the first carries
+// the message's base.
+func entriesOf(seq uint64, h nats.Header, data []byte) []journalEntry {
+	first := entryOf(seq, h, nil)
+	var out []journalEntry
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		e := first
+		e.data = json.RawMessage(line)
+		if len(out) > 0 {
+			e.based, e.base = false, 0
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // journalStallWait is how long an append waits for a free slot when the
 // connection has as many unacked publishes as it allows (4,000).
 const journalStallWait = 10 * time.Second
 
+// journalLinger is the longest an appended entry waits for a Wait before
+// it is published anyway: as a local journal writes a line nobody waits
+// for at most 20 ms late, a worker killed under commit-before-effects
+// loses the entries of the last moments, not of the steps since the last
+// effect.
+const journalLinger = 20 * time.Millisecond
+
 // AttemptLog is the journal.Log of one delivery of one task attempt on
-// JetStream. Append publishes asynchronously, in order, and returns at
-// once; Wait returns when every entry up to a Mark is stored (acked by
-// the stream), or with the first error: a failed publish is never taken
-// for a stored one.
+// JetStream. Append keeps the entry and returns at once; the entries kept
+// go out as one message, asynchronously, when a Wait asks for one of them
+// (or journalLinger after the first, or when one more would not fit the
+// server's max_payload). Wait returns when every entry up to a Mark is
+// stored (acked by the stream), or with the first error: a failed publish
+// is never taken for a stored one.
 type AttemptLog struct {
 	js       jetstream.JetStream
 	gen      journal.Gen
 	subject  string
 	delivery string
-	base     string // "" once the first entry is out
+	base     string // "" once the first message is out
 	max      int64  // the server's max payload
 
 	mu      sync.Mutex
 	n       journal.Mark // entries appended
 	acked   journal.Mark // entries stored, in order
-	pending []jetstream.PubAckFuture
+	kept    [][]byte     // entries appended and not yet published
+	size    int          // their bytes, with a newline each
+	linger  *time.Timer  // publishes kept entries nobody waits for
+	pending []published
 	err     error
+	done    bool // Abandon: kept entries are dropped
 
 	waitMu sync.Mutex // one waiter reads the futures at a time
+}
+
+// published is one message of entries on its way: its future, and the
+// Mark of its last entry.
+type published struct {
+	f    jetstream.PubAckFuture
+	upto journal.Mark
 }
 
 // NewAttemptLog starts the journal of delivery (the task message's
@@ -215,7 +256,7 @@ func NewAttemptLog(js jetstream.JetStream, run, task string, attempt int, delive
 		base: strconv.FormatUint(base, 10), max: js.Conn().MaxPayload()}
 }
 
-// Append publishes one entry of the attempt's generator.
+// Append keeps one entry of the attempt's generator for the next publish.
 //
 // N14: an entry over max_payload fails the step, saying so.
 func (l *AttemptLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
@@ -223,44 +264,84 @@ func (l *AttemptLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
 		return 0, fmt.Errorf("journal of %s: an entry of another generator (%s #%d)", l.subject, g.Task, g.Attempt)
 	}
 	entry = bytes.TrimSuffix(entry, []byte("\n"))
-	if len(entry) < 2 || entry[0] != '{' {
-		return 0, errors.New("journal: an entry must be a JSON object")
+	if len(entry) < 2 || entry[0] != '{' || bytes.IndexByte(entry, '\n') >= 0 {
+		return 0, errors.New("journal: an entry must be a JSON object on one line")
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
 		return l.n, l.err
 	}
-	if l.max > 0 && int64(len(entry)) > l.max-1024 {
+	room := l.max - 1024
+	if l.max > 0 && int64(len(entry)) > room {
 		l.err = fmt.Errorf("journal of %s: entry %d is %d bytes, over what the NATS server takes in one message (max_payload %d)",
 			l.subject, l.n, len(entry), l.max)
 		return l.n, l.err
 	}
-	msg := &nats.Msg{Subject: l.subject, Data: bytes.Clone(entry), Header: nats.Header{DeliveryHeader: []string{l.delivery}}}
+	if l.max > 0 && int64(l.size+len(entry)) > room {
+		if l.publish(); l.err != nil {
+			return l.n, l.err
+		}
+	}
+	l.kept = append(l.kept, bytes.Clone(entry))
+	l.size += len(entry) + 1
+	l.n++
+	if l.linger == nil {
+		l.linger = time.AfterFunc(journalLinger, l.lingered)
+	} else if len(l.kept) == 1 {
+		l.linger.Reset(journalLinger)
+	}
+	return l.n, nil
+}
+
+// lingered publishes the entries kept since nobody waited for them.
+func (l *AttemptLog) lingered() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done && l.err == nil {
+		l.publish()
+	}
+}
+
+// publish sends the kept entries as one message (l.mu held). A failure is
+// l.err.
+func (l *AttemptLog) publish() {
+	if len(l.kept) == 0 {
+		return
+	}
+	msg := &nats.Msg{Subject: l.subject, Data: bytes.Join(l.kept, []byte("\n")), Header: nats.Header{DeliveryHeader: []string{l.delivery}}}
 	if l.base != "" {
 		msg.Header.Set(BaseHeader, l.base)
 	}
+	l.kept, l.size = l.kept[:0], 0
+	if l.linger != nil {
+		l.linger.Stop()
+	}
 	// No retries: a retried publish could be stored after the next one.
-	// Past the connection's bound on unacked publishes an append waits
+	// Past the connection's bound on unacked publishes a publish waits
 	// (a while, not the client's default 200 ms) for acks to come.
 	f, err := l.js.PublishMsgAsync(msg, jetstream.WithExpectStream(JournalStream), jetstream.WithRetryAttempts(0),
 		jetstream.WithStallWait(journalStallWait))
 	if err != nil {
 		l.err = fmt.Errorf("journal of %s: %w", l.subject, err)
-		return l.n, l.err
+		return
 	}
 	l.base = ""
-	l.n++
-	l.pending = append(l.pending, f)
-	return l.n, nil
+	l.pending = append(l.pending, published{f: f, upto: l.n})
 }
 
-// Wait returns once the entries up to m are stored, or the first error.
+// Wait publishes the entries kept up to m and returns once they are
+// stored, or the first error.
 //
 // N10: the first failed publish fails this wait and every later one.
 func (l *AttemptLog) Wait(m journal.Mark) error {
 	l.waitMu.Lock()
 	defer l.waitMu.Unlock()
+	l.mu.Lock()
+	if l.err == nil && m > l.acked && (len(l.pending) == 0 || l.pending[len(l.pending)-1].upto < m) {
+		l.publish()
+	}
+	l.mu.Unlock()
 	for {
 		l.mu.Lock()
 		if l.err != nil || l.acked >= m || len(l.pending) == 0 {
@@ -268,22 +349,35 @@ func (l *AttemptLog) Wait(m journal.Mark) error {
 			l.mu.Unlock()
 			return err
 		}
-		f := l.pending[0]
+		p := l.pending[0]
 		l.mu.Unlock()
 		var err error
 		select {
-		case <-f.Ok():
-		case err = <-f.Err():
+		case <-p.f.Ok():
+		case err = <-p.f.Err():
 		}
 		l.mu.Lock()
 		if err != nil && l.err == nil {
 			l.err = fmt.Errorf("journal of %s: entry %d: %w", l.subject, l.acked, err)
 		}
 		if err == nil {
-			l.acked++
+			l.acked = p.upto
 			l.pending = l.pending[1:]
 		}
 		l.mu.Unlock()
+	}
+}
+
+// Abandon drops the entries kept and not yet published, and publishes
+// none from now on: the attempt's outcome, committed with its whole
+// transcript, made them moot.
+func (l *AttemptLog) Abandon() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.done = true
+	l.kept, l.size = nil, 0
+	if l.linger != nil {
+		l.linger.Stop()
 	}
 }
 

@@ -3,6 +3,7 @@ package natsboard
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +39,7 @@ const (
 
 // WireVersion is the version of Message and Outcome. A worker refuses a
 // message of another version (the task fails with a message saying so).
-const WireVersion = 1
+const WireVersion = 2
 
 // DefaultMaxDeliveries bounds how often a task message is delivered
 // before its attempt fails softly.
@@ -87,6 +88,9 @@ func (m *Message) Key() string { return ResultKey(m.Run, m.Task, m.Number) }
 type Outcome struct {
 	V int `json:"v"`
 	work.Outcome
+	// Events are the attempt's last events, those its worker had not sent
+	// yet when it committed (best effort: left out when they do not fit).
+	Events []json.RawMessage `json:"events,omitempty"`
 }
 
 // ResultKey is the key of one attempt's outcome.

@@ -19,7 +19,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/board"
-	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/work"
@@ -388,6 +387,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 		return
 	}
 	var res *work.Outcome
+	// What the run leaves for the commit: its events not sent yet and its
+	// journal's entries not published yet.
+	var end attemptEnd
 	md, _ := msg.Metadata()
 	if md != nil && m.MaxDeliveries > 0 && md.NumDelivered > uint64(m.MaxDeliveries) {
 		times := fmt.Sprintf("%d times", md.NumDelivered-1)
@@ -407,7 +409,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 			// not.
 			resume = delivery > 1 || md.Timestamp.Before(w.queue().CachedInfo().Created.Add(time.Second))
 		}
-		res, err = w.run(tctx, &m, delivery, resume, log)
+		res, err = w.run(tctx, &m, delivery, resume, &end, log)
 		stop()
 		if ctx.Err() != nil {
 			// This worker is stopping: another one runs the task. Not
@@ -417,6 +419,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 			if w.fetchesOver != nil {
 				<-w.fetchesOver
 			}
+			end.flush()
 			if handBack(msg, l, 0, log) {
 				w.handedBack.Add(1)
 			}
@@ -436,11 +439,32 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 			// for now: deliver it again (bounded by MaxDeliveries; the
 			// next delivery resumes from the journal) rather than fail it.
 			log.Warn().Err(err).Msg("task handed back: NATS failed for now")
+			end.flush()
 			handBack(msg, l, time.Second, log)
 			return
 		}
 	}
-	w.commit(ctx, msg, &m, res, l, log)
+	w.commitEnd(ctx, msg, &m, res, l, &end, log)
+}
+
+// attemptEnd is what a delivery's run leaves for its commit: the events
+// not sent yet, and the attempt log with the entries the outcome carries
+// and that need not be published when it is committed.
+type attemptEnd struct {
+	events *eventBatch
+	log    *AttemptLog
+}
+
+// flush sends what the outcome would have carried, for a delivery that
+// commits none: the kept events, and the journal's entries, stored
+// before the message goes back, so the next delivery resumes after them.
+func (e *attemptEnd) flush() {
+	if e.events != nil {
+		e.events.untail(e.events.tail())
+	}
+	if e.log != nil {
+		_ = e.log.Wait(e.log.Last())
+	}
 }
 
 // commit commits a delivery's outcome, then acks its message: a failed
@@ -452,20 +476,66 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 // N25: the outcome is MACed with the outcome key its message carries.
 // U4: the ack is not waited for; a redelivery finds the outcome.
 func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res *work.Outcome, l *lease, log zerolog.Logger) {
+	w.commitEnd(ctx, msg, m, res, l, &attemptEnd{}, log)
+}
+
+// commitEnd is commit for a delivery that ran the task: its outcome
+// carries the events not sent yet and the transcript, inline when they
+// fit. The journal entries the committed outcome does not carry are
+// stored before it (the coordinator then reads the transcript from the
+// journal), those it carries are never published; when the commit fails,
+// the journal and the events are sent before the message goes back.
+//
+// U8: an outcome never commits without its transcript stored, inline or
+// in the journal first.
+func (w *Worker) commitEnd(ctx context.Context, msg jetstream.Msg, m *Message, res *work.Outcome, l *lease, end *attemptEnd, log zerolog.Logger) {
 	key := m.Key()
 	res.Worker, res.Host, res.PID = w.opts.Name, w.host, os.Getpid()
-	data, err := json.Marshal(Outcome{V: WireVersion, Outcome: *res})
-	if err == nil && res.Log != nil && int64(len(data)) > w.res.nc.MaxPayload()-1024 {
+	out := Outcome{V: WireVersion, Outcome: *res}
+	if end.events != nil {
+		out.Events = end.events.tail()
+	}
+	room := w.res.nc.MaxPayload() - 1024
+	data, err := json.Marshal(out)
+	if err == nil && out.Events != nil && int64(len(data)) > room {
+		// Too big with its last events: they go as a message of their own.
+		end.events.untail(out.Events)
+		out.Events = nil
+		data, err = json.Marshal(out)
+	}
+	if err == nil && out.Log != nil && int64(len(data)) > room {
 		// Too big with the transcript inline: the coordinator reads it
 		// from the journal stream instead.
-		res.Log = nil
-		data, err = json.Marshal(Outcome{V: WireVersion, Outcome: *res})
+		out.Log = nil
+		data, err = json.Marshal(out)
 	}
 	if err != nil {
 		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Error: "outcome: " + err.Error(), Worker: res.Worker, Host: res.Host, PID: res.PID}})
 	}
+	journaled := func() bool {
+		if end.log == nil || res.Logged == 0 {
+			return true
+		}
+		err := end.log.Wait(end.log.Last())
+		if err != nil && journalTransient(err) {
+			log.Warn().Err(err).Msg("task handed back: its journal could not be stored for now")
+			end.flush()
+			handBack(msg, l, time.Second, log)
+			return false
+		}
+		if err != nil {
+			log.Warn().Err(err).Msg("the task completed but its journal misses its last entries")
+		}
+		return true
+	}
+	if out.Log == nil && !journaled() {
+		return
+	}
 	_, err = w.res.results.Create(ctx, key, signOutcome(data, m.OutcomeKey, key))
 	if errors.Is(err, nats.ErrMaxPayload) {
+		if !journaled() {
+			return
+		}
 		// It would never fit: running it again would not help. The task
 		// fails with what to change (its usage still counts).
 		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Usage: res.Usage, Worker: res.Worker, Host: res.Host, PID: res.PID,
@@ -476,10 +546,14 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res 
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			log.Warn().Err(err).Msg("could not commit the outcome; the task will be delivered again")
+			end.flush()
 			handBack(msg, l, time.Second, log)
 			return
 		}
 		log.Info().Msg("another worker committed this attempt first; this outcome is discarded")
+	}
+	if end.log != nil {
+		end.log.Abandon()
 	}
 	// Not waited for: an ack that is lost has the message delivered again
 	// after the ack wait, and that delivery finds the outcome and is
@@ -546,7 +620,7 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, c
 //
 // N10, T5: a redelivery resumes from the attempt log; trust is the worker's
 // own, by bundle digest.
-func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bool, log zerolog.Logger) (*work.Outcome, error) {
+func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bool, end *attemptEnd, log zerolog.Logger) (*work.Outcome, error) {
 	fail := func(format string, args ...any) (*work.Outcome, error) {
 		return &work.Outcome{Error: fmt.Sprintf(format, args...)}, nil
 	}
@@ -581,12 +655,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 		}
 		return fail("on worker %s: %s", w.opts.Name, msg)
 	}
-	sink := event.SinkFunc(func(e event.Event) {
-		data, err := json.Marshal(e)
-		if err == nil {
-			_ = w.res.nc.Publish(m.Events, data)
-		}
-	})
+	end.events = newEventBatch(w.res.nc, m.Events)
 	// Only an earlier delivery of this message journals this attempt: a
 	// first delivery has nothing to resume and skips the read (a request
 	// per task, a third of what journaling costs a one-step task).
@@ -601,6 +670,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 		}
 	}
 	jl := NewAttemptLog(w.res.jsj, m.Run, m.Task, m.Number, delivery, view.last())
+	end.log = jl
 	if len(view.entries) > 0 {
 		log.Info().Int("entries", len(view.entries)).Uint64("delivery", delivery).Msg("resuming the task from its journal")
 	}
@@ -611,27 +681,23 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 	log.Debug().Msg("task started")
 	tee := newTeeLog(jl, view.entries, w.res.nc.MaxPayload())
 	res := w.opts.Work(ctx, &m.Attempt, work.Options{
-		Model: md, Skill: skill, Sink: sink, Logger: log, Approver: approver,
+		Model: md, Skill: skill, Sink: end.events, Logger: log, Approver: approver, FinalInOutcome: true,
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
 		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
 			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
 		Log: tee, Logged: view.entries, Secrets: w.secrets,
 	})
-	// The whole transcript is stored before the outcome is committed
-	// (a step's durability may have left the last entries unwaited).
-	if err := jl.Wait(jl.Last()); err != nil {
-		if res.Error != "" && journalTransient(err) {
-			// The step failed because the journal did: the next delivery
-			// resumes from what was stored.
-			return nil, err
-		}
-		if res.Error == "" {
-			log.Warn().Err(err).Msg("the task completed but its journal misses its last entries")
-		}
+	if err := jl.Err(); err != nil && res.Error != "" && journalTransient(err) {
+		// The step failed because the journal did: the next delivery
+		// resumes from what was stored.
+		return nil, err
 	}
 	// What the coordinator copies into its run record: the view this
 	// delivery resumed from and what it journaled after it, inline when
-	// it is small.
+	// it is small. The entries not stored yet (the final answer's, and
+	// under commit-before-effects the steps since the last effect) are
+	// stored with the outcome when it carries them, else before it
+	// (commitEnd).
 	res.Logged = len(view.entries) + int(jl.Last())
 	res.Log = tee.inline()
 	return res, nil

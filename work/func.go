@@ -59,4 +59,10 @@ type Options struct {
 	// follows journal.Plan. Log must already hold them: they are not
 	// written again.
 	Logged []json.RawMessage
+	// FinalInOutcome: the caller commits the attempt's outcome with every
+	// entry of Log the outcome's commit does not carry stored first, so
+	// the generator's final answer does not wait for Log: the outcome's
+	// commit makes the last step durable. Steps before it and effects
+	// wait as Durability says.
+	FinalInOutcome bool
 }
