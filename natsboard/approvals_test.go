@@ -108,6 +108,12 @@ func (f *natsFixture) startWorker(t *testing.T, o WorkerOptions) (stop func()) {
 // them, and quiet unless o.Logger writes somewhere (its zero value does not).
 func serve(t testing.TB, url string, o WorkerOptions) (stop func()) {
 	t.Helper()
+	return serveWith(t, url, o, nil)
+}
+
+// serveWith is serve with set called on the worker before it runs.
+func serveWith(t testing.TB, url string, o WorkerOptions, set func(*Worker)) (stop func()) {
+	t.Helper()
 	if o.Model == nil {
 		o.Model = scriptedModel
 	}
@@ -116,6 +122,9 @@ func serve(t testing.TB, url string, o WorkerOptions) (stop func()) {
 	}
 	w, err := NewWorker(context.Background(), url, o)
 	must(t, err)
+	if set != nil {
+		set(w)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = w.Run(ctx); close(done) }()

@@ -153,6 +153,7 @@ type eventBatch struct {
 	nc      *nats.Conn
 	subject string
 	max     int // bytes a message may hold
+	linger  time.Duration
 
 	mu     sync.Mutex
 	kept   []byte // events, one per line
@@ -161,7 +162,7 @@ type eventBatch struct {
 }
 
 func newEventBatch(nc *nats.Conn, subject string) *eventBatch {
-	return &eventBatch{nc: nc, subject: subject, max: int(nc.MaxPayload()) - 1024}
+	return &eventBatch{nc: nc, subject: subject, max: int(nc.MaxPayload()) - 1024, linger: eventsLinger}
 }
 
 // Emit keeps an event for the next batch.
@@ -185,9 +186,9 @@ func (b *eventBatch) Emit(e event.Event) {
 	b.kept = append(b.kept, data...)
 	switch {
 	case b.timer == nil:
-		b.timer = time.AfterFunc(eventsLinger, b.flush)
+		b.timer = time.AfterFunc(b.linger, b.flush)
 	case len(b.kept) == len(data):
-		b.timer.Reset(eventsLinger)
+		b.timer.Reset(b.linger)
 	}
 }
 

@@ -230,7 +230,8 @@ type AttemptLog struct {
 	acked   journal.Mark // entries stored, in order
 	kept    [][]byte     // entries appended and not yet published
 	size    int          // their bytes, with a newline each
-	linger  *time.Timer  // publishes kept entries nobody waits for
+	timer   *time.Timer  // publishes kept entries nobody waits for
+	linger  time.Duration
 	pending []published
 	err     error
 	done    bool // Abandon: kept entries are dropped
@@ -253,7 +254,7 @@ type published struct {
 func NewAttemptLog(js jetstream.JetStream, run, task string, attempt int, delivery, base uint64) *AttemptLog {
 	return &AttemptLog{js: js, gen: journal.Gen{Task: task, Attempt: max(attempt, 1)},
 		subject: journalSubject(run, task, attempt), delivery: strconv.FormatUint(delivery, 10),
-		base: strconv.FormatUint(base, 10), max: js.Conn().MaxPayload()}
+		base: strconv.FormatUint(base, 10), max: js.Conn().MaxPayload(), linger: journalLinger}
 }
 
 // Append keeps one entry of the attempt's generator for the next publish.
@@ -286,10 +287,10 @@ func (l *AttemptLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
 	l.kept = append(l.kept, bytes.Clone(entry))
 	l.size += len(entry) + 1
 	l.n++
-	if l.linger == nil {
-		l.linger = time.AfterFunc(journalLinger, l.lingered)
+	if l.timer == nil {
+		l.timer = time.AfterFunc(l.linger, l.lingered)
 	} else if len(l.kept) == 1 {
-		l.linger.Reset(journalLinger)
+		l.timer.Reset(l.linger)
 	}
 	return l.n, nil
 }
@@ -314,8 +315,8 @@ func (l *AttemptLog) publish() {
 		msg.Header.Set(BaseHeader, l.base)
 	}
 	l.kept, l.size = l.kept[:0], 0
-	if l.linger != nil {
-		l.linger.Stop()
+	if l.timer != nil {
+		l.timer.Stop()
 	}
 	// No retries: a retried publish could be stored after the next one.
 	// Past the connection's bound on unacked publishes a publish waits
@@ -376,8 +377,8 @@ func (l *AttemptLog) Abandon() {
 	defer l.mu.Unlock()
 	l.done = true
 	l.kept, l.size = nil, 0
-	if l.linger != nil {
-		l.linger.Stop()
+	if l.timer != nil {
+		l.timer.Stop()
 	}
 }
 

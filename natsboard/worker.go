@@ -90,6 +90,11 @@ type Worker struct {
 	// running are the tasks in progress, for cancels from coordinators.
 	running running
 
+	// linger overrides how long an attempt keeps journal entries and
+	// events nobody waits for before it sends them (0: journalLinger and
+	// eventsLinger); tests make it long, so that only waits send them.
+	linger time.Duration
+
 	handedBack atomic.Int64 // tasks given back to the queue on stopping
 	// fetchesOver is closed when Run's fetches have ended (set by Run).
 	fetchesOver chan struct{}
@@ -671,6 +676,9 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 	}
 	jl := NewAttemptLog(w.res.jsj, m.Run, m.Task, m.Number, delivery, view.last())
 	end.log = jl
+	if w.linger > 0 {
+		jl.linger, end.events.linger = w.linger, w.linger
+	}
 	if len(view.entries) > 0 {
 		log.Info().Int("entries", len(view.entries)).Uint64("delivery", delivery).Msg("resuming the task from its journal")
 	}
