@@ -230,5 +230,3 @@ func TestFailedCommitStoresFinalStep(t *testing.T) {
 		t.Errorf("the model was asked %d times; want once: the next delivery resumes after the final answer", n)
 	}
 }
-
-
