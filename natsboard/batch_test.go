@@ -197,8 +197,11 @@ func TestFailedCommitStoresFinalStep(t *testing.T) {
 		asked.Add(1)
 		return &model.Response{Text: "answered"}, nil
 	})
+	// An ack wait well beyond the failing commit's (5 s): the message
+	// comes back by the hand-back, not because the ack wait ran out while
+	// the commit waited.
 	start := func(user, name string) func() {
-		return serveWith(t, url(user), WorkerOptions{Work: engine.Work, Name: name, AckWait: 5 * time.Second,
+		return serveWith(t, url(user), WorkerOptions{Work: engine.Work, Name: name, AckWait: time.Minute,
 			Model: func(string, string) (model.Model, error) { return m, nil }}, func(w *Worker) { w.linger = time.Hour })
 	}
 	stopStuck := start("stuck:s", "stuck")

@@ -170,7 +170,8 @@ func (c *Coordinator) Publish(ctx context.Context, p *spec.Project) error {
 //
 // N4, N13, N14, N19: the message id is the attempt's key; only cancelTask
 // reaches the worker; a message over max_payload fails at once; the outcome
-// comes from the bucket, never from events.
+// comes from the bucket, never from events. U9: the events an outcome
+// carries follow those that came before it.
 func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events event.Sink, approvals work.Approver) (*work.Outcome, error) {
 	w, err := c.watch(ctx, t.Run)
 	if err != nil {

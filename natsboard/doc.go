@@ -16,11 +16,12 @@
 // times, after which the task fails softly); completion is exactly once:
 // a result is committed with a create-only compare-and-set on the key
 // run/task/attempt, and later results for the same key are discarded.
-// Worker events are best effort (at most once). A task's transcript is
-// journaled to the stream JournalStream, one message per entry, fenced by
-// delivery (AttemptLog; see journal.go); the outcome
-// carries it inline when it is small, for the coordinator's run record
-// (transcript.go). cancelTask reaches the worker running the task by
+// Worker events are best effort (at most once), sent in batches; the last
+// batch rides in the outcome. A task's transcript is journaled to the
+// stream JournalStream, a step's entries to a message, fenced by delivery
+// (AttemptLog; see journal.go); the outcome carries it inline when it is
+// small, for the coordinator's run record (transcript.go), and then makes
+// the final answer durable, which does not wait for the journal. cancelTask reaches the worker running the task by
 // request/reply on the attempt's cancel subject; nothing else the
 // coordinator does stops a remote task (see cancel.go). A call that needs
 // approval is asked of the coordinator by request/reply on the attempt's

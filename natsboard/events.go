@@ -216,6 +216,8 @@ func (b *eventBatch) send() {
 // tail ends the batching and returns the events kept, for the outcome:
 // those of the last moments, that no message carried yet. Events emitted
 // later are sent one by one.
+//
+// U9: the last batch rides in the outcome.
 func (b *eventBatch) tail() []json.RawMessage {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -335,6 +335,7 @@ func (l *AttemptLog) publish() {
 // stored, or the first error.
 //
 // N10: the first failed publish fails this wait and every later one.
+// U7: the entries kept go out as one message.
 func (l *AttemptLog) Wait(m journal.Mark) error {
 	l.waitMu.Lock()
 	defer l.waitMu.Unlock()
