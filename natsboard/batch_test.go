@@ -32,6 +32,7 @@ func journalMsgs(t *testing.T, r *resources) uint64 {
 // splits them again, fencing stale writers as it does entry by entry. An
 // entry nobody waits for is published after the linger all the same.
 func TestJournalEntriesShareMessages(t *testing.T) {
+	t.Parallel()
 	srv := runServerWith(t, server.Options{MaxPayload: 8 << 10})
 	r := testJS(t, srv.ClientURL())
 	ctx := context.Background()
@@ -89,6 +90,7 @@ func TestJournalEntriesShareMessages(t *testing.T) {
 // together; those still kept when the attempt ends are the outcome's
 // (none sent), and an event emitted after that is sent at once.
 func TestEventBatch(t *testing.T) {
+	t.Parallel()
 	srv := runServer(t)
 	nc, err := nats.Connect(srv.ClientURL())
 	must(t, err)
@@ -139,6 +141,7 @@ func TestEventBatch(t *testing.T) {
 // is stored in the journal before the outcome is committed, and the
 // record holds it whole.
 func TestFinalStepWithOutcome(t *testing.T) {
+	t.Parallel()
 	s := runServerWith(t, server.Options{MaxPayload: 64 << 10})
 	long := strings.Repeat("long answer ", 20<<10/12)
 	wf := fanout(t, 2, "")
@@ -182,6 +185,7 @@ func TestFinalStepWithOutcome(t *testing.T) {
 // back, so the next delivery resumes after the final answer instead of
 // asking the model again.
 func TestFailedCommitStoresFinalStep(t *testing.T) {
+	t.Parallel()
 	all := &server.SubjectPermission{Allow: []string{">"}}
 	noCommit := &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$KV." + ResultsBucket + ".>"}}
 	srv := runServerWith(t, server.Options{Users: []*server.User{
