@@ -477,10 +477,14 @@ func EachBoardTask(dir string, fn func(*board.Task) error) error {
 }
 
 // EachEvent calls fn with each event of events.jsonl in the record in
-// dir, in order, decoding one line at a time. A missing file has none; a
-// torn last line is skipped.
-func EachEvent(dir string, fn func(event.Event) error) error {
+// dir, in order, decoding one line at a time; a line keep is false of is
+// not decoded (keep nil keeps all). A missing file has none; a torn last
+// line is skipped.
+func EachEvent(dir string, keep func([]byte) bool, fn func(event.Event) error) error {
 	return readLines(filepath.Join(dir, EventsFile), func(b []byte) error {
+		if keep != nil && !keep(b) {
+			return nil
+		}
 		var e event.Event
 		if err := json.Unmarshal(b, &e); err != nil {
 			return err

@@ -33,9 +33,11 @@ type streamed struct {
 }
 
 // openView reads the record in dir's task table: the board's tasks and
-// the events, then each generator's tokens from the index. Close its
-// stream when done.
-func openView(dir string, now time.Time) (*streamed, error) {
+// the events, then each generator's tokens from the index. With from >=
+// 0, only the page of tasks from the from-th need be right: an event of
+// a board task on another page is not decoded. Close its stream when
+// done.
+func openView(dir string, now time.Time, from int) (*streamed, error) {
 	s, err := runrecord.OpenStream(dir)
 	if err != nil {
 		return nil, err
@@ -43,7 +45,7 @@ func openView(dir string, now time.Time) (*streamed, error) {
 	b := newViewBuilder(s.Summary, now)
 	err = runrecord.EachBoardTask(dir, func(t *board.Task) error { b.boardTask(t); return nil })
 	if err == nil || errors.Is(err, os.ErrNotExist) {
-		err = runrecord.EachEvent(dir, func(e event.Event) error { b.event(e); return nil })
+		err = runrecord.EachEvent(dir, b.keeper(from), func(e event.Event) error { b.event(e); return nil })
 	}
 	if err != nil {
 		s.Close()
@@ -56,6 +58,43 @@ func openView(dir string, now time.Time) (*streamed, error) {
 	return &streamed{b: b, s: s}, nil
 }
 
+// viewEvents mark the lines of the events the page applies (viewBuilder.event).
+var viewEvents = [][]byte{[]byte(`"type":"task.`), []byte(`"type":"` + event.ToolProgress + `"`), []byte(`"type":"` + event.ToolResult + `"`)}
+
+// keeper picks the event lines worth decoding, after the board's tasks
+// are in: those of a type the page applies and, with from >= 0, of a
+// task that is not a board task on another page than from's. A task the
+// events add is kept (it takes the next place, perhaps on the page).
+func (b *viewBuilder) keeper(from int) func([]byte) bool {
+	var page map[string]bool
+	if from >= 0 && from+PageTasks <= len(b.order) {
+		page = make(map[string]bool, PageTasks)
+		for _, id := range b.order[from : from+PageTasks] {
+			page[id] = true
+		}
+	}
+	added := map[string]bool{}
+	return func(line []byte) bool {
+		typed := false
+		for _, m := range viewEvents {
+			typed = typed || bytes.Contains(line, m)
+		}
+		if !typed || page == nil {
+			return typed
+		}
+		_, after, ok := bytes.Cut(line, []byte(`"task":"`))
+		id, _, ok2 := bytes.Cut(after, []byte(`"`))
+		if !ok || !ok2 || bytes.IndexByte(id, '\\') >= 0 {
+			return true // no plain id to judge by
+		}
+		if _, known := b.byID[string(id)]; !known {
+			added[string(id)] = true
+			return true
+		}
+		return page[string(id)] || added[string(id)]
+	}
+}
+
 // ViewPage is View of the record in dir, its tasks from the from-th up
 // to PageTasks of them (TasksTotal says how many there are) and of the
 // generators the host's and those of the page's tasks: what it reads of
@@ -63,7 +102,7 @@ func openView(dir string, now time.Time) (*streamed, error) {
 //
 // G6: a run page sends and builds one page of tasks.
 func ViewPage(dir string, from int, now time.Time) (RunView, error) {
-	st, err := openView(dir, now)
+	st, err := openView(dir, now, from)
 	if err != nil {
 		return RunView{}, err
 	}
@@ -101,7 +140,7 @@ func WriteReport(w io.Writer, dir string, secrets []string) error {
 }
 
 func writeReport(w io.Writer, dir string, secrets []string, now time.Time) error {
-	st, err := openView(dir, now)
+	st, err := openView(dir, now, -1)
 	if err != nil {
 		return err
 	}

@@ -150,22 +150,30 @@ func TestViewPages(t *testing.T) {
 	if d := cmp.Diff(whole.Tasks, tasks); d != "" {
 		t.Errorf("the pages' tasks differ from the view's (-View +pages):\n%s", d)
 	}
-	// A broken line of a task on the last page stops a read of the whole
-	// record, not the first page.
-	j := filepath.Join(dir, runrecord.JournalFile)
-	b, err := os.ReadFile(j)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A broken line of a task on the last page, in the journal or the
+	// events, stops a read of the whole record, not the first page.
 	last := "t" + strconv.Itoa(n-1)
-	if err := os.WriteFile(j, append(b, `{"gen":"task","task":"`+last+`","entry":`+"\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := runrecord.Open(dir); err == nil {
-		t.Fatal("Open read past a broken line")
-	}
-	if _, err := ui.ViewPage(dir, 0, now); err != nil {
-		t.Errorf("the first page read a task of the last: %v", err)
+	for file, line := range map[string]string{
+		runrecord.JournalFile: `{"gen":"task","task":"` + last + `","entry":`,
+		runrecord.EventsFile:  `{"type":"task.started","run":"r1","task":"` + last + `",`,
+	} {
+		path := filepath.Join(dir, file)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, line+"\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runrecord.Open(dir); err == nil {
+			t.Fatalf("Open read past a broken line of %s", file)
+		}
+		if _, err := ui.ViewPage(dir, 0, now); err != nil {
+			t.Errorf("the first page read a task of the last: %v", err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
