@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
+
+	"github.com/fsdrun/fsd/ui"
 )
 
 // BenchmarkShow is `fsd show` of the record of a fan-out of n tasks: the
 // summary, one task's model calls (--task), every call (--requests, text
-// and JSON), and `fsd report` of it. The record is made once,
-// before the timer starts; each figure is per task of the run, so a
-// reader that costs more per task as the record grows shows here.
+// and JSON), `fsd report` of it and the first page fsd ui sends of it.
+// The record is made once, before the timer starts; each figure is per
+// task of the run, so a reader that costs more per task as the record
+// grows shows here.
 //
 //	go test ./cmd/fsd -run '^$' -bench Show -benchtime 3x
 func BenchmarkShow(b *testing.B) {
@@ -34,5 +38,15 @@ func BenchmarkShow(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/task")
 			})
 		}
+		// The web view's first page of the run, as fsd ui sends it.
+		b.Run(fmt.Sprintf("tasks=%d/page", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ui.ViewPage(dir, 0, time.Now()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/task")
+		})
 	}
 }
