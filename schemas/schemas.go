@@ -4,6 +4,8 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -52,62 +54,124 @@ func Script() []byte { return bytes.Clone(scriptJSON) }
 // Eval returns the schema of fsd eval's suites.
 func Eval() []byte { return bytes.Clone(evalJSON) }
 
-// compiled holds the schemas, compiled once: a compiled schema is
-// immutable and safe for concurrent use, so one copy serves every call.
-type compiled struct {
-	byKind map[string]*jsonschema.Schema
-	err    error
+// files maps each kind to its schema's file name under Base.
+var files = map[string]string{
+	KindSkill:    "skill.schema.json",
+	KindSkillMD:  "skill-md.schema.json",
+	KindWorkflow: "workflow.schema.json",
+	KindScript:   "script.schema.json",
+	KindEval:     "eval.schema.json",
 }
 
-var compileOnce = sync.OnceValue(func() compiled {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	files := map[string][]byte{
-		"skill.schema.json":    skillJSON,
-		"skill-md.schema.json": skillMDJSON,
-		"workflow.schema.json": workflowJSON,
-		"script.schema.json":   scriptJSON,
-		"eval.schema.json":     evalJSON,
+// embedded returns the embedded schema named file.
+func embedded(file string) ([]byte, bool) {
+	switch file {
+	case "skill.schema.json":
+		return skillJSON, true
+	case "skill-md.schema.json":
+		return skillMDJSON, true
+	case "workflow.schema.json":
+		return workflowJSON, true
+	case "script.schema.json":
+		return scriptJSON, true
+	case "eval.schema.json":
+		return evalJSON, true
 	}
-	for name, data := range files {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-		if err != nil {
-			return compiled{err: fmt.Errorf("schema %s: %w", name, err)}
-		}
-		if err := c.AddResource(Base+name, doc); err != nil {
-			return compiled{err: fmt.Errorf("schema %s: %w", name, err)}
-		}
-	}
-	out := compiled{byKind: map[string]*jsonschema.Schema{}}
-	for kind, name := range map[string]string{
-		KindSkill:    "skill.schema.json",
-		KindSkillMD:  "skill-md.schema.json",
-		KindWorkflow: "workflow.schema.json",
-		KindScript:   "script.schema.json",
-		KindEval:     "eval.schema.json",
-	} {
-		s, err := c.Compile(Base + name)
-		if err != nil {
-			return compiled{err: fmt.Errorf("compile %s: %w", name, err)}
-		}
-		out.byKind[kind] = s
-	}
-	return out
-})
+	return nil, false
+}
 
-// Compiled returns the compiled schema of kind, compiling all of them on
-// first use. An error means the embedded schemas are broken: a bug in fsd.
-func Compiled(kind string) (*jsonschema.Schema, error) {
-	c := compileOnce()
-	if c.err != nil {
-		return nil, c.err
-	}
-	s, ok := c.byKind[kind]
+// compiler compiles the schemas a process validates against, each kind
+// once and only when first asked for: compiling is most of what a short
+// command such as a one-task fsd run costs above the runtime's own start
+// (the library checks every schema against the 2020-12 meta-schema), so
+// a run does not compile the eval suite's schema and fsd version compiles
+// none. One jsonschema.Compiler serves every kind, so a schema another
+// refers to (the workflow's to the skill's) is loaded and checked once;
+// it is not safe for concurrent use, hence mu. A compiled schema is
+// immutable and safe for concurrent use, so one copy serves every call.
+var compiler struct {
+	mu     sync.Mutex
+	c      *jsonschema.Compiler
+	byKind map[string]*jsonschema.Schema
+	errs   map[string]error
+}
+
+// compile returns kind's compiled schema, compiling it on first use.
+func compile(kind string) (*jsonschema.Schema, error) {
+	file, ok := files[kind]
 	if !ok {
 		return nil, fmt.Errorf("unknown schema kind %q (want %s, %s, %s, %s or %s)", kind, KindSkill, KindSkillMD, KindWorkflow, KindScript, KindEval)
 	}
+	compiler.mu.Lock()
+	defer compiler.mu.Unlock()
+	if s, ok := compiler.byKind[kind]; ok {
+		return s, nil
+	}
+	if err, ok := compiler.errs[kind]; ok {
+		return nil, err
+	}
+	if compiler.c == nil {
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.UseLoader(embeddedLoader{})
+		c.UseRegexpEngine(memoRegexp())
+		compiler.c = c
+		compiler.byKind = map[string]*jsonschema.Schema{}
+		compiler.errs = map[string]error{}
+	}
+	s, err := compiler.c.Compile(Base + file)
+	if err != nil {
+		err = fmt.Errorf("compile %s: %w", file, err)
+		compiler.errs[kind] = err
+		return nil, err
+	}
+	compiler.byKind[kind] = s
 	return s, nil
 }
+
+// embeddedLoader loads the schemas under Base from the binary, decoding
+// each only when a compile first reaches it.
+type embeddedLoader struct{}
+
+func (embeddedLoader) Load(url string) (any, error) {
+	name, ok := strings.CutPrefix(url, Base)
+	data, found := embedded(name)
+	if !ok || !found {
+		return nil, fmt.Errorf("%s is not one of fsd's schemas", url)
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+}
+
+// memoRegexp compiles each pattern once per compiler: the library
+// compiles a schema's pattern twice, once checking the schema against the
+// meta-schema (whose format "regex" it asserts) and once for the keyword.
+// A *regexp.Regexp is safe for concurrent use, and a compile error is the
+// same for the same pattern.
+func memoRegexp() jsonschema.RegexpEngine {
+	type result struct {
+		re  *regexp.Regexp
+		err error
+	}
+	var mu sync.Mutex
+	seen := map[string]result{}
+	return func(pattern string) (jsonschema.Regexp, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		r, ok := seen[pattern]
+		if !ok {
+			r.re, r.err = regexp.Compile(pattern)
+			seen[pattern] = r
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.re, nil
+	}
+}
+
+// Compiled returns the compiled schema of kind, compiling it on first
+// use. An error means the embedded schemas are broken: a bug in fsd.
+func Compiled(kind string) (*jsonschema.Schema, error) { return compile(kind) }
 
 // Validate checks the YAML document root against the schema of kind and
 // returns one diagnostic per problem, positioned at the YAML value the

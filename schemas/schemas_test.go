@@ -10,7 +10,7 @@ import (
 )
 
 func TestSchemasCompile(t *testing.T) {
-	for _, kind := range []string{KindSkill, KindSkillMD, KindWorkflow} {
+	for _, kind := range []string{KindSkill, KindSkillMD, KindWorkflow, KindScript, KindEval} {
 		if _, err := Compiled(kind); err != nil {
 			t.Errorf("%s: %v", kind, err)
 		}
@@ -104,5 +104,37 @@ func TestValueAliasBytes(t *testing.T) {
 	// The fourth alias (column 26) passes the bound: three fit.
 	if !ok || ve.Node.Line != 2 || ve.Node.Column != 26 || !strings.Contains(ve.Msg, "aliases repeat more than") || ve.Hint == "" {
 		t.Fatalf("err = %#v", err)
+	}
+}
+
+// forget drops every compiled schema, as a new process starts without any.
+func forget() {
+	compiler.mu.Lock()
+	defer compiler.mu.Unlock()
+	compiler.c, compiler.byKind, compiler.errs = nil, nil, nil
+}
+
+// BenchmarkCompile is what a cold fsd run pays to compile the schemas it
+// validates against (the workflow's, which refers to the skill's, and the
+// scripted model's script), and every kind for comparison.
+func BenchmarkCompile(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		kinds []string
+	}{
+		{"run", []string{KindWorkflow, KindSkill, KindScript}},
+		{"all", []string{KindSkill, KindSkillMD, KindWorkflow, KindScript, KindEval}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				forget()
+				for _, kind := range c.kinds {
+					if _, err := Compiled(kind); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }
