@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsdrun/fsd/internal/lazyre"
 	"github.com/fsdrun/fsd/output"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -155,7 +156,7 @@ func sameJSON(a, b any) bool {
 	return reflect.DeepEqual(norm(a), norm(b))
 }
 
-var pathStep = regexp.MustCompile(`\.([^.\[\]]+)|\[([0-9]+)\]`)
+var pathStep = lazyre.New(`\.([^.\[\]]+)|\[([0-9]+)\]`)
 
 // jsonPath finds the value at path ($ then .key and [index] steps) in
 // the JSON text.
@@ -167,7 +168,7 @@ func jsonPath(text, path string) (any, error) {
 		return nil, fmt.Errorf("the answer is not JSON: %v", err)
 	}
 	at := "$"
-	for _, m := range pathStep.FindAllStringSubmatch(strings.TrimPrefix(path, "$"), -1) {
+	for _, m := range pathStep().FindAllStringSubmatch(strings.TrimPrefix(path, "$"), -1) {
 		switch {
 		case m[1] != "":
 			obj, ok := v.(map[string]any)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/fsdrun/fsd/internal/redact"
 )
@@ -20,16 +21,20 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
-	"num":    func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
-	"opt":    dashNum,
-	"cost":   func(f float64) string { return strconv.FormatFloat(f, 'f', 4, 64) },
-	"plus1":  func(i int) int { return i + 1 },
-	"tokens": func(in, out int) int { return in + out },
-	"runs":   func(r float64, n int) int { return int(r*float64(n) + 0.5) },
-	"pct":    func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) },
-	"record": recordURL,
-}).ParseFS(assets, "assets/report.html"))
+// htmlTmpl is parsed at the first report, not at start: every fsd command
+// would pay for it.
+var htmlTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report.html").Funcs(template.FuncMap{
+		"num":    func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
+		"opt":    dashNum,
+		"cost":   func(f float64) string { return strconv.FormatFloat(f, 'f', 4, 64) },
+		"plus1":  func(i int) int { return i + 1 },
+		"tokens": func(in, out int) int { return in + out },
+		"runs":   func(r float64, n int) int { return int(r*float64(n) + 0.5) },
+		"pct":    func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) },
+		"record": recordURL,
+	}).ParseFS(assets, "assets/report.html"))
+})
 
 // WriteHTML writes the report (fsd eval -o FILE.html) as one
 // self-contained HTML page, as fsd report writes a run's: the trigger
@@ -40,7 +45,7 @@ var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
 // secrets are masked in every byte (V11).
 func (r *Report) WriteHTML(w io.Writer, secrets []string) error {
 	var buf bytes.Buffer
-	if err := htmlTmpl.Execute(&buf, struct{ R htmlView }{viewHTML(r)}); err != nil {
+	if err := htmlTmpl().Execute(&buf, struct{ R htmlView }{viewHTML(r)}); err != nil {
 		return err
 	}
 	_, err := w.Write(redact.New(secrets...).Bytes(buf.Bytes()))

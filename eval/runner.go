@@ -7,13 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/lazyre"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -37,7 +37,7 @@ type Job struct {
 	Repeat int // 0-based
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeName = lazyre.New(`[^A-Za-z0-9._-]+`)
 
 // Name is the job's file-safe name, unique in an eval: a cassette's.
 func (j Job) Name() string {
@@ -45,7 +45,7 @@ func (j Job) Name() string {
 	if j.Trigger != nil {
 		kind = "trigger"
 	}
-	return fmt.Sprintf("%s-%s-%d", kind, unsafeName.ReplaceAllString(j.ID, "_"), j.Repeat+1)
+	return fmt.Sprintf("%s-%s-%d", kind, unsafeName().ReplaceAllString(j.ID, "_"), j.Repeat+1)
 }
 
 // Options set an eval.

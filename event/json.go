@@ -14,7 +14,7 @@ import (
 //
 // F1: what json.Marshal writes, or json.Marshal itself.
 func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
-	if !eventAppenderMatches || !rawOK(e.Args) || !rawOK(e.Output) || !jsonw.FloatOK(e.Cost) || !jsonw.TimeOK(e.Time) || !jsonw.FloatOK(e.Elapsed) ||
+	if !eventAppenderMatches() || !rawOK(e.Args) || !rawOK(e.Output) || !jsonw.FloatOK(e.Cost) || !jsonw.TimeOK(e.Time) || !jsonw.FloatOK(e.Elapsed) ||
 		(e.Progress != nil && (!jsonw.FloatOK(e.Progress.Done) || !jsonw.FloatOK(e.Progress.Total))) {
 		b, err := json.Marshal(*e) // a copy: e itself stays off the heap
 		return append(dst, b...), err
@@ -27,7 +27,7 @@ func rawOK(raw json.RawMessage) bool { return len(raw) == 0 || json.Valid(raw) }
 // eventAppenderMatches is false when Event (or a type in it) has a field
 // appendEvent does not write: AppendJSON then stays correct through
 // json.Marshal, and TestAppendJSON fails.
-var eventAppenderMatches = jsonw.Matches(appendEvent)
+var eventAppenderMatches = jsonw.MatchesOnce(appendEvent)
 
 func appendEvent(b []byte, e *Event) []byte {
 	b = append(b, '{')
@@ -101,13 +101,13 @@ func appendEvent(b []byte, e *Event) []byte {
 // AppendUsage appends u as json.Marshal encodes it: the usage of events
 // and of the record's response lines.
 func AppendUsage(b []byte, u *model.Usage) []byte {
-	if !usageAppenderMatches {
+	if !usageAppenderMatches() {
 		return jsonw.Value(b, *u)
 	}
 	return appendUsage(b, u)
 }
 
-var usageAppenderMatches = jsonw.Matches(appendUsage)
+var usageAppenderMatches = jsonw.MatchesOnce(appendUsage)
 
 func appendUsage(b []byte, u *model.Usage) []byte {
 	b = jsonw.Int(jsonw.Key(append(b, '{'), "input_tokens"), int64(u.InputTokens))

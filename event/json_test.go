@@ -14,10 +14,10 @@ import (
 // Progress or Worker and not to the appender fails here) and for the
 // events a run writes most.
 func TestAppendJSON(t *testing.T) {
-	if !eventAppenderMatches {
+	if !eventAppenderMatches() {
 		t.Error("appendEvent does not write what json.Marshal writes for an Event with every field set: add the new field to it")
 	}
-	if !usageAppenderMatches {
+	if !usageAppenderMatches() {
 		t.Error("appendUsage does not write what json.Marshal writes for a model.Usage with every field set: add the new field to it")
 	}
 	now := time.Date(2026, 12, 2, 2, 17, 52, 349685420, time.UTC)

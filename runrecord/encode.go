@@ -14,7 +14,7 @@ import (
 //
 // F1: what json.Marshal writes, or json.Marshal itself.
 func appendLine(buf []byte, l *Line) []byte {
-	if !lineAppenderMatches || !jsonw.FloatOK(l.Cost) || !jsonw.TimeOK(l.Time) {
+	if !lineAppenderMatches() || !jsonw.FloatOK(l.Cost) || !jsonw.TimeOK(l.Time) {
 		b, err := json.Marshal(*l)
 		if err != nil {
 			return buf
@@ -27,7 +27,7 @@ func appendLine(buf []byte, l *Line) []byte {
 // lineAppenderMatches is false when Line has a field appendLineJSON does
 // not write: appendLine then stays correct through json.Marshal, and
 // TestAppendLine fails.
-var lineAppenderMatches = jsonw.Matches(appendLineJSON)
+var lineAppenderMatches = jsonw.MatchesOnce(appendLineJSON)
 
 func appendLineJSON(b []byte, l *Line) []byte {
 	b = jsonw.String(jsonw.Key(append(b, '{'), "kind"), l.Kind)
@@ -94,7 +94,7 @@ func appendBoard(b []byte, tasks []board.Task) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(b, '\n')
-		if !taskAppenderMatches || (len(t.Output) > 0 && !json.Valid(t.Output)) || !jsonw.TimeOK(t.Started) || !jsonw.TimeOK(t.Finished) {
+		if !taskAppenderMatches() || (len(t.Output) > 0 && !json.Valid(t.Output)) || !jsonw.TimeOK(t.Started) || !jsonw.TimeOK(t.Finished) {
 			tb, err := json.Marshal(*t)
 			if err != nil {
 				return nil, fmt.Errorf("task %s: %w", t.ID, err)
@@ -113,7 +113,7 @@ func appendBoard(b []byte, tasks []board.Task) ([]byte, error) {
 // taskAppenderMatches is false when board.Task has a field appendTask
 // does not write: appendBoard then stays correct through json.Marshal,
 // and TestAppendBoard fails.
-var taskAppenderMatches = jsonw.Matches(appendTask)
+var taskAppenderMatches = jsonw.MatchesOnce(appendTask)
 
 // appendTask is board.Task's MarshalJSON without reflection: a typed
 // result is written once, as output.

@@ -16,7 +16,7 @@ import (
 // for every field of Line (a field added to it and not to the appender
 // fails here) and for the lines a run writes most.
 func TestAppendLine(t *testing.T) {
-	if !lineAppenderMatches {
+	if !lineAppenderMatches() {
 		t.Error("appendLineJSON does not write what json.Marshal writes for a Line with every field set: add the new field to it")
 	}
 	now := time.Date(2026, 12, 2, 2, 17, 52, 354780852, time.UTC)
@@ -42,7 +42,7 @@ func TestAppendLine(t *testing.T) {
 // TestAppendBoard: board.json holds each task as json.Marshal encodes it
 // (a typed result once, as output), one a line, and reads back.
 func TestAppendBoard(t *testing.T) {
-	if !taskAppenderMatches {
+	if !taskAppenderMatches() {
 		t.Error("appendTask does not write what json.Marshal writes for a board.Task with every field set: add the new field to it")
 	}
 	now := time.Date(2026, 12, 2, 2, 17, 52, 368153554, time.UTC)

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/lazyre"
 	"github.com/fsdrun/fsd/output"
 	"github.com/fsdrun/fsd/schemas"
 )
@@ -141,7 +142,7 @@ var (
 	evalCaseKeys  = []string{"id", "input", "files", "expect", "file"}
 	callMatchKeys = []string{"name", "args"}
 	jsonPathKeys  = []string{"path", "equals"}
-	jsonPathRE    = regexp.MustCompile(`^\$((\.[^.\[\]]+)|(\[[0-9]+\]))*$`)
+	jsonPathRE    = lazyre.New(`^\$((\.[^.\[\]]+)|(\[[0-9]+\]))*$`)
 )
 
 // IsEvalFile reports whether a file is an fsd eval suite.
@@ -344,7 +345,7 @@ func decodeAssertion(d *decoder, e *yaml.Node) (Assertion, bool) {
 				switch pf.key {
 				case "path":
 					a.Path, _ = str(pf.v)
-					if !jsonPathRE.MatchString(a.Path) {
+					if !jsonPathRE().MatchString(a.Path) {
 						d.errorf(pf.v, "json-path", "path %q: want $ then .key or [index] steps, e.g. $.people[0].name", a.Path)
 						return a, false
 					}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/lazyre"
 )
 
 // MCPServer is one Model Context Protocol server a skill brings: a local
@@ -79,9 +79,9 @@ func (s *Skill) MCPServer(name string) (*MCPServer, bool) {
 var (
 	mcpKeys = []string{"command", "env", "cwd", "url", "headers", "tools", "timeout", "approve", "sandbox"}
 	// mcpToolName is the MCP spec's tool name alphabet.
-	mcpToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-	envName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headerName  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	mcpToolName = lazyre.New(`^[A-Za-z0-9_.-]{1,128}$`)
+	envName     = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerName  = lazyre.New("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
 // MCPToolPrefix starts the name of every MCP tool offered to a model; skill
@@ -123,10 +123,10 @@ func decodeMCP(d *decoder, n *yaml.Node, s *Skill) {
 						m.Headers = map[string]string{}
 					}
 					m.Headers[h.key] = v
-					if !headerName.MatchString(h.key) {
+					if !headerName().MatchString(h.key) {
 						d.errorf(h.k, "mcp", "%q is not an HTTP header name", h.key)
 					}
-					if !envName.MatchString(v) {
+					if !envName().MatchString(v) {
 						d.errorf(h.v, "mcp", "header %s: %q is not an environment variable name", h.key, v).Hint =
 							"headers name the environment variable that holds the value (e.g. Authorization: TRACKER_TOKEN), never the secret itself"
 					}
@@ -209,7 +209,7 @@ func decodeAllowlist(d *decoder, n *yaml.Node, m *MCPServer) {
 	for i, t := range names {
 		p := pos[i]
 		switch {
-		case !mcpToolName.MatchString(t):
+		case !mcpToolName().MatchString(t):
 			d.diags = append(d.diags, diag.Errorf(p, "mcp", "%q is not an MCP tool name (1-128 of A-Z, a-z, 0-9, _, - and .)", t))
 		case seen[t]:
 			d.diags = append(d.diags, diag.Errorf(p, "duplicate", "tool %q is listed twice in the allowlist", t))
@@ -261,7 +261,7 @@ func (s *Skill) mcpRef(ref string) (string, bool) {
 	if !found {
 		return fmt.Sprintf("this skill declares no MCP server %q", server), true
 	}
-	if tool != "*" && !mcpToolName.MatchString(tool) {
+	if tool != "*" && !mcpToolName().MatchString(tool) {
 		return "after the server name comes a tool name or *", true
 	}
 	if tool != "*" && !m.Allows(tool) {

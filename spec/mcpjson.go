@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/lazyre"
 )
 
 // A skill's `mcp:` may name a Claude Code .mcp.json instead of listing its
@@ -22,9 +23,9 @@ var (
 	mcpJSONServerKeys = []string{"type", "command", "args", "env", "url", "headers"}
 	// mcpJSONName is the names a .mcp.json may use: they are kept as
 	// written, so a file other clients read needs no edit.
-	mcpJSONName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+	mcpJSONName = lazyre.New(`^[A-Za-z0-9_-]{1,32}$`)
 	// mcpVar is one ${VAR} or ${VAR:-default}; mcpDollar finds every ${.
-	mcpVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+	mcpVar = lazyre.New(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 )
 
 // decodeMCPJSON (C10) loads the servers of the .mcp.json that n names (relative
@@ -66,7 +67,7 @@ func decodeMCPJSON(d *decoder, n *yaml.Node, s *Skill) {
 func decodeMCPJSONServer(d *decoder, p field, path string) (MCPServer, bool) {
 	m := MCPServer{Name: p.key, Expand: true, From: path}
 	m.Pos = d.pos(p.k)
-	if !mcpJSONName.MatchString(p.key) {
+	if !mcpJSONName().MatchString(p.key) {
 		d.errorf(p.k, "mcp", "MCP server name %q is not 1-32 of A-Z, a-z, 0-9, _ and -", p.key)
 	}
 	if p.v == nil || p.v.Kind != yaml.MappingNode {
@@ -90,9 +91,9 @@ func decodeMCPJSONServer(d *decoder, p field, path string) (MCPServer, bool) {
 			urlN = f.v
 			m.URL = jsonString(d, f.v, "url")
 		case "env":
-			m.EnvValues = jsonStrings(d, f.v, "env", envName)
+			m.EnvValues = jsonStrings(d, f.v, "env", envName())
 		case "headers":
-			m.HeaderValues = jsonStrings(d, f.v, "headers", headerName)
+			m.HeaderValues = jsonStrings(d, f.v, "headers", headerName())
 		}
 	}
 	m.Pos = d.pos(p.k)
@@ -156,7 +157,7 @@ func jsonStrings(d *decoder, n *yaml.Node, key string, names *regexp.Regexp) map
 
 // badTemplate says what is wrong with a value's ${…}, "" when nothing.
 func badTemplate(v string) string {
-	rest := mcpVar.ReplaceAllString(v, "")
+	rest := mcpVar().ReplaceAllString(v, "")
 	if strings.Contains(rest, "${") {
 		return "a ${ that is not ${VAR} or ${VAR:-default}"
 	}
@@ -180,7 +181,7 @@ func (m *MCPServer) templates() []string {
 func (m *MCPServer) Vars() []string {
 	seen := map[string]bool{}
 	for _, v := range m.templates() {
-		for _, sub := range mcpVar.FindAllStringSubmatch(v, -1) {
+		for _, sub := range mcpVar().FindAllStringSubmatch(v, -1) {
 			seen[sub[1]] = true
 		}
 	}
@@ -198,7 +199,7 @@ func (m *MCPServer) Literals() []string {
 	var out []string
 	for _, vals := range []map[string]string{m.EnvValues, m.HeaderValues} {
 		for _, v := range vals {
-			if !mcpVar.MatchString(v) {
+			if !mcpVar().MatchString(v) {
 				out = append(out, v)
 			}
 		}
@@ -211,8 +212,8 @@ func (m *MCPServer) Literals() []string {
 // a value nor a default is an error naming it, as Claude Code's is.
 func Expand(v string, lookup func(string) (string, bool)) (string, error) {
 	var missing []string
-	out := mcpVar.ReplaceAllStringFunc(v, func(m string) string {
-		sub := mcpVar.FindStringSubmatch(m)
+	out := mcpVar().ReplaceAllStringFunc(v, func(m string) string {
+		sub := mcpVar().FindStringSubmatch(m)
 		if val, ok := lookup(sub[1]); ok && val != "" {
 			return val
 		}

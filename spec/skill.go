@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/lazyre"
 	"github.com/fsdrun/fsd/schemas"
 )
 
@@ -567,7 +567,7 @@ func checkID(d *decoder, n *yaml.Node, id, what string) {
 }
 
 // semver is the official semver.org pattern.
-var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+var semver = lazyre.New(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
 
 // ValidSemver reports whether v is a semantic version (semver.org 2.0.0).
-func ValidSemver(v string) bool { return semver.MatchString(v) }
+func ValidSemver(v string) bool { return semver().MatchString(v) }

@@ -2,12 +2,12 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/fsdrun/fsd/internal/lazyre"
 	"github.com/fsdrun/fsd/internal/tmpl"
 )
 
@@ -24,7 +24,7 @@ var (
 func stubFunc(...any) (any, error) { return "", nil }
 
 // templateLine finds text/template's "NAME:LINE:" in a parse error.
-var templateLine = regexp.MustCompile(`^template: [^:]*:(\d+):(?:\d+:)? ?(.*)$`)
+var templateLine = lazyre.New(`^template: [^:]*:(\d+):(?:\d+:)? ?(.*)$`)
 
 // checkTemplate parses text as a Go template and reports a syntax error at
 // its line inside the YAML value (a block scalar's lines follow its key).
@@ -32,7 +32,7 @@ func checkTemplate(d *decoder, n *yaml.Node, what, text string, funcs map[string
 	if _, err := tmpl.Parse(what, text, funcs); err != nil {
 		msg := err.Error()
 		at := d.pos(n)
-		if m := templateLine.FindStringSubmatch(msg); m != nil {
+		if m := templateLine().FindStringSubmatch(msg); m != nil {
 			msg = m[2]
 			if line, _ := strconv.Atoi(m[1]); line > 1 {
 				at.Line += line - 1

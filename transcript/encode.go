@@ -15,7 +15,7 @@ import (
 //
 // F1: what json.Marshal writes, or json.Marshal itself.
 func appendEntryLine(b []byte, e *Entry) ([]byte, error) {
-	if m := e.Message; !entryAppenderMatches || e.Context != nil || !jsonw.TimeOK(e.Time) ||
+	if m := e.Message; !entryAppenderMatches() || e.Context != nil || !jsonw.TimeOK(e.Time) ||
 		(m != nil && (len(m.Calls) > 0 || len(m.Media) > 0 || m.State != nil)) {
 		line, err := json.Marshal(*e)
 		if err != nil {
@@ -40,7 +40,7 @@ func putLineBuf(bp *[]byte) {
 // entryAppenderMatches is false when Entry or model.Message has a field
 // appendEntry does not write: appendEntryLine then stays correct through
 // json.Marshal, and TestAppendEntry fails.
-var entryAppenderMatches = jsonw.Matches(appendEntry)
+var entryAppenderMatches = jsonw.MatchesOnce(appendEntry)
 
 func appendEntry(b []byte, e *Entry) []byte {
 	b = jsonw.Int(jsonw.Key(append(b, '{'), "seq"), int64(e.Seq))

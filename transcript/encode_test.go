@@ -12,7 +12,7 @@ import (
 // field of Entry and model.Message (a field added to either and not to
 // the appender fails here) and for the entries a run writes most.
 func TestAppendEntry(t *testing.T) {
-	if !entryAppenderMatches {
+	if !entryAppenderMatches() {
 		t.Error("appendEntry does not write what json.Marshal writes for an Entry with every field set: add the new field to it")
 	}
 	now := time.Date(2026, 12, 2, 2, 17, 52, 350313121, time.UTC)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsdrun/fsd/internal/redact"
@@ -176,7 +177,11 @@ func fingerprint(dir string) (string, bool) {
 	return b.String(), err == nil && sum.Going()
 }
 
-var pageTmpl = template.Must(template.ParseFS(assets, "assets/page.html"))
+// pageTmpl is parsed at the first page, not at start: every fsd command
+// would pay for it.
+var pageTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(assets, "assets/page.html"))
+})
 
 // pageData fills page.html: linked assets for the server, inlined ones
 // (and the run's data) for a report.
@@ -201,7 +206,7 @@ func (s *Server) page(w http.ResponseWriter, kind, id string, _ context.Context)
 		id = filepath.Base(d) // the page asks for the run it shows, not for whatever else may match later
 	}
 	var buf bytes.Buffer
-	if err := pageTmpl.Execute(&buf, pageData{Kind: kind, RunID: id, Chat: s.Chat, Page: PageTasks}); err != nil {
+	if err := pageTmpl().Execute(&buf, pageData{Kind: kind, RunID: id, Chat: s.Chat, Page: PageTasks}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

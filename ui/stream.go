@@ -211,7 +211,7 @@ func reportShell(id string) (head, tail string, err error) {
 		return "", "", err
 	}
 	var buf bytes.Buffer
-	if err := pageTmpl.Execute(&buf, pageData{Kind: "run", RunID: id, Inline: true,
+	if err := pageTmpl().Execute(&buf, pageData{Kind: "run", RunID: id, Inline: true,
 		CSS: template.CSS(css), JS: template.JS(js), Data: template.JS(reportMark), Page: PageTasks}); err != nil {
 		return "", "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -188,6 +189,14 @@ func Matches[T any](appendFn func([]byte, *T) []byte) bool {
 	var full T
 	Fill(&full)
 	return same(&full, appendFn)
+}
+
+// MatchesOnce is Matches computed at its first call instead of at program
+// start: the check marshals filled values through reflection, which every
+// fsd command would otherwise pay for in its package initialisation,
+// whether it writes a record or not.
+func MatchesOnce[T any](appendFn func([]byte, *T) []byte) func() bool {
+	return sync.OnceValue(func() bool { return Matches(appendFn) })
 }
 
 func same[T any](v *T, appendFn func([]byte, *T) []byte) bool {

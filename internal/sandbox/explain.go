@@ -3,8 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/fsdrun/fsd/internal/lazyre"
 )
 
 // Describe is one line saying what confines programs under p on this
@@ -35,11 +36,11 @@ func Describe(p Policy) string {
 }
 
 var (
-	reDenied  = regexp.MustCompile(`(?i)permission denied|read-only file system|operation not permitted`)
-	reWrite   = regexp.MustCompile(`(?i)read-only file system|cannot create|can't create|cannot touch|cannot make|mkdir|for writing|cannot remove|cannot move|open .* for write|directory nonexistent`)
-	reNet     = regexp.MustCompile(`(?i)network is unreachable|connection refused|name resolution|name or service not known|could not resolve|nodename nor servname|no address associated|getaddrinfo|failed to resolve|no route to host`)
-	reFork    = regexp.MustCompile(`(?i)fork.*(resource temporarily unavailable|retry)|cannot fork|can't fork|resource temporarily unavailable.*fork|(thread|process).*resource temporarily unavailable`)
-	reAbsPath = regexp.MustCompile(`(/[^\s:'"` + "`" + `,;()]+)`)
+	reDenied  = lazyre.New(`(?i)permission denied|read-only file system|operation not permitted`)
+	reWrite   = lazyre.New(`(?i)read-only file system|cannot create|can't create|cannot touch|cannot make|mkdir|for writing|cannot remove|cannot move|open .* for write|directory nonexistent`)
+	reNet     = lazyre.New(`(?i)network is unreachable|connection refused|name resolution|name or service not known|could not resolve|nodename nor servname|no address associated|getaddrinfo|failed to resolve|no route to host`)
+	reFork    = lazyre.New(`(?i)fork.*(resource temporarily unavailable|retry)|cannot fork|can't fork|resource temporarily unavailable.*fork|(thread|process).*resource temporarily unavailable`)
+	reAbsPath = lazyre.New(`(/[^\s:'"` + "`" + `,;()]+)`)
 )
 
 // Explain reads a failed program's stderr tail and says in one sentence
@@ -50,18 +51,18 @@ func Explain(stderr string, p Policy) string {
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := lines[i]
 		switch {
-		case reFork.MatchString(l):
+		case reFork().MatchString(l):
 			max := p.MaxProcs
 			if max <= 0 {
 				max = DefaultMaxProcs
 			}
 			return fmt.Sprintf("The sandbox bounds a call to %d processes; if the program needs more, raise it with `sandbox: {max-procs: N}` in the workflow.", max)
-		case (p.Network == "" || p.Network == NetOff || p.Network == NetHosts) && reNet.MatchString(l):
+		case (p.Network == "" || p.Network == NetOff || p.Network == NetHosts) && reNet().MatchString(l):
 			if p.Network == NetHosts {
 				return "The sandbox lets the program reach only " + strings.Join(p.Hosts, ", ") + "; add the host it needs to `sandbox: {network: [HOST]}` in the workflow, or allow all with `network: on`."
 			}
 			return "The sandbox keeps the network off; allow it with `sandbox: {network: on}` in the workflow, or only the hosts needed with `sandbox: {network: [HOST]}`."
-		case reDenied.MatchString(l):
+		case reDenied().MatchString(l):
 			path := deniedPath(l)
 			if path == "" || within(path, "/proc") {
 				continue
@@ -69,7 +70,7 @@ func Explain(stderr string, p Policy) string {
 			if p.Workspace != "" && within(path, p.Workspace) {
 				continue
 			}
-			if reWrite.MatchString(l) {
+			if reWrite().MatchString(l) {
 				dir := path
 				if filepath.Ext(path) != "" {
 					dir = filepath.Dir(path)
@@ -90,7 +91,7 @@ func deniedPath(line string) string {
 	if prog, rest, ok := strings.Cut(line, ": "); ok && strings.HasPrefix(prog, "/") && !strings.ContainsAny(prog, " \t") && strings.Contains(rest, ": ") {
 		line = rest
 	}
-	for _, m := range reAbsPath.FindAllString(line, -1) {
+	for _, m := range reAbsPath().FindAllString(line, -1) {
 		if m != "/" && !strings.HasPrefix(m, "//") {
 			return strings.TrimRight(m, ".")
 		}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
 
+	"github.com/fsdrun/fsd/internal/lazyre"
 	"github.com/fsdrun/fsd/model"
 )
 
@@ -138,7 +138,7 @@ func Shared(query, description string) int {
 // Entry is one skill of a request's catalog.
 type Entry struct{ ID, Description string }
 
-var entryRE = regexp.MustCompile(`(?m)^- id: (\S+)$(?:\n  [a-z]+: .*$)*`)
+var entryRE = lazyre.New(`(?m)^- id: (\S+)$(?:\n  [a-z]+: .*$)*`)
 
 // Catalog reads the skills' ids and descriptions from a request's
 // context block, as the engine renders its catalog.
@@ -149,7 +149,7 @@ func Catalog(context string) []Entry {
 		return nil
 	}
 	var out []Entry
-	for _, m := range entryRE.FindAllStringSubmatch(context[start:end], -1) {
+	for _, m := range entryRE().FindAllStringSubmatch(context[start:end], -1) {
 		e := Entry{ID: m[1]}
 		for _, line := range strings.Split(m[0], "\n") {
 			if d, ok := strings.CutPrefix(line, "  description: "); ok {
@@ -167,7 +167,7 @@ type verdict struct {
 	Evidence string `json:"evidence"`
 }
 
-var quotedRE = regexp.MustCompile("\"([^\"]+)\"|`([^`]+)`")
+var quotedRE = lazyre.New("\"([^\"]+)\"|`([^`]+)`")
 
 // typed answers a typed request: a verdict when the schema asks for one
 // (the rubric and the text under judgement are in the user message), else
@@ -180,7 +180,7 @@ func (m *Model) typed(req *model.Request) *model.Response {
 	rubric, answer, _ := strings.Cut(text, "\n</rubric>")
 	rubric = strings.TrimPrefix(rubric, "<rubric>\n")
 	v := verdict{Passed: true, Evidence: "every quoted term of the rubric is in the answer"}
-	for _, q := range quotedRE.FindAllStringSubmatch(rubric, -1) {
+	for _, q := range quotedRE().FindAllStringSubmatch(rubric, -1) {
 		term := q[1] + q[2]
 		if !strings.Contains(answer, term) {
 			v = verdict{Passed: false, Evidence: fmt.Sprintf("the answer does not contain %q", term)}
