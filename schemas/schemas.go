@@ -96,7 +96,7 @@ var compiler struct {
 	errs   map[string]error
 }
 
-// compile returns kind's compiled schema, compiling it on first use.
+// compile returns kind's compiled schema, compiling it on first use (Z1).
 func compile(kind string) (*jsonschema.Schema, error) {
 	file, ok := files[kind]
 	if !ok {

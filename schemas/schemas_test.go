@@ -2,10 +2,12 @@ package schemas
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -104,6 +106,63 @@ func TestValueAliasBytes(t *testing.T) {
 	// The fourth alias (column 26) passes the bound: three fit.
 	if !ok || ve.Node.Line != 2 || ve.Node.Column != 26 || !strings.Contains(ve.Msg, "aliases repeat more than") || ve.Hint == "" {
 		t.Fatalf("err = %#v", err)
+	}
+}
+
+// compiledKinds lists the kinds compiled so far, sorted.
+func compiledKinds() []string {
+	compiler.mu.Lock()
+	defer compiler.mu.Unlock()
+	var kinds []string
+	for k := range compiler.byKind {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	return kinds
+}
+
+// TestCompilesOnlyWhatIsValidated (Z1): a kind's schema is compiled when a
+// document of that kind is first validated, once, and no other kind with
+// it — the workflow's schema refers to the skill's, which is loaded for
+// it but not compiled as a kind of its own until a skill is validated.
+func TestCompilesOnlyWhatIsValidated(t *testing.T) {
+	forget()
+	defer forget()
+	if got := compiledKinds(); len(got) != 0 {
+		t.Fatalf("compiled before any validation: %v", got)
+	}
+	doc := func(src string) *yaml.Node {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(src), &n); err != nil {
+			t.Fatal(err)
+		}
+		return &n
+	}
+	steps := []struct {
+		kind, src string
+		want      []string
+	}{
+		{KindWorkflow, "name: w\ntasks: []\n", []string{KindWorkflow}},
+		{KindWorkflow, "name: v\ntasks: []\n", []string{KindWorkflow}},
+		{KindSkill, "id: x\nname: X\ndescription: d\nversion: 1.0.0\n", []string{KindSkill, KindWorkflow}},
+	}
+	var first *jsonschema.Schema
+	for i, s := range steps {
+		Validate(s.kind, doc(s.src), "x.yaml")
+		if diff := cmp.Diff(s.want, compiledKinds()); diff != "" {
+			t.Errorf("after validating %s #%d (-want +got):\n%s", s.kind, i, diff)
+		}
+		if s.kind == KindWorkflow {
+			got, err := Compiled(KindWorkflow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = got
+			} else if got != first {
+				t.Errorf("the workflow schema was compiled twice")
+			}
+		}
 	}
 }
 

@@ -194,7 +194,7 @@ func Matches[T any](appendFn func([]byte, *T) []byte) bool {
 // MatchesOnce is Matches computed at its first call instead of at program
 // start: the check marshals filled values through reflection, which every
 // fsd command would otherwise pay for in its package initialisation,
-// whether it writes a record or not.
+// whether it writes a record or not (Z2).
 func MatchesOnce[T any](appendFn func([]byte, *T) []byte) func() bool {
 	return sync.OnceValue(func() bool { return Matches(appendFn) })
 }
