@@ -8,8 +8,10 @@
 # imply: the run's fdatasync and fsync calls times what one costs on the
 # disk under TMPDIR (journal's BenchmarkFdatasync, measured once first;
 # FSYNC_US=N skips that), with the wall time as a multiple of it.
+# N = 1 is the fixed cost of a cold run: the process's start, its
+# schemas and its record, with almost no task in it.
 #
-#   bench/fanout.sh                 # N = 100 1000 10000, both modes, 5 runs each, median
+#   bench/fanout.sh                 # N = 1 100 1000 10000, both modes, 5 runs each, median
 #   bench/fanout.sh 1000            # one size
 #   RUNS=9 FSD=./fsd bench/fanout.sh 100 1000
 #   MODES=step bench/fanout.sh      # one durability mode
@@ -22,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
-[ ${#sizes[@]} -eq 0 ] && sizes=(100 1000 10000)
+[ ${#sizes[@]} -eq 0 ] && sizes=(1 100 1000 10000)
 runs=${RUNS:-5}
 flags=${FSD_FLAGS:-}
 modes=(${MODES:-step commit-before-effects})
