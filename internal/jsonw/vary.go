@@ -3,6 +3,8 @@ package jsonw
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -183,4 +185,22 @@ func Seeds() [][]byte {
 		seeds = append(seeds, b)
 	}
 	return seeds
+}
+
+// Compare draws a value of T from data (Vary) and encodes it with encode
+// and with json.Marshal: nil when both fail or both write the same bytes,
+// else an error that shows the two. A fuzz test of an appender is this
+// on each input.
+func Compare[T any](data []byte, encode func(*T) ([]byte, error)) error {
+	var v T
+	Vary(&v, data)
+	want, werr := json.Marshal(v)
+	got, gerr := encode(&v)
+	switch {
+	case (werr != nil) != (gerr != nil):
+		return fmt.Errorf("the appender's error %v, json.Marshal's %v\n got %.300s", gerr, werr, got)
+	case werr == nil && !bytes.Equal(got, want):
+		return fmt.Errorf("the appender and json.Marshal differ\n got %.300s\nwant %.300s", got, want)
+	}
+	return nil
 }
