@@ -9,9 +9,7 @@ import (
 // FuzzAppendJSON: for any event, AppendJSON writes what json.Marshal
 // writes, and fails where it fails.
 func FuzzAppendJSON(f *testing.F) {
-	for _, s := range jsonw.Seeds() {
-		f.Add(s)
-	}
+	jsonw.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := jsonw.Compare(data, func(e *Event) ([]byte, error) { return e.AppendJSON(nil) }); err != nil {
 			t.Fatal(err)

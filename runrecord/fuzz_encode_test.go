@@ -12,9 +12,7 @@ import (
 // FuzzAppendLine: for any line, requests.jsonl gets what json.Marshal
 // writes and a newline, or nothing where it fails.
 func FuzzAppendLine(f *testing.F) {
-	for _, s := range jsonw.Seeds() {
-		f.Add(s)
-	}
+	jsonw.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := jsonw.Compare(data, func(l *Line) ([]byte, error) {
 			b := appendLine(nil, l)
@@ -34,9 +32,7 @@ func FuzzAppendLine(f *testing.F) {
 // FuzzAppendBoard: for any task, board.json's line is what json.Marshal
 // writes, and the appender fails where it fails.
 func FuzzAppendBoard(f *testing.F) {
-	for _, s := range jsonw.Seeds() {
-		f.Add(s)
-	}
+	jsonw.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := jsonw.Compare(data, func(task *board.Task) ([]byte, error) {
 			b, err := appendBoard(nil, []board.Task{*task})

@@ -10,9 +10,7 @@ import (
 // FuzzAppendEntry: for any entry, a journal line is what json.Marshal
 // writes and a newline, and the appender fails where it fails.
 func FuzzAppendEntry(f *testing.F) {
-	for _, s := range jsonw.Seeds() {
-		f.Add(s)
-	}
+	jsonw.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := jsonw.Compare(data, func(e *Entry) ([]byte, error) {
 			b, err := appendEntryLine(nil, e)

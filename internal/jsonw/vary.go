@@ -167,14 +167,13 @@ func (v *varier) vary(f reflect.Value, depth int) {
 	}
 }
 
-// Seeds are inputs for Vary that a fuzz test adds to its corpus, so that
-// go test, without -fuzz, already compares an appender with json.Marshal
-// over every table above: a run of each byte value and a fixed set of
-// pseudo-random inputs.
-func Seeds() [][]byte {
-	var seeds [][]byte
+// AddSeeds adds to a fuzz test's corpus (f is its *testing.F) inputs
+// for Vary, so that go test, without -fuzz, already compares an appender
+// with json.Marshal over every table above: a run of each byte value and
+// a fixed set of pseudo-random inputs.
+func AddSeeds(f interface{ Add(args ...any) }) {
 	for c := range 256 {
-		seeds = append(seeds, bytes.Repeat([]byte{byte(c)}, 96))
+		f.Add(bytes.Repeat([]byte{byte(c)}, 96))
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 256 {
@@ -182,9 +181,8 @@ func Seeds() [][]byte {
 		for i := range b {
 			b[i] = byte(r.Uint32())
 		}
-		seeds = append(seeds, b)
+		f.Add(b)
 	}
-	return seeds
 }
 
 // Compare draws a value of T from data (Vary) and encodes it with encode
