@@ -82,4 +82,10 @@ func TestShowNamesTheWorkerOfEachAttempt(t *testing.T) {
 			t.Errorf("fsd show --requests lacks %q:\n%s", want, out)
 		}
 	}
+	// A task the run has not: the error offers each task once, however
+	// many attempts it had, and no host where none ran (a pipeline).
+	code, _, errs = fsd(t, "show", "retried", "--runs-dir", runs, "--task", "zzz")
+	if code != exitProblems || !strings.Contains(errs, `no generator for task "zzz" (tasks: flaky)`) {
+		t.Errorf("fsd show --task zzz: exit %d, stderr %q; want the one task, once", code, errs)
+	}
 }

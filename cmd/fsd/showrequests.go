@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -83,11 +84,14 @@ func showRequests(w io.Writer, dir string, f showFlags) error {
 	}
 	if len(gens) == 0 {
 		// The task list needs every generator: read the whole record.
-		names := []string{"host"}
+		// Each task once, whatever its attempts; the host where it ran.
+		var names []string
 		if s, err := runrecord.OpenStream(dir); err == nil {
+			seen := make(map[string]bool, len(s.Gens))
 			for _, g := range s.Gens {
-				if g.Task != "" {
-					names = append(names, g.Task)
+				if name := cmp.Or(g.Task, "host"); !seen[name] {
+					seen[name] = true
+					names = append(names, name)
 				}
 			}
 			s.Close()
