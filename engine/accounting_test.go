@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/runrecord"
@@ -40,6 +41,7 @@ func (v *varied) Generate(ctx context.Context, req *model.Request) (*model.Respo
 // live board carry the sum of all of them; prices give the same cost
 // everywhere.
 func TestOneAccounting(t *testing.T) {
+	testpar.UnlessRace(t)
 	p, diags := spec.LoadProject("../examples/conversation.workflow.yaml")
 	if err := diags.Err(); err != nil {
 		t.Fatal(err)

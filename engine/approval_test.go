@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -122,6 +123,7 @@ func ofType(evs []event.Event, typ string) []event.Event {
 
 // Approve, edit and reject a call of an approve: always command tool.
 func TestApprovalApproveEditReject(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name   string
 		answer runrecord.Answer
@@ -183,6 +185,7 @@ func TestApprovalApproveEditReject(t *testing.T) {
 // approve: first asks until one call of the tool is approved; later calls
 // run at once. A rejected first call does not count.
 func TestApprovalFirst(t *testing.T) {
+	testpar.UnlessRace(t)
 	log := filepath.Join(t.TempDir(), "calls.log")
 	p := writable(project(approvalSkill(log, spec.ApproveFirst)), filepath.Dir(log))
 	out := runAnswering(t, p, Options{},
@@ -203,6 +206,7 @@ func TestApprovalFirst(t *testing.T) {
 // The skill's and the workflow's approve reach a command tool that sets
 // none; --approve auto answers for a person, deny rejects.
 func TestApprovalModes(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name      string
 		mode      approval.Mode
@@ -248,6 +252,7 @@ func TestApprovalModes(t *testing.T) {
 // The approval timeout fails the call softly: the model reads that no
 // answer came, nothing runs, the run goes on.
 func TestApprovalTimeout(t *testing.T) {
+	testpar.UnlessRace(t)
 	log := filepath.Join(t.TempDir(), "calls.log")
 	p := writable(project(approvalSkill(log, spec.ApproveAlways)), filepath.Dir(log))
 	_, m, evs, err := runWith(t, p, Options{ApprovalTimeout: time.Millisecond, RunsDir: t.TempDir()},
@@ -273,6 +278,7 @@ func TestApprovalTimeout(t *testing.T) {
 // exactly once. An answer written while the run is stopped (fsd approve)
 // is taken at resume without asking.
 func TestApprovalStoppedWhileWaiting(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, answerWhileStopped := range []bool{false, true} {
 		name := "answered after resume"
 		if answerWhileStopped {
@@ -365,6 +371,7 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 // other: the resume applies its on-interrupt (here: fail) and asks nothing
 // again — the answer on record stands.
 func TestApprovalTakenThenInDoubt(t *testing.T) {
+	testpar.UnlessRace(t)
 	log := filepath.Join(t.TempDir(), "calls.log")
 	s := approvalSkill(log, spec.ApproveAlways)
 	s.Tools[len(s.Tools)-1].Run.OnInterrupt = spec.OnInterruptFail
@@ -411,6 +418,7 @@ func TestApprovalTakenThenInDoubt(t *testing.T) {
 // A task waiting for approval holds no concurrency slot: with concurrency
 // 1 the other tasks run to the end while it waits.
 func TestApprovalOtherTasksContinue(t *testing.T) {
+	testpar.UnlessRace(t)
 	log := filepath.Join(t.TempDir(), "calls.log")
 	s := approvalSkill(log, spec.ApproveAlways)
 	s.Agents = []spec.Agent{{Name: "runner", Prompt: "Run it.", Tools: []string{"effect"}, Visibility: spec.VisibilitySub}}
@@ -481,6 +489,7 @@ func TestApprovalOtherTasksContinue(t *testing.T) {
 // that needs approval is rejected there, never run, and the model reads
 // why.
 func TestApprovalRemoteWorkerRejects(t *testing.T) {
+	testpar.UnlessRace(t)
 	log := filepath.Join(t.TempDir(), "calls.log")
 	s := approvalSkill(log, spec.ApproveAlways)
 	s.Agents = []spec.Agent{{Name: "runner", Prompt: "Run it.", Tools: []string{"effect"}, Visibility: spec.VisibilitySub}}
@@ -515,6 +524,7 @@ func TestApprovalRemoteWorkerRejects(t *testing.T) {
 // with an error naming the file, at once (a FIFO is not waited on), and
 // the call never runs.
 func TestApprovalAnswerFileNotFsds(t *testing.T) {
+	testpar.UnlessRace(t)
 	forged := []byte(`{"call":"host/s2/c1","decision":"edited","args":{"n":99},"by":"fsd approve","time":"2026-01-01T00:00:00Z"}`)
 	for _, tc := range []struct {
 		name  string
@@ -588,6 +598,7 @@ func TestApprovalAnswerFileNotFsds(t *testing.T) {
 // stop either: a run whose first call of the tool was rejected, resumed,
 // asks again for the next call of it.
 func TestApprovalFirstRejectedThenResumed(t *testing.T) {
+	testpar.UnlessRace(t)
 	log := filepath.Join(t.TempDir(), "calls.log")
 	p := writable(project(approvalSkill(log, spec.ApproveFirst)), filepath.Dir(log))
 	r, err := New(p, Options{Model: crashAfter(read("ops"), call("effect", map[string]int{"n": 1})), RunsDir: t.TempDir(), Approve: approval.Deny})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -20,6 +21,7 @@ import (
 // budget the same run finishes. The input budget stops the run after one
 // call: 150 tokens are left, and the host's next request counts more.
 func TestTokenBudgets(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name     string
 		in, out  int
@@ -73,6 +75,7 @@ func billedFunc(f model.Func) model.Func {
 // tokens its next task fails with an error naming the budget, while
 // another agent's task runs; the task event says which budget.
 func TestAgentTokenBudget(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name   string
 		budget spec.Budget
@@ -130,6 +133,7 @@ func TestAgentTokenBudget(t *testing.T) {
 // dispatch: a task whose agent may use 250 input tokens makes its third
 // call (after 200 used, at 300 the budget is spent) and no fourth.
 func TestBudgetStopsTaskMidway(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Limits.Agents = map[string]spec.Budget{"team/iso": {MaxInputTokens: 250}}
@@ -162,6 +166,7 @@ func TestBudgetStopsTaskMidway(t *testing.T) {
 // the resumed run's budget counts what the first run used. Changing
 // any other limit still refuses the resume.
 func TestResumeRaisesBudget(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelInline))
 	p.Workflow.Limits.MaxOutputTokens = 25
 	steps := []step{read("aa"), call("aa_echo", map[string]string{"text": "a"}), call("aa_echo", map[string]string{"text": "b"}),
@@ -241,6 +246,7 @@ func readSummary(t *testing.T, dir string) runrecord.Summary {
 // the second task's first model call is refused and it fails naming the
 // run's budget.
 func TestRunBudgetPipeline(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Limits.MaxInputTokens = 300

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -13,6 +14,7 @@ import (
 // and agent, the same in every run; `cache: per-run` keys them per run
 // and generator; `cache: off` asks for none.
 func TestRequestsAskForCaching(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, c := range []string{"on", "per-run", "off"} {
 		t.Run(c, func(t *testing.T) {
 			p := project(skill("aa", "1.0.0", ""))
@@ -38,6 +40,7 @@ func TestRequestsAskForCaching(t *testing.T) {
 // list, the start of every request's cacheable prefix, stays byte for
 // byte what it was, so a provider's prompt cache still serves it.
 func TestRereadKeepsToolList(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelInline))
 	_, m, _, err := runWith(t, p, Options{}, read("aa"), read("bb"), read("aa"), say("done"))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tokens"
 )
@@ -25,6 +26,7 @@ func bigBody(id string, n int) string {
 // are each at least 4,000 tokens cost, in the current-context block of
 // every request, at most 3 % of what they cost inline.
 func TestHandleSavingOverInline(t *testing.T) {
+	testpar.UnlessRace(t)
 	measure := func(ch spec.Channel) (ctxTokens, bodyTokens int) {
 		var skills []*spec.Skill
 		for _, id := range []string{"billing", "payroll", "audits"} {
@@ -58,6 +60,7 @@ func TestHandleSavingOverInline(t *testing.T) {
 // says why and what to set: readers are not offered for an inline skill,
 // so a handle would only lead to "Unknown tool".
 func TestHandleOfInlineSkill(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tt := range []struct {
 		name     string
 		skill    spec.Channel

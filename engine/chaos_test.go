@@ -21,6 +21,7 @@ import (
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/testlong"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/chaos"
 	"github.com/fsdrun/fsd/runrecord"
@@ -750,6 +751,7 @@ func coverage(cov map[string]int, events []event.Event) {
 // (json.RawMessage refuses invalid JSON) and the run fails with a
 // transcript error.
 func TestChaosInvalidJSONArgs(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("alpha", "1.0.0", spec.ChannelInline))
 	bad := func(*model.Request) *model.Response {
 		return &model.Response{Calls: []model.ToolCall{{ID: "c1", Name: "read_skill", Args: json.RawMessage(`{"id":`)}}}
@@ -787,6 +789,7 @@ func (s slowSink) Emit(e event.Event) {
 // task.started overtake it. A journal or live view built on the events
 // then shows a task running before its input exists.
 func TestChaosDependentStartsAfterCompletedEvent(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	rec := &event.Recorder{}
 	m := &multiModel{scripts: map[string][]step{
@@ -818,6 +821,7 @@ func TestChaosDependentStartsAfterCompletedEvent(t *testing.T) {
 // gets the host's raw transcript, and its reclaim treats every skill as
 // loaded, so the body of the evicted skill reaches the worker.
 func TestChaosConversationWorkerReclaim(t *testing.T) {
+	testpar.UnlessRace(t)
 	alpha := skill("alpha", "1.0.0", spec.ChannelHandle)
 	p := project(alpha, skill("beta", "1.0.0", spec.ChannelInline), team())
 	p.Workflow.Limits.MaxLoadedSkills = 2
@@ -868,6 +872,7 @@ func TestChaosConversationWorkerReclaim(t *testing.T) {
 // in-flight assistant message, and the worker would fail with "malformed
 // transcript" before its first step.
 func TestChaosDuplicateCallIDs(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	dup := func(*model.Request) *model.Response {
 		return &model.Response{Calls: []model.ToolCall{
@@ -904,6 +909,7 @@ func TestChaosDuplicateCallIDs(t *testing.T) {
 // A seed replays: the host is told the same things in the same order, so
 // a failing seed printed by TestChaos reproduces.
 func TestChaosReplays(t *testing.T) {
+	testpar.UnlessRace(t)
 	hostCalls := func(seed uint64) []string {
 		var out []string
 		m := chaos.New(seed, chaosOptions())
@@ -940,6 +946,7 @@ func TestChaosReplays(t *testing.T) {
 // The checker is itself tested: requests that break each invariant it
 // checks are caught, so a clean TestChaos means something.
 func TestChaosCheckerCatches(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := chaosProject()
 	echo := model.Func(func(context.Context, *model.Request) (*model.Response, error) { return &model.Response{}, nil })
 	for _, tc := range []struct {

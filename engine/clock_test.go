@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -13,6 +14,7 @@ import (
 // requests and the transcripts' entries, so their times line up (the
 // timeline of fsd ui draws them together).
 func TestRunClockStampsTheRecord(t *testing.T) {
+	testpar.UnlessRace(t)
 	var mu sync.Mutex
 	at := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
 	now := func() time.Time {

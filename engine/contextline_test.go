@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/transcript"
@@ -75,6 +76,7 @@ func longSkill(id string) *spec.Skill {
 // skill's line quotes its pointer, never its body. Each line comes after
 // the result of the read that made it. A re-read shows its own line.
 func TestContextLinesEviction(t *testing.T) {
+	testpar.UnlessRace(t)
 	aa := longSkill("aa")
 	p := project(aa, skill("bb", "1.0.0", spec.ChannelHandle), skill("cc", "1.0.0", spec.ChannelInline), skill("dd", "1.0.0", spec.ChannelHandle))
 	_, m, _, err := runWith(t, p, Options{},
@@ -137,6 +139,7 @@ func handleOf(t *testing.T, ctx, id string) string {
 // A version change and a disable each show their line in the next
 // request, after the result of the step during which the file changed.
 func TestContextLinesVersionChangeAndDisable(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name, want string
 		change     func(p *spec.Project)
@@ -195,6 +198,7 @@ func TestContextLinesVersionChangeAndDisable(t *testing.T) {
 // max-transcript-messages, and the window still starts at a user message
 // and never separates a call from its result.
 func TestContextLinesCountTowardCap(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxTranscriptMessages = 4
 	_, m, _, err := runWith(t, p, Options{},
@@ -225,6 +229,7 @@ func TestContextLinesCountTowardCap(t *testing.T) {
 // inherits; reclaim (H4) leaves them alone: they are history, not a
 // reader's result.
 func TestContextLinesInheritedNotReclaimed(t *testing.T) {
+	testpar.UnlessRace(t)
 	alpha := skill("alpha", "1.0.0", spec.ChannelHandle)
 	p := project(alpha, skill("beta", "1.0.0", spec.ChannelInline), team())
 	p.Workflow.Limits.MaxLoadedSkills = 2

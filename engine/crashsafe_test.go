@@ -15,6 +15,7 @@ import (
 	"testing/quick"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -103,6 +104,7 @@ func appendTo(t *testing.T, path, s string) {
 // transcripts and in events.jsonl, says so, and every line of the record
 // parses after it, even after a second resume.
 func TestResumeRepairsTornTails(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
 	appendTo(t, filepath.Join(dir, "journal.jsonl"), `{"seq":9,"kind":"mess`)
@@ -137,6 +139,7 @@ func TestResumeRepairsTornTails(t *testing.T) {
 // One writer per run: while one resume holds the run, a second is
 // refused, and so is a resume while the run's recorded process lives.
 func TestOneWriterPerRun(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
 	j, err := LoadReplay(dir)
@@ -190,6 +193,7 @@ func editSummary(t *testing.T, dir string, edit func(map[string]any)) {
 // The record is data: an id in run.json that would lead out of the runs
 // folder is not used; the folder's name is the id.
 func TestResumeIgnoresRecordedID(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
 	editSummary(t, dir, func(s map[string]any) { s["id"] = "../../../escape" })
@@ -212,6 +216,7 @@ func TestResumeIgnoresRecordedID(t *testing.T) {
 // A failed write of the record fails the run: here events.jsonl is
 // /dev/full, so every event write gets ENOSPC.
 func TestRecordWriteErrorFailsRun(t *testing.T) {
+	testpar.UnlessRace(t)
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
 	}
@@ -239,6 +244,7 @@ func TestRecordWriteErrorFailsRun(t *testing.T) {
 // gives the model "outcome unknown" and runs nothing (on-interrupt: fail).
 // A call with a result never runs again.
 func TestInDoubtCall(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, policy := range []spec.OnInterrupt{"", spec.OnInterruptFail} {
 		t.Run("on-interrupt="+string(policy), func(t *testing.T) {
 			tmp := t.TempDir()
@@ -313,6 +319,7 @@ func TestInDoubtCall(t *testing.T) {
 // Task ids map to generator names injectively: a/b and a_b, or A and a,
 // never share a transcript.
 func TestTaskFileNames(t *testing.T) {
+	testpar.UnlessRace(t)
 	for id, want := range map[string]string{
 		"gather": "gather", "a-b": "a-b", "a/b": "a_2fb", "a_b": "a_5fb", "A": "_41", "..": "_2e_2e", "": "_",
 	} {
@@ -347,6 +354,7 @@ func TestTaskFileNames(t *testing.T) {
 // compares the re-executed read with the journal in the form the journal
 // stores.
 func TestResumeAfterNonUTF8Read(t *testing.T) {
+	testpar.UnlessRace(t)
 	tmp := t.TempDir()
 	if err := os.WriteFile(filepath.Join(tmp, "data.txt"), []byte("ok \xff\xfe end\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -377,6 +385,7 @@ func TestResumeAfterNonUTF8Read(t *testing.T) {
 // A resumed pipeline restates the tasks its journal holds: their task.*
 // events say "replayed"; the work done live does not.
 func TestResumedTaskEventsSayReplayed(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project()
 	p.Workflow.Host = nil
 	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one"}, {ID: "b", Goal: "two", Deps: []string{"a"}}}
@@ -417,6 +426,7 @@ func TestResumedTaskEventsSayReplayed(t *testing.T) {
 // Long text is clipped in run.json, board.json and text events, as tool
 // results are in events; the transcripts keep it whole.
 func TestLongTextIsClippedInTheRecord(t *testing.T) {
+	testpar.UnlessRace(t)
 	long := strings.Repeat("word ", 40<<10) // 200 KiB
 	p := project()
 	p.Workflow.Host = nil

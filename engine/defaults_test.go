@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -17,6 +18,7 @@ import (
 // flight then are all that can start: exactly the workflow's limit, not
 // the board's default of 4.
 func TestWorkflowConcurrencyReachesBoard(t *testing.T) {
+	testpar.UnlessRace(t)
 	synctest.Test(t, func(t *testing.T) {
 		p := project()
 		p.Workflow.Host = nil // a pipeline: the static board runs at once
@@ -60,6 +62,7 @@ func TestWorkflowConcurrencyReachesBoard(t *testing.T) {
 // a long history of one-message turns over the cap, the first request is
 // cut down to the low-water mark, half the cap: the newest 30.
 func TestDefaultWindowIs60(t *testing.T) {
+	testpar.UnlessRace(t)
 	var hist []model.Message
 	for i := range 100 {
 		hist = append(hist, model.Message{Role: model.User, Text: fmt.Sprintf("turn %d", i)})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -109,6 +110,7 @@ func history() []model.Message {
 // a conversation worker sees exactly its last N whole turns and never the
 // pending runBoard call.
 func TestDelegationSupply(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Input = "NEW-TURN"
 	res, m, _, err := runMulti(t, p, Options{History: history()}, map[string][]step{
@@ -188,6 +190,7 @@ func TestDelegationSupply(t *testing.T) {
 // host's history; primary also appends them to the history, after the
 // runBoard result; {client:false, history:false} does neither.
 func TestDelegationVisibility(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	res, m, events, err := runMulti(t, p, Options{RunsDir: t.TempDir()}, map[string][]step{
 		"host": {
@@ -243,6 +246,7 @@ func TestDelegationVisibility(t *testing.T) {
 // D7: a worker sees the observations its flow policy allows — deps by
 // default — and none with policy none.
 func TestDelegationFlow(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	_, m, _, err := runMulti(t, p, Options{}, map[string][]step{
 		"host": {
@@ -269,6 +273,7 @@ func TestDelegationFlow(t *testing.T) {
 // D8 and D3: a worker that reaches max-steps fails with an error, its
 // dependents stay pending and runBoard says blocked with the stranded task.
 func TestDelegationMaxStepsBlocks(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	res, m, _, err := runMulti(t, p, Options{RunsDir: t.TempDir()}, map[string][]step{
 		"host": {
@@ -360,6 +365,7 @@ func TestDelegationCancel(t *testing.T) {
 // A pipeline whose sink task fails fails the run: no coordinator is there
 // to replan, and an empty answer would hide the failure.
 func TestPipelineFailedSinkFailsRun(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Tasks = []spec.Task{{ID: "only", Goal: "g", Assignee: "team/loop"}}
@@ -376,6 +382,7 @@ func TestPipelineFailedSinkFailsRun(t *testing.T) {
 // the host's history must not orphan them, or the host's next message
 // would be refused.
 func TestHistoryFlushNeverOrphans(t *testing.T) {
+	testpar.UnlessRace(t)
 	host := transcript.New(nil)
 	for _, m := range []model.Message{
 		{Role: model.User, Text: "go"},
@@ -409,6 +416,7 @@ func TestHistoryFlushNeverOrphans(t *testing.T) {
 // system prompt of its requests, never changes), so its requests keep a
 // byte-identical prefix; a worker dispatched later sees it.
 func TestFlowFixedAtDispatch(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := team()
 	s.Agents = append(s.Agents, spec.Agent{Name: "watch", Prompt: "WATCH", Flow: spec.Flow{Policy: spec.FlowRecent, Last: 8}, Tools: []string{"team_echo"}})
 	p := project(s)

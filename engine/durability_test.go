@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -17,6 +18,7 @@ import (
 // (Unwaited lines would reach the file 20 ms late; here an hour, so only
 // commits write.)
 func TestDurabilityModes(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name string
 		opt  spec.Durability // Options.Durability

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tokens"
@@ -105,6 +106,7 @@ func skipNil(steps []step) []step {
 //
 //	go test ./engine -run TestHandleVsInlineInputTokens -v
 func TestHandleVsInlineInputTokens(t *testing.T) {
+	testpar.UnlessRace(t)
 	section := map[string]string{"get": "section", "heading": "Procedure 3"}
 	for _, sk := range []struct {
 		name string

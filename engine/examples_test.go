@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/spec"
@@ -90,6 +91,7 @@ func loadExample(t *testing.T, path string) (*spec.Project, *recorder, *engine.R
 // tool observations through flow policy `all`, and a conversation-supply
 // briefer that inherits the input conversation.
 func TestFanoutExample(t *testing.T) {
+	testpar.UnlessRace(t)
 	p, rec, run := loadExample(t, "../examples/fanout/fanout.workflow.yaml")
 	res, err := run.Execute(context.Background(), "")
 	if err != nil {
@@ -121,6 +123,7 @@ func TestFanoutExample(t *testing.T) {
 
 // Every example workflow runs offline on its scripted model.
 func TestExamplesRun(t *testing.T) {
+	testpar.UnlessRace(t)
 	paths, _ := filepath.Glob("../examples/*/*.workflow.yaml")
 	more, _ := filepath.Glob("../examples/*.workflow.yaml")
 	paths = append(paths, more...)
@@ -148,6 +151,7 @@ func TestExamplesRun(t *testing.T) {
 
 // The README's tour is examples/hello: keep the two in step.
 func TestReadmeTourMatchesExample(t *testing.T) {
+	testpar.UnlessRace(t)
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +188,7 @@ func TestReadmeTourMatchesExample(t *testing.T) {
 // source ships beside it (run with `go run`); its tools arrive with the
 // skill's load, and the answer quotes what the server found.
 func TestMCPExample(t *testing.T) {
+	testpar.UnlessRace(t)
 	_, rec, run := loadExample(t, "../examples/mcp/mcp.workflow.yaml")
 	res, err := run.Execute(context.Background(), "")
 	if err != nil {
@@ -214,6 +219,7 @@ func TestMCPExample(t *testing.T) {
 // edits it, runs the skill's script on it (in the workspace, where the
 // file is) and Bash; the file is in the run's default workspace.
 func TestWorkspaceExample(t *testing.T) {
+	testpar.UnlessRace(t)
 	_, rec, run := loadExample(t, "../examples/workspace/workspace.workflow.yaml")
 	res, err := run.Execute(context.Background(), "")
 	if err != nil {

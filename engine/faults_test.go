@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -20,6 +21,7 @@ func cmdTool(name string, timeout time.Duration, argv ...string) spec.Tool {
 // Bad tool behaviour never crashes the run and never loses the record:
 // each becomes a tool error the model reads, and the loop goes on.
 func TestToolFaultsAreResults(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := skill("ops", "1.0.0", spec.ChannelInline)
 	s.Dir = t.TempDir()
 	s.Tools = append(s.Tools,
@@ -71,6 +73,7 @@ func TestToolFaultsAreResults(t *testing.T) {
 // A model that returns 1,000 tool calls in one response gets 1,000 results,
 // in the order of the calls.
 func TestThousandCallsInOneResponse(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxTranscriptMessages = 5000
 	many := func(*model.Request) *model.Response {
@@ -104,6 +107,7 @@ func TestThousandCallsInOneResponse(t *testing.T) {
 // A model error (the scripted model's "script exhausted") fails the run
 // with the model's words, and the run record is complete.
 func TestModelErrorKeepsRecord(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	res, _, _, err := runWith(t, p, Options{RunsDir: t.TempDir()}, read("aa"))
 	if err == nil || !strings.Contains(err.Error(), "no step 2") {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tokens"
@@ -51,6 +52,7 @@ func newTestGenerator(m model.Model, maxSteps int) (*generator, *testEnv, *event
 // result the model reads (L3), repeated call ids get fresh ones, usage is
 // counted, and every model call is a request event.
 func TestGeneratorLoop(t *testing.T) {
+	testpar.UnlessRace(t)
 	m := &recModel{steps: []step{
 		func(*model.Request) *model.Response {
 			return &model.Response{Usage: model.Usage{InputTokens: 10, OutputTokens: 2}, Calls: []model.ToolCall{
@@ -118,6 +120,7 @@ func TestGeneratorLoop(t *testing.T) {
 // TestGeneratorMaxSteps: a loop that never answers ends at max-steps
 // with ErrMaxSteps (D8).
 func TestGeneratorMaxSteps(t *testing.T) {
+	testpar.UnlessRace(t)
 	always := model.Func(func(context.Context, *model.Request) (*model.Response, error) {
 		return &model.Response{Calls: []model.ToolCall{{ID: "c", Name: "alpha"}}}, nil
 	})

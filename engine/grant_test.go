@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -17,6 +18,7 @@ import (
 // asks again. An untrusted skill, a tool's own approve and --approve deny
 // each keep the question.
 func TestAllowedToolsGrant(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name     string
 		own      spec.Approve // the effect tool's own approve
@@ -92,6 +94,7 @@ func TestAllowedToolsGrant(t *testing.T) {
 // nothing chained to it, and a path entry nothing outside its folder: those
 // calls ask (and, rejected here, do nothing).
 func TestAllowedToolsBashAndPathEntries(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := skill("ops", "1.0.0", spec.ChannelInline)
 	s.AllowedTools = []string{"Bash(echo:*)", "Write(notes/**)"}
 	p := builtinProject(s)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -44,6 +45,7 @@ func keyedRun(t *testing.T, p *spec.Project, key []byte, runs string, steps ...s
 // project's key gives others, and run.json names the key by an id, never
 // the key itself, with no seed.
 func TestHandlesStableAcrossRuns(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	key := bytes.Repeat([]byte{7}, 32)
 	runs := t.TempDir()
@@ -75,6 +77,7 @@ func TestHandlesStableAcrossRuns(t *testing.T) {
 // A run with keyed handles resumes only with the key it started with; a
 // record with a seed resumes with its seed whatever key is given.
 func TestResumeKeyedHandles(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	key := bytes.Repeat([]byte{7}, 32)
 	down := errors.New("503 service unavailable")
@@ -139,6 +142,7 @@ func TestResumeKeyedHandles(t *testing.T) {
 // gives its artifacts the handles the run would and its requests the
 // cache key of the workflow and agent.
 func TestRemoteAttemptCarriesHandleKeyAndCacheScope(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Tasks = []spec.Task{{ID: "t1", Goal: "g", Assignee: "team/iso"}}

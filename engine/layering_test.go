@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsdrun/fsd/internal/testpar"
 )
 
 // Only the Run holds the run: no type of the engine keeps a *Run, and no
@@ -15,6 +17,7 @@ import (
 // get narrow collaborators (managerDeps, genDeps, boardDeps, workerDeps),
 // so each can be built and tested alone (docs/design.md, Decisions).
 func TestNoBackPointersToRun(t *testing.T) {
+	testpar.UnlessRace(t)
 	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()
 	isRun := func(e ast.Expr) bool {

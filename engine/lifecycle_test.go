@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -12,6 +13,7 @@ import (
 // L1: at most max-loaded-skills are loaded; one more evicts the least
 // recently read; re-reading a loaded skill makes it active and loads nothing.
 func TestL1LRUEviction(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle), skill("cc", "1.0.0", spec.ChannelHandle), skill("dd", "1.0.0", spec.ChannelHandle))
 	_, m, events, err := runWith(t, p, Options{},
 		read("aa"), read("bb"), read("cc"),
@@ -58,6 +60,7 @@ func TestL1LRUEviction(t *testing.T) {
 // L2: every loaded skill's tools are in the request and work, not only the
 // active one's.
 func TestL2AllLoadedToolsWork(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	_, m, _, err := runWith(t, p, Options{},
 		read("aa"), read("bb"),
@@ -79,6 +82,7 @@ func TestL2AllLoadedToolsWork(t *testing.T) {
 // tool not in the request is answered "Unknown tool: NAME" as an error the
 // model reads; the loop goes on.
 func TestL3UnknownTool(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxLoadedSkills = 1
 	res, m, _, err := runWith(t, p, Options{},
@@ -107,6 +111,7 @@ func TestL3UnknownTool(t *testing.T) {
 // L3 at dispatch: a read that evicts a skill makes that skill's tool
 // unknown for a later call in the same response.
 func TestL3EvictedWithinOneResponse(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxLoadedSkills = 1
 	_, m, _, err := runWith(t, p, Options{},
@@ -123,6 +128,7 @@ func TestL3EvictedWithinOneResponse(t *testing.T) {
 
 // L4: per-load state is discarded on unload; the store survives.
 func TestL4StateAndStore(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxLoadedSkills = 1
 	_, m, _, err := runWith(t, p, Options{},
@@ -148,6 +154,7 @@ func TestL4StateAndStore(t *testing.T) {
 // L5: unloading deletes no work; every load and unload is a contextChanged
 // entry with its reason.
 func TestL5TranscriptKeepsWork(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxLoadedSkills = 1
 	dir := t.TempDir()
@@ -179,6 +186,7 @@ func TestL5TranscriptKeepsWork(t *testing.T) {
 // envelope naming skill, version and trust), never in the transcript; the
 // catalog never holds instructions.
 func TestInlineEnvelopeAndCatalog(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelInline), skill("bb", "2.0.0", spec.ChannelHandle))
 	_, m, _, err := runWith(t, p, Options{}, read("aa"), say("done"))
 	if err != nil {

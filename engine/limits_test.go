@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
@@ -68,6 +69,7 @@ func results(evs []event.Event, name string) []event.Event {
 
 // Tool output: stdout past 1 MiB is cut and says so; the call is not an error.
 func TestLimitToolOutput(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := skill("ops", "1.0.0", spec.ChannelInline)
 	s.Dir = t.TempDir()
 	s.Tools = append(s.Tools, cmdTool("flood", 0, "head", "-c", "3000000", "/dev/zero"))
@@ -92,6 +94,7 @@ func TestLimitToolOutput(t *testing.T) {
 
 // Tool arguments: more than 1 MiB is refused before the tool runs.
 func TestLimitToolArguments(t *testing.T) {
+	testpar.UnlessRace(t)
 	big := strings.Repeat("a", tool.MaxArgsBytes)
 	_, evs, err := funcRun(t, context.Background(), project(skill("ops", "1.0.0", spec.ChannelInline)), Options{},
 		scriptFunc([]step{read("ops"), call("ops_echo", map[string]string{"text": big}), say("ok")}, nil))
@@ -107,6 +110,7 @@ func TestLimitToolArguments(t *testing.T) {
 // Task caps: the board answers addTask past max-pending-tasks or
 // max-total-tasks with an error code the model reads, and the run goes on.
 func TestLimitTaskCaps(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name           string
 		pending, total int
@@ -148,6 +152,7 @@ func TestLimitTaskCaps(t *testing.T) {
 // Steps per generator: the host and a worker each stop at max-steps with
 // an error that names who, and the limit; never a hang.
 func TestLimitMaxSteps(t *testing.T) {
+	testpar.UnlessRace(t)
 	forever := func(*model.Request) *model.Response { return calls("no_such_tool", nil)(nil) }
 	t.Run("host", func(t *testing.T) {
 		p := project()
@@ -183,6 +188,7 @@ func TestLimitMaxSteps(t *testing.T) {
 // into "run timed out after …") and the record is complete. The model
 // blocks until the context is done, so nothing here depends on timing.
 func TestLimitRunDeadline(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name string
 		p    func() *spec.Project

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/transcript"
 )
@@ -39,6 +40,7 @@ func loadedIDs(m *manager) []string {
 // (L1, L4, L5, C2): the LRU order after each, what was evicted, the
 // events and the transcript's context entries.
 func TestManagerLRU(t *testing.T) {
+	testpar.UnlessRace(t)
 	m, rec := newTestManager(2, skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelInline), skill("cc", "1.0.0", spec.ChannelHandle))
 	tr := transcript.New(nil)
 	steps := []struct {
@@ -96,6 +98,7 @@ func TestManagerLRU(t *testing.T) {
 // TestManagerSync: a catalog change unloads what it no longer carries
 // with the same revision (C4).
 func TestManagerSync(t *testing.T) {
+	testpar.UnlessRace(t)
 	m, rec := newTestManager(3, skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	tr := transcript.New(nil)
 	m.read(context.Background(), "aa", tr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,12 +17,17 @@ import (
 	"github.com/fsdrun/fsd/internal/keytest"
 	"github.com/fsdrun/fsd/internal/mcptest"
 	"github.com/fsdrun/fsd/internal/proctest"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
 
 func TestMain(m *testing.M) {
 	mcptest.ServeIfAsked()
+	flag.Parse()
+	// Many of these tests wait on programs they start (scripts, MCP
+	// servers, sandboxes) or on a scripted model's sleeps.
+	testpar.Widen(4)
 	os.Exit(keytest.Main(m))
 }
 

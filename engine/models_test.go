@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -15,6 +16,7 @@ import (
 // workflow's; and a reload that changes the workflow's `model:` reaches
 // the host's next request.
 func TestCallerModelFollowsManifests(t *testing.T) {
+	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	wf := filepath.Join(dir, "wf.workflow.yaml")
 	if err := os.WriteFile(wf, []byte("name: t\n"), 0o644); err != nil {
@@ -61,6 +63,7 @@ func TestCallerModelFollowsManifests(t *testing.T) {
 // The host's own `model:` comes before the workflow's; an agent's before
 // both.
 func TestCatalogModelFor(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project()
 	p.Workflow.Model, p.Workflow.Host.Model = "w", "h"
 	c := newCatalog(p, nil)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -18,6 +19,7 @@ import (
 // a reader call), and once a skill is disabled or changes version no
 // request carries its old text, in the window or the context block.
 func TestPreviewNoHiddenOrStaleText(t *testing.T) {
+	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	wf := filepath.Join(dir, "wf.workflow.yaml")
 	if err := os.WriteFile(wf, []byte("name: t\n"), 0o644); err != nil {
@@ -87,6 +89,7 @@ func TestPreviewNoHiddenOrStaleText(t *testing.T) {
 // characters; 0 quotes nothing, and a handle skill is quoted by its
 // pointer.
 func TestPreviewLength(t *testing.T) {
+	testpar.UnlessRace(t)
 	n := func(v int) *int { return &v }
 	long := longSkill("aa") // inline, 453 characters
 	for _, tc := range []struct {
@@ -144,6 +147,7 @@ func (k quoteKeeper) current(id, rev string) bool {
 // changed revision, keeps the line's header, and leaves other lines and
 // the caller's window alone.
 func TestReclaimDropsStaleQuotes(t *testing.T) {
+	testpar.UnlessRace(t)
 	evict := "[fsd context] unloaded skill zz 1.0.0 (evicted: …)\n"
 	window := []model.Message{
 		{Role: model.Context, Text: "[fsd context] loaded skill aa 1.0.0 (read; channel inline)\n  instructions: \"A\"", Quotes: "aa@1.0.0"},

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -35,6 +36,7 @@ func readTranscript(t *testing.T, dir, gen string) []transcript.Entry {
 // C2: the id's form is checked first, then that it is enabled now; an
 // explicitly empty selection stays empty.
 func TestC2ReadChecks(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Enabled, p.Workflow.EnabledSet = []string{"aa"}, true
 	_, m, _, err := runWith(t, p, Options{}, read("Not_An_Id!"), read("bb"), read("zz"), say("done"))
@@ -53,6 +55,7 @@ func TestC2ReadChecks(t *testing.T) {
 }
 
 func TestC2EmptySelectionStaysEmpty(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Enabled, p.Workflow.EnabledSet = []string{}, true
 	_, m, _, err := runWith(t, p, Options{}, read("aa"), say("done"))
@@ -70,6 +73,7 @@ func TestC2EmptySelectionStaysEmpty(t *testing.T) {
 
 // C3: the read result is a receipt, never the body.
 func TestC3Receipt(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, ch := range []spec.Channel{spec.ChannelHandle, spec.ChannelInline} {
 		p := project(skill("aa", "1.2.3", ch))
 		_, m, _, err := runWith(t, p, Options{}, read("aa"), say("done"))
@@ -96,6 +100,7 @@ func TestC3Receipt(t *testing.T) {
 // C4: a version change or a disable on disk takes the old body and tools
 // out of the next request, with a contextChanged entry saying why.
 func TestC4ReloadOnChange(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name, reason string
 		version      string
@@ -154,6 +159,7 @@ func TestC4ReloadOnChange(t *testing.T) {
 // H5: the tool list and context block are rebuilt from the current state
 // for every call; nothing of an earlier call's list carries over.
 func TestH5RebuiltEveryCall(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxLoadedSkills = 1
 	_, m, _, err := runWith(t, p, Options{}, read("aa"), read("bb"), say("done"))
@@ -184,6 +190,7 @@ func TestH5RebuiltEveryCall(t *testing.T) {
 // W1–W3 in the engine: each request holds at most max-transcript-messages,
 // starting at a user message, and the context block is always there.
 func TestWindowInRequests(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxTranscriptMessages = 5
 	p.Workflow.Limits.MaxSteps = 50
@@ -221,6 +228,7 @@ func TestWindowInRequests(t *testing.T) {
 
 // D8 for the host: max-steps is an error, not a hang.
 func TestMaxSteps(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxSteps = 3
 	var steps []step
@@ -238,6 +246,7 @@ func TestMaxSteps(t *testing.T) {
 // when_to_use after the description, disable-model-invocation left out
 // unless enabled: names the skill.
 func TestCatalogAgentSkills(t *testing.T) {
+	testpar.UnlessRace(t)
 	long := skill("long", "", spec.ChannelHandle)
 	long.Description = strings.Repeat("word ", 300) // 1,500 characters
 	when := skill("when", "2.0.0", spec.ChannelHandle)
@@ -285,6 +294,7 @@ func TestCatalogAgentSkills(t *testing.T) {
 // SKILL_ID_INVALID states the rule ValidID applies (spec.IDRule), and an
 // id of another script that the rule allows is read, not refused.
 func TestReadInvalidIDStatesRule(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("技能", "1.0.0", spec.ChannelHandle))
 	_, m, _, err := runWith(t, p, Options{}, read("Not_An_Id"), read("技能"), say("done"))
 	if err != nil {
@@ -302,6 +312,7 @@ func TestReadInvalidIDStatesRule(t *testing.T) {
 // A skill's .mcp.json is watched like its manifest: an edit reloads the
 // catalog, so the next load starts the servers as the file says now.
 func TestCatalogWatchesMCPJSON(t *testing.T) {
+	testpar.UnlessRace(t)
 	path := filepath.Join(t.TempDir(), ".mcp.json")
 	if err := os.WriteFile(path, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
 		t.Fatal(err)

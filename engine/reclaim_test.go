@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -30,6 +31,7 @@ func readSection(id string) step {
 // transcript keeps them whole; other tool results are never touched; a
 // reader call with an unloaded skill's handle is an error the model reads.
 func TestHandleChannelAndReclaim(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxLoadedSkills = 1
 	var handle string
@@ -94,6 +96,7 @@ func TestHandleChannelAndReclaim(t *testing.T) {
 
 // H4 with inline: unload takes the inline body out of the next request.
 func TestInlineReclaimedOnUnload(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelInline), skill("bb", "1.0.0", spec.ChannelInline))
 	p.Workflow.Limits.MaxLoadedSkills = 1
 	_, m, _, err := runWith(t, p, Options{}, read("aa"), read("bb"), say("done"))
@@ -111,6 +114,7 @@ func TestInlineReclaimedOnUnload(t *testing.T) {
 // handle for a long body or one with resources (they are read by path
 // under the handle).
 func TestChannelDefaults(t *testing.T) {
+	testpar.UnlessRace(t)
 	long := strings.Repeat("Check the gauge against the log before signing. ", 200) // ~2,000 tokens
 	// 3,000 bytes of CJK text are 1,856 tokens: fewer bytes than three
 	// times the threshold, more tokens than it, so only a count sees it.
@@ -161,6 +165,7 @@ func TestChannelDefaults(t *testing.T) {
 // missing heading answers with the heading list) is its instruction text
 // too, and is stubbed like a successful read once the skill unloads.
 func TestFailedReaderResultReclaimed(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Limits.MaxLoadedSkills = 1
 	missing := func(req *model.Request) *model.Response {

@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fsdrun/fsd/internal/testpar"
 )
 
 // The record keeps the workflow file's bytes as read, comments and all,
 // and the resolved values as JSON: defaults filled, skills found.
 func TestRecordKeepsWorkflowBytes(t *testing.T) {
+	testpar.UnlessRace(t)
 	const path = "../examples/fanout/fanout.workflow.yaml"
 	_, _, run := loadExample(t, path)
 	res, err := run.Execute(context.Background(), "")
@@ -47,6 +50,7 @@ func TestRecordKeepsWorkflowBytes(t *testing.T) {
 // keeps none of them: resolved.json has no board, and the workflow's file
 // is not copied.
 func TestRecordWithoutRedactKeepsNoBoard(t *testing.T) {
+	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	wf := filepath.Join(dir, "remote.workflow.yaml")
 	src := "name: remote\nmodel: scripted\nscript: s.script.yaml\nboard: {nats: \"nats://fsd:s3cret@localhost:4222\"}\nhost: {prompt: hi}\ninput: go\n"

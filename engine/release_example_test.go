@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -20,6 +21,7 @@ import (
 // approval, and — answered through the Go API — a rejection reaches the
 // shipper, whose answer ends the pipeline.
 func TestReleaseExample(t *testing.T) {
+	testpar.UnlessRace(t)
 	p, diags := spec.LoadProject("../examples/release/release.workflow.yaml")
 	if err := diags.Err(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/work"
@@ -17,6 +18,7 @@ import (
 // remote task's usage (booked from its outcome) has spent the budget, the
 // second is never sent: it fails naming the budget.
 func TestRemoteBudgetCheckedAtDispatch(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name   string
 		agents map[string]spec.Budget

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
@@ -46,6 +47,7 @@ func (d *fakeDispatcher) Dispatch(_ context.Context, t *work.Attempt, _ event.Si
 // coordinator that times out leaves its tasks running on the workers, as
 // an interrupted one does, for a resume to pick up.
 func TestRemoteDeadlineIsTheAgentsTimeout(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := team()
 	s.Agents = append(s.Agents, spec.Agent{Name: "timed", Prompt: "T", Timeout: time.Hour})
 	p := project(s)
@@ -154,6 +156,7 @@ func recordedTranscripts(t *testing.T, dir string) map[string][]string {
 // task.completed says replayed for an outcome its predecessor recorded,
 // not for one that arrived while it was down.
 func TestRemoteTranscriptsInRecord(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one", Assignee: "team/iso"}, {ID: "b", Goal: "two", Assignee: "team/iso", Deps: []string{"a"}}}
@@ -202,6 +205,7 @@ func TestRemoteTranscriptsInRecord(t *testing.T) {
 // transcript of the attempt (it ran in process before the run was resumed
 // with a dispatcher) is not mixed with the worker's.
 func TestRemoteTranscriptCompletedOrKept(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one", Assignee: "team/iso"}, {ID: "b", Goal: "two", Assignee: "team/iso", Deps: []string{"a"}}}
@@ -258,6 +262,7 @@ func TestRemoteTranscriptCompletedOrKept(t *testing.T) {
 // workers), as an in-process call is priced by the model that answered,
 // not by the workflow's model string.
 func TestRemoteUsagePricedByItsModel(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Model = "workflow/model"
@@ -299,6 +304,7 @@ func TestRemoteUsagePricedByItsModel(t *testing.T) {
 //
 // O10: the record names the worker of each attempt.
 func TestEachAttemptNamesItsWorker(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := team()
 	s.Agents = append(s.Agents, spec.Agent{Name: "flaky", Prompt: "F", Retries: 2})
 	p := project(s)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/work"
@@ -20,6 +21,7 @@ import (
 // is not made: the model is never asked, and the error says what the call
 // needed. Used tokens alone would have let it in (none are used).
 func TestReservationRefusesACallThatWouldCross(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelInline))
 	p.Workflow.Limits.MaxInputTokens = 50 // the host's first request counts more
 	calls := 0
@@ -40,6 +42,7 @@ func TestReservationRefusesACallThatWouldCross(t *testing.T) {
 // left (model.DefaultMaxTokens at most); without one it asks for no bound,
 // as before.
 func TestReservationBoundsTheAnswer(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name   string
 		maxOut int
@@ -71,6 +74,7 @@ func TestReservationBoundsTheAnswer(t *testing.T) {
 // for an agent's. The model holds its calls until the workers it did not
 // get are waiting, so without reservations all of them would call.
 func TestReservationConcurrentWorkers(t *testing.T) {
+	testpar.UnlessRace(t)
 	const n, k = 6, 2
 	tasks := make([]spec.Task, n)
 	for i := range tasks {
@@ -175,6 +179,7 @@ func TestReservationConcurrentWorkers(t *testing.T) {
 // call is made. Were the failed call's room still held, the next would
 // wait for it, and the test's context ends the run there.
 func TestReservationReleasedOnError(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Limits.Concurrency = 1
@@ -206,6 +211,7 @@ func TestReservationReleasedOnError(t *testing.T) {
 // A call waiting for room stops with its context; what others hold is
 // theirs until they release it.
 func TestReservationWaitCancelled(t *testing.T) {
+	testpar.UnlessRace(t)
 	a := &account{maxIn: 100, tasks: map[string]*tally{}, agents: map[string]*tally{}}
 	first, err := a.reserve(context.Background(), model.Caller{}, 80, 0)
 	if err != nil || first == nil {
@@ -237,6 +243,7 @@ func TestReservationWaitCancelled(t *testing.T) {
 // for each kind; the worker reserves its calls in that share: a call that
 // would pass it is not made.
 func TestRemoteTaskHoldsItsShare(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Limits.MaxInputTokens = 1000

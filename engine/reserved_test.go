@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/workspace"
 )
@@ -14,6 +15,7 @@ import (
 // set of tools fsd itself offers: spec cannot import the packages that
 // define them, so this test holds the two spellings together.
 func TestReservedToolsAreFsdsTools(t *testing.T) {
+	testpar.UnlessRace(t)
 	own := []string{readSkillDef.Name, runScriptDef.Name}
 	for _, d := range board.Tools() {
 		own = append(own, d.Name)

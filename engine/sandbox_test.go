@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/internal/sandbox"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -32,6 +33,7 @@ func touchSkill(marker string) *spec.Skill {
 // answers the model a tool error naming the fixes, and the log says it
 // once. The workflow's `sandbox: off` runs them unconfined.
 func TestRunWithoutSandbox(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, off := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sandbox off %v", off), func(t *testing.T) {
 			dir := t.TempDir()
@@ -72,6 +74,7 @@ func TestRunWithoutSandbox(t *testing.T) {
 // A run whose skills start no programs never asks for a sandbox: it runs
 // where none can be had, and -v describes none.
 func TestRunWithoutProgramsNeedsNoSandbox(t *testing.T) {
+	testpar.UnlessRace(t)
 	var logs bytes.Buffer
 	res, _, _, err := runWith(t, project(skill("ops", "1.0.0", spec.ChannelInline)), Options{wrap: noSandbox, Logger: zerolog.New(&logs)},
 		read("ops"), call("ops_echo", map[string]string{"text": "hi"}), say("done"))
@@ -86,6 +89,7 @@ func TestRunWithoutProgramsNeedsNoSandbox(t *testing.T) {
 // fsd run -v: each skill with programs gets a line saying what confines
 // them, and a program whose own setting changes it gets its own.
 func TestDescribeSandboxes(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := touchSkill("/nonexistent")
 	s.Tools = append(s.Tools, spec.Tool{Name: "fetch", Run: spec.ToolRun{Kind: spec.RunCommand, Command: []string{"true"},
 		Sandbox: &spec.Sandbox{MaxProcs: 8}}})
@@ -119,6 +123,7 @@ func TestDescribeSandboxes(t *testing.T) {
 // sandbox allows is denied, nothing is written, and the model's result
 // says which setting allows it.
 func TestSandboxEscapeThroughAWorkflow(t *testing.T) {
+	testpar.UnlessRace(t)
 	if _, err := sandbox.Backend(); err != nil {
 		t.Skipf("no sandbox on this machine: %v", err)
 	}
@@ -143,6 +148,7 @@ func TestSandboxEscapeThroughAWorkflow(t *testing.T) {
 // loaded skill's script from its folder, and is denied a write outside,
 // with the setting that allows it in its result.
 func TestBashSandboxed(t *testing.T) {
+	testpar.UnlessRace(t)
 	if _, err := sandbox.Backend(); err != nil {
 		t.Skipf("no sandbox on this machine: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"weak"
 
 	"github.com/fsdrun/fsd/internal/fanout"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/spec"
@@ -102,6 +103,7 @@ func BenchmarkScale(b *testing.B) {
 // transcript unreachable, with a run record and without: the board keeps
 // a task's result, not the conversation that made it.
 func TestFinishedTaskHoldsNoTranscript(t *testing.T) {
+	testpar.UnlessRace(t)
 	const n = 20
 	path, err := fanout.Write(t.TempDir(), n)
 	if err != nil {

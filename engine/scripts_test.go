@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
 
 // run_skill_script is offered while a loaded skill has scripts/, runs the
 // script there, and refuses an untrusted skill's with the --trust hint.
 func TestRunSkillScript(t *testing.T) {
+	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
 		t.Fatal(err)
@@ -58,6 +60,7 @@ func TestRunSkillScript(t *testing.T) {
 // A Python module runs from the "module" argument, and from "-m name"
 // given as the script, as a model reading "python -m scripts.x" may put it.
 func TestRunSkillScriptModule(t *testing.T) {
+	testpar.UnlessRace(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tokens"
@@ -32,6 +33,7 @@ var readOn = regexp.MustCompile(`\n\[bytes \d+-\d+ of \d+; read on with artifact
 // tokens (a head preview, the size and a handle), the readers page the
 // whole output back, and the transcript on disk keeps it whole.
 func TestSpoolLargeResult(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := skill("ops", "1.0.0", spec.ChannelInline)
 	s.Dir = t.TempDir()
 	var big strings.Builder
@@ -111,6 +113,7 @@ func TestSpoolLargeResult(t *testing.T) {
 // result's handle need no skill loaded: the result is work (L5), not
 // instructions, so an unload never reclaims it.
 func TestSpoolSmallResultStaysInline(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := skill("ops", "1.0.0", spec.ChannelInline)
 	p := project(s)
 	p.Workflow.Limits.MaxResultTokens = 5

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -42,6 +43,7 @@ func ExampleGenerate() {
 }
 
 func TestGenerateToolsTurnsAndVisibility(t *testing.T) {
+	testpar.UnlessRace(t)
 	var parent []model.Message
 	for i := 1; i <= 5; i++ {
 		parent = append(parent, model.Message{Role: model.User, Text: fmt.Sprintf("turn %d", i)},

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/openai"
 	"github.com/fsdrun/fsd/model/retry"
@@ -40,6 +41,7 @@ func assistantStates(req *model.Request) []string {
 // the next step's request carries it, and so does the same step's
 // request after a resume, which replays the first step from the journal.
 func TestProviderStateKeptAcrossStepsAndResume(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	state := &model.State{Model: "openai-responses/m", Data: json.RawMessage(`[{"type":"reasoning","id":"rs_1"}]`)}
 	want := "openai-responses/m " + string(state.Data)
@@ -96,6 +98,7 @@ func TestProviderStateKeptAcrossStepsAndResume(t *testing.T) {
 // server is the only memory besides the journal, and it keeps nothing
 // (store false).
 func TestResponsesReasoningSurvivesResume(t *testing.T) {
+	testpar.UnlessRace(t)
 	step1 := `{"id":"resp_1","object":"response","status":"completed","output":[` +
 		`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAAB-step-1"},` +
 		`{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read_skill","arguments":"{\"id\":\"aa\"}","status":"completed"}],` +
@@ -175,6 +178,7 @@ func TestResponsesReasoningSurvivesResume(t *testing.T) {
 // A reasoning model's reasoning tokens are part of its output tokens, as
 // the providers count them: they cost the output price once, not twice.
 func TestReasoningTokensPricedAsOutput(t *testing.T) {
+	testpar.UnlessRace(t)
 	a := &account{prices: map[string]spec.Price{"openai-responses/m": {Input: 1, Output: 10}}}
 	plain := a.cost("openai-responses/m", model.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000})
 	reasoning := a.cost("openai-responses/m", model.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000, ReasoningTokens: 800_000})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/diag"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -21,6 +22,7 @@ func skippedProject() *spec.Project {
 // reason, not SKILL_NOT_ENABLED_IN_PROJECT; one that an enabled: list
 // leaves out is not enabled, broken or not.
 func TestReadSkippedSkillIsUnavailable(t *testing.T) {
+	testpar.UnlessRace(t)
 	_, m, _, err := runWith(t, skippedProject(), Options{}, read("broken"), say("done"))
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +46,7 @@ func TestReadSkippedSkillIsUnavailable(t *testing.T) {
 // A strict run (the option or the workflow's strict: true) with a skipped
 // skill fails before the model is called; without strict it runs.
 func TestStrictFailsOnSkippedSkill(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name          string
 		opt, workflow bool
@@ -69,6 +72,7 @@ func TestStrictFailsOnSkippedSkill(t *testing.T) {
 // skill that brings it is read; without strict the run goes on and the
 // receipt says which server is missing.
 func TestStrictFailsOnMCPServerThatCannotStart(t *testing.T) {
+	testpar.UnlessRace(t)
 	broken := func() *spec.Project {
 		s := skill("tracker", "1.0.0", spec.ChannelInline)
 		s.Dir = t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/artifact"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/transcript"
@@ -15,6 +16,7 @@ import (
 // selector tools, says so in the context block, answers a call of one
 // like its compact twin, and reclaims its results on unload (H4).
 func TestNamedReaders(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle))
 	p.Workflow.Readers = spec.ReadersNamed
 	p.Workflow.Limits.MaxLoadedSkills = 1
@@ -54,6 +56,7 @@ func TestNamedReaders(t *testing.T) {
 // the newest groups), where half drops to the low-water mark and grows
 // again. Both keep W1 and W2.
 func TestWindowShedOldest(t *testing.T) {
+	testpar.UnlessRace(t)
 	lens := map[spec.WindowShed][]int{}
 	for _, shed := range []spec.WindowShed{spec.ShedHalf, spec.ShedOldest} {
 		p := project(skill("aa", "1.0.0", spec.ChannelInline))

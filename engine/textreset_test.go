@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 )
 
@@ -11,6 +12,7 @@ import (
 // text says so through OnReset, and the client hears text.reset before the
 // retry's deltas (so it never shows the text twice).
 func TestTextResetEvent(t *testing.T) {
+	testpar.UnlessRace(t)
 	stream := func(req *model.Request) *model.Response {
 		if req.OnText == nil || req.OnReset == nil {
 			t.Fatal("the host's request does not stream with a reset hook")

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/tokens"
 )
 
@@ -11,6 +12,7 @@ import (
 // strings push the others out instead of piling up, and a string larger
 // than the whole bound is counted but never held.
 func TestTokenCacheBoundsBytes(t *testing.T) {
+	testpar.UnlessRace(t)
 	c := &tokenCache{maxBytes: 1000}
 	for i := range 10 {
 		s := strings.Repeat(string(rune('a'+i)), 300)

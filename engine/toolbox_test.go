@@ -3,6 +3,7 @@ package engine
 import (
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -10,6 +11,7 @@ import (
 // saw) is named once: `skill greeter: tool greet: reply: …`, not `tool
 // greet: tool greet: …`.
 func TestToolCompileErrorNamesToolOnce(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := &spec.Skill{ID: "greeter", Tools: []spec.Tool{{Name: "greet", Run: spec.ToolRun{Kind: spec.RunReply, Reply: "Hello, {{.name"}}}}
 	_, err := newToolbox(nil, nil).compile(s)
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/trust"
@@ -18,6 +19,7 @@ import (
 // without starting a process. A trusted skill in the same run runs its
 // command.
 func TestUntrustedSkillCommandRefused(t *testing.T) {
+	testpar.UnlessRace(t)
 	base := t.TempDir()
 	trusted, untrusted := filepath.Join(base, "project"), filepath.Join(base, "elsewhere")
 	for _, d := range []string{trusted, untrusted} {
@@ -90,6 +92,7 @@ func TestUntrustedSkillCommandRefused(t *testing.T) {
 // The trusted skill's command runs; nil Options.Trusted trusts every skill
 // (code that builds a run itself decides its own trust).
 func TestTrustedSkillCommandRuns(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, tc := range []struct {
 		name     string
 		useRoots bool // trust the skill's folder; else Options.Trusted is nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -60,6 +61,7 @@ func taskEvent(evs []event.Event, typ, task string) (event.Event, bool) {
 // goal and input templates reach the fields, and the event, board.json and
 // the dependent's Caller.Deps carry the JSON, not a string of it.
 func TestTypedOutputValidFirstTime(t *testing.T) {
+	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	res, m, evs, err := runMulti(t, typedProject(nil), Options{RunsDir: dir}, map[string][]step{
 		"collector": {say("```json\n{\"total\": 3,\n \"items\": [\"a\", \"b\", \"c\"]}\n```")},
@@ -126,6 +128,7 @@ func TestTypedOutputValidFirstTime(t *testing.T) {
 // An answer that does not match gets a repair turn with the violations;
 // the repaired answer is the result.
 func TestTypedOutputRepaired(t *testing.T) {
+	testpar.UnlessRace(t)
 	_, m, evs, err := runMulti(t, typedProject(nil), Options{}, map[string][]step{
 		"collector": {say(`{"total": "3", "items": []}`), say(`Here it is: {"total": 3}`), say(`{"total": 3, "items": ["x"]}`)},
 		"reporter":  {say("ok")},
@@ -154,6 +157,7 @@ func TestTypedOutputRepaired(t *testing.T) {
 // violations, the run says which task, and the model was asked exactly
 // 1 + output-repairs times.
 func TestTypedOutputBeyondRepairs(t *testing.T) {
+	testpar.UnlessRace(t)
 	one := 1
 	_, m, evs, err := runMulti(t, typedProject(&one), Options{}, map[string][]step{
 		"collector": {say(`{"total": -1, "items": []}`), say(`{"items": [1]}`), say(`{"total": 1, "items": []}`)},
@@ -184,6 +188,7 @@ func TestTypedOutputBeyondRepairs(t *testing.T) {
 
 // With output-repairs 0 the first wrong answer fails the task.
 func TestTypedOutputNoRepairs(t *testing.T) {
+	testpar.UnlessRace(t)
 	zero := 0
 	_, m, _, err := runMulti(t, typedProject(&zero), Options{}, map[string][]step{
 		"collector": {say(`not json`), say(`{"total": 1, "items": []}`)},
@@ -199,6 +204,7 @@ func TestTypedOutputNoRepairs(t *testing.T) {
 // A goal template that reads a missing field fails the dependent with
 // the template's error, not with a goal of "<no value>".
 func TestTaskTemplateMissingField(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := typedProject(nil)
 	p.Workflow.Tasks[1].Goal = "Report {{.Deps.collect.count}}"
 	_, _, evs, err := runMulti(t, p, Options{}, map[string][]step{
@@ -223,6 +229,7 @@ func jsonEqual(a json.RawMessage, b string) bool {
 // again for the journaled wrong answer: the replay judges it the same way,
 // restates the same repair message, and goes on live from there.
 func TestTypedOutputResume(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := typedProject(nil)
 	down := errors.New("503 service unavailable")
 	first := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
@@ -283,6 +290,7 @@ func TestTypedOutputResume(t *testing.T) {
 // runBoard result (output, not a string of it), and a goal the host wrote
 // is not a template.
 func TestTypedOutputForTheHost(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := typedProject(nil)
 	p.Workflow.Tasks = nil
 	p.Workflow.Host = &spec.Host{Prompt: "HOST"}
@@ -313,6 +321,7 @@ func TestTypedOutputForTheHost(t *testing.T) {
 // engine.Generate takes an output schema too: the answer is the JSON,
 // after a repair turn; a schema that does not compile is an error.
 func TestGenerateTypedOutput(t *testing.T) {
+	testpar.UnlessRace(t)
 	m := &recModel{steps: []step{say(`{"total": "x"}`), say(`{"total": 1, "items": []}`)}}
 	answer, err := Generate(context.Background(), GeneratorConfig{Name: "counter", Model: m, Output: countSchema}, "count")
 	if err != nil {

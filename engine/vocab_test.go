@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/scripted"
 	"github.com/fsdrun/fsd/spec"
@@ -40,6 +41,7 @@ const vocabChild = "FSD_TEST_VOCAB_CHILD"
 // load it (the engine estimates), which shows the check can fail. Each
 // case runs in a fresh process: the vocabulary, once loaded, stays.
 func TestProviderRunsLoadNoVocabulary(t *testing.T) {
+	testpar.UnlessRace(t)
 	if mode := os.Getenv(vocabChild); mode != "" {
 		vocabChildRun(t, mode == "billed")
 		return

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -73,6 +74,7 @@ func effectModel(asked *int) model.Model {
 // FSD_CALL_ID, events restating the journal say "replayed", and the new
 // entries are appended after the journaled ones.
 func TestWorkResumesFromJournal(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, policy := range []spec.OnInterrupt{"", spec.OnInterruptFail} {
 		t.Run("on-interrupt="+string(policy), func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "calls.log")
@@ -138,6 +140,7 @@ func TestWorkResumesFromJournal(t *testing.T) {
 // journal that fails fails the task: no step counts as journaled when it
 // is not.
 func TestWorkJournalDurability(t *testing.T) {
+	testpar.UnlessRace(t)
 	waits := map[spec.Durability]int{}
 	for _, d := range []spec.Durability{"", spec.DurabilityEffects} {
 		log := filepath.Join(t.TempDir(), "calls.log")

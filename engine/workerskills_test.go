@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 )
 
 // workerSkillsFiles is a project whose one task goes to an agent with
@@ -60,6 +61,7 @@ tools:
 // read_skill as the host does — a task event, the body in its context
 // block — and calls the tool the load brings.
 func TestWorkerReadsItsSkills(t *testing.T) {
+	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	for name, text := range workerSkillsFiles {
 		path := filepath.Join(dir, name)
@@ -131,6 +133,7 @@ func TestWorkerReadsItsSkills(t *testing.T) {
 // A worker offered Read may read the files of the skills its agent
 // loads through skills:, as the host reads its loaded skills'.
 func TestWorkerReadsItsSkillsFiles(t *testing.T) {
+	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	files := map[string]string{}
 	for name, text := range workerSkillsFiles {

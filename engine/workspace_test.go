@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/workspace"
@@ -28,6 +29,7 @@ func builtinProject(skills ...*spec.Skill) *spec.Project {
 // in the workspace, reads it back with Read and finds it with Glob and
 // Grep; the file is in the run's default workspace, inside its record.
 func TestBuiltinsActInTheWorkspace(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := builtinProject()
 	runs := t.TempDir()
 	res, m, _, err := runWith(t, p, Options{RunsDir: runs},
@@ -69,6 +71,7 @@ func TestBuiltinsActInTheWorkspace(t *testing.T) {
 // A path outside the workspace is a tool error naming the workspace,
 // and nothing is written there.
 func TestBuiltinEscapeIsAToolError(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := builtinProject()
 	outside := filepath.Join(t.TempDir(), "pwned.txt")
 	res, m, _, err := runWith(t, p, Options{RunsDir: t.TempDir()},
@@ -89,6 +92,7 @@ func TestBuiltinEscapeIsAToolError(t *testing.T) {
 // workspace: . is the workflow's folder; --workspace (Options.Workspace)
 // wins over it; built-ins are offered only when tools: lists them.
 func TestWorkspaceFolder(t *testing.T) {
+	testpar.UnlessRace(t)
 	wfDir, flagDir := t.TempDir(), filepath.Join(t.TempDir(), "made")
 	for _, tt := range []struct {
 		name, key, opt string
@@ -122,6 +126,7 @@ func TestWorkspaceFolder(t *testing.T) {
 // A command tool runs in the workspace, with its skill's folder as
 // SKILL_DIR; a run_skill_script script too.
 func TestProgramsRunInTheWorkspace(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := skill("ops", "1.0.0", spec.ChannelInline)
 	s.Dir = t.TempDir()
 	if err := os.MkdirAll(filepath.Join(s.Dir, "scripts"), 0o755); err != nil {
@@ -151,6 +156,7 @@ func TestProgramsRunInTheWorkspace(t *testing.T) {
 // the Bash command's append is there once. It works in the same
 // workspace, which run.json records.
 func TestResumeDoesNotRepeatBuiltins(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := builtinProject()
 	dir := crashedRun(t, p,
 		call("Write", map[string]string{"file_path": "a.txt", "content": "written once\n"}),
@@ -197,6 +203,7 @@ func TestResumeDoesNotRepeatBuiltins(t *testing.T) {
 // Bash, Write and Edit follow the workflow's approve: policy; Read,
 // Glob and Grep never ask.
 func TestBuiltinApproval(t *testing.T) {
+	testpar.UnlessRace(t)
 	p := builtinProject()
 	p.Workflow.Approve = spec.ApproveAlways
 	_, m, evs, err := runWith(t, p, Options{RunsDir: t.TempDir(), Approve: approval.Deny},
@@ -222,6 +229,7 @@ func TestBuiltinApproval(t *testing.T) {
 // The default worker gets the workflow's built-ins; an agent those of
 // them it lists, and none the workflow does not offer.
 func TestWorkerBuiltins(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := skill("ops", "1.0.0", spec.ChannelInline)
 	s.Agents = []spec.Agent{{Name: "writer", Prompt: "Write.", Tools: []string{"Write", "Bash", "ops_echo"}, Visibility: spec.VisibilitySub}}
 	p := project(s)
@@ -255,6 +263,7 @@ func TestWorkerBuiltins(t *testing.T) {
 // A loaded, trusted skill's allowed-tools grants the built-in calls it
 // names (Bash(echo *)); others still ask under approve: always.
 func TestAllowedToolsGrantBuiltins(t *testing.T) {
+	testpar.UnlessRace(t)
 	s := skill("ops", "1.0.0", spec.ChannelInline)
 	s.AllowedTools = []string{"Bash(echo *)", "Write(notes/**)"}
 	p := builtinProject(s)
@@ -290,6 +299,7 @@ func TestAllowedToolsGrantBuiltins(t *testing.T) {
 // workspace: Write refuses them with a tool error, and a Bash program (in
 // the sandbox) can neither read nor change them.
 func TestRecordsInWorkspaceOutOfReach(t *testing.T) {
+	testpar.UnlessRace(t)
 	wfDir := t.TempDir()
 	p := project()
 	p.Workflow.Dir, p.Workflow.Workspace, p.Workflow.Tools = wfDir, ".", []string{"Write", "Bash"}
