@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
@@ -31,6 +32,7 @@ func everything(t *testing.T, dir string, spool Spooler) map[string]*Tool {
 }
 
 func TestEverythingProgressReachesTheCall(t *testing.T) {
+	testpar.UnlessRace(t)
 	ts := everything(t, "", nil)
 	var mu sync.Mutex
 	var got []tool.Progress
@@ -51,6 +53,7 @@ func TestEverythingProgressReachesTheCall(t *testing.T) {
 }
 
 func TestEverythingImageIsMediaAndArtifact(t *testing.T) {
+	testpar.UnlessRace(t)
 	sp := &fakeSpool{}
 	ts := everything(t, "", sp)
 	var media []model.Media
@@ -66,6 +69,7 @@ func TestEverythingImageIsMediaAndArtifact(t *testing.T) {
 }
 
 func TestEverythingResourceLinksAreRead(t *testing.T) {
+	testpar.UnlessRace(t)
 	sp := &fakeSpool{}
 	ts := everything(t, "", sp)
 	res := call(ts["get-resource-links"], `{"count":2}`)
@@ -82,6 +86,7 @@ func TestEverythingResourceLinksAreRead(t *testing.T) {
 }
 
 func TestEverythingRootsAreTheWorkspace(t *testing.T) {
+	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	ts := everything(t, dir, nil)
 	roots, ok := ts["get-roots-list"]
@@ -99,6 +104,7 @@ func TestEverythingRootsAreTheWorkspace(t *testing.T) {
 //
 // P5: a server's question reaches the person running the call.
 func TestEverythingElicitationReachesAsk(t *testing.T) {
+	testpar.UnlessRace(t)
 	ts := everything(t, "", nil)
 	var q tool.Question
 	ctx := tool.WithHooks(context.Background(), tool.Hooks{Ask: func(_ context.Context, question tool.Question) (tool.Answer, error) {
@@ -119,6 +125,7 @@ func TestEverythingElicitationReachesAsk(t *testing.T) {
 //
 // P9: a server's completion comes from the run's model.
 func TestEverythingSamplingReachesSample(t *testing.T) {
+	testpar.UnlessRace(t)
 	ts := everything(t, "", nil)
 	var asked *model.Request
 	ctx := tool.WithHooks(context.Background(), tool.Hooks{Sample: func(_ context.Context, req *model.Request) (*model.Response, error) {
@@ -140,6 +147,7 @@ func TestEverythingSamplingReachesSample(t *testing.T) {
 //
 // P10: a tool that requires a task is called as one.
 func TestEverythingTaskTool(t *testing.T) {
+	testpar.UnlessRace(t)
 	ts := everything(t, "", nil)
 	var pr progressOf
 	res := ts["simulate-research-query"].Call(tool.WithHooks(context.Background(), pr.hooks()), json.RawMessage(`{"topic":"tides"}`), nil)
@@ -162,6 +170,7 @@ func TestEverythingTaskTool(t *testing.T) {
 // clarification while it waits in input_required; the question reaches
 // the call's Ask hook during tasks/result and the report reads the answer.
 func TestEverythingTaskAsks(t *testing.T) {
+	testpar.UnlessRace(t)
 	ts := everything(t, "", nil)
 	var q tool.Question
 	ctx := tool.WithHooks(context.Background(), tool.Hooks{Ask: func(_ context.Context, question tool.Question) (tool.Answer, error) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fsdrun/fsd/internal/mcptest"
 	"github.com/fsdrun/fsd/internal/sandbox"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
 )
@@ -26,6 +28,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FSD_MCPTOOL_PARENT") != "" {
 		parent()
 	}
+	flag.Parse()
+	// These tests mostly wait on the servers they start (node's reference
+	// server, this binary over stdio).
+	testpar.Widen(4)
 	os.Exit(m.Run())
 }
 

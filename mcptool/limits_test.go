@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -21,6 +22,7 @@ import (
 // the server, the tool and the size; the server's other tools, one at the
 // limit included, are offered and callable.
 func TestOversizedToolsDropped(t *testing.T) {
+	testpar.UnlessRace(t)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sizes", Version: "1.0.0"}, nil)
 	echo := func(name string) mcp.ToolHandler {
 		return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

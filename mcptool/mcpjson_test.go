@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -47,6 +48,7 @@ func mcpJSONSkill(t *testing.T, servers map[string]any) *spec.Skill {
 // server its headers, "Bearer ${TOKEN}" included. A variable with no
 // value and no default keeps the server from starting, naming it.
 func TestMCPJSONServers(t *testing.T) {
+	testpar.UnlessRace(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fsdrun/fsd/internal/mcptest"
 	"github.com/fsdrun/fsd/internal/proctest"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
 
@@ -26,6 +27,7 @@ import (
 // names, a call's text is the result, an isError result is a tool error,
 // and arguments the input schema rejects are never sent.
 func TestListAndCall(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			e := newEnv(t)
@@ -79,6 +81,7 @@ func TestListAndCall(t *testing.T) {
 // Only allowlisted tools are offered; an allowlist entry the server does
 // not have is noted.
 func TestAllowlist(t *testing.T) {
+	testpar.UnlessRace(t)
 	e := newEnv(t)
 	p := newPool(t, e, Options{})
 	tools, notes := p.Acquire(context.Background(), stdioSkill(t, []string{"echo", "pid", "delete_everything"}))
@@ -97,6 +100,7 @@ func TestAllowlist(t *testing.T) {
 // A server that dies during a call gives an error result; the next call
 // starts it again.
 func TestCrashAndRestart(t *testing.T) {
+	testpar.UnlessRace(t)
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
 	p := newPool(t, e, Options{Sandbox: unconfined})
@@ -139,6 +143,7 @@ func TestCrashAndRestart(t *testing.T) {
 // A call past the server's timeout is an error result, and the server is
 // told to cancel it; a cancelled run cancels the call.
 func TestTimeoutAndCancel(t *testing.T) {
+	testpar.UnlessRace(t)
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
 	s.MCP[0].Timeout = 100 * time.Millisecond
@@ -193,6 +198,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 // An untrusted skill's stdio server never starts; the note says what to
 // trust.
 func TestUntrustedStdioRefused(t *testing.T) {
+	testpar.UnlessRace(t)
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
 	p := newPool(t, e, Options{Trusted: func(*spec.Skill) bool { return false }})
@@ -211,6 +217,7 @@ func TestUntrustedStdioRefused(t *testing.T) {
 // Images and embedded resources become artifacts named by handle; a
 // flood is cut at the limit and marked.
 func TestContentKinds(t *testing.T) {
+	testpar.UnlessRace(t)
 	e := newEnv(t)
 	sp := &fakeSpool{}
 	p := newPool(t, e, Options{Spool: sp})
@@ -236,6 +243,7 @@ func TestContentKinds(t *testing.T) {
 // A server nobody uses closes after the idle time (here: at once), and
 // Close stops the rest; their processes are gone.
 func TestIdleAndClose(t *testing.T) {
+	testpar.UnlessRace(t)
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
 	p := NewPool(Options{LookupEnv: e.lookup, Idle: -1, Sandbox: unconfined})
@@ -262,6 +270,7 @@ func TestIdleAndClose(t *testing.T) {
 // A server nothing uses closes once its idle time has passed: the
 // process exits without the pool being closed.
 func TestIdleTimeCloses(t *testing.T) {
+	testpar.UnlessRace(t)
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
 	p := newPool(t, e, Options{Idle: time.Millisecond, Sandbox: unconfined})
@@ -281,6 +290,7 @@ func TestIdleTimeCloses(t *testing.T) {
 
 // Reading the skill again within the idle time reuses the running server.
 func TestReloadWithinIdleReuses(t *testing.T) {
+	testpar.UnlessRace(t)
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
 	p := newPool(t, e, Options{Idle: time.Hour})
@@ -295,6 +305,7 @@ func TestReloadWithinIdleReuses(t *testing.T) {
 // A stdio server dies with fsd, even when fsd is killed with SIGKILL and
 // the server would live on past the end of its input.
 func TestServerDiesWithParent(t *testing.T) {
+	testpar.UnlessRace(t)
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), "FSD_MCPTOOL_PARENT=1")
@@ -328,6 +339,7 @@ func TestServerDiesWithParent(t *testing.T) {
 // HTTP header values come from the environment variables the manifest
 // names; a variable that is not set is a note, and nothing connects.
 func TestHTTPHeadersFromEnv(t *testing.T) {
+	testpar.UnlessRace(t)
 	srv := mcptest.Server(nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -360,6 +372,7 @@ func TestHTTPHeadersFromEnv(t *testing.T) {
 }
 
 func TestToolName(t *testing.T) {
+	testpar.UnlessRace(t)
 	long := strings.Repeat("a", 60)
 	for _, tc := range []struct{ skill, server, tool, want string }{
 		{"tracker", "github", "create_issue", "mcp__tracker__github__create_issue"},
@@ -381,6 +394,7 @@ func TestToolName(t *testing.T) {
 // another port of the same host — does not hand the skill's credentials
 // to what is there. A redirect within the origin keeps them.
 func TestHTTPHeadersStayWithTheirOrigin(t *testing.T) {
+	testpar.UnlessRace(t)
 	srv := mcptest.Server(nil)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	// counting serves MCP and counts the requests that arrive, and those

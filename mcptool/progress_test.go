@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/internal/mcptest"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/tool"
 )
 
@@ -16,6 +17,7 @@ import (
 //
 // P1: a server's progress reaches the call it is about.
 func TestProgressBeforeTheAnswer(t *testing.T) {
+	testpar.UnlessRace(t)
 	const steps = 200
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {

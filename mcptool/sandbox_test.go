@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/internal/sandbox"
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
 
 // A stdio server runs in its sandbox and works there: its tools answer,
 // it writes in its workspace and nowhere else.
 func TestStdioServerSandboxed(t *testing.T) {
+	testpar.UnlessRace(t)
 	if _, err := sandbox.Backend(); err != nil {
 		t.Skipf("no sandbox on this machine: %v", err)
 	}
@@ -47,6 +49,7 @@ func TestStdioServerSandboxed(t *testing.T) {
 // Where no sandbox can be had, a stdio server does not start: the note
 // says why, and its tools are not offered.
 func TestStdioServerWithoutSandbox(t *testing.T) {
+	testpar.UnlessRace(t)
 	e := newEnv(t)
 	s := stdioSkill(t, nil)
 	p := newPool(t, e, Options{Wrap: func(*exec.Cmd, sandbox.Policy) (func(), error) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tool"
 )
@@ -235,6 +236,7 @@ func (p *progressOf) hooks() tool.Hooks {
 //
 // P10: a tool that requires a task is called as one.
 func TestTaskToolAnswersWithItsResult(t *testing.T) {
+	testpar.UnlessRace(t)
 	ts := newTaskServer(t)
 	tools := taskTools(t, ts, 0)
 	var pr progressOf
@@ -262,6 +264,7 @@ func TestTaskToolAnswersWithItsResult(t *testing.T) {
 
 // A failed task's isError result is the call's tool error.
 func TestTaskToolFailed(t *testing.T) {
+	testpar.UnlessRace(t)
 	tools := taskTools(t, newTaskServer(t), 0)
 	res := call(tools["broken"], `{}`)
 	if !res.IsError || res.Text != "failed: the sources were unreachable" {
@@ -274,6 +277,7 @@ func TestTaskToolFailed(t *testing.T) {
 // session it came on); the server's next session still calls its task
 // tools as tasks, though it is not asked for its tools again.
 func TestTaskToolResultOfBadShape(t *testing.T) {
+	testpar.UnlessRace(t)
 	tools := taskTools(t, newTaskServer(t), 30*time.Second)
 	if res := call(tools["garbled"], `{}`); !res.IsError || res.Text == "" {
 		t.Errorf("garbled: %+v, want a tool error", res)
@@ -286,6 +290,7 @@ func TestTaskToolResultOfBadShape(t *testing.T) {
 // A server's pollInterval is bounded however large: one too large for a
 // Duration waits the longest, never the shortest.
 func TestTaskPollBounded(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, c := range []struct {
 		ms   float64
 		want time.Duration
@@ -303,6 +308,7 @@ func TestTaskPollBounded(t *testing.T) {
 //
 // P11: a task whose call was given up is cancelled on its server.
 func TestTaskToolCancelled(t *testing.T) {
+	testpar.UnlessRace(t)
 	for _, by := range []string{"run", "timeout"} {
 		t.Run(by, func(t *testing.T) {
 			ts := newTaskServer(t)
@@ -433,6 +439,7 @@ func serveTasksOnStdio() {
 //
 // P11: a task whose call was given up is cancelled on its server.
 func TestTaskToolCancelledBeforeTheTaskExists(t *testing.T) {
+	testpar.UnlessRace(t)
 	ts := stdioTaskTools(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -450,6 +457,7 @@ func TestTaskToolCancelledBeforeTheTaskExists(t *testing.T) {
 // A task's status the server pushes (notifications/tasks/status) is taken
 // at once: the task's end is not polled for.
 func TestTaskToolStatusPushed(t *testing.T) {
+	testpar.UnlessRace(t)
 	var pr progressOf
 	res := stdioTaskTools(t)["pushed"].Call(tool.WithHooks(context.Background(), pr.hooks()), json.RawMessage(`{}`), nil)
 	if res.IsError || res.Text != "report on {}" {

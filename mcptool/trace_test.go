@@ -7,12 +7,14 @@ import (
 
 	"github.com/fsdrun/fsd/internal/mcptest"
 	"github.com/fsdrun/fsd/internal/proctest"
+	"github.com/fsdrun/fsd/internal/testpar"
 )
 
 // A traced call sends its W3C trace context in _meta (traceparent,
 // tracestate), where an MCP server that traces finds it; an untraced
 // call sends none.
 func TestCallSendsTraceParent(t *testing.T) {
+	testpar.UnlessRace(t)
 	srv := mcptest.HTTP(nil)
 	defer srv.Close()
 	p := newPool(t, newEnv(t), Options{})
