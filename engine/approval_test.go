@@ -278,7 +278,6 @@ func TestApprovalTimeout(t *testing.T) {
 // exactly once. An answer written while the run is stopped (fsd approve)
 // is taken at resume without asking.
 func TestApprovalStoppedWhileWaiting(t *testing.T) {
-	testpar.UnlessRace(t)
 	for _, answerWhileStopped := range []bool{false, true} {
 		name := "answered after resume"
 		if answerWhileStopped {
@@ -371,7 +370,6 @@ func TestApprovalStoppedWhileWaiting(t *testing.T) {
 // other: the resume applies its on-interrupt (here: fail) and asks nothing
 // again — the answer on record stands.
 func TestApprovalTakenThenInDoubt(t *testing.T) {
-	testpar.UnlessRace(t)
 	log := filepath.Join(t.TempDir(), "calls.log")
 	s := approvalSkill(log, spec.ApproveAlways)
 	s.Tools[len(s.Tools)-1].Run.OnInterrupt = spec.OnInterruptFail
@@ -598,7 +596,6 @@ func TestApprovalAnswerFileNotFsds(t *testing.T) {
 // stop either: a run whose first call of the tool was rejected, resumed,
 // asks again for the next call of it.
 func TestApprovalFirstRejectedThenResumed(t *testing.T) {
-	testpar.UnlessRace(t)
 	log := filepath.Join(t.TempDir(), "calls.log")
 	p := writable(project(approvalSkill(log, spec.ApproveFirst)), filepath.Dir(log))
 	r, err := New(p, Options{Model: crashAfter(read("ops"), call("effect", map[string]int{"n": 1})), RunsDir: t.TempDir(), Approve: approval.Deny})

@@ -166,7 +166,6 @@ func TestBudgetStopsTaskMidway(t *testing.T) {
 // the resumed run's budget counts what the first run used. Changing
 // any other limit still refuses the resume.
 func TestResumeRaisesBudget(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelInline))
 	p.Workflow.Limits.MaxOutputTokens = 25
 	steps := []step{read("aa"), call("aa_echo", map[string]string{"text": "a"}), call("aa_echo", map[string]string{"text": "b"}),

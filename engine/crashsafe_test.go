@@ -53,6 +53,11 @@ func crashedRun(t *testing.T, p *spec.Project, steps ...step) string {
 	return res.Dir
 }
 
+// resume runs the run in dir again. The tests that resume, or take a
+// session's next turn, in a folder this process wrote do not run in
+// parallel: a program another test starts holds every open file of this
+// process between its fork and its exec, the run's lock among them, so
+// the lock may still be held just after the run let it go.
 func resume(t *testing.T, p *spec.Project, dir string, m model.Model, opts Options) (*Result, []event.Event, error) {
 	t.Helper()
 	j, err := LoadReplay(dir)
@@ -104,7 +109,6 @@ func appendTo(t *testing.T, path, s string) {
 // transcripts and in events.jsonl, says so, and every line of the record
 // parses after it, even after a second resume.
 func TestResumeRepairsTornTails(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
 	appendTo(t, filepath.Join(dir, "journal.jsonl"), `{"seq":9,"kind":"mess`)
@@ -139,7 +143,6 @@ func TestResumeRepairsTornTails(t *testing.T) {
 // One writer per run: while one resume holds the run, a second is
 // refused, and so is a resume while the run's recorded process lives.
 func TestOneWriterPerRun(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
 	j, err := LoadReplay(dir)
@@ -193,7 +196,6 @@ func editSummary(t *testing.T, dir string, edit func(map[string]any)) {
 // The record is data: an id in run.json that would lead out of the runs
 // folder is not used; the folder's name is the id.
 func TestResumeIgnoresRecordedID(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	dir := crashedRun(t, p, read("aa"))
 	editSummary(t, dir, func(s map[string]any) { s["id"] = "../../../escape" })
@@ -244,7 +246,6 @@ func TestRecordWriteErrorFailsRun(t *testing.T) {
 // gives the model "outcome unknown" and runs nothing (on-interrupt: fail).
 // A call with a result never runs again.
 func TestInDoubtCall(t *testing.T) {
-	testpar.UnlessRace(t)
 	for _, policy := range []spec.OnInterrupt{"", spec.OnInterruptFail} {
 		t.Run("on-interrupt="+string(policy), func(t *testing.T) {
 			tmp := t.TempDir()
@@ -354,7 +355,6 @@ func TestTaskFileNames(t *testing.T) {
 // compares the re-executed read with the journal in the form the journal
 // stores.
 func TestResumeAfterNonUTF8Read(t *testing.T) {
-	testpar.UnlessRace(t)
 	tmp := t.TempDir()
 	if err := os.WriteFile(filepath.Join(tmp, "data.txt"), []byte("ok \xff\xfe end\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -385,7 +385,6 @@ func TestResumeAfterNonUTF8Read(t *testing.T) {
 // A resumed pipeline restates the tasks its journal holds: their task.*
 // events say "replayed"; the work done live does not.
 func TestResumedTaskEventsSayReplayed(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project()
 	p.Workflow.Host = nil
 	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one"}, {ID: "b", Goal: "two", Deps: []string{"a"}}}

@@ -77,7 +77,6 @@ func TestHandlesStableAcrossRuns(t *testing.T) {
 // A run with keyed handles resumes only with the key it started with; a
 // record with a seed resumes with its seed whatever key is given.
 func TestResumeKeyedHandles(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	key := bytes.Repeat([]byte{7}, 32)
 	down := errors.New("503 service unavailable")

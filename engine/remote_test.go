@@ -156,7 +156,6 @@ func recordedTranscripts(t *testing.T, dir string) map[string][]string {
 // task.completed says replayed for an outcome its predecessor recorded,
 // not for one that arrived while it was down.
 func TestRemoteTranscriptsInRecord(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one", Assignee: "team/iso"}, {ID: "b", Goal: "two", Assignee: "team/iso", Deps: []string{"a"}}}
@@ -205,7 +204,6 @@ func TestRemoteTranscriptsInRecord(t *testing.T) {
 // transcript of the attempt (it ran in process before the run was resumed
 // with a dispatcher) is not mixed with the worker's.
 func TestRemoteTranscriptCompletedOrKept(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(team())
 	p.Workflow.Host = nil
 	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one", Assignee: "team/iso"}, {ID: "b", Goal: "two", Assignee: "team/iso", Deps: []string{"a"}}}

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -19,7 +18,6 @@ import (
 // that already ran does not run again, handles come out the same, and the
 // run goes on live to its answer.
 func TestResumeConversation(t *testing.T) {
-	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "ran.log")
 	s := skill("ops", "1.0.0", spec.ChannelHandle)
@@ -110,7 +108,6 @@ func TestResumeConversation(t *testing.T) {
 // A resume whose re-executed step answers differently from the journal
 // (the skill changed version on disk) stops with an error saying where.
 func TestResumeDivergence(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	fail := errors.New("crash")
 	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
@@ -148,7 +145,6 @@ func TestResumeDivergence(t *testing.T) {
 // journal cuts it off, so the resumed run appends after a whole line and
 // the record reads back whole.
 func TestResumeCutsTornTail(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	crash := errors.New("crash")
 	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
@@ -193,7 +189,6 @@ func TestResumeCutsTornTail(t *testing.T) {
 // a pipeline's has no host file, only tasks/. Loading it as an empty
 // journal would run every completed task again: it is refused instead.
 func TestResumeRefusesPreJournalRecord(t *testing.T) {
-	testpar.UnlessRace(t)
 	for _, tc := range []struct{ name, file string }{
 		{"conversation", "transcript.jsonl"},
 		{"pipeline", "tasks/t1.jsonl"},
@@ -228,7 +223,6 @@ func TestResumeRefusesPreJournalRecord(t *testing.T) {
 // under scripts/, a SKILL.md folder's resource — and resumes once it is
 // as it was.
 func TestResumeDigestsSkillFiles(t *testing.T) {
-	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	files := map[string]string{
 		"wf.workflow.yaml":                 "name: wf\nmodel: x/y\nskills: [./skills]\nhost: {prompt: Help.}\ninput: go\n",
@@ -275,7 +269,6 @@ func TestResumeDigestsSkillFiles(t *testing.T) {
 // model answers, so a resume refuses, naming it, once it was edited, and
 // resumes once it is as it was.
 func TestResumeDigestsScript(t *testing.T) {
-	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	script := "host:\n  - say: done\n"
 	files := map[string]string{

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -14,7 +13,6 @@ import (
 // A strict turn failed by a skipped skill is a failed turn of the session,
 // with its message, not a failed session whose last turn says finished.
 func TestSessionStrictTurnIsRecorded(t *testing.T) {
-	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	if _, _, err := turn(t, dir, "chat", p, "first", say("one")); err != nil {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -33,7 +32,6 @@ func turn(t *testing.T, dir, name string, p *spec.Project, msg string, steps ...
 // handles are there in the next turn, which calls the skill's tools
 // without reading it; an eviction in turn 2 holds in turn 3.
 func TestSessionKeepsSkillsAcrossTurns(t *testing.T) {
-	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle), skill("bb", "1.0.0", spec.ChannelHandle),
 		skill("cc", "1.0.0", spec.ChannelHandle), skill("dd", "1.0.0", spec.ChannelHandle))
@@ -109,7 +107,6 @@ func TestSessionKeepsSkillsAcrossTurns(t *testing.T) {
 
 // Q4: a second writer is refused naming the holder's pid.
 func TestSessionOneWriter(t *testing.T) {
-	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	s, err := OpenSession(dir, "busy")
 	if err != nil {
@@ -126,7 +123,6 @@ func TestSessionOneWriter(t *testing.T) {
 // are unloaded as the next turn starts, each with the context line a live
 // reload writes; the store stays; each turn records its digests.
 func TestSessionSkillChangedBetweenTurns(t *testing.T) {
-	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	p1 := project(skill("aa", "1.0.0", spec.ChannelInline), skill("bb", "1.0.0", spec.ChannelInline), skill("cc", "1.0.0", spec.ChannelInline))
 	if _, _, err := turn(t, dir, "edit", p1, "first",
@@ -191,7 +187,6 @@ func TestSessionSkillChangedBetweenTurns(t *testing.T) {
 // journal holds; an abandoned turn's call without a result reads that it
 // was not run.
 func TestSessionInterruptedTurn(t *testing.T) {
-	testpar.UnlessRace(t)
 	for _, abandon := range []bool{false, true} {
 		t.Run(map[bool]string{false: "resume", true: "abandon"}[abandon], func(t *testing.T) {
 			dir := t.TempDir()
@@ -307,7 +302,6 @@ func BenchmarkSessionTurn(b *testing.B) {
 // NextRequest assembles the next turn's first request from the session
 // as the last turn left it, and writes nothing.
 func TestSessionNextRequest(t *testing.T) {
-	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	p := project(skill("aa", "1.0.0", spec.ChannelInline))
 	if _, _, err := turn(t, dir, "peek", p, "first", read("aa"), say("one")); err != nil {
@@ -343,7 +337,6 @@ func TestSessionNextRequest(t *testing.T) {
 // again — and a conversation-supply worker of turn 2 inherits whole
 // turns of the session, turn 1's included, bounded by its turns:.
 func TestSessionBoardAndConversationSupply(t *testing.T) {
-	testpar.UnlessRace(t)
 	dir := t.TempDir()
 	p := project(team())
 	sessionTurn := func(msg string, scripts map[string][]step) *multiModel {

@@ -41,7 +41,6 @@ func assistantStates(req *model.Request) []string {
 // the next step's request carries it, and so does the same step's
 // request after a resume, which replays the first step from the journal.
 func TestProviderStateKeptAcrossStepsAndResume(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := project(skill("aa", "1.0.0", spec.ChannelHandle))
 	state := &model.State{Model: "openai-responses/m", Data: json.RawMessage(`[{"type":"reasoning","id":"rs_1"}]`)}
 	want := "openai-responses/m " + string(state.Data)
@@ -98,7 +97,6 @@ func TestProviderStateKeptAcrossStepsAndResume(t *testing.T) {
 // server is the only memory besides the journal, and it keeps nothing
 // (store false).
 func TestResponsesReasoningSurvivesResume(t *testing.T) {
-	testpar.UnlessRace(t)
 	step1 := `{"id":"resp_1","object":"response","status":"completed","output":[` +
 		`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAAB-step-1"},` +
 		`{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read_skill","arguments":"{\"id\":\"aa\"}","status":"completed"}],` +

@@ -229,7 +229,6 @@ func jsonEqual(a json.RawMessage, b string) bool {
 // again for the journaled wrong answer: the replay judges it the same way,
 // restates the same repair message, and goes on live from there.
 func TestTypedOutputResume(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := typedProject(nil)
 	down := errors.New("503 service unavailable")
 	first := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {

@@ -156,7 +156,6 @@ func TestProgramsRunInTheWorkspace(t *testing.T) {
 // the Bash command's append is there once. It works in the same
 // workspace, which run.json records.
 func TestResumeDoesNotRepeatBuiltins(t *testing.T) {
-	testpar.UnlessRace(t)
 	p := builtinProject()
 	dir := crashedRun(t, p,
 		call("Write", map[string]string{"file_path": "a.txt", "content": "written once\n"}),
