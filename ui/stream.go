@@ -43,6 +43,9 @@ func openView(dir string, now time.Time, from int) (*streamed, error) {
 		return nil, err
 	}
 	b := newViewBuilder(s.Summary, now)
+	if from >= 0 {
+		b.rows = func(place int) bool { return place >= from && place < from+PageTasks }
+	}
 	err = runrecord.EachBoardTask(dir, func(t *board.Task) error { b.boardTask(t); return nil })
 	if err == nil || errors.Is(err, os.ErrNotExist) {
 		err = runrecord.EachEvent(dir, b.keeper(from), func(e event.Event) error { b.event(e); return nil })
@@ -102,16 +105,18 @@ func (b *viewBuilder) keeper(from int) func([]byte) bool {
 //
 // G6: a run page sends and builds one page of tasks.
 func ViewPage(dir string, from int, now time.Time) (RunView, error) {
+	from = max(from, 0)
 	st, err := openView(dir, now, from)
 	if err != nil {
 		return RunView{}, err
 	}
 	defer st.s.Close()
-	all := st.b.tasks()
 	v := st.b.v
-	v.TasksTotal = len(all)
-	v.From = min(max(from, 0), len(all))
-	v.Tasks = all[v.From:min(v.From+PageTasks, len(all))]
+	v.TasksTotal = len(st.b.order)
+	v.From = min(from, v.TasksTotal)
+	if v.Tasks = st.b.tasks(); v.Tasks == nil && v.TasksTotal > 0 {
+		v.Tasks = []TaskView{}
+	}
 	page := make(map[string]bool, len(v.Tasks))
 	for _, t := range v.Tasks {
 		page[t.ID] = true

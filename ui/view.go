@@ -123,6 +123,10 @@ type viewBuilder struct {
 	// any: the worker of each attempt.
 	workers map[string]event.Event
 	order   []string
+	// rows, when set, says which tasks, by their place in order, get a
+	// row: the others are placed and counted, and byID holds nil for
+	// them (a page of a large run holds its own rows only).
+	rows func(place int) bool
 }
 
 func newViewBuilder(s runrecord.Summary, now time.Time) *viewBuilder {
@@ -135,7 +139,9 @@ func newViewBuilder(s runrecord.Summary, now time.Time) *viewBuilder {
 func (b *viewBuilder) task(id string) *TaskView {
 	t, ok := b.byID[id]
 	if !ok {
-		t = &TaskView{ID: id, Status: string(board.Pending)}
+		if b.rows == nil || b.rows(len(b.order)) {
+			t = &TaskView{ID: id, Status: string(board.Pending)}
+		}
 		b.byID[id] = t
 		b.order = append(b.order, id)
 	}
@@ -145,6 +151,9 @@ func (b *viewBuilder) task(id string) *TaskView {
 // boardTask adds a task of board.json.
 func (b *viewBuilder) boardTask(bt *board.Task) {
 	t := b.task(bt.ID)
+	if t == nil {
+		return
+	}
 	t.Agent, t.Goal, t.Deps, t.Status = bt.Agent(), bt.Goal, bt.Deps, string(bt.Status)
 	t.Started, t.Finished, t.Result, t.Error = bt.Started, bt.Finished, bt.Result, bt.Error
 }
@@ -154,21 +163,27 @@ func (b *viewBuilder) event(e event.Event) {
 	if e.Task == "" {
 		return
 	}
+	var t *TaskView
+	switch e.Type {
+	case event.TaskAdded, event.TaskStarted, event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
+		t = b.task(e.Task)
+	case event.ToolProgress, event.ToolResult:
+		t = b.byID[e.Task]
+	}
+	if t == nil {
+		return // another kind of event, or a task with no row
+	}
 	switch e.Type {
 	case event.TaskAdded:
-		t := b.task(e.Task)
 		t.Agent, t.Goal, t.Deps = e.Agent, e.Goal, e.Deps
 	case event.TaskStarted:
-		t := b.task(e.Task)
 		t.Status, t.Started, t.Finished = string(board.Running), e.Time, time.Time{}
 	case event.ToolProgress, event.ToolResult:
-		if t, ok := b.byID[e.Task]; ok && b.v.Live && e.Type == event.ToolProgress {
+		t.Progress = ""
+		if b.v.Live && e.Type == event.ToolProgress {
 			t.Progress = e.ProgressText()
-		} else if ok {
-			t.Progress = ""
 		}
 	case event.TaskCompleted, event.TaskFailed, event.TaskCancelled:
-		t := b.task(e.Task)
 		t.Progress = ""
 		t.Status, t.Finished = string(map[string]board.Status{event.TaskCompleted: board.Completed, event.TaskFailed: board.Failed, event.TaskCancelled: board.Cancelled}[e.Type]), e.Time
 		if e.Err != "" {
@@ -190,7 +205,7 @@ func (b *viewBuilder) event(e event.Event) {
 // board does; the call itself is listed from run.json (Summary.Pending).
 func (b *viewBuilder) waiting() {
 	for _, p := range b.v.Summary.Pending {
-		if t, ok := b.byID[p.Task]; ok && b.v.Live && (t.Status == string(board.Running) || t.Status == string(board.Pending)) {
+		if t := b.byID[p.Task]; t != nil && b.v.Live && (t.Status == string(board.Running) || t.Status == string(board.Pending)) {
 			t.Status = taskWaiting
 		}
 	}
@@ -227,7 +242,7 @@ func (b *viewBuilder) gen(g *runrecord.Gen) GenView {
 // addUsage adds a generator's tokens to its task, and its agent when the
 // task has none.
 func (b *viewBuilder) addUsage(task, agent string, in, out int) {
-	if t, ok := b.byID[task]; ok && task != "" {
+	if t := b.byID[task]; t != nil && task != "" {
 		t.In += in
 		t.Out += out
 		if t.Agent == "" {
@@ -241,7 +256,9 @@ func (b *viewBuilder) addUsage(task, agent string, in, out int) {
 func (b *viewBuilder) tasks() []TaskView {
 	var out []TaskView
 	for _, id := range b.order {
-		out = append(out, *b.byID[id])
+		if t := b.byID[id]; t != nil {
+			out = append(out, *t)
+		}
 	}
 	return out
 }
