@@ -5,7 +5,9 @@
 //
 // The engine writes a record through Writer, and everything that reads
 // one (fsd show, fsd runs, fsd ui, fsd report, a resume) reads it through
-// this package, so a change of the format is made in one place. It does
+// this package, so a change of the format is made in one place. Open
+// reads a record whole; OpenTask one task's lines, and Stream one
+// generator at a time, for readers of a large run. It does
 // not run anything and does not resume runs: a resume replays what
 // Writer wrote through the engine's Replay.
 package runrecord

@@ -4,7 +4,9 @@
 // the model received it. A live run's page — running, or waiting for an
 // approval, whose pending calls it lists — updates as the record grows
 // (server-sent events). The same run page is written as one
-// self-contained HTML file by Report.
+// self-contained HTML file by Report, or by WriteReport a generator at a
+// time. A run's page shows PageTasks tasks at a time, so a run of
+// 100,000 is sent and drawn a page at a time.
 //
 // Its assets are embedded (no CDN, no build step: plain JavaScript and
 // inline SVG), it reads records only through runrecord, and every byte it

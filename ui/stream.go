@@ -34,9 +34,9 @@ type streamed struct {
 
 // openView reads the record in dir's task table: the board's tasks and
 // the events, then each generator's tokens from the index. With from >=
-// 0, only the page of tasks from the from-th need be right: an event of
-// a board task on another page is not decoded. Close its stream when
-// done.
+// 0, only the page of tasks from the from-th gets a row (the others are
+// placed and counted), and an event of a board task on another page is
+// not decoded. Close its stream when done.
 func openView(dir string, now time.Time, from int) (*streamed, error) {
 	s, err := runrecord.OpenStream(dir)
 	if err != nil {
