@@ -83,7 +83,7 @@ func showRequests(w io.Writer, dir string, f showFlags) error {
 		}
 	}
 	if len(gens) == 0 {
-		// The task list needs every generator: read the whole record.
+		// The task list needs every generator: the index names them.
 		// Each task once, whatever its attempts; the host where it ran.
 		var names []string
 		if s, err := runrecord.OpenStream(dir); err == nil {
