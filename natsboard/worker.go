@@ -87,6 +87,8 @@ type Worker struct {
 	mu     sync.Mutex
 	models map[string]model.Model
 	skills map[string]*spec.Skill // by manifest path in the bundle cache (skill)
+	// paths are the cache paths of the bundles and files fetched (fetched).
+	paths map[string]string
 	// running are the tasks in progress, for cancels from coordinators.
 	running running
 
@@ -160,7 +162,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		opts.AckWait = wait
 	}
 	host, _ := os.Hostname()
-	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, skills: map[string]*spec.Skill{}, secrets: URLSecrets(url), host: host}
+	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, skills: map[string]*spec.Skill{}, paths: map[string]string{}, secrets: URLSecrets(url), host: host}
 	if _, err := w.listen(); err != nil {
 		res.Close()
 		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
@@ -631,7 +633,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 	}
 	var skill *spec.Skill
 	if m.Skill != "" {
-		dir, err := w.res.objs.fetchBundle(ctx, w.opts.CacheDir, m.Bundle)
+		dir, err := w.fetched("bundle\x00"+m.Bundle, func() (string, error) { return w.res.objs.fetchBundle(ctx, w.opts.CacheDir, m.Bundle) })
 		if transient(err) {
 			return nil, err
 		}
@@ -753,6 +755,30 @@ func (w *Worker) skill(path string) (*spec.Skill, error) {
 	return s, nil
 }
 
+// fetched returns the cache path of an object or bundle (key), fetching
+// it the first time: a path in the cache is named by the digest of its
+// content and never changes once written, so a worker looks for it once,
+// not once per task (as it parses a bundle's manifest once, U5).
+func (w *Worker) fetched(key string, fetch func() (string, error)) (string, error) {
+	w.mu.Lock()
+	path, ok := w.paths[key]
+	w.mu.Unlock()
+	if ok {
+		return path, nil
+	}
+	path, err := fetch()
+	if err != nil {
+		return "", err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.paths) >= maxSkills {
+		clear(w.paths)
+	}
+	w.paths[key] = path
+	return path, nil
+}
+
 // model returns the task's model, built once per name and script.
 func (w *Worker) model(ctx context.Context, m *Message) (model.Model, error) {
 	script := ""
@@ -762,7 +788,9 @@ func (w *Worker) model(ctx context.Context, m *Message) (model.Model, error) {
 			name = "workflow.script.yaml"
 		}
 		var err error
-		if script, err = w.res.objs.fetchFile(ctx, w.opts.CacheDir, m.Script, name); err != nil {
+		if script, err = w.fetched("file\x00"+m.Script+"\x00"+name, func() (string, error) {
+			return w.res.objs.fetchFile(ctx, w.opts.CacheDir, m.Script, name)
+		}); err != nil {
 			return nil, err
 		}
 	}
