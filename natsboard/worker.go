@@ -86,9 +86,9 @@ type Worker struct {
 
 	mu     sync.Mutex
 	models map[string]model.Model
-	skills map[string]*spec.Skill // by manifest path in the bundle cache (skill)
+	skills memo[*spec.Skill] // by manifest path in the bundle cache (skill)
 	// paths are the cache paths of the bundles and files fetched (fetched).
-	paths map[string]string
+	paths memo[string]
 	// running are the tasks in progress, for cancels from coordinators.
 	running running
 
@@ -162,7 +162,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		opts.AckWait = wait
 	}
 	host, _ := os.Hostname()
-	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, skills: map[string]*spec.Skill{}, paths: map[string]string{}, secrets: URLSecrets(url), host: host}
+	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host}
 	if _, err := w.listen(); err != nil {
 		res.Close()
 		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
@@ -733,26 +733,16 @@ const maxSkills = 256
 //
 // U5: one parse per bundle, by its content's digest.
 func (w *Worker) skill(path string) (*spec.Skill, error) {
-	w.mu.Lock()
-	s, ok := w.skills[path]
-	w.mu.Unlock()
-	if ok {
+	return w.skills.get(path, func() (*spec.Skill, error) {
+		s, diags := spec.LoadSkill(path)
+		if err := diags.Err(); err != nil {
+			return nil, err
+		}
+		if s == nil {
+			return nil, fmt.Errorf("%s holds no skill", filepath.Base(path))
+		}
 		return s, nil
-	}
-	s, diags := spec.LoadSkill(path)
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	if s == nil {
-		return nil, fmt.Errorf("%s holds no skill", filepath.Base(path))
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.skills) >= maxSkills {
-		clear(w.skills)
-	}
-	w.skills[path] = s
-	return s, nil
+	})
 }
 
 // fetched returns the cache path of an object or bundle (key), fetching
@@ -760,23 +750,36 @@ func (w *Worker) skill(path string) (*spec.Skill, error) {
 // content and never changes once written, so a worker looks for it once,
 // not once per task (as it parses a bundle's manifest once, U5).
 func (w *Worker) fetched(key string, fetch func() (string, error)) (string, error) {
-	w.mu.Lock()
-	path, ok := w.paths[key]
-	w.mu.Unlock()
+	return w.paths.get(key, fetch)
+}
+
+// memo keeps what a worker made once per key, at most maxSkills of them
+// (past that it starts over).
+type memo[V any] struct {
+	mu sync.Mutex
+	m  map[string]V
+}
+
+// get returns key's value, made by build the first time (an error is not
+// kept).
+func (c *memo[V]) get(key string, build func() (V, error)) (V, error) {
+	c.mu.Lock()
+	v, ok := c.m[key]
+	c.mu.Unlock()
 	if ok {
-		return path, nil
+		return v, nil
 	}
-	path, err := fetch()
+	v, err := build()
 	if err != nil {
-		return "", err
+		return v, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.paths) >= maxSkills {
-		clear(w.paths)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxSkills {
+		c.m = map[string]V{}
 	}
-	w.paths[key] = path
-	return path, nil
+	c.m[key] = v
+	return v, nil
 }
 
 // model returns the task's model, built once per name and script.
