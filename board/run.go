@@ -8,8 +8,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/fsdrun/fsd/event"
 )
 
@@ -64,11 +62,11 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 	}
 	b.mu.Unlock()
 
-	var g errgroup.Group
 	// A slot is taken before a task's goroutine starts and given back
 	// when it ends, or earlier when its runner only waits on the disk
 	// (Leave).
 	sem := make(chan struct{}, b.opts.Concurrency)
+	pool := newRunners(ctx, b, runner, b.opts.Concurrency)
 	head := 0
 	for {
 		b.mu.Lock()
@@ -106,13 +104,9 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 			continue
 		}
 		s := &slot{sem: sem, held: true}
-		g.Go(func() error {
-			defer s.release()
-			b.execute(context.WithValue(ctx, slotKey{}, s), n, runner)
-			return nil
-		})
+		pool.run(n, s)
 	}
-	_ = g.Wait()
+	pool.wait()
 
 	b.mu.Lock()
 	b.running = false
@@ -143,9 +137,10 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 
 // execute runs one task with its retries and records the outcome.
 //
-// G1: the task's goroutine ends here and its node keeps only the Task
+// G1: the task's call ends here and its node keeps only the Task
 // (status, result, times), so a board of 100,000 finished tasks holds
-// their results and nothing of the runs that made them.
+// their results and nothing of the runs that made them; the goroutine
+// that ran it waits, holding nothing, for the next task (runners).
 func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 	b.mu.Lock()
 	if n.t.Status != Pending || ctx.Err() != nil {
