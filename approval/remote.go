@@ -213,7 +213,8 @@ type remoteCall struct {
 func (g *Gate) Remote(ctx context.Context, task, agent string, attempt int) work.Approver {
 	// The attempt's generator name, which prefixes its call ids.
 	name := (&work.Attempt{Task: task, Number: attempt}).Name()
-	return &remoteApprover{g: g, ctx: ctx, prefix: name + "/", task: task, agent: agent, calls: map[string]*remoteCall{}}
+	// calls is made by the first call that asks: most attempts ask none.
+	return &remoteApprover{g: g, ctx: ctx, prefix: name + "/", task: task, agent: agent}
 }
 
 // Approve implements work.Approver on the coordinator. It never fails: a
@@ -236,6 +237,9 @@ func (r *remoteApprover) Approve(ctx context.Context, q work.ApprovalRequest) (w
 	c, ok := r.calls[p.Call]
 	if !ok {
 		c = &remoteCall{done: make(chan struct{})}
+		if r.calls == nil {
+			r.calls = map[string]*remoteCall{}
+		}
 		r.calls[p.Call] = c
 		go r.decide(c, p, q.Policy, q.Grant)
 	}

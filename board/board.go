@@ -234,6 +234,7 @@ func (b *Board) AddAll(specs []TaskSpec) ([]*Task, error) {
 		return nil, err
 	}
 	out := make([]*Task, len(nodes))
+	copies := make([]Task, len(nodes)) // one allocation for the batch
 	for i, n := range nodes {
 		n.pos = len(b.order)
 		b.order = append(b.order, n)
@@ -245,8 +246,8 @@ func (b *Board) AddAll(specs []TaskSpec) ([]*Task, error) {
 				n.waiting++
 			}
 		}
-		cp := n.t
-		out[i] = &cp
+		copies[i] = n.t
+		out[i] = &copies[i]
 	}
 	// A task added during a Run whose dependencies are done runs in that
 	// Run: runBoard returns only when nothing more can run.
@@ -277,14 +278,18 @@ func (b *Board) check(specs []TaskSpec, roster []string) ([]*node, error) {
 	seq := b.seq
 	batch := make(map[string]*node, len(specs))
 	nodes := make([]*node, len(specs))
-	whats := make([]string, len(specs))
+	// what names a task in messages: a default id is not handed out
+	// until the task is accepted, so a rejected task is named by goal.
+	// Made for a message only: a big batch is accepted without them.
+	what := func(s TaskSpec) string {
+		if s.ID == "" {
+			return fmt.Sprintf("new task %q", shorten(s.Goal))
+		}
+		return fmt.Sprintf("task %q", s.ID)
+	}
 	for i, s := range specs {
 		id := s.ID
-		// what names the task in messages: a default id is not handed out
-		// until the task is accepted, so a rejected task is named by goal.
-		what := fmt.Sprintf("task %q", id)
 		if id == "" {
-			what = fmt.Sprintf("new task %q", shorten(s.Goal))
 			for {
 				seq++
 				id = "t" + strconv.Itoa(seq)
@@ -299,15 +304,14 @@ func (b *Board) check(specs []TaskSpec, roster []string) ([]*node, error) {
 			return nil, errf(CodeDuplicateID, id, "task id %q is already on the board; pick another id", id)
 		}
 		if s.Goal == "" {
-			return nil, errf(CodeInvalidTask, s.ID, "%s has no goal", what)
+			return nil, errf(CodeInvalidTask, s.ID, "%s has no goal", what(s))
 		}
 		if s.Assignee != "" && roster != nil && !slices.Contains(roster, s.Assignee) {
-			e := errf(CodeUnknownAssignee, s.ID, "%s: unknown assignee %q; the roster is %v (omit assignee for the default worker)", what, s.Assignee, roster)
+			e := errf(CodeUnknownAssignee, s.ID, "%s: unknown assignee %q; the roster is %v (omit assignee for the default worker)", what(s), s.Assignee, roster)
 			e.Roster = slices.Clone(roster)
 			return nil, e
 		}
 		deps := dedupe(s.Deps)
-		whats[i] = what
 		n := &node{t: Task{ID: id, Goal: s.Goal, Input: s.Input, Assignee: s.Assignee, Deps: deps, Status: Pending}}
 		batch[id] = n
 		nodes[i] = n
@@ -319,7 +323,7 @@ func (b *Board) check(specs []TaskSpec, roster []string) ([]*node, error) {
 				dn = batch[d]
 			}
 			if dn == nil {
-				return nil, errf(CodeUnknownDependency, specs[i].ID, "%s depends on %q, which is not on the board", whats[i], d)
+				return nil, errf(CodeUnknownDependency, specs[i].ID, "%s depends on %q, which is not on the board", what(specs[i]), d)
 			}
 			n.deps = append(n.deps, dn)
 		}

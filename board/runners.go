@@ -17,8 +17,8 @@ import (
 //
 // F4: a goroutine offers itself for the next task before it gives its
 // slot back, so while tasks wait for slots they run on the goroutines
-// already there; at most limit goroutines wait idle, and none outlives
-// Run (close, then the group's Wait).
+// already there; at most idlePerSlot per slot wait idle, and none
+// outlives Run (wait).
 type runners struct {
 	b      *Board
 	ctx    context.Context
@@ -39,8 +39,15 @@ type job struct {
 	s *slot
 }
 
-func newRunners(ctx context.Context, b *Board, runner Runner, limit int) *runners {
-	limit = max(limit, 1)
+// idlePerSlot bounds the goroutines that wait idle, per concurrency slot.
+// A task that waits only on the disk leaves its slot (Leave) and another
+// starts on a new goroutine; when the commit they wait for lands they all
+// end at once. Keeping as many of them as such a burst holds (a 1,000-task
+// fan-out parks tens at a time) lets the tasks after it start on them.
+const idlePerSlot = 16
+
+func newRunners(ctx context.Context, b *Board, runner Runner, concurrency int) *runners {
+	limit := max(concurrency, 1) * idlePerSlot
 	return &runners{b: b, ctx: ctx, runner: runner, jobs: make(chan job, limit), limit: limit}
 }
 

@@ -59,7 +59,7 @@ func newAccount(wf *spec.Workflow, l spec.Limits) *account {
 // is the attempt's usage, every call is booked into a as well, and a's
 // budgets are checked before each call.
 func (a *account) attempt() *account {
-	return &account{parent: a, prices: a.prices, tasks: map[string]*tally{}, agents: map[string]*tally{}}
+	return &account{parent: a, prices: a.prices} // no tasks or agents: add
 }
 
 // restore starts a resumed run's account from what the run used before
@@ -77,7 +77,7 @@ func (a *account) restore(s runrecord.Summary, dir string) {
 	}
 	a.run = tally{u: s.Usage(), cost: s.Cost}
 	for name, u := range s.Agents {
-		a.agents[name] = &tally{u: u.Usage, cost: u.Cost}
+		*book(&a.agents, name) = tally{u: u.Usage, cost: u.Cost}
 	}
 }
 
@@ -91,8 +91,8 @@ func (a *account) replay(dir string) bool {
 		a.run.add(*l.Usage, l.Cost)
 		if l.Task != "" {
 			c := model.Caller{TaskID: l.Task, Agent: l.Agent}
-			book(a.tasks, l.Task).add(*l.Usage, l.Cost)
-			book(a.agents, agentOf(c)).add(*l.Usage, l.Cost)
+			book(&a.tasks, l.Task).add(*l.Usage, l.Cost)
+			book(&a.agents, agentOf(c)).add(*l.Usage, l.Cost)
 		}
 	})
 	return err == nil
@@ -111,18 +111,25 @@ func (a *account) add(c model.Caller, modelName string, u model.Usage) float64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.run.add(u, cost)
-	if c.TaskID != "" {
-		book(a.tasks, c.TaskID).add(u, cost)
-		book(a.agents, agentOf(c)).add(u, cost)
+	// An attempt's account is read for its total only (Outcome.Usage);
+	// the run's keeps each task's and agent's.
+	if c.TaskID != "" && a.parent == nil {
+		book(&a.tasks, c.TaskID).add(u, cost)
+		book(&a.agents, agentOf(c)).add(u, cost)
 	}
 	return cost
 }
 
-func book(m map[string]*tally, key string) *tally {
-	t := m[key]
+// book is key's tally in *m, made (and *m with it) on its first use: an
+// attempt's account books one task and one agent, often nothing.
+func book(m *map[string]*tally, key string) *tally {
+	t := (*m)[key]
 	if t == nil {
+		if *m == nil {
+			*m = map[string]*tally{}
+		}
 		t = &tally{}
-		m[key] = t
+		(*m)[key] = t
 	}
 	return t
 }

@@ -172,7 +172,7 @@ func (d attemptDeps) worker(ctx context.Context, t *work.Attempt) (w *workerEnv,
 		}
 		a = ag.WithDefaults()
 	}
-	w = &workerEnv{box: d.box, log: d.gen.log, skill: d.skill, byName: map[string]skillTool{}, state: tool.NewMemKV(), arts: d.gen.arts}
+	w = &workerEnv{box: d.box, log: d.gen.log, skill: d.skill, state: tool.NewMemKV(), arts: d.gen.arts}
 	// The reading built-ins may read the agent's skill's folder and those
 	// of the skills it loads (skills:).
 	skillDirs := func() []string {
@@ -186,8 +186,7 @@ func (d attemptDeps) worker(ctx context.Context, t *work.Attempt) (w *workerEnv,
 		return dirs
 	}
 	for _, bt := range d.box.builtins(t.Builtins, skillDirs) {
-		w.defs = append(w.defs, bt.Def())
-		w.byName[bt.Def().Name] = bt
+		w.offer(bt)
 	}
 	if t.Skill != "" {
 		if release, err = w.allow(ctx, d.skill, a.Tools); err != nil {

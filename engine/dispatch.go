@@ -48,11 +48,15 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 	var approver work.Approver
 	if appr := hb.workers.gen.appr; appr != nil {
 		at.Approve, at.ApprovalTimeout = appr.Default(), appr.Timeout()
-		// The attempt's calls wait for approval under its own ctx: they
-		// end with it.
-		actx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		approver = appr.Remote(actx, t.ID, t.Agent(), at.Number)
+		// An attempt run here asks the run's gate itself: only a worker
+		// elsewhere needs the gate's remote side.
+		if _, here := hb.dispatch.(*inProcess); !here {
+			// The attempt's calls wait for approval under its own ctx:
+			// they end with it.
+			actx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			approver = appr.Remote(actx, t.ID, t.Agent(), at.Number)
+		}
 	}
 	res, err := hb.dispatch.Dispatch(ctx, at, event.SinkFunc(hb.ev.stamped), approver)
 	if err != nil {

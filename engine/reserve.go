@@ -39,9 +39,10 @@ type limit struct {
 }
 
 // limits are the budgets caller c falls under: the run's, then its
-// agent's. a is the run's account; a.mu is held.
-func (a *account) limits(c model.Caller) []limit {
-	ls := make([]limit, 0, 2)
+// agent's, in buf (there are at most two: a call makes no allocation for
+// them). a is the run's account; a.mu is held.
+func (a *account) limits(c model.Caller, buf *[2]limit) []limit {
+	ls := buf[:0]
 	if a.maxIn > 0 || a.maxOut > 0 {
 		ls = append(ls, limit{maxIn: a.maxIn, maxOut: a.maxOut, used: a.run.u, held: &a.heldRun, key: a.runKey()})
 	}
@@ -91,7 +92,8 @@ func (a *account) left(c model.Caller) (in, out int) {
 	a = a.root()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, l := range a.limits(c) {
+	var buf [2]limit
+	for _, l := range a.limits(c, &buf) {
 		if l.maxIn > 0 {
 			in = lower(in, max(l.maxIn-l.used.InputTokens, 1))
 		}
@@ -153,7 +155,8 @@ func (a *account) reserve(ctx context.Context, c model.Caller, in, bound int) (*
 	}
 	for {
 		a.mu.Lock()
-		ls := a.limits(c)
+		var buf [2]limit
+		ls := a.limits(c, &buf)
 		if len(ls) == 0 {
 			a.mu.Unlock()
 			return nil, nil

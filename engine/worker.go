@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -37,6 +36,17 @@ type workerEnv struct {
 	// host's world with no prompt and no board, over a manager that
 	// offers those skills alone, within max-loaded-skills. nil without.
 	skills *hostEnv
+}
+
+// offer adds t to the tools the worker may call; byName is made by the
+// first (a worker of an agent with no tools makes none).
+func (w *workerEnv) offer(t skillTool) {
+	d := t.Def()
+	w.defs = append(w.defs, d)
+	if w.byName == nil {
+		w.byName = map[string]skillTool{}
+	}
+	w.byName[d.Name] = t
 }
 
 func (w *workerEnv) prepare(ctx context.Context) {
@@ -165,11 +175,7 @@ func (w *workerEnv) allow(ctx context.Context, s *spec.Skill, names []string) (r
 		want[n] = true
 		mcpWanted = mcpWanted || strings.Contains(n, "/")
 	}
-	add := func(t skillTool) {
-		d := t.Def()
-		w.defs = append(w.defs, d)
-		w.byName[d.Name] = t
-	}
+	add := w.offer
 	for _, t := range tools {
 		if want[t.Def().Name] {
 			add(t)
@@ -194,13 +200,35 @@ func (w *workerEnv) allow(ctx context.Context, s *spec.Skill, names []string) (r
 // its dependencies' results. It starts "Task ID: ": the run record finds
 // it so (runrecord, for a remote task's steps), after inherited turns.
 func taskMessage(t *board.Task, deps []board.DepResult) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Task %s: %s\n", t.ID, t.Goal)
+	// Sized first and written without fmt: one allocation for a task's
+	// message, which every task makes.
+	size := len("Task : \n") + len(t.ID) + len(t.Goal)
 	if t.Input != "" {
-		fmt.Fprintf(&b, "\nInput:\n%s\n", t.Input)
+		size += len("\nInput:\n\n") + len(t.Input)
 	}
 	for _, d := range deps {
-		fmt.Fprintf(&b, "\nResult of task %s (%s):\n%s\n", d.TaskID, d.Agent, d.Result)
+		size += len("\nResult of task  ():\n\n") + len(d.TaskID) + len(d.Agent) + len(d.Result)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString("Task ")
+	b.WriteString(t.ID)
+	b.WriteString(": ")
+	b.WriteString(t.Goal)
+	b.WriteByte('\n')
+	if t.Input != "" {
+		b.WriteString("\nInput:\n")
+		b.WriteString(t.Input)
+		b.WriteByte('\n')
+	}
+	for _, d := range deps {
+		b.WriteString("\nResult of task ")
+		b.WriteString(d.TaskID)
+		b.WriteString(" (")
+		b.WriteString(d.Agent)
+		b.WriteString("):\n")
+		b.WriteString(d.Result)
+		b.WriteByte('\n')
 	}
 	return b.String()
 }

@@ -106,11 +106,11 @@ func GenName(g journal.Gen) string {
 	if g.Task == "" {
 		return HostFile
 	}
-	name := TasksDir + "/" + FileName(g.Task)
+	// One concatenation each: one allocation for the name.
 	if g.Attempt > 1 {
-		name += ".attempt-" + strconv.Itoa(g.Attempt)
+		return TasksDir + "/" + FileName(g.Task) + ".attempt-" + strconv.Itoa(g.Attempt) + ".jsonl"
 	}
-	return name + ".jsonl"
+	return TasksDir + "/" + FileName(g.Task) + ".jsonl"
 }
 
 // FileName encodes a task id as a file name, injectively, so two tasks

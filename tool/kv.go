@@ -8,8 +8,9 @@ type MemKV struct {
 	m  map[string]string
 }
 
-// NewMemKV returns an empty MemKV.
-func NewMemKV() *MemKV { return &MemKV{m: map[string]string{}} }
+// NewMemKV returns an empty MemKV. Its map is made by the first Set: a
+// worker gets one for every task, and most tasks keep no state.
+func NewMemKV() *MemKV { return &MemKV{} }
 
 // Get returns k's value and whether it is set.
 func (s *MemKV) Get(k string) (string, bool) {
@@ -23,6 +24,9 @@ func (s *MemKV) Get(k string) (string, bool) {
 func (s *MemKV) Set(k, v string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]string{}
+	}
 	s.m[k] = v
 }
 

@@ -147,6 +147,12 @@ func (t *Transcript) AppendMessage(m model.Message) error {
 	if err := t.idx.Add(m); err != nil {
 		return err
 	}
+	if t.msgs == nil {
+		// Room for a task's usual exchange (its message, a call, its
+		// result, the answer) in one allocation instead of a growth
+		// for each.
+		t.msgs = make([]model.Message, 0, 4)
+	}
 	t.msgs = append(t.msgs, m)
 	mc := m
 	err := t.appendEntry(Entry{Kind: KindMessage, Message: &mc})
@@ -222,6 +228,9 @@ var ErrRecord = errors.New("transcript record")
 func (t *Transcript) appendEntry(e Entry) error {
 	e.Seq = len(t.entries)
 	e.Time = t.now()
+	if t.entries == nil {
+		t.entries = make([]Entry, 0, 4) // as msgs (AppendMessage)
+	}
 	t.entries = append(t.entries, e)
 	if t.w == nil {
 		return nil

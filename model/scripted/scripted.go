@@ -100,7 +100,8 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		return nil, fmt.Errorf("scripted model: %s in %s has %s; step %d was asked for: %w",
 			key, m.script.File, n, req.Caller.Step+1, ErrExhausted)
 	}
-	where := fmt.Sprintf("step %d of %s in %s", req.Caller.Step+1, key, m.script.File)
+	// Named only in errors: a step that plays builds no string for it.
+	where := func() string { return fmt.Sprintf("step %d of %s in %s", req.Caller.Step+1, key, m.script.File) }
 	st := steps[req.Caller.Step]
 	if st.Sleep != "" {
 		d, _ := time.ParseDuration(st.Sleep) // checked by Parse
@@ -113,13 +114,13 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		}
 	}
 	if st.Fail != "" {
-		return nil, fmt.Errorf("scripted model: %s: %s", where, st.Fail)
+		return nil, fmt.Errorf("scripted model: %s: %s", where(), st.Fail)
 	}
 	data := m.data(req)
 	resp := &model.Response{}
 	var err error
 	if resp.Text, err = m.render(st.Say, data); err != nil {
-		return nil, fmt.Errorf("scripted model: %s: say: %w", where, err)
+		return nil, fmt.Errorf("scripted model: %s: say: %w", where(), err)
 	}
 	calls := st.Calls
 	if st.Call != "" {
@@ -128,7 +129,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	for i, c := range calls {
 		args, err := m.renderArgs(c.Args, data)
 		if err != nil {
-			return nil, fmt.Errorf("scripted model: %s: %s args: %w", where, c.Call, err)
+			return nil, fmt.Errorf("scripted model: %s: %s args: %w", where(), c.Call, err)
 		}
 		resp.Calls = append(resp.Calls, model.ToolCall{
 			ID:   fmt.Sprintf("call_%s_%d_%d", callerKey(req.Caller), req.Caller.Step+1, i+1),
@@ -163,12 +164,17 @@ type tmplData struct {
 	deps map[string]json.RawMessage
 }
 
+// noDeps is .Deps for a template that does not name them; templates
+// only read it.
+var noDeps = map[string]any{}
+
 // values is the data as the template sees it: plain maps, no methods.
 // Deps are decoded only for a template that names them: a join of
 // thousands of tasks would decode them all for every step otherwise.
 func (d tmplData) values(withDeps bool) map[string]any {
-	deps := map[string]any{}
+	deps := noDeps
 	if withDeps {
+		deps = make(map[string]any, len(d.deps))
 		for id, raw := range d.deps {
 			dec := json.NewDecoder(bytes.NewReader(raw))
 			dec.UseNumber()
