@@ -26,7 +26,7 @@ func accepts(s *jsonschema.Schema, n *yaml.Node) bool {
 		return false
 	}
 	if s.Bool != nil {
-		return *s.Bool
+		return *s.Bool && plain(n)
 	}
 	if !walkable(s) {
 		return delegate(s, n)
@@ -71,8 +71,11 @@ func acceptsMapping(s *jsonschema.Schema, n *yaml.Node) bool {
 		}
 		switch a := s.AdditionalProperties.(type) {
 		case nil:
+			if !plain(v) {
+				return false
+			}
 		case bool:
-			if !a {
+			if !a || !plain(v) {
 				return false
 			}
 		case *jsonschema.Schema:
@@ -98,11 +101,9 @@ func acceptsSequence(s *jsonschema.Schema, n *yaml.Node) bool {
 	if s.MinItems != nil && len(n.Content) < *s.MinItems || s.MaxItems != nil && len(n.Content) > *s.MaxItems {
 		return false
 	}
-	if s.Items2020 != nil {
-		for _, e := range n.Content {
-			if !accepts(s.Items2020, e) {
-				return false
-			}
+	for _, e := range n.Content {
+		if s.Items2020 != nil && !accepts(s.Items2020, e) || s.Items2020 == nil && !plain(e) {
+			return false
 		}
 	}
 	return true
@@ -145,8 +146,36 @@ func walkable(s *jsonschema.Schema) bool {
 // schemas use no $dynamicRef or $recursiveRef (TestNoDynamicRefs), the
 // only keywords whose meaning depends on the path taken to a value.
 func delegate(s *jsonschema.Schema, n *yaml.Node) bool {
+	if !plain(n) {
+		return false
+	}
 	v, err := Value(n)
 	return err == nil && s.Validate(v) == nil
+}
+
+// plain reports whether the tree under n is one Value converts without
+// following an alias: the converter bounds what aliases expand to over
+// the whole document, so a document with one is left to it.
+func plain(n *yaml.Node) bool {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return true
+	case yaml.MappingNode:
+		for i, c := range n.Content {
+			if i%2 == 0 && c.Kind != yaml.ScalarNode || !plain(c) {
+				return false
+			}
+		}
+		return len(n.Content)%2 == 0
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if !plain(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func hasKey(n *yaml.Node, key string) bool {
