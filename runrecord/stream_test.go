@@ -124,8 +124,11 @@ func TestStreamReadCostsOneGenerator(t *testing.T) {
 			}
 		})
 	}
+	// A read of the whole run would allocate about twenty times more in
+	// the larger run; a margin absorbs the few allocations sync.Pool
+	// adds when it drops items, as it does at random under -race.
 	small, large := allocs(20), allocs(400)
-	if large > small {
+	if large > small*1.25 {
 		t.Errorf("reading one task allocates %v times in a 400-task run, %v in a 20-task run", large, small)
 	}
 }
