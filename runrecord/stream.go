@@ -68,6 +68,7 @@ type span struct {
 	// has no newline (a run mid-write), skipped when it does not decode.
 	step int32
 	torn bool
+	resp bool // a response line, not a request
 }
 
 // StepCount is how many of g's request lines are of step n (1-based),
@@ -78,7 +79,7 @@ func (g *GenInfo) StepCount(n int) int {
 	}
 	c := 0
 	for _, s := range g.reqs {
-		if s.step == int32(n-1) && s.n > 0 && s.step >= 0 {
+		if s.step == int32(n-1) && !s.resp {
 			c++
 		}
 	}
@@ -264,15 +265,14 @@ func (s *Stream) indexRequests(byName map[string]int, gen func(name, task string
 			g := &s.Gens[i]
 			// Read attaches a response to its step's request, the last
 			// one of that step; one with none is dropped.
-			for _, r := range g.reqs {
-				if r.n > 0 && r.step == sp.step && l.Usage != nil {
+			for i := len(g.reqs) - 1; i >= 0 && l.Usage != nil; i-- {
+				if r := g.reqs[i]; !r.resp && r.step == sp.step {
 					g.In += l.Usage.In
 					g.Out += l.Usage.Out
 					break
 				}
 			}
-			// Marked as a response by its negative length until read.
-			sp.n = -sp.n
+			sp.resp = true
 			g.reqs = append(g.reqs, sp)
 		}
 		return nil
@@ -310,9 +310,6 @@ func eachLine(f *os.File, path string, tail bool, fn func([]byte, span) error) e
 // line reads the line at sp of f into the stream's buffer.
 func (s *Stream) line(f *os.File, sp span) ([]byte, error) {
 	n := int(sp.n)
-	if n < 0 {
-		n = -n
-	}
 	if cap(s.buf) < n {
 		s.buf = make([]byte, n)
 	}

@@ -48,7 +48,7 @@ func openView(dir string, now time.Time, from int) (*streamed, error) {
 	}
 	err = runrecord.EachBoardTask(dir, func(t *board.Task) error { b.boardTask(t); return nil })
 	if err == nil || errors.Is(err, os.ErrNotExist) {
-		err = runrecord.EachEvent(dir, b.keeper(from), func(e event.Event) error { b.event(e); return nil })
+		err = runrecord.EachEvent(dir, b.keeper(), func(e event.Event) error { b.event(e); return nil })
 	}
 	if err != nil {
 		s.Close()
@@ -65,36 +65,25 @@ func openView(dir string, now time.Time, from int) (*streamed, error) {
 var viewEvents = [][]byte{[]byte(`"type":"task.`), []byte(`"type":"` + event.ToolProgress + `"`), []byte(`"type":"` + event.ToolResult + `"`)}
 
 // keeper picks the event lines worth decoding, after the board's tasks
-// are in: those of a type the page applies and, with from >= 0, of a
-// task that is not a board task on another page than from's. A task the
-// events add is kept (it takes the next place, perhaps on the page).
-func (b *viewBuilder) keeper(from int) func([]byte) bool {
-	var page map[string]bool
-	if from >= 0 && from+PageTasks <= len(b.order) {
-		page = make(map[string]bool, PageTasks)
-		for _, id := range b.order[from : from+PageTasks] {
-			page[id] = true
-		}
-	}
-	added := map[string]bool{}
+// are in: those of a type the page applies, of a task that has a row or
+// that no line placed yet (a task the events add takes the next place,
+// perhaps on the page). A task placed with no row is on another page.
+func (b *viewBuilder) keeper() func([]byte) bool {
 	return func(line []byte) bool {
 		typed := false
 		for _, m := range viewEvents {
 			typed = typed || bytes.Contains(line, m)
 		}
-		if !typed || page == nil {
-			return typed
+		if !typed {
+			return false
 		}
 		_, after, ok := bytes.Cut(line, []byte(`"task":"`))
 		id, _, ok2 := bytes.Cut(after, []byte(`"`))
 		if !ok || !ok2 || bytes.IndexByte(id, '\\') >= 0 {
 			return true // no plain id to judge by
 		}
-		if _, known := b.byID[string(id)]; !known {
-			added[string(id)] = true
-			return true
-		}
-		return page[string(id)] || added[string(id)]
+		t, placed := b.byID[string(id)]
+		return !placed || t != nil
 	}
 }
 

@@ -8,10 +8,9 @@ import (
 	"testing"
 )
 
-// Builds of one name of one package go to one path, where go build finds
-// the last binary and, its sources and flags unchanged, does not link it
-// again (go build -x shows no link step); another name, or another
-// package's folder, has a path of its own; changed flags build it again.
+// Builds of one name of one package go to one path (where go build finds
+// the last binary to keep); another name, or another package's folder,
+// has a path of its own; changed flags build it again.
 func TestBuildKeepsOnePathPerFolderAndName(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH")
