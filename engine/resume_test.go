@@ -225,7 +225,7 @@ func TestResumeRefusesPreJournalRecord(t *testing.T) {
 func TestResumeDigestsSkillFiles(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"wf.workflow.yaml":                 "name: wf\nmodel: x/y\nskills: [./skills]\nhost: {prompt: Help.}\ninput: go\n",
+		"wf.workflow.yaml":                 "name: wf\nmodel: openai/y\nskills: [./skills]\nhost: {prompt: Help.}\ninput: go\n",
 		"skills/ops/ops.skill.yaml":        "id: ops\nname: Ops\ndescription: Ops.\nversion: 1.0.0\ninstructions-file: HOWTO.md\ntools:\n  - name: act\n    description: Act.\n    run: {command: [sh, bin/act.sh, '{{.x}}']}\n",
 		"skills/ops/HOWTO.md":              "# How\nAct.\n",
 		"skills/ops/bin/act.sh":            "echo acted\n",

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -345,3 +346,16 @@ type Func func(ctx context.Context, req *Request) (*Response, error)
 
 // Generate calls f.
 func (f Func) Generate(ctx context.Context, req *Request) (*Response, error) { return f(ctx, req) }
+
+// providerNames are the providers a model string may name before its
+// slash, besides scripted: the file format's list, which spec checks
+// manifests against. Package provider builds a model for each, and its
+// tests keep its registry and this list the same.
+var providerNames = []string{"openai", "openai-responses", "anthropic", "gemini"}
+
+// ProviderNames returns the providers a model string may name, in the
+// order messages list them (scripted is not among them).
+func ProviderNames() []string { return slices.Clone(providerNames) }
+
+// IsProvider reports whether p is one of ProviderNames.
+func IsProvider(p string) bool { return slices.Contains(providerNames, p) }

@@ -174,8 +174,9 @@ func decodeModel(d *decoder, n *yaml.Node) string {
 
 // checkModel accepts provider/model, scripted or standin (the stand-in
 // model fsd eval's tests use, model/standin); the last two never in a
-// chain. Whether the provider exists is model/provider's to say, at run
-// time: spec may not import it.
+// chain. The provider must be one of model.ProviderNames, so that fsd
+// validate refuses what fsd run would refuse before its first request;
+// whether its key is set is the environment's to say, at run time.
 func checkModel(d *decoder, n *yaml.Node, m string, inChain bool) {
 	switch {
 	case m == "":
@@ -192,6 +193,15 @@ func checkModel(d *decoder, n *yaml.Node, m string, inChain bool) {
 	provider, name, ok := strings.Cut(m, "/")
 	if !ok || provider == "" || name == "" || strings.ContainsAny(name, " \t") {
 		d.errorf(n, "value", "model %q is not provider/model or scripted", m).Hint = "for example openai/gpt-5.4-mini, anthropic/claude-sonnet-4-5 or scripted"
+		return
+	}
+	if !model.IsProvider(provider) {
+		known := append(model.ProviderNames(), "scripted")
+		hint := "known: " + strings.Join(known, ", ")
+		if dym := diag.DidYouMean(provider, known, nil); dym != "" {
+			hint = dym + " (" + hint + ")"
+		}
+		d.errorf(n, "value", "model %q: unknown provider %q", m, provider).Hint = hint
 	}
 }
 

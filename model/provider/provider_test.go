@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -293,5 +294,19 @@ func TestGeminiKeyPrecedence(t *testing.T) {
 			t.Errorf("env %v: key sent %q, want %q", tt.env, got, tt.want)
 		}
 		srv.Close()
+	}
+}
+
+// TestRegistryIsTheFileFormatsList: spec checks a manifest's providers
+// against model.ProviderNames, so a provider the registry has and the
+// list lacks would be refused by fsd validate, and one the list has and
+// the registry lacks would pass fsd validate and fail fsd run.
+func TestRegistryIsTheFileFormatsList(t *testing.T) {
+	var got []string
+	for _, p := range Providers() {
+		got = append(got, p.Name)
+	}
+	if want := model.ProviderNames(); !slices.Equal(got, want) {
+		t.Errorf("registry %v, model.ProviderNames %v", got, want)
 	}
 }
