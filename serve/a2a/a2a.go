@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +62,15 @@ type handler struct {
 
 	mu    sync.Mutex
 	tasks map[string]*task
+	// ended holds the ids of the tasks in tasks that have ended, oldest
+	// first: at most keepEnded of them stay in memory (Y37).
+	ended []string
 }
+
+// keepEnded is how many ended tasks the handler keeps in memory. A
+// server answers turns for as long as it runs; an older task is read
+// back from its session's record when asked for.
+const keepEnded = 1000
 
 // task is what the handler knows of one turn, kept current by watch.
 type task struct {
@@ -262,14 +271,14 @@ func (h *handler) rpc(w http.ResponseWriter, r *http.Request) {
 		}
 		reply(w, req.ID, h.snapshot(t), nil)
 	case "tasks/get":
-		t, rerr := h.lookup(req.Params)
+		t, rerr := h.lookup(r.Context(), req.Params)
 		if rerr != nil {
 			reply(w, req.ID, nil, rerr)
 			return
 		}
 		reply(w, req.ID, h.snapshot(t), nil)
 	case "tasks/cancel":
-		t, rerr := h.lookup(req.Params)
+		t, rerr := h.lookup(r.Context(), req.Params)
 		if rerr != nil {
 			reply(w, req.ID, nil, rerr)
 			return
@@ -284,18 +293,104 @@ func (h *handler) rpc(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *handler) lookup(params json.RawMessage) (*task, *rpcError) {
+func (h *handler) lookup(ctx context.Context, params json.RawMessage) (*task, *rpcError) {
 	var p idParams
 	if err := json.Unmarshal(params, &p); err != nil || p.ID == "" {
 		return nil, errorf(codeInvalidParams, "params need the task's id")
 	}
+	return h.find(ctx, p.ID)
+}
+
+// find returns the task id names: from memory, or else read back from its
+// session's record (an ended task the handler let go of, or one of a
+// server that ran before this one).
+func (h *handler) find(ctx context.Context, id string) (*task, *rpcError) {
 	h.mu.Lock()
-	t := h.tasks[p.ID]
+	t := h.tasks[id]
 	h.mu.Unlock()
-	if t == nil {
-		return nil, errorf(codeTaskNotFound, "task %s not found", p.ID)
+	if t != nil {
+		return t, nil
 	}
+	t, err := h.recorded(ctx, id)
+	if err != nil {
+		return nil, errorf(codeInternal, "%v", err)
+	}
+	if t == nil {
+		return nil, errorf(codeTaskNotFound, "task %s not found", id)
+	}
+	h.mu.Lock()
+	if kept := h.tasks[id]; kept != nil {
+		t = kept // another request read it back first
+	} else {
+		h.tasks[id] = t
+		h.retire(t)
+	}
+	h.mu.Unlock()
 	return t, nil
+}
+
+// recorded rebuilds the ended task id (SESSION:TURN) from its session's
+// events: nil when the session or the turn is not there. A turn whose
+// record stops before its end (its server stopped) is canceled, as the
+// engine calls such a run interrupted.
+//
+// Y37: tasks/get answers an ended task after the handler let it go, and
+// after a restart, from the session's record.
+func (h *handler) recorded(ctx context.Context, id string) (*task, error) {
+	i := strings.LastIndexByte(id, ':')
+	if i <= 0 {
+		return nil, nil
+	}
+	turn, err := strconv.Atoi(id[i+1:])
+	if err != nil || turn < 1 {
+		return nil, nil
+	}
+	session := id[:i]
+	// Stop reading at the turn's end: a later turn may be running, and
+	// its events would keep the stream open until it ends. (A turn this
+	// handler did not start, still running, is waited for, as long as
+	// the request lasts.)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	events, err := h.b.Events(ctx, session, 0)
+	if errors.Is(err, serve.ErrNotFound) || errors.Is(err, serve.ErrInvalid) {
+		return nil, nil // no such session, or a name none can have
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := &task{id: id, session: session, turn: turn, changed: make(chan struct{})}
+	seen := false
+	for e := range events {
+		if e.Turn < turn {
+			continue
+		}
+		if e.Turn > turn || e.Type == event.RunFinished {
+			if e.Type == event.RunFinished && e.Turn == turn {
+				t.finish(e.Event)
+			}
+			break
+		}
+		seen = true
+	}
+	switch {
+	case t.state != "":
+		return t, nil
+	case seen:
+		t.state = StateCanceled
+		return t, nil
+	}
+	return nil, nil
+}
+
+// retire notes that t has ended, letting go of the oldest ended task
+// when more than keepEnded are kept. Callers hold h.mu.
+func (h *handler) retire(t *task) {
+	h.ended = append(h.ended, t.id)
+	if len(h.ended) > keepEnded {
+		delete(h.tasks, h.ended[0])
+		h.ended = slices.Delete(h.ended, 0, 1)
+	}
 }
 
 // send starts a turn, or answers the approvals of the input-required
@@ -305,11 +400,9 @@ func (h *handler) lookup(params json.RawMessage) (*task, *rpcError) {
 // of its turns.
 func (h *handler) send(ctx context.Context, m Message) (*task, *rpcError) {
 	if m.TaskID != "" {
-		h.mu.Lock()
-		t := h.tasks[m.TaskID]
-		h.mu.Unlock()
-		if t == nil {
-			return nil, errorf(codeTaskNotFound, "task %s not found", m.TaskID)
+		t, rerr := h.find(ctx, m.TaskID)
+		if rerr != nil {
+			return nil, rerr
 		}
 		return t, h.answer(t, m)
 	}
@@ -414,16 +507,8 @@ func (h *handler) watch(t *task, events <-chan serve.Event) {
 		case event.ApprovalAnswered:
 			h.answered(t, approvalID(e.Event))
 		case event.RunFinished:
-			t.asks = nil
-			t.answer, t.err = e.Answer, e.Err
-			switch e.Status {
-			case "finished":
-				t.state = StateCompleted
-			case "cancelled", "interrupted":
-				t.state = StateCanceled
-			default:
-				t.state = StateFailed
-			}
+			t.finish(e.Event)
+			h.retire(t)
 		default:
 			h.mu.Unlock()
 			continue
@@ -431,6 +516,20 @@ func (h *handler) watch(t *task, events <-chan serve.Event) {
 		close(t.changed)
 		t.changed = make(chan struct{})
 		h.mu.Unlock()
+	}
+}
+
+// finish sets t's end from its turn's RunFinished event.
+func (t *task) finish(e event.Event) {
+	t.asks = nil
+	t.answer, t.err = e.Answer, e.Err
+	switch e.Status {
+	case "finished":
+		t.state = StateCompleted
+	case "cancelled", "interrupted":
+		t.state = StateCanceled
+	default:
+		t.state = StateFailed
 	}
 }
 

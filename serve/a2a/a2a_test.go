@@ -216,3 +216,41 @@ func TestStream(t *testing.T) {
 		t.Errorf("answer %+v, artifact %v", a, artifact)
 	}
 }
+
+// Y37: a server answering turns for as long as it runs keeps a bounded
+// number of ended tasks in memory, and answers tasks/get of an older
+// one, or of one a server before it ran, from the session's record.
+func TestEndedTasksAreReadBack(t *testing.T) {
+	f := &servetest.Fake{}
+	h := a2a.Handler(f, a2a.Options{})
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	first := task(t, call(t, s, "message/send", map[string]any{"message": text("first")}))
+	const turns = 1100
+	for i := 0; i < turns; i++ {
+		m := text("more")
+		m["contextId"] = first.ContextID
+		task(t, call(t, s, "message/send", map[string]any{"message": m}))
+	}
+	if n := a2a.Kept(h); n > 1000 {
+		t.Errorf("the handler keeps %d tasks after %d ended turns, want at most 1000", n, turns+1)
+	}
+	check := func(s *httptest.Server, who string) {
+		got := task(t, call(t, s, "tasks/get", map[string]any{"id": first.ID}))
+		if got.ID != first.ID || got.ContextID != first.ContextID || got.Status.State != a2a.StateCompleted ||
+			len(got.Artifacts) != 1 || got.Artifacts[0].Parts[0].Text != "echo: first" {
+			t.Errorf("%s: tasks/get of the first task = %+v, want it completed with its answer", who, got)
+		}
+		if r := call(t, s, "tasks/cancel", map[string]any{"id": first.ID}); r.Error == nil || r.Error.Code != -32002 {
+			t.Errorf("%s: cancelling the ended first task = %+v, want TaskNotCancelable", who, r)
+		}
+	}
+	check(s, "the same server")
+	restarted := server(t, f, a2a.Options{})
+	check(restarted, "a new server")
+	for _, id := range []string{first.ContextID + ":9999", "nope:1", first.ContextID + ":0", first.ContextID, ":1"} {
+		if r := call(t, restarted, "tasks/get", map[string]any{"id": id}); r.Error == nil || r.Error.Code != -32001 {
+			t.Errorf("tasks/get %q = %+v, want TaskNotFound", id, r)
+		}
+	}
+}
