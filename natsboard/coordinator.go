@@ -222,12 +222,15 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		defer func() { _ = asub.Unsubscribe() }()
 	}
 	// Errors do not name the task: the board says which task failed.
-	err = keepTrying(ctx, c.opts.Logger.With().Str("task", t.Task).Logger(), "publish the task to NATS", func() error {
-		return c.publish(ctx, &nats.Msg{Subject: taskSubject(t.Skill, t.Agent), Data: data, Header: traceHeader(ctx)}, key)
+	msg := &nats.Msg{Subject: taskSubject(t.Skill, t.Agent), Data: data, Header: traceHeader(ctx)}
+	var seq uint64 // the message's sequence in the task stream
+	err = keepTrying(ctx, c.opts.Logger.With().Str("task", t.Task).Logger(), "publish the task to NATS", func() (err error) {
+		seq, err = c.publish(ctx, msg, key)
+		return err
 	})
 	if err != nil && errors.Is(context.Cause(ctx), board.ErrTaskCancelled) {
 		// The message may have reached the queue all the same.
-		return c.stop(key, ready, w), nil
+		return c.stop(key, ready, w, msg, 0), nil
 	}
 	if errors.Is(err, nats.ErrMaxPayload) {
 		return nil, fmt.Errorf("its message is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration", len(data), c.res.nc.MaxPayload())
@@ -247,7 +250,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		return &out.Outcome, nil
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), board.ErrTaskCancelled) {
-			return c.stop(key, ready, w), nil
+			return c.stop(key, ready, w, msg, seq), nil
 		}
 		return nil, ctx.Err()
 	case <-w.done:
@@ -261,7 +264,8 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 const maxPublishing = 1024
 
 // publish publishes a task message with message id key and waits for the
-// stream's acknowledgement. The publish is asynchronous: the message goes
+// stream's acknowledgement, which gives the message's sequence in the
+// stream (its first copy's, for a copy dropped as a duplicate). The publish is asynchronous: the message goes
 // out with those of the tasks dispatched at the same moment, in one write
 // and one flush, and the acks come back on one subscription instead of a
 // reply inbox per task. An attempt waits attemptWait at most: a lost
@@ -270,28 +274,28 @@ const maxPublishing = 1024
 // its message id.
 //
 // U2: bounded in flight, made again under its message id.
-func (c *Coordinator) publish(ctx context.Context, msg *nats.Msg, key string) error {
+func (c *Coordinator) publish(ctx context.Context, msg *nats.Msg, key string) (seq uint64, err error) {
 	f, err := c.jsp.PublishMsgAsync(msg, jetstream.WithMsgID(key), jetstream.WithStallWait(attemptWait))
 	if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
-		return fmt.Errorf("%w: %w", nats.ErrTimeout, err) // tried again, as a lost ack is
+		return 0, fmt.Errorf("%w: %w", nats.ErrTimeout, err) // tried again, as a lost ack is
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	t := time.NewTimer(attemptWait)
 	defer t.Stop()
 	select {
-	case <-f.Ok():
-		return nil
+	case ack := <-f.Ok():
+		return ack.Sequence, nil
 	case err := <-f.Err():
 		if errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
-			return fmt.Errorf("%w: %w", nats.ErrTimeout, err)
+			return 0, fmt.Errorf("%w: %w", nats.ErrTimeout, err)
 		}
-		return err
+		return 0, err
 	case <-t.C:
-		return fmt.Errorf("the stream's acknowledgement: %w", nats.ErrTimeout)
+		return 0, fmt.Errorf("the stream's acknowledgement: %w", nats.ErrTimeout)
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 }
 

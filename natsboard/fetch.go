@@ -26,7 +26,11 @@ type delivery struct {
 	msg jetstream.Msg
 	// asked is when the pull was sent: the delivery's lease starts then.
 	asked time.Time
-	err   error
+	// reconnects is the connection's reconnect count when the pull was
+	// sent: a delivery that came across a reconnect may have missed a
+	// cancel (handle).
+	reconnects uint64
+	err        error
 }
 
 func newPuller(w *Worker) *puller { return &puller{w: w, want: make(chan chan delivery)} }
@@ -74,7 +78,7 @@ func (p *puller) run(ctx context.Context) {
 //
 // U6: never more than the slots waiting, and every one answered.
 func (p *puller) round(ctx context.Context, waiting []chan delivery) {
-	asked := time.Now()
+	asked, reconnects := time.Now(), p.w.res.nc.Stats().Reconnects
 	answered := 0
 	reason := error(nats.ErrTimeout)
 	defer func() {
@@ -91,7 +95,7 @@ func (p *puller) round(ctx context.Context, waiting []chan delivery) {
 		return
 	}
 	for msg := range batch.Messages() {
-		waiting[answered] <- delivery{msg: msg, asked: asked}
+		waiting[answered] <- delivery{msg: msg, asked: asked, reconnects: reconnects}
 		answered++
 	}
 	if err := batch.Error(); err != nil {

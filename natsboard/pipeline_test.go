@@ -85,7 +85,7 @@ func TestTaskPublishOutlastsNoStream(t *testing.T) {
 	calls := 0
 	err = keepTrying(ctx, zerolog.Nop(), "publish the task to NATS", func() error {
 		calls++
-		err := c.publish(ctx, &nats.Msg{Subject: "fsd-test-nostream.x", Data: []byte("x")}, fmt.Sprint("key-", 1))
+		_, err := c.publish(ctx, &nats.Msg{Subject: "fsd-test-nostream.x", Data: []byte("x")}, fmt.Sprint("key-", 1))
 		if err != nil && calls == 1 {
 			go func() {
 				_, err := c.res.js.CreateStream(ctx, jetstream.StreamConfig{Name: "NOSTREAM", Subjects: []string{"fsd-test-nostream.>"}})

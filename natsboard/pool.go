@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -216,8 +217,9 @@ func (w *Worker) reopenQueue(ctx context.Context) {
 		w.opts.Logger.Warn().Err(err).Msg("the task queue is gone and could not be created again")
 		return
 	}
+	floor := queueFloor(ctx, w.res)
 	w.qmu.Lock()
-	w.cons = cons
+	w.cons, w.floor = cons, floor
 	w.qmu.Unlock()
 	w.opts.Logger.Warn().Str("agents", showAgents(w.opts.Agents)).
 		Msg("the task queue was gone (the NATS server lost its store, or it was removed): created it again")
@@ -228,6 +230,18 @@ func (w *Worker) reopenQueue(ctx context.Context) {
 func (w *Worker) queueGone(ctx context.Context) bool {
 	_, err := w.res.tasks.Consumer(ctx, consumerName(w.opts.Agents))
 	return errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound)
+}
+
+// queueFloor is the task stream's last sequence, read once the worker's
+// queue is open: a message after it was stored when the queue existed,
+// so no earlier queue delivered it (olderThanQueue). When the stream
+// does not answer, every message counts as older.
+func queueFloor(ctx context.Context, res *resources) uint64 {
+	info, err := res.tasks.Info(ctx)
+	if err != nil {
+		return math.MaxUint64
+	}
+	return info.State.LastSeq
 }
 
 // queue is the consumer the worker takes tasks from.

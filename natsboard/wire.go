@@ -37,9 +37,12 @@ const (
 	approvalSubject = "fsd.approvals"
 )
 
-// WireVersion is the version of Message and Outcome. A worker refuses a
-// message of another version (the task fails with a message saying so).
-const WireVersion = 2
+// WireVersion is the version of Message and Outcome, and of what the
+// coordinator and workers expect of each other: since 3, a cancel takes
+// a queued message off the queue and workers keep the cancels they hear
+// (U11). A worker refuses a message of another version (the task fails
+// with a message saying so).
+const WireVersion = 3
 
 // DefaultMaxDeliveries bounds how often a task message is delivered
 // before its attempt fails softly.

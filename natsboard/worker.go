@@ -73,8 +73,9 @@ type WorkerOptions struct {
 type Worker struct {
 	res      *resources
 	opts     WorkerOptions
-	qmu      sync.Mutex // guards cons, which reopenQueue replaces
+	qmu      sync.Mutex // guards cons and floor, which reopenQueue replaces
 	cons     jetstream.Consumer
+	floor    uint64          // the task stream's last sequence when cons was opened (queueFloor)
 	reopenMu sync.Mutex      // held by the one reopenQueue looking; guards reopened
 	reopened time.Time       // when reopenQueue last looked
 	trusted  map[string]bool // bundle digests of the --trust folders' skills
@@ -162,7 +163,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		opts.AckWait = wait
 	}
 	host, _ := os.Hostname()
-	w := &Worker{res: res, opts: opts, cons: cons, trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host}
+	w := &Worker{res: res, opts: opts, cons: cons, floor: queueFloor(ctx, res), trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host}
 	if _, err := w.listen(); err != nil {
 		res.Close()
 		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
@@ -264,7 +265,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				trouble.over(w.opts.Logger)
 				wg.Go(func() {
 					defer release()
-					w.handle(tctx, d.msg, newLease(d.asked, w.opts.AckWait))
+					w.handle(tctx, d)
 				})
 			}
 		})
@@ -348,8 +349,10 @@ func sleep(ctx context.Context, d time.Duration) {
 //
 // N3, N5, N8, N17: a committed key is acked unrun; the delivery past the
 // bound fails softly; a NATS failure for now or the worker's stop hands the
-// message back.
-func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
+// message back. U11: a first delivery does not look for a committed
+// outcome unless it may have missed a cancel (mustLook).
+func (w *Worker) handle(ctx context.Context, d delivery) {
+	msg, l := d.msg, newLease(d.asked, w.opts.AckWait)
 	log := w.opts.Logger
 	var m Message
 	if err := json.Unmarshal(msg.Data(), &m); err != nil || m.Task == "" {
@@ -382,22 +385,37 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 			return
 		}
 	}
-	// Registered before the check below: a cancel that comes after the
-	// check finds the task; one that came before committed an outcome the
-	// check finds.
+	md, _ := msg.Metadata()
+	// A message stored before this pool's queue was created may have been
+	// delivered by an earlier one (removed by hand, made again by
+	// reopenQueue): its count restarted, its journal did not.
+	resume := md != nil && (md.NumDelivered > 1 || w.olderThanQueue(md))
+	// Registered before the look below: a cancel that comes after the
+	// look finds the task; one that came before it was heard (a cancelled
+	// attempt is refused here) or committed an outcome the look finds.
 	tctx, cancel := context.WithCancelCause(tracedContext(ctx, msg.Headers()))
 	defer cancel(nil)
-	defer w.running.add(key, cancel)()
-	if _, err := w.res.results.Get(ctx, key); err == nil {
-		log.Debug().Msg("already completed; delivery dropped")
-		_ = msg.Ack()
+	unregister, cancelled := w.running.add(key, cancel)
+	defer unregister()
+	if cancelled {
+		// Its coordinator cancelled it while it was queued: not run. The
+		// cancellation is committed here too, so the attempt has an
+		// outcome even if its coordinator is gone.
+		log.Debug().Msg("cancelled before it was delivered; not run")
+		w.commit(ctx, msg, &m, &work.Outcome{Error: cancelledMessage}, l, log)
 		return
+	}
+	if mustLook(md, resume, d.reconnects, w.res.nc) {
+		if _, err := w.res.results.Get(ctx, key); err == nil {
+			log.Debug().Msg("already completed; delivery dropped")
+			_ = msg.Ack()
+			return
+		}
 	}
 	var res *work.Outcome
 	// What the run leaves for the commit: its events not sent yet and its
 	// journal's entries not published yet.
 	var end attemptEnd
-	md, _ := msg.Metadata()
 	if md != nil && m.MaxDeliveries > 0 && md.NumDelivered > uint64(m.MaxDeliveries) {
 		times := fmt.Sprintf("%d times", md.NumDelivered-1)
 		if md.NumDelivered == 2 {
@@ -407,14 +425,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 	} else {
 		stop := w.heartbeat(ctx, msg, key, cancel, l)
 		var err error
-		delivery, resume := uint64(1), false
+		delivery := uint64(1)
 		if md != nil {
 			delivery = max(md.NumDelivered, 1)
-			// A message stored before this pool's queue was created may
-			// have been delivered by an earlier one (removed by hand, made
-			// again by reopenQueue): its count restarted, its journal did
-			// not.
-			resume = delivery > 1 || md.Timestamp.Before(w.queue().CachedInfo().Created.Add(time.Second))
 		}
 		res, err = w.run(tctx, &m, delivery, resume, &end, log)
 		stop()
@@ -452,6 +465,33 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease) {
 		}
 	}
 	w.commitEnd(ctx, msg, &m, res, l, &end, log)
+}
+
+// mustLook reports whether a delivery looks for its attempt's committed
+// outcome before it runs. A first delivery need not: a cancel takes a
+// queued message off the queue before it asks the workers, and a worker
+// that hears it keeps the key and refuses the attempt (running.add), so
+// a committed outcome can only be there for a delivery that came before,
+// or for one that may have missed the cancel while the connection was
+// down. A redelivery, a message older than its queue (resume), and a
+// delivery asked for before a reconnect or taken while disconnected look
+// first: the look costs the server a request and its reply.
+//
+// U11: a cancelled queued attempt does not run, and a committed one does
+// not run again.
+func mustLook(md *jetstream.MsgMetadata, resume bool, reconnects uint64, nc *nats.Conn) bool {
+	return md == nil || resume || nc.Stats().Reconnects != reconnects || !nc.IsConnected()
+}
+
+// olderThanQueue reports whether a task message may have been stored
+// before the worker's queue was created: it was stored before the worker
+// opened the queue (by its stream sequence) and not a second after the
+// queue's creation (for the clocks of a cluster's nodes).
+func (w *Worker) olderThanQueue(md *jetstream.MsgMetadata) bool {
+	w.qmu.Lock()
+	cons, floor := w.cons, w.floor
+	w.qmu.Unlock()
+	return md.Sequence.Stream <= floor && md.Timestamp.Before(cons.CachedInfo().Created.Add(time.Second))
 }
 
 // attemptEnd is what a delivery's run leaves for its commit: the events
