@@ -5,6 +5,9 @@ import (
 	"io"
 	"os"
 
+	// Imported for its initialisation, which runs before the packages
+	// that make starting costly (design row I1).
+	_ "github.com/fsdrun/fsd/internal/startup"
 	"github.com/spf13/cobra"
 )
 

@@ -24,24 +24,67 @@ const maxInitBytes = 8 << 10
 // are not in fsd) to maxInitBytes. Allocation counts, unlike times, are
 // the same on a busy machine.
 func TestPackagesDoNoWorkAtStart(t *testing.T) {
+	seen := 0
+	for _, p := range initTrace(t) {
+		if !strings.HasPrefix(p.path, "github.com/fsdrun/fsd/") || p.path == "github.com/fsdrun/fsd/cmd/fsd" {
+			continue
+		}
+		seen++
+		if p.bytes > maxInitBytes {
+			t.Errorf("%s allocates %d bytes (%d allocations) at start, more than %d: build it at first use (internal/lazyre for a regexp, sync.OnceValue otherwise)", p.path, p.bytes, p.allocs, maxInitBytes)
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("inittrace named %d fsd packages; its format may have changed", seen)
+	}
+}
+
+// TestStartupInitialisesFirst (I1): internal/startup reserves the main
+// goroutine's stack before any package whose initialisation allocates
+// more than 64 KiB (the JSON Schema library's, which recurses deepest,
+// among them), or the stack grows step by step as if it were not there.
+func TestStartupInitialisesFirst(t *testing.T) {
+	const startup, deep = "github.com/fsdrun/fsd/internal/startup", "github.com/santhosh-tekuri/jsonschema/v6"
+	for _, p := range initTrace(t) {
+		if p.path == startup {
+			return
+		}
+		if p.bytes > 64<<10 || p.path == deep {
+			t.Errorf("%s (%d bytes) is initialised before %s", p.path, p.bytes, startup)
+		}
+	}
+	t.Fatalf("inittrace does not name %s: cmd/fsd no longer imports it", startup)
+}
+
+// initLog is one package's initialisation, from GODEBUG=inittrace=1.
+type initLog struct {
+	path          string
+	bytes, allocs int
+}
+
+// initTrace runs the test binary as fsd version under
+// GODEBUG=inittrace=1 and returns the packages' initialisations in the
+// order they ran.
+func initTrace(t *testing.T) []initLog {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "version")
 	cmd.Env = append(os.Environ(), "FSD_TEST_AS_MAIN=1", "GODEBUG=inittrace=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("fsd version: %v\n%s", err, out)
 	}
-	seen := 0
+	var inits []initLog
 	for line := range strings.Lines(string(out)) {
 		m := initLine.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil || !strings.HasPrefix(m[1], "github.com/fsdrun/fsd/") || m[1] == "github.com/fsdrun/fsd/cmd/fsd" {
+		if m == nil {
 			continue
 		}
-		seen++
-		if n, _ := strconv.Atoi(m[2]); n > maxInitBytes {
-			t.Errorf("%s allocates %d bytes (%s allocations) at start, more than %d: build it at first use (internal/lazyre for a regexp, sync.OnceValue otherwise)", m[1], n, m[3], maxInitBytes)
-		}
+		n, _ := strconv.Atoi(m[2])
+		a, _ := strconv.Atoi(m[3])
+		inits = append(inits, initLog{m[1], n, a})
 	}
-	if seen < 10 {
-		t.Fatalf("inittrace named %d fsd packages; its format may have changed:\n%s", seen, out)
+	if len(inits) < 50 {
+		t.Fatalf("inittrace named %d packages; its format may have changed:\n%s", len(inits), out)
 	}
+	return inits
 }

@@ -1,0 +1,11 @@
+// Package startup prepares the process for the work every fsd command
+// does before it reads a flag: the linked packages' initialisation, the
+// JSON Schema library's compile of its meta-schemas above all, which
+// recurses deeply on the main goroutine. cmd/fsd imports it for its
+// initialisation alone, which runs before those packages' (a package is
+// initialised as soon as its imports are, in import path order, and this
+// one imports next to nothing).
+//
+// It is not a place for work a command needs: what it does must cost less
+// than it saves in every command, `fsd version` included.
+package startup
