@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -87,4 +88,31 @@ func initTrace(t *testing.T) []initLog {
 		t.Fatalf("inittrace named %d packages; its format may have changed:\n%s", len(inits), out)
 	}
 	return inits
+}
+
+// TestCommandMakesOnlyItself: a command's root holds that command alone,
+// so starting it defines no other command's flags; each name in commands
+// is the name of the command it makes, and a first word that names none
+// gets every command (for help, completion and suggestions).
+func TestCommandMakesOnlyItself(t *testing.T) {
+	all := newRootCmd(io.Discard, io.Discard).Commands()
+	if len(all) != len(commands) {
+		t.Fatalf("the whole tree has %d commands, the table %d", len(all), len(commands))
+	}
+	for _, c := range commands {
+		root := newRootCmdFor([]string{c.name, "--help"}, io.Discard, io.Discard)
+		subs := root.Commands()
+		if len(subs) != 1 || subs[0].Name() != c.name {
+			var names []string
+			for _, s := range subs {
+				names = append(names, s.Name())
+			}
+			t.Errorf("fsd %s makes %v, want only %s", c.name, names, c.name)
+		}
+	}
+	for _, args := range [][]string{nil, {"help", "run"}, {"-v", "run"}, {"rnu"}} {
+		if got := len(newRootCmdFor(args, io.Discard, io.Discard).Commands()); got != len(commands) {
+			t.Errorf("fsd %v makes %d commands, want all %d", args, got, len(commands))
+		}
+	}
 }
