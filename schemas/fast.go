@@ -1,19 +1,20 @@
 package schemas
 
 import (
+	"encoding/json"
+	"fmt"
+	"math/big"
 	"unicode/utf8"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v4"
 )
 
-// accepts reports whether document node n is valid under s, walking the
-// YAML tree itself for the keywords a manifest's bulk uses (type,
-// properties, required, additionalProperties, items, minLength and
-// maxLength, minItems and maxItems, enum of strings, $ref) and handing
-// any other schema, with the value under it, to the validator. It never
-// rejects: false means "not shown valid here", and Validate then runs the
-// validator over the whole document, which finds and places every error.
+// accepts reports whether document node n is valid under r, walking the
+// YAML tree itself with the keywords rules knows, and handing a schema
+// with any other keyword, with the value under it, to the validator. It
+// never rejects: false means "not shown valid here", and Validate then
+// runs the validator over the whole document, which finds and places
+// every error.
 //
 // A large workflow is mostly tasks of a few strings each: the validator
 // builds a value for each node and tracks scopes and evaluated keys for
@@ -21,136 +22,373 @@ import (
 //
 // F5: a document accepts passes the validator; every document it does
 // not accept is judged by the validator alone.
-func accepts(s *jsonschema.Schema, n *yaml.Node) bool {
-	if n == nil || s == nil {
-		return false
-	}
-	if s.Bool != nil {
-		return *s.Bool && plain(n)
-	}
-	if !walkable(s) {
-		return delegate(s, n)
-	}
-	if s.Ref != nil && !accepts(s.Ref, n) {
-		return false
-	}
-	// Each keyword applies to values of its type only; type says which
-	// types are allowed.
-	switch n.Kind {
-	case yaml.MappingNode:
-		return allows(s, objectMask) && acceptsMapping(s, n)
-	case yaml.SequenceNode:
-		return allows(s, arrayMask) && acceptsSequence(s, n)
-	case yaml.ScalarNode:
-		if n.ShortTag() != "!!str" {
-			return delegate(s, n) // numbers, booleans, null: the converter's types
+func accepts(r *rule, n *yaml.Node) bool {
+	return n != nil && r != nil && r.check(n) == yes
+}
+
+// verdict is the walk's judgement of a value under a schema. yes and no
+// are the validator's verdict exactly; maybe leaves it to the validator.
+// A subschema's no decides branches (if, oneOf, not), so a no must be as
+// sure as a yes (TestVerdictsAgree). yes also means the tree under the
+// value is plain.
+type verdict uint8
+
+const (
+	maybe verdict = iota
+	yes
+	no
+)
+
+// check judges n under r. Each keyword is one more condition: the first
+// that is not met decides.
+func (r *rule) check(n *yaml.Node) verdict {
+	if r.boolean != nil {
+		if !*r.boolean {
+			return no
 		}
-		return allows(s, stringMask) && acceptsString(s, n.Value)
+		return plainVerdict(n)
 	}
-	return false // an alias: the converter bounds what it expands to
+	if r.delegate {
+		return r.delegated(n)
+	}
+	t, str, v, ok := typeOf(n)
+	if !ok {
+		return maybe // an alias: the converter bounds what it expands to
+	}
+	if r.types != 0 && r.types&t == 0 && !(r.types&tInteger != 0 && t == tNumber && isInteger(v)) {
+		return no
+	}
+	if r.enum != nil {
+		if vd := r.inEnum(t, str, v); vd != yes {
+			return vd
+		}
+	}
+	if vd := r.applicators(n); vd != yes {
+		return vd
+	}
+	switch t {
+	case tObject:
+		return r.checkMapping(n)
+	case tArray:
+		return r.checkSequence(n)
+	case tString:
+		return r.checkString(str)
+	case tNumber:
+		return r.checkNumber(v)
+	}
+	return yes
 }
 
-func allows(s *jsonschema.Schema, t jsonschema.Types) bool {
-	return s.Types == nil || *s.Types&t != 0
+// applicators judges n under r's $ref, allOf, anyOf, oneOf, not and
+// if/then/else.
+func (r *rule) applicators(n *yaml.Node) verdict {
+	if r.ref != nil {
+		if vd := r.ref.check(n); vd != yes {
+			return vd
+		}
+	}
+	for _, s := range r.allOf {
+		if vd := s.check(n); vd != yes {
+			return vd
+		}
+	}
+	if r.anyOf != nil {
+		out := no
+		for _, s := range r.anyOf {
+			switch s.check(n) {
+			case yes:
+				out = yes
+			case maybe:
+				if out == no {
+					out = maybe
+				}
+			}
+			if out == yes {
+				break
+			}
+		}
+		if out != yes {
+			return out
+		}
+	}
+	if r.oneOf != nil {
+		matched := 0
+		for _, s := range r.oneOf {
+			switch s.check(n) {
+			case yes:
+				matched++
+			case maybe:
+				return maybe
+			}
+		}
+		if matched != 1 {
+			return no
+		}
+	}
+	if r.not != nil {
+		switch r.not.check(n) {
+		case yes:
+			return no
+		case maybe:
+			return maybe
+		}
+	}
+	if r.ifR != nil {
+		branch := r.elseR
+		switch r.ifR.check(n) {
+		case yes:
+			branch = r.thenR
+		case maybe:
+			return maybe
+		}
+		if branch != nil {
+			if vd := branch.check(n); vd != yes {
+				return vd
+			}
+		}
+	}
+	return yes
 }
 
-func acceptsMapping(s *jsonschema.Schema, n *yaml.Node) bool {
-	if s.Enum != nil {
-		return false // walkable: an enum of strings only
+func (r *rule) checkMapping(n *yaml.Node) verdict {
+	if len(n.Content)%2 != 0 {
+		return maybe
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return false
+			return maybe // the converter follows an alias as a key
 		}
-		if ps, ok := s.Properties[k.Value]; ok {
-			if !accepts(ps, v) {
-				return false
+		if r.propNames != nil {
+			if vd := r.propNames.checkKey(k.Value); vd != yes {
+				return vd
 			}
-			continue
 		}
-		switch a := s.AdditionalProperties.(type) {
-		case nil:
-			if !plain(v) {
-				return false
-			}
-		case bool:
-			if !a || !plain(v) {
-				return false
-			}
-		case *jsonschema.Schema:
-			if !accepts(a, v) {
-				return false
-			}
-		default:
-			return false
+		s := r.addl
+		if ps, ok := r.props[k.Value]; ok {
+			s = ps
+		}
+		vd := plainVerdict(v)
+		if s != nil {
+			vd = s.check(v)
+		}
+		if vd == no && repeated(n, i) {
+			vd = maybe // the validator sees only the last value of a key
+		}
+		if vd != yes {
+			return vd
 		}
 	}
-	for _, r := range s.Required {
-		if !hasKey(n, r) {
-			return false
+	for _, req := range r.required {
+		if !hasKey(n, req) {
+			return no
 		}
 	}
-	return true
+	return yes
 }
 
-func acceptsSequence(s *jsonschema.Schema, n *yaml.Node) bool {
-	if s.Enum != nil {
-		return false
-	}
-	if s.MinItems != nil && len(n.Content) < *s.MinItems || s.MaxItems != nil && len(n.Content) > *s.MaxItems {
-		return false
+// checkKey judges a mapping key, which the converter makes a string
+// whatever its YAML type.
+func (r *rule) checkKey(k string) verdict {
+	return r.check(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k})
+}
+
+func (r *rule) checkSequence(n *yaml.Node) verdict {
+	if r.minItems >= 0 && len(n.Content) < r.minItems || r.maxItems >= 0 && len(n.Content) > r.maxItems {
+		return no
 	}
 	for _, e := range n.Content {
-		if s.Items2020 != nil && !accepts(s.Items2020, e) || s.Items2020 == nil && !plain(e) {
-			return false
+		vd := plainVerdict(e)
+		if r.items != nil {
+			vd = r.items.check(e)
+		}
+		if vd != yes {
+			return vd
 		}
 	}
-	return true
+	if r.unique {
+		return unique(n)
+	}
+	return yes
 }
 
-func acceptsString(s *jsonschema.Schema, v string) bool {
-	if s.MinLength != nil || s.MaxLength != nil {
-		l := utf8.RuneCountInString(v)
-		if s.MinLength != nil && l < *s.MinLength || s.MaxLength != nil && l > *s.MaxLength {
-			return false
+func (r *rule) checkString(s string) verdict {
+	if r.minLen >= 0 || r.maxLen >= 0 {
+		l := utf8.RuneCountInString(s)
+		if r.minLen >= 0 && l < r.minLen || r.maxLen >= 0 && l > r.maxLen {
+			return no
 		}
 	}
-	if s.Enum != nil {
-		for _, e := range s.Enum.Values {
-			if x, ok := e.(string); ok && x == v {
-				return true
+	if r.pattern != "" {
+		re := r.regexp()
+		if re == nil {
+			return maybe
+		}
+		if !re.MatchString(s) {
+			return no
+		}
+	}
+	return yes
+}
+
+// checkNumber compares v with the bounds as the validator does: both as
+// exact rationals.
+func (r *rule) checkNumber(v any) verdict {
+	if r.min == nil && r.max == nil && r.exMin == nil && r.exMax == nil {
+		return yes
+	}
+	x, ok := rat(v)
+	if !ok {
+		return maybe
+	}
+	if r.min != nil && x.Cmp(r.min) < 0 || r.max != nil && x.Cmp(r.max) > 0 ||
+		r.exMin != nil && x.Cmp(r.exMin) <= 0 || r.exMax != nil && x.Cmp(r.exMax) >= 0 {
+		return no
+	}
+	return yes
+}
+
+// inEnum judges a value of type t (str for a string, v for another
+// scalar) against r's enum.
+func (r *rule) inEnum(t jsonType, str string, v any) verdict {
+	if t == tObject || t == tArray {
+		for _, e := range r.enum {
+			switch e.(type) {
+			case map[string]any, []any:
+				return maybe // the walk compares scalars only
 			}
 		}
-		return false
+		return no
 	}
-	return true
+	if t == tString {
+		v = str
+	}
+	for _, e := range r.enum {
+		if equal(v, e) {
+			return yes
+		}
+	}
+	return no
 }
 
-// walkable reports whether s uses only keywords accepts checks itself
-// (and annotations, which assert nothing).
-func walkable(s *jsonschema.Schema) bool {
-	return s.RecursiveRef == nil && s.DynamicRef == nil && s.Const == nil && s.Not == nil &&
-		s.AllOf == nil && s.AnyOf == nil && s.OneOf == nil && s.If == nil && s.Then == nil && s.Else == nil &&
-		s.Format == nil && s.MaxProperties == nil && s.MinProperties == nil && s.PropertyNames == nil &&
-		s.PatternProperties == nil && s.Dependencies == nil && s.DependentRequired == nil && s.DependentSchemas == nil &&
-		s.UnevaluatedProperties == nil && !s.UniqueItems && s.Contains == nil && s.MinContains == nil && s.MaxContains == nil &&
-		s.Items == nil && s.AdditionalItems == nil && s.PrefixItems == nil && s.UnevaluatedItems == nil &&
-		s.Pattern == nil && s.ContentEncoding == nil && s.ContentMediaType == nil && s.ContentSchema == nil &&
-		s.Maximum == nil && s.Minimum == nil && s.ExclusiveMaximum == nil && s.ExclusiveMinimum == nil && s.MultipleOf == nil &&
-		s.Extensions == nil && (s.Enum == nil || s.Types != nil && *s.Types == stringMask)
-}
-
-// delegate validates the value under n against s with the validator. A
-// subschema's verdict on its value does not depend on where it sits: the
-// schemas use no $dynamicRef or $recursiveRef (TestNoDynamicRefs), the
-// only keywords whose meaning depends on the path taken to a value.
-func delegate(s *jsonschema.Schema, n *yaml.Node) bool {
+// delegated judges n under r with the validator, compiling r first.
+func (r *rule) delegated(n *yaml.Node) verdict {
 	if !plain(n) {
-		return false
+		return maybe
+	}
+	s := r.validator()
+	if s == nil {
+		return maybe
 	}
 	v, err := Value(n)
-	return err == nil && s.Validate(v) == nil
+	if err != nil {
+		return maybe
+	}
+	if s.Validate(v) != nil {
+		return no
+	}
+	return yes
+}
+
+// typeOf returns the JSON type the converter gives n, and its value: str
+// for a string, v for another scalar. ok is false for an alias.
+func typeOf(n *yaml.Node) (t jsonType, str string, v any, ok bool) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return tObject, "", nil, true
+	case yaml.SequenceNode:
+		return tArray, "", nil, true
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!str" {
+			return tString, n.Value, nil, true
+		}
+		switch x := scalar(n).(type) {
+		case nil:
+			return tNull, "", nil, true
+		case bool:
+			return tBool, "", x, true
+		case int64, float64:
+			return tNumber, "", x, true
+		case string:
+			return tString, x, nil, true
+		}
+	}
+	return 0, "", nil, false
+}
+
+// rat is a number as the validator reads it, from its printed form.
+func rat(v any) (*big.Rat, bool) {
+	switch v.(type) {
+	case int64, float64, json.Number:
+		return new(big.Rat).SetString(fmt.Sprint(v))
+	}
+	return nil, false
+}
+
+func isInteger(v any) bool {
+	if _, ok := v.(int64); ok {
+		return true
+	}
+	x, ok := rat(v)
+	return ok && x.IsInt()
+}
+
+// equal compares two scalars as the validator's enum does: numbers by
+// value, whatever their Go type.
+func equal(a, b any) bool {
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		x, ok := b.(bool)
+		return ok && a == x
+	case string:
+		x, ok := b.(string)
+		return ok && a == x
+	}
+	x, ok1 := rat(a)
+	y, ok2 := rat(b)
+	return ok1 && ok2 && x.Cmp(y) == 0
+}
+
+// unique judges uniqueItems over a sequence of scalars; any other item
+// is left to the validator.
+func unique(n *yaml.Node) verdict {
+	vals := make([]any, len(n.Content))
+	for i, e := range n.Content {
+		t, str, v, ok := typeOf(e)
+		if !ok || t == tObject || t == tArray {
+			return maybe
+		}
+		if t == tString {
+			v = str
+		}
+		for _, w := range vals[:i] {
+			if equal(v, w) {
+				return no
+			}
+		}
+		vals[i] = v
+	}
+	return yes
+}
+
+// repeated reports whether the key at n.Content[i] appears again later
+// in mapping n.
+func repeated(n *yaml.Node, i int) bool {
+	for j := i + 2; j < len(n.Content); j += 2 {
+		if k := n.Content[j]; k.Kind != yaml.ScalarNode || k.Value == n.Content[i].Value {
+			return true
+		}
+	}
+	return false
+}
+
+func plainVerdict(n *yaml.Node) verdict {
+	if plain(n) {
+		return yes
+	}
+	return maybe
 }
 
 // plain reports whether the tree under n is one Value converts without
@@ -186,11 +424,3 @@ func hasKey(n *yaml.Node, key string) bool {
 	}
 	return false
 }
-
-func typeMask(t string) jsonschema.Types {
-	var m jsonschema.Types
-	m.Add(t)
-	return m
-}
-
-var objectMask, arrayMask, stringMask = typeMask("object"), typeMask("array"), typeMask("string")

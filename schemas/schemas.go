@@ -80,20 +80,20 @@ func embedded(file string) ([]byte, bool) {
 	return nil, false
 }
 
-// compiler compiles the schemas a process validates against, each kind
-// once and only when first asked for: compiling is most of what a short
-// command such as a one-task fsd run costs above the runtime's own start
-// (the library checks every schema against the 2020-12 meta-schema), so
-// a run does not compile the eval suite's schema and fsd version compiles
-// none. One jsonschema.Compiler serves every kind, so a schema another
-// refers to (the workflow's to the skill's) is loaded and checked once;
-// it is not safe for concurrent use, hence mu. A compiled schema is
+// compiler compiles the schemas a process validates against, each only
+// when first asked for: compiling is most of what a short command such as
+// a one-task fsd run would cost above the runtime's own start (the
+// library checks every schema against the 2020-12 meta-schema), so a run
+// whose manifests the walk accepts compiles none (Z3) and fsd version
+// compiles none. One jsonschema.Compiler serves every kind, so a schema
+// another refers to (the workflow's to the skill's) is loaded and checked
+// once; it is not safe for concurrent use, hence mu. A compiled schema is
 // immutable and safe for concurrent use, so one copy serves every call.
 var compiler struct {
-	mu     sync.Mutex
-	c      *jsonschema.Compiler
-	byKind map[string]*jsonschema.Schema
-	errs   map[string]error
+	mu    sync.Mutex
+	c     *jsonschema.Compiler
+	byURL map[string]*jsonschema.Schema
+	errs  map[string]error
 }
 
 // compile returns kind's compiled schema, compiling it on first use (Z1).
@@ -102,12 +102,22 @@ func compile(kind string) (*jsonschema.Schema, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown schema kind %q (want %s, %s, %s, %s or %s)", kind, KindSkill, KindSkillMD, KindWorkflow, KindScript, KindEval)
 	}
+	s, err := compileURL(Base + file)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s: %w", file, err)
+	}
+	return s, nil
+}
+
+// compileURL compiles the schema at url, one of fsd's files or a
+// fragment of one, once.
+func compileURL(url string) (*jsonschema.Schema, error) {
 	compiler.mu.Lock()
 	defer compiler.mu.Unlock()
-	if s, ok := compiler.byKind[kind]; ok {
+	if s, ok := compiler.byURL[url]; ok {
 		return s, nil
 	}
-	if err, ok := compiler.errs[kind]; ok {
+	if err, ok := compiler.errs[url]; ok {
 		return nil, err
 	}
 	if compiler.c == nil {
@@ -116,16 +126,15 @@ func compile(kind string) (*jsonschema.Schema, error) {
 		c.UseLoader(embeddedLoader{})
 		c.UseRegexpEngine(memoRegexp())
 		compiler.c = c
-		compiler.byKind = map[string]*jsonschema.Schema{}
+		compiler.byURL = map[string]*jsonschema.Schema{}
 		compiler.errs = map[string]error{}
 	}
-	s, err := compiler.c.Compile(Base + file)
+	s, err := compiler.c.Compile(url)
 	if err != nil {
-		err = fmt.Errorf("compile %s: %w", file, err)
-		compiler.errs[kind] = err
+		compiler.errs[url] = err
 		return nil, err
 	}
-	compiler.byKind[kind] = s
+	compiler.byURL[url] = s
 	return s, nil
 }
 
@@ -178,15 +187,15 @@ func Compiled(kind string) (*jsonschema.Schema, error) { return compile(kind) }
 // problem is about, kind "schema". Errors about unknown keys are left out
 // (see the package doc). root may be a document node or its content.
 func Validate(kind string, root *yaml.Node, file string) diag.List {
-	s, err := Compiled(kind)
-	if err != nil {
-		return diag.List{diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, "internal", "%v", err)}
-	}
 	if root != nil && root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]
 	}
-	if accepts(s, root) {
+	if r, err := rulesOf(kind); err == nil && accepts(r, root) {
 		return nil
+	}
+	s, err := Compiled(kind)
+	if err != nil {
+		return diag.List{diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, "internal", "%v", err)}
 	}
 	v, err := Value(root)
 	if err != nil {
@@ -204,6 +213,15 @@ func Validate(kind string, root *yaml.Node, file string) diag.List {
 	collect(ve, nil, root, file, &out)
 	out.Sort()
 	return out.Dedupe()
+}
+
+// rulesOf returns the walk's rules of kind's schema.
+func rulesOf(kind string) (*rule, error) {
+	file, ok := files[kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown schema kind %q", kind)
+	}
+	return embeddedRules.root(file)
 }
 
 // ErrorAt turns a Value error into a diagnostic at its node in file.

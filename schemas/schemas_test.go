@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/fsdrun/fsd/internal/fanout"
 )
 
 func TestSchemasCompile(t *testing.T) {
@@ -109,46 +111,49 @@ func TestValueAliasBytes(t *testing.T) {
 	}
 }
 
-// compiledKinds lists the kinds compiled so far, sorted.
+// compiledKinds lists the kinds, or fragments of their schemas, compiled
+// so far, sorted: "workflow", "skill#/$defs/props".
 func compiledKinds() []string {
 	compiler.mu.Lock()
 	defer compiler.mu.Unlock()
 	var kinds []string
-	for k := range compiler.byKind {
-		kinds = append(kinds, k)
+	for url := range compiler.byURL {
+		name := strings.TrimPrefix(url, Base)
+		for kind, file := range files {
+			if rest, ok := strings.CutPrefix(name, file); ok {
+				name = kind + rest
+			}
+		}
+		kinds = append(kinds, name)
 	}
 	slices.Sort(kinds)
 	return kinds
 }
 
 // TestCompilesOnlyWhatIsValidated (Z1): a kind's schema is compiled when a
-// document of that kind is first validated, once, and no other kind with
-// it — the workflow's schema refers to the skill's, which is loaded for
-// it but not compiled as a kind of its own until a skill is validated.
+// document of that kind is first judged by the validator, once, and no
+// other kind with it — the workflow's schema refers to the skill's, which
+// is loaded for it but not compiled as a kind of its own until a skill
+// goes to the validator.
 func TestCompilesOnlyWhatIsValidated(t *testing.T) {
 	forget()
 	defer forget()
 	if got := compiledKinds(); len(got) != 0 {
 		t.Fatalf("compiled before any validation: %v", got)
 	}
-	doc := func(src string) *yaml.Node {
-		var n yaml.Node
-		if err := yaml.Unmarshal([]byte(src), &n); err != nil {
-			t.Fatal(err)
-		}
-		return &n
-	}
 	steps := []struct {
 		kind, src string
 		want      []string
 	}{
-		{KindWorkflow, "name: w\ntasks: []\n", []string{KindWorkflow}},
-		{KindWorkflow, "name: v\ntasks: []\n", []string{KindWorkflow}},
-		{KindSkill, "id: x\nname: X\ndescription: d\nversion: 1.0.0\n", []string{KindSkill, KindWorkflow}},
+		{KindWorkflow, "name: w\ntasks: 1\n", []string{KindWorkflow}},
+		{KindWorkflow, "name: v\ntasks: 2\n", []string{KindWorkflow}},
+		{KindSkill, "id: x\nname: 1\n", []string{KindSkill, KindWorkflow}},
 	}
 	var first *jsonschema.Schema
 	for i, s := range steps {
-		Validate(s.kind, doc(s.src), "x.yaml")
+		if len(Validate(s.kind, yamlDoc(t, s.src), "x.yaml")) == 0 {
+			t.Fatalf("%s #%d: no error", s.kind, i)
+		}
 		if diff := cmp.Diff(s.want, compiledKinds()); diff != "" {
 			t.Errorf("after validating %s #%d (-want +got):\n%s", s.kind, i, diff)
 		}
@@ -166,11 +171,41 @@ func TestCompilesOnlyWhatIsValidated(t *testing.T) {
 	}
 }
 
-// forget drops every compiled schema, as a new process starts without any.
+// TestValidRunCompilesNothing (Z3): a run's valid manifests — a fan-out
+// workflow, its skill and its script, and the repository's examples —
+// are judged by the walk alone, without compiling any schema.
+func TestValidRunCompilesNothing(t *testing.T) {
+	forget()
+	defer forget()
+	docs := map[string][]string{
+		KindWorkflow: {fanout.Workflow(10), "name: w\nsandbox: {network: [example.com]}\ntools: [Bash, Read]\ntasks: []\n"},
+		KindSkill: {"id: fan\nname: Fan\ndescription: d\nversion: 1.0.0\ninstructions: i\n" +
+			"agents:\n  worker: {description: w, prompt: p, max-steps: 2, item-visibility: sub, flow: deps, output: text}\n" +
+			"tools:\n  - {name: t, description: d, run: {command: [echo], timeout: 1s, env: [A_B]}}\n" +
+			"sandbox: {network: on}\n"},
+		KindScript: {"agents:\n  worker: [{say: 'done {{.Task.ID}}'}]\n  joiner: [{say: joined, sleep: 1ms}]\n"},
+	}
+	for kind, srcs := range docs {
+		for _, src := range srcs {
+			if d := Validate(kind, yamlDoc(t, src), "x.yaml"); len(d) > 0 {
+				t.Fatalf("%s: %v", kind, d)
+			}
+		}
+	}
+	if got := compiledKinds(); len(got) != 0 {
+		t.Errorf("a valid run compiled %v", got)
+	}
+}
+
+// forget drops every compiled schema and the walk's rules, as a new
+// process starts without any.
 func forget() {
 	compiler.mu.Lock()
 	defer compiler.mu.Unlock()
-	compiler.c, compiler.byKind, compiler.errs = nil, nil, nil
+	compiler.c, compiler.byURL, compiler.errs = nil, nil, nil
+	embeddedRules.mu.Lock()
+	defer embeddedRules.mu.Unlock()
+	embeddedRules.docs, embeddedRules.rules = map[string]any{}, map[string]*rule{}
 }
 
 // BenchmarkCompile is what a cold fsd run pays to compile the schemas it
