@@ -1,7 +1,6 @@
 package schemas
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -181,8 +180,7 @@ func (f *forest) root(file string) (*rule, error) {
 	return f.sub(file, "", doc), nil
 }
 
-// doc returns file's schema decoded, numbers as json.Number so a bound
-// or an enum keeps the exact value the validator reads.
+// doc returns file's schema decoded without its annotations.
 func (f *forest) doc(file string) (any, error) {
 	if d, ok := f.docs[file]; ok {
 		return d, nil
@@ -191,10 +189,8 @@ func (f *forest) doc(file string) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not one of the schemas", file)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var d any
-	if err := dec.Decode(&d); err != nil {
+	d, err := decodeSchema(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	f.docs[file] = d

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v4"
 )
@@ -224,6 +225,67 @@ func BenchmarkRules(b *testing.B) {
 			if _, err := f.root(files[kind]); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// decodeSchema leaves out the annotations of schemas and nothing else: it
+// gives what encoding/json does, with annotations left out where a
+// schema sits.
+func TestDecodeSchema(t *testing.T) {
+	var strip func(v any, in int) any
+	strip = func(v any, in int) any {
+		switch x := v.(type) {
+		case map[string]any:
+			out := map[string]any{}
+			for k, e := range x {
+				switch {
+				case in == inSchemaMap:
+					out[k] = strip(e, inSchema)
+				case in != inSchema:
+					out[k] = strip(e, inData)
+				case slices.Contains(annotations, k) && k != "$defs":
+				default:
+					m, ok := schemaKeys[k]
+					if !ok {
+						m = inData
+					}
+					out[k] = strip(e, m)
+				}
+			}
+			return out
+		case []any:
+			out := []any{}
+			for _, e := range x {
+				if in == inSchemaList {
+					out = append(out, strip(e, inSchema))
+				} else {
+					out = append(out, strip(e, inData))
+				}
+			}
+			return out
+		}
+		return v
+	}
+	for _, file := range files {
+		data := mustEmbedded(t, file)
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.UseNumber()
+		var want any
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeSchema(data)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if diff := cmp.Diff(strip(want, inSchema), got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", file, diff)
+		}
+	}
+	for _, bad := range []string{``, `{`, `{"a" 1}`, `{"a": 1,}`, `[1 2]`, `"x`, `{"a": tru}`, `{} x`, `{"a": -}`} {
+		if _, err := decodeSchema([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
 		}
 	}
 }
