@@ -220,7 +220,7 @@ func (r *rule) checkString(s string) verdict {
 		}
 	}
 	if r.pattern != "" {
-		re := r.regexp()
+		re := r.regexp(s)
 		if re == nil {
 			return maybe
 		}

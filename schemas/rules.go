@@ -45,8 +45,10 @@ type rule struct {
 	min, max           *big.Rat
 	exMin, exMax       *big.Rat
 
-	reOnce sync.Once
-	re     *regexp.Regexp
+	reOnce    sync.Once
+	re        *regexp.Regexp
+	asciiOnce sync.Once
+	asciiRe   *regexp.Regexp // pattern for an ASCII string, or nil
 
 	compileOnce sync.Once
 	compiled    *jsonschema.Schema
@@ -376,8 +378,19 @@ func (r *rule) validator() *jsonschema.Schema {
 }
 
 // regexp returns r's pattern compiled on first use, as the validator
-// compiles it (memoRegexp); nil if it does not compile.
-func (r *rule) regexp() *regexp.Regexp {
+// compiles it (memoRegexp), or for an ASCII s its ASCII form
+// (asciiPattern) when it has one; nil if it does not compile.
+func (r *rule) regexp(s string) *regexp.Regexp {
+	if isASCII(s) {
+		r.asciiOnce.Do(func() {
+			if p, ok := asciiPattern(r.pattern); ok {
+				r.asciiRe, _ = regexp.Compile(p)
+			}
+		})
+		if r.asciiRe != nil {
+			return r.asciiRe
+		}
+	}
 	r.reOnce.Do(func() { r.re, _ = regexp.Compile(r.pattern) })
 	return r.re
 }

@@ -3,6 +3,7 @@ package schemas
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -286,6 +287,72 @@ func TestDecodeSchema(t *testing.T) {
 	for _, bad := range []string{``, `{`, `{"a" 1}`, `{"a": 1,}`, `[1 2]`, `"x`, `{"a": tru}`, `{} x`, `{"a": -}`} {
 		if _, err := decodeSchema([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// An ASCII string matches a pattern's ASCII form exactly when it matches
+// the pattern: every pattern in fsd's schemas and a few more, over every
+// string of up to three characters from an alphabet of the kinds of
+// character the classes split (and longer ids).
+func TestASCIIPattern(t *testing.T) {
+	patterns := []string{
+		`^[\p{Lu}\p{Nd}_]+$`, `^x[\pL-]?y$`, `^[]\p{N}]+$`, `^[\p{Greek}a]$`,
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if s, ok := e.(string); ok && k == "pattern" {
+					patterns = append(patterns, s)
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	for _, file := range files {
+		var doc any
+		if err := json.Unmarshal(mustEmbedded(t, file), &doc); err != nil {
+			t.Fatal(err)
+		}
+		walk(doc)
+	}
+	alphabet := []string{"a", "z", "A", "Z", "0", "9", "-", "_", ".", " ", "]", "^", "\\", "/", "@", "~", "\t"}
+	inputs := []string{"", "weekly-report", "a-b-c", "a--b", "-a", "1.2.3", "1.2.3-rc.1+b.2", "10ms", "1h30m", "API_KEY"}
+	for _, a := range alphabet {
+		inputs = append(inputs, a)
+		for _, b := range alphabet {
+			inputs = append(inputs, a+b)
+			for _, c := range alphabet[:8] {
+				inputs = append(inputs, a+b+c)
+			}
+		}
+	}
+	rewritten := 0
+	for _, p := range patterns {
+		ascii, ok := asciiPattern(p)
+		if !ok {
+			continue
+		}
+		rewritten++
+		full, fast := regexp.MustCompile(p), regexp.MustCompile(ascii)
+		for _, s := range inputs {
+			if full.MatchString(s) != fast.MatchString(s) {
+				t.Errorf("%s as %s: %q matches one and not the other", p, ascii, s)
+			}
+		}
+	}
+	if rewritten < 5 {
+		t.Errorf("rewrote %d patterns: the test does not exercise the rewrite", rewritten)
+	}
+	for _, p := range []string{`^[^\p{L}]$`, `\pL`, `(?i)[\p{Lu}]`, `[\p{Lo}]`, `[\p{^L}]`, `[[:alpha:]\pL]`, `^[a-z]+$`} {
+		if q, ok := asciiPattern(p); ok {
+			t.Errorf("%s rewritten to %s; want it left alone", p, q)
 		}
 	}
 }
