@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -54,6 +55,45 @@ func Compile(name string, doc any) (*Schema, error) {
 	if err != nil {
 		return nil, &CompileError{Msg: "not a JSON value: " + err.Error()}
 	}
+	key := name + "\x00" + string(raw)
+	compiled.mu.Lock()
+	r, ok := compiled.m[key]
+	compiled.mu.Unlock()
+	if !ok {
+		r.s, r.err = compile(name, raw)
+		compiled.mu.Lock()
+		if len(compiled.m) >= maxCompiled {
+			clear(compiled.m)
+		}
+		compiled.m[key] = r
+		compiled.mu.Unlock()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.s, nil
+}
+
+// compiled holds the schemas compiled so far, and their errors, by name
+// and JSON: each attempt of a task with a typed answer compiles its
+// agent's schema, as does loading the skill, and a compile costs more
+// than a short task (the library checks the schema against the 2020-12
+// meta-schema), so a run of many tasks of one agent compiles its schema
+// once. A Schema is immutable, so one serves every caller; past
+// maxCompiled schemas (a server seeing ever new ones) it starts over.
+var compiled = struct {
+	mu sync.Mutex
+	m  map[string]compileResult
+}{m: map[string]compileResult{}}
+
+const maxCompiled = 256
+
+type compileResult struct {
+	s   *Schema
+	err error
+}
+
+func compile(name string, raw []byte) (*Schema, error) {
 	// Re-read as JSON so numbers are json.Number, whatever the YAML
 	// decoder produced.
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))

@@ -98,3 +98,37 @@ func TestViolationsBounded(t *testing.T) {
 		t.Errorf("%d problems, last %q", len(problems), problems[len(problems)-1])
 	}
 }
+
+// A schema is compiled once per name and JSON, however often it is
+// asked for (each task of an agent asks), and the schemas kept are
+// bounded.
+func TestCompileOnce(t *testing.T) {
+	forget()
+	doc := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}
+	a, err := Compile("agent", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := Compile("agent", map[string]any{"properties": map[string]any{"n": map[string]any{"type": "integer"}}, "type": "object"}); b != a {
+		t.Error("the same schema was compiled twice")
+	}
+	if c, _ := Compile("agent", map[string]any{"type": "array"}); c == a {
+		t.Error("another schema got the first one's compilation")
+	}
+	if _, err := Compile("agent", map[string]any{"type": "strin"}); err == nil {
+		t.Error("a bad schema compiled")
+	} else if _, err2 := Compile("agent", map[string]any{"type": "strin"}); err2 != err {
+		t.Error("a bad schema was compiled twice")
+	}
+	for i := range maxCompiled + 10 {
+		if _, err := Compile("agent", map[string]any{"maxLength": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compiled.mu.Lock()
+	n := len(compiled.m)
+	compiled.mu.Unlock()
+	if n > maxCompiled {
+		t.Errorf("%d schemas kept, want at most %d", n, maxCompiled)
+	}
+}
