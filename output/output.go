@@ -80,7 +80,7 @@ func Compile(name string, doc any) (*Schema, error) {
 // than a short task (the library checks the schema against the 2020-12
 // meta-schema), so a run of many tasks of one agent compiles its schema
 // once. A Schema is immutable, so one serves every caller; past
-// maxCompiled schemas (a server seeing ever new ones) it starts over.
+// maxCompiled schemas (a server seeing ever new ones) it starts over (Z4).
 var compiled = struct {
 	mu sync.Mutex
 	m  map[string]compileResult

@@ -18,7 +18,7 @@ import (
 // ASCII string alike in both. ok is false where the rewrite is not
 // simple: no Unicode class, a negated class or bracket holding one,
 // flags, a POSIX class, a class with no ASCII member alone in its
-// bracket.
+// bracket (Z5).
 func asciiPattern(p string) (string, bool) {
 	if !strings.Contains(p, `\p`) || strings.Contains(p, `\P`) || strings.Contains(p, "(?") || strings.Contains(p, "[:") {
 		return "", false
