@@ -68,6 +68,7 @@ func (r *runners) run(n *node, s *slot) {
 }
 
 func (r *runners) loop(j job) {
+	reserveStack(0)
 	for {
 		r.b.execute(context.WithValue(r.ctx, slotKey{}, j.s), j.n, r.runner)
 		r.mu.Lock()
@@ -80,13 +81,48 @@ func (r *runners) loop(j job) {
 		if !wait {
 			return
 		}
-		next, ok := <-r.jobs
+		next, ok := r.next()
 		if !ok {
 			return
 		}
 		j = next
 	}
 }
+
+// taskStack is the stack a runner reserves when it starts: room for the
+// deepest calls of a task's attempt, its events and its record, so that
+// a task does not grow the stack in the middle of them, where growing
+// copies every frame above it. Growing it at the start, with one frame
+// on the stack, copies almost nothing.
+const taskStack = 12 << 10
+
+// reserveStack grows the goroutine's stack to hold taskStack more bytes.
+//
+//go:noinline
+func reserveStack(i int) byte {
+	var pad [taskStack]byte
+	pad[i%taskStack] = 1
+	return pad[(i+1)%taskStack]
+}
+
+// next waits for the next job with a quarter of a reserved stack in use:
+// the garbage collector halves the stack of a goroutine that uses less
+// than a quarter of it, and the task after the wait would grow it back.
+//
+//go:noinline
+func (r *runners) next() (job, bool) {
+	var pad [idleStack]byte
+	pad[r.limit%idleStack] = 1
+	j, ok := <-r.jobs
+	if pad[(r.limit+1)%idleStack] != 0 {
+		return job{}, false // never: keeps pad in the frame
+	}
+	return j, ok
+}
+
+// idleStack is what next holds on the stack while it waits: a quarter of
+// the 16 KiB stack that taskStack grows a runner's to.
+const idleStack = 4 << 10
 
 // wait ends the idle goroutines once no task is left to hand them, and
 // waits for every goroutine to end.
