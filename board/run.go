@@ -103,8 +103,7 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 			b.mu.Unlock()
 			continue
 		}
-		s := &slot{sem: sem, held: true}
-		pool.run(n, s)
+		pool.run(n, sem)
 	}
 	pool.wait()
 

@@ -34,9 +34,10 @@ type runners struct {
 	closed bool
 }
 
+// job is a task to run and its context, which holds the task's slot.
 type job struct {
-	n *node
-	s *slot
+	n   *node
+	ctx *slotContext
 }
 
 // idlePerSlot bounds the goroutines that wait idle, per concurrency slot.
@@ -51,18 +52,20 @@ func newRunners(ctx context.Context, b *Board, runner Runner, concurrency int) *
 	return &runners{b: b, ctx: ctx, runner: runner, jobs: make(chan job, limit), limit: limit}
 }
 
-// run executes n holding slot s, on an idle goroutine or a new one.
-func (r *runners) run(n *node, s *slot) {
+// run executes n holding a slot of sem, on an idle goroutine or a new
+// one.
+func (r *runners) run(n *node, sem chan struct{}) {
+	j := job{n, &slotContext{Context: r.ctx, s: slot{sem: sem, held: true}}}
 	r.mu.Lock()
 	if r.idle > 0 {
 		r.idle--
 		r.mu.Unlock()
-		r.jobs <- job{n, s}
+		r.jobs <- j
 		return
 	}
 	r.mu.Unlock()
 	r.g.Go(func() error {
-		r.loop(job{n, s})
+		r.loop(j)
 		return nil
 	})
 }
@@ -70,14 +73,14 @@ func (r *runners) run(n *node, s *slot) {
 func (r *runners) loop(j job) {
 	reserveStack(0)
 	for {
-		r.b.execute(context.WithValue(r.ctx, slotKey{}, j.s), j.n, r.runner)
+		r.b.execute(j.ctx, j.n, r.runner)
 		r.mu.Lock()
 		wait := !r.closed && r.idle < r.limit
 		if wait {
 			r.idle++
 		}
 		r.mu.Unlock()
-		j.s.release()
+		j.ctx.s.release()
 		if !wait {
 			return
 		}

@@ -17,6 +17,20 @@ type slot struct {
 
 type slotKey struct{}
 
+// slotContext is a runner's context with its task's slot: what
+// context.WithValue over a separate slot would be, in one allocation.
+type slotContext struct {
+	context.Context
+	s slot
+}
+
+func (c *slotContext) Value(key any) any {
+	if key == (slotKey{}) {
+		return &c.s
+	}
+	return c.Context.Value(key)
+}
+
 func slotOf(ctx context.Context) *slot {
 	s, _ := ctx.Value(slotKey{}).(*slot)
 	return s

@@ -9,7 +9,6 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
-	"github.com/fsdrun/fsd/tool"
 	"github.com/fsdrun/fsd/transcript"
 	"github.com/fsdrun/fsd/visibility"
 	"github.com/fsdrun/fsd/work"
@@ -126,33 +125,66 @@ func (d attemptDeps) prepare(ctx context.Context, t *work.Attempt, res *work.Out
 		output: typed,
 	}
 	g.caller.Deps = depsJSON(t.Deps)
+	ev := d.ev // not d: a closure over d would copy all of it to the heap
 	if a.Visibility.Client {
 		g.streamText = func(delta string) {
-			d.ev.emit(event.Event{Type: event.Text, Task: t.Task, Agent: agentName, Text: delta, Delta: true})
+			ev.emit(event.Event{Type: event.Text, Task: t.Task, Agent: agentName, Text: delta, Delta: true})
 		}
-		g.streamReset = func() { d.ev.emit(event.Event{Type: event.TextReset, Task: t.Task, Agent: agentName}) }
+		g.streamReset = func() { ev.emit(event.Event{Type: event.TextReset, Task: t.Task, Agent: agentName}) }
 	}
-	keep := func(m model.Message) {
-		if m.Role != model.User { // the task message is the board's, not the worker's output
-			res.Items = append(res.Items, m)
-		}
-	}
-	router := visibility.New(a.Visibility, g.restating(d.ev.stamped), visibility.Tags{Run: t.Run, Task: t.Task, Agent: agentName}, keep)
+	items := &attemptItems{g: g, res: res, ev: ev, task: t.Task, agent: agentName, history: a.Visibility.History}
+	// History items are kept by item itself: the router is given no parent.
+	items.router = *visibility.New(a.Visibility, items, visibility.Tags{Run: t.Run, Task: t.Task, Agent: agentName}, nil)
 	if w.skills != nil {
 		// Its loads and unloads are the task's events.
-		emit := g.restating(d.ev.stamped)
-		w.skills.mgr.emit = func(e event.Event) { e.Task, e.Agent = t.Task, agentName; emit.Emit(e) }
+		w.skills.mgr.emit = items.taskEvent
 	}
-	g.item = func(msg model.Message) {
-		router.Item(msg)
-		if msg.Role == model.Tool {
-			res.Observations = append(res.Observations, observe(tr.Messages(), msg, t.Task, agentName))
-		}
-	}
+	g.item = items.item
 	if err := g.add(model.Message{Role: model.User, Text: taskMessage(bt, t.Deps)}); err != nil {
 		return nil, a, nil, release, err
 	}
 	return g, a, resumed, release, nil
+}
+
+// attemptItems take an attempt's items where they go: its history items
+// and observations to its outcome, the rest to the events as its
+// visibility says. One value holds what the closures over them would each
+// copy.
+type attemptItems struct {
+	g           *generator
+	res         *work.Outcome
+	ev          *emitter
+	task, agent string
+	history     bool
+	router      visibility.Router
+}
+
+// item routes one of the generator's items: to the events, to the
+// outcome's history items (the task message is the board's, not the
+// worker's output) and, a tool result, to its observations.
+func (it *attemptItems) item(msg model.Message) {
+	it.router.Item(msg)
+	if it.history && msg.Role != model.User {
+		it.res.Items = append(it.res.Items, msg)
+	}
+	if msg.Role == model.Tool {
+		it.res.Observations = append(it.res.Observations, observe(it.g.tr.Messages(), msg, it.task, it.agent))
+	}
+}
+
+// Emit stamps an item's event, marked replayed while the generator
+// restates journaled work (a resume).
+//
+// R7: what a resume restates says replayed.
+func (it *attemptItems) Emit(e event.Event) {
+	e.Replayed = e.Replayed || it.g.replaying
+	it.ev.stamped(e)
+}
+
+// taskEvent is Emit of an event of the worker's catalog, as the task's.
+func (it *attemptItems) taskEvent(e event.Event) {
+	e.Task, e.Agent = it.task, it.agent
+	it.Emit(e)
 }
 
 // worker sets up an attempt's worker from its agent (the default
@@ -172,21 +204,11 @@ func (d attemptDeps) worker(ctx context.Context, t *work.Attempt) (w *workerEnv,
 		}
 		a = ag.WithDefaults()
 	}
-	w = &workerEnv{box: d.box, log: d.gen.log, skill: d.skill, state: tool.NewMemKV(), arts: d.gen.arts}
-	// The reading built-ins may read the agent's skill's folder and those
-	// of the skills it loads (skills:).
-	skillDirs := func() []string {
-		var dirs []string
-		if d.skill != nil {
-			dirs = append(dirs, d.skill.Dir)
+	w = &workerEnv{box: d.box, log: d.gen.log, skill: d.skill, arts: d.gen.arts}
+	if len(t.Builtins) > 0 {
+		for _, bt := range d.box.builtins(t.Builtins, w.skillDirs) {
+			w.offer(bt)
 		}
-		if w.skills != nil {
-			dirs = append(dirs, w.skills.mgr.skillDirs()...)
-		}
-		return dirs
-	}
-	for _, bt := range d.box.builtins(t.Builtins, skillDirs) {
-		w.offer(bt)
 	}
 	if t.Skill != "" {
 		if release, err = w.allow(ctx, d.skill, a.Tools); err != nil {

@@ -162,7 +162,7 @@ func (g *generator) sample(ctx context.Context, c model.ToolCall, id string, req
 		return nil, err
 	}
 	defer held.release()
-	resp, tk, cost, err := g.generate(ctx, req)
-	g.emitRequest(req, tk, resp.Usage, cost)
+	resp, fig, err := g.generate(ctx, req)
+	g.emitRequest(req, fig)
 	return resp, err
 }

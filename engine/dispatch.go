@@ -58,7 +58,7 @@ func (hb *hostBoard) runTask(ctx context.Context, t *board.Task, deps []board.De
 			approver = appr.Remote(actx, t.ID, t.Agent(), at.Number)
 		}
 	}
-	res, err := hb.dispatch.Dispatch(ctx, at, event.SinkFunc(hb.ev.stamped), approver)
+	res, err := hb.dispatch.Dispatch(ctx, at, hb.ev, approver)
 	if err != nil {
 		hb.ran(t.ID, event.Attempt{N: at.Number, Err: err.Error()})
 		return "", err

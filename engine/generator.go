@@ -288,12 +288,12 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 	if g.obs != nil {
 		done = g.obs.Chat(ctx, req)
 	}
-	resp, tk, cost, err := g.generate(ctx, req)
+	resp, fig, err := g.generate(ctx, req)
 	if done != nil {
 		done(resp, err)
 	}
-	g.rec.Response(g.recName, req.Caller, resp.Usage, cost, tk, err, g.clock())
-	g.emitRequest(req, tk, resp.Usage, cost)
+	g.rec.Response(g.recName, req.Caller, resp.Usage, fig.cost, fig.counts(), err, g.clock())
+	g.emitRequest(req, fig)
 	// Providers name themselves ("openai: …", "scripted model: …"); the
 	// layer above names the generator.
 	return req, resp, false, err
@@ -302,16 +302,37 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 // generate asks the model and books what it used: the answer masked, its
 // usage estimated when the provider reported none, its cost charged to
 // the request's caller. A failed call still answers a Response.
-func (g *generator) generate(ctx context.Context, req *model.Request) (*model.Response, *event.Tokens, float64, error) {
+func (g *generator) generate(ctx context.Context, req *model.Request) (*model.Response, *figures, error) {
 	resp, err := g.model.Generate(ctx, req)
 	if resp == nil {
 		resp = &model.Response{}
 	}
 	g.maskResponse(resp)
 	err = g.secrets.Error(err)
-	tk := g.estimate(req, resp, err)
-	cost := g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
-	return resp, tk, cost, err
+	fig := &figures{}
+	fig.estimated = g.estimate(req, resp, err, &fig.tokens)
+	fig.usage = resp.Usage
+	fig.cost = g.acct.add(req.Caller, g.priceName(req, resp), resp.Usage)
+	return resp, fig, err
+}
+
+// figures are what a model call's request event reports, in one
+// allocation: its usage and cost and, when the usage is an estimate,
+// the request's counts by part.
+type figures struct {
+	usage     model.Usage
+	cost      float64
+	tokens    event.Tokens
+	estimated bool
+}
+
+// counts are the request's counts by part when the usage is an
+// estimate, else nil.
+func (f *figures) counts() *event.Tokens {
+	if !f.estimated {
+		return nil
+	}
+	return &f.tokens
 }
 
 // callsOf returns a response's calls, each with an id of its own and
@@ -641,20 +662,21 @@ func (g *generator) reserve(ctx context.Context, req *model.Request) (*reservati
 
 // estimate fills in a response's usage when the model reported none (the
 // scripted model, a server that sends no usage): the o200k count of the
-// request and of the answer, marked as an estimate. It returns the
-// request's count by part, or nil when the provider's usage stands — a
-// provider-backed run never loads the tokenizer for this.
-func (g *generator) estimate(req *model.Request, resp *model.Response, err error) *event.Tokens {
+// request and of the answer, marked as an estimate. It puts the
+// request's count by part in tk and reports whether it did; it does not
+// when the provider's usage stands — a provider-backed run never loads
+// the tokenizer for this.
+func (g *generator) estimate(req *model.Request, resp *model.Response, err error, tk *event.Tokens) bool {
 	if err != nil || !resp.Usage.IsZero() || g.tokens == nil {
-		return nil
+		return false
 	}
-	tk := g.tokens.request(req)
+	*tk = g.tokens.request(req)
 	out := g.tokens.count(resp.Text)
 	for _, c := range resp.Calls {
 		out += g.tokens.count(c.Name) + g.tokens.count(string(c.Args))
 	}
 	resp.Usage = model.Usage{InputTokens: tk.Total, OutputTokens: out, Estimated: true}
-	return &tk
+	return true
 }
 
 // priceName is the model string a call is priced by: the one that
@@ -728,9 +750,9 @@ func quoteCurrent(q string, k keeper) bool {
 
 // emitRequest reports a model call with its usage and cost, and with the
 // o200k counts by part when the usage is an estimate.
-func (g *generator) emitRequest(req *model.Request, tk *event.Tokens, u model.Usage, cost float64) {
+func (g *generator) emitRequest(req *model.Request, fig *figures) {
 	g.emit(event.Event{Type: event.Request, Task: g.caller.TaskID, Agent: g.caller.Agent,
-		Tokens: tk, Messages: len(req.Messages), Usage: &u, Cost: cost})
+		Tokens: fig.counts(), Messages: len(req.Messages), Usage: &fig.usage, Cost: fig.cost})
 }
 
 // request counts a request's tokens by part with the BPE tokenizer: the

@@ -52,7 +52,36 @@ type hostBoard struct {
 	staticAssignees []string
 	// ranBy holds each task's attempts in order, with the worker process
 	// that ran each: its end event names them.
-	ranBy map[string][]event.Attempt
+	ranBy map[string]attempts
+}
+
+// attempts are a task's attempts in order. Most tasks have one: it is
+// held in the map's own entry, and only later ones in a slice.
+type attempts struct {
+	first event.Attempt
+	later []event.Attempt
+	n     int
+}
+
+func (as attempts) add(a event.Attempt) attempts {
+	if as.n == 0 {
+		as.first = a
+	} else {
+		as.later = append(as.later, a)
+	}
+	as.n++
+	return as
+}
+
+func (as attempts) last() event.Attempt {
+	if as.n > 1 {
+		return as.later[len(as.later)-1]
+	}
+	return as.first
+}
+
+func (as attempts) all() []event.Attempt {
+	return append([]event.Attempt{as.first}, as.later...)
 }
 
 // ran notes an attempt of a task: the worker process that ran it (nil:
@@ -61,15 +90,15 @@ func (hb *hostBoard) ran(task string, a event.Attempt) {
 	hb.mu.Lock()
 	defer hb.mu.Unlock()
 	if hb.ranBy == nil {
-		hb.ranBy = map[string][]event.Attempt{}
+		hb.ranBy = map[string]attempts{}
 	}
 	as := hb.ranBy[task]
-	if n := len(as); n > 0 && as[n-1].N >= a.N {
+	if as.n > 0 && as.last().N >= a.N {
 		// The board's attempts count up: a lower number is the task run
 		// again from its first attempt.
-		as = nil
+		as = attempts{}
 	}
-	hb.ranBy[task] = append(as, a)
+	hb.ranBy[task] = as.add(a)
 }
 
 // ranByOf names the worker on a task's end event, and the worker of each
@@ -87,12 +116,14 @@ func (hb *hostBoard) ranByOf(e event.Event) event.Event {
 		as := hb.ranBy[e.Task]
 		delete(hb.ranBy, e.Task)
 		hb.mu.Unlock()
-		if len(as) == 0 {
+		if as.n == 0 {
 			return e
 		}
-		e.Worker = as[len(as)-1].Worker
-		if len(as) > 1 && slices.ContainsFunc(as, func(a event.Attempt) bool { return a.Worker != nil }) {
-			e.Attempts = slices.Clone(as)
+		e.Worker = as.last().Worker
+		if as.n > 1 {
+			if all := as.all(); slices.ContainsFunc(all, func(a event.Attempt) bool { return a.Worker != nil }) {
+				e.Attempts = all
+			}
 		}
 	}
 	return e

@@ -247,6 +247,10 @@ func (em *emitter) emit(e event.Event) {
 	em.stamped(e)
 }
 
+// Emit is stamped: an emitter is the event.Sink of a run's stamped
+// events.
+func (em *emitter) Emit(e event.Event) { em.stamped(e) }
+
 // stamped sends an event that already carries its time and run.
 func (em *emitter) stamped(e event.Event) {
 	em.mu.Lock()

@@ -10,7 +10,6 @@ import (
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/artifact"
 	"github.com/fsdrun/fsd/board"
-	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/supply"
@@ -28,7 +27,7 @@ type workerEnv struct {
 	block  string
 	defs   []model.ToolDef
 	byName map[string]skillTool
-	state  *tool.MemKV
+	state  *tool.MemKV // nil until a skill tool is called
 	// arts answers reads of results kept as artifacts (without skills,
 	// a worker loads none, so only those are readable).
 	arts *artifact.Store
@@ -47,6 +46,19 @@ func (w *workerEnv) offer(t skillTool) {
 		w.byName = map[string]skillTool{}
 	}
 	w.byName[d.Name] = t
+}
+
+// skillDirs are the folders the reading built-ins may read: the agent's
+// skill's and those of the skills it loads (skills:).
+func (w *workerEnv) skillDirs() []string {
+	var dirs []string
+	if w.skill != nil {
+		dirs = append(dirs, w.skill.Dir)
+	}
+	if w.skills != nil {
+		dirs = append(dirs, w.skills.mgr.skillDirs()...)
+	}
+	return dirs
 }
 
 func (w *workerEnv) prepare(ctx context.Context) {
@@ -124,21 +136,15 @@ func (w *workerEnv) call(ctx context.Context, c model.ToolCall) model.ToolResult
 	}
 	var kv tool.KV
 	if w.skill != nil { // the default worker has only built-ins
+		if w.state == nil {
+			// Made by the first call (its generator calls one at a
+			// time): most tasks call no tool.
+			w.state = tool.NewMemKV()
+		}
 		kv = t.kv(w.state, w.box.store(w.skill.ID))
 	}
 	res := t.Call(ctx, c.Args, kv)
 	return model.ToolResult{Text: res.Text, IsError: res.IsError}
-}
-
-// restating marks the events sent to sink while the generator restates
-// journaled work (a resume) as replayed.
-//
-// R7: what a resume restates says replayed.
-func (g *generator) restating(sink func(event.Event)) event.Sink {
-	return event.SinkFunc(func(e event.Event) {
-		e.Replayed = e.Replayed || g.replaying
-		sink(e)
-	})
 }
 
 // keepHistory returns the buffer of one task's items bound for the

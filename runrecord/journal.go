@@ -124,6 +124,9 @@ func GenName(g journal.Gen) string {
 // R9: injective, so no task id can take another's file or forge a suffix.
 func FileName(id string) string {
 	const hexDigits = "0123456789abcdef"
+	if plainName(id) {
+		return id // every byte stands for itself: no copy
+	}
 	var b strings.Builder
 	for i := 0; i < len(id); i++ {
 		c := id[i]
@@ -144,6 +147,20 @@ func FileName(id string) string {
 		name = name[:MaxNameBytes-33] + "~" + hex.EncodeToString(sum[:16])
 	}
 	return name
+}
+
+// plainName reports whether FileName keeps id as it is: not empty, not
+// over MaxNameBytes, and only bytes that stand for themselves.
+func plainName(id string) bool {
+	if id == "" || len(id) > MaxNameBytes {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c != '-' && (c < '0' || c > '9') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxNameBytes leaves room under the common 255-byte file-name limit for

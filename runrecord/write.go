@@ -61,6 +61,7 @@ type Writer struct {
 	// events are (under evMu): the stream copies them, so each buffer is
 	// reused for the next line.
 	scratch []byte
+	usage   model.Usage // a response line's, while it is written (under mu)
 	evMu    sync.Mutex
 	evBuf   []byte
 }
@@ -359,12 +360,16 @@ func (w *Writer) Response(gen string, c model.Caller, u model.Usage, cost float6
 		return
 	}
 	line := Line{Kind: KindResponse, Gen: gen, Task: c.TaskID, Agent: c.Agent, Step: c.Step, Time: now,
-		Usage: &u, Cost: cost, Tokens: tk}
+		Cost: cost, Tokens: tk}
 	if err != nil {
 		line.Error = err.Error()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// The line is written before mu is let go: its usage can be the
+	// writer's, not a copy of its own on the heap.
+	w.usage = u
+	line.Usage = &w.usage
 	w.scratch = appendLine(w.scratch[:0], &line)
 	if _, err := w.requests.Write(w.scratch); err != nil {
 		w.fail(fmt.Errorf("run record: %s: %w", RequestsFile, err))

@@ -54,6 +54,12 @@ type field struct {
 // positions. Unknown and duplicate keys are reported; a non-mapping gives
 // nothing (the schema reports it).
 func (d *decoder) fields(n *yaml.Node, known []string, node *Node) []field {
+	return d.fieldsIn(nil, n, known, node)
+}
+
+// fieldsIn is fields appended to buf: a caller that decodes many mappings
+// of a few keys (a workflow's tasks) passes one buffer for all of them.
+func (d *decoder) fieldsIn(buf []field, n *yaml.Node, known []string, node *Node) []field {
 	n = deref(n)
 	if n == nil {
 		return nil
@@ -70,7 +76,10 @@ func (d *decoder) fields(n *yaml.Node, known []string, node *Node) []field {
 	if len(n.Content)/2 > 16 {
 		seen = make(map[string]int, len(n.Content)/2)
 	}
-	out := make([]field, 0, len(n.Content)/2)
+	out := buf[:0]
+	if cap(out) < len(n.Content)/2 {
+		out = make([]field, 0, len(n.Content)/2)
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), n.Content[i+1]
 		if k == nil || k.Kind != yaml.ScalarNode {

@@ -284,10 +284,12 @@ func decodeTasks(d *decoder, n *yaml.Node, w *Workflow) {
 	if len(n.Content) > 0 {
 		w.Tasks = make([]Task, 0, len(n.Content))
 	}
+	var buf []field // one for every task's keys
 	for _, e := range n.Content {
 		var t Task
 		var goal, input *yaml.Node
-		for _, f := range d.fields(e, taskKeys, &t.Node) {
+		buf = d.fieldsIn(buf, e, taskKeys, &t.Node)
+		for _, f := range buf {
 			switch f.key {
 			case "id":
 				t.ID, _ = str(f.v)

@@ -101,7 +101,21 @@ type Transcript struct {
 	stepSync bool
 	// journaled entries are on disk already (WithJournal).
 	journaled int
+	// first holds the first messages, their entries and the messages the
+	// entries point to: a task's usual exchange (its message, a call, its
+	// result, the answer) in the transcript's own allocation instead of
+	// one for each.
+	first struct {
+		msgs    [firstMessages]model.Message
+		entries [firstMessages]Entry
+		copies  [firstMessages]model.Message
+	}
+	copied int // of first.copies
 }
+
+// firstMessages is how many messages a transcript holds before it
+// allocates room for more.
+const firstMessages = 4
 
 // Sync flushes the record to stable storage when the writer can sync.
 // The transcript is not locked while it waits: a journal's Sync may wait
@@ -148,14 +162,19 @@ func (t *Transcript) AppendMessage(m model.Message) error {
 		return err
 	}
 	if t.msgs == nil {
-		// Room for a task's usual exchange (its message, a call, its
-		// result, the answer) in one allocation instead of a growth
-		// for each.
-		t.msgs = make([]model.Message, 0, 4)
+		t.msgs = t.first.msgs[:0:len(t.first.msgs)]
 	}
 	t.msgs = append(t.msgs, m)
-	mc := m
-	err := t.appendEntry(Entry{Kind: KindMessage, Message: &mc})
+	var mc *model.Message
+	if t.copied < len(t.first.copies) {
+		mc = &t.first.copies[t.copied]
+		t.copied++
+		*mc = m
+	} else {
+		mc = new(model.Message)
+		*mc = m
+	}
+	err := t.appendEntry(Entry{Kind: KindMessage, Message: mc})
 	t.release()
 	return err
 }
@@ -229,7 +248,7 @@ func (t *Transcript) appendEntry(e Entry) error {
 	e.Seq = len(t.entries)
 	e.Time = t.now()
 	if t.entries == nil {
-		t.entries = make([]Entry, 0, 4) // as msgs (AppendMessage)
+		t.entries = t.first.entries[:0:len(t.first.entries)]
 	}
 	t.entries = append(t.entries, e)
 	if t.w == nil {

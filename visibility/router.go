@@ -47,15 +47,9 @@ func (r *Router) Item(m model.Message) {
 		return
 	}
 	if r.v.Client && r.sink != nil {
-		for _, e := range r.events(m) {
-			r.sink.Emit(e)
-		}
+		each(m, event.Event{Time: r.Now(), Run: r.tags.Run, Task: r.tags.Task, Agent: r.tags.Agent}, r.sink.Emit)
 	}
 	if r.v.History && r.parent != nil {
 		r.parent(m)
 	}
-}
-
-func (r *Router) events(m model.Message) []event.Event {
-	return Events(m, event.Event{Time: r.Now(), Run: r.tags.Run, Task: r.tags.Task, Agent: r.tags.Agent})
 }
