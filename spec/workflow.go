@@ -36,7 +36,7 @@ func LoadWorkflow(path string) (*Workflow, diag.List) {
 }
 
 func loadWorkflow(path string, data []byte) (*Workflow, diag.List) {
-	root, diags := parseYAML(path, data)
+	root, diags := parseWorkflow(path, data)
 	if diags != nil {
 		return nil, diags
 	}
