@@ -101,6 +101,8 @@ const taskStack = 12 << 10
 
 // reserveStack grows the goroutine's stack to hold taskStack more bytes.
 //
+// F6: a task's own calls never grow its runner's stack.
+//
 //go:noinline
 func reserveStack(i int) byte {
 	var pad [taskStack]byte
