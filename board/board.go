@@ -377,6 +377,9 @@ func dedupeFrom(deps []string, i int) []string {
 
 // badID says what is wrong with an explicit task id, or "".
 func badID(id string) string {
+	if id == spec.HostName {
+		return "is reserved for the host; pick another id"
+	}
 	if len(id) > 128 {
 		return "is longer than 128 bytes"
 	}

@@ -92,6 +92,7 @@ func TestAddChecks(t *testing.T) {
 			code: CodeTotalCap, msg: "total task cap exceeded: the board allows 1 tasks over the run and has 1"},
 		{name: "empty goal", add: []TaskSpec{{ID: "a"}}, code: CodeInvalidTask, msg: `task "a" has no goal`},
 		{name: "id with space", add: []TaskSpec{{ID: "a b", Goal: "g"}}, code: CodeInvalidTask, msg: `task id "a b" contains white space or control characters`},
+		{name: "the host's name", add: []TaskSpec{{ID: "host", Goal: "g"}}, code: CodeInvalidTask, msg: `task id "host" is reserved for the host; pick another id`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -138,6 +138,11 @@ func checkTasks(w *Workflow, byID map[string]*Skill, enabled map[string]bool, id
 		if t.ID == "" {
 			continue
 		}
+		if t.ID == HostName {
+			out = append(out, diag.Diagnostic{Pos: t.At("id"), Kind: "id",
+				Message: fmt.Sprintf("task id %q is reserved: it names the host wherever tasks are named (fsd show --task host)", t.ID),
+				Hint:    `rename the task, for example "host-task", and the deps that name it`})
+		}
 		if j, dup := index[t.ID]; dup {
 			out = append(out, diag.Errorf(t.At("id"), "duplicate", "task id %q is used twice (first at line %d)", t.ID, w.Tasks[j].At("id").Line))
 			continue

@@ -406,6 +406,11 @@ type Limits struct {
 // assignee (board.DefaultWorker).
 const DefaultWorkerName = "worker"
 
+// HostName names the run's host where tasks are named too: its
+// generator's records and requests (fsd show --task host), its cache key.
+// No task may take it, so a name never means two generators.
+const HostName = "host"
+
 // Budget bounds the tokens an agent's model calls use, all its tasks in
 // the run together, as the provider reports them; 0 is no bound.
 type Budget struct {

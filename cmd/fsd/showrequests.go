@@ -12,6 +12,7 @@ import (
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
+	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/view"
 )
@@ -58,7 +59,7 @@ func showRequests(w io.Writer, dir string, f showFlags) error {
 	}
 	// One task's calls need only its lines: a large run's record is not
 	// read whole for them.
-	rec, err := runrecord.OpenTask(dir, f.task, f.task == "host")
+	rec, err := runrecord.OpenTask(dir, f.task, f.task == spec.HostName)
 	if err != nil {
 		return fail(exitProblems, "show: %v", err)
 	}
@@ -71,7 +72,7 @@ func showRequests(w io.Writer, dir string, f showFlags) error {
 	}
 	var gens []showGen
 	for _, g := range rec.Gens {
-		if g.Task != f.task && !(f.task == "host" && g.Task == "") {
+		if g.Task != f.task && !(f.task == spec.HostName && g.Task == "") {
 			continue
 		}
 		var worker *event.Worker
@@ -89,7 +90,7 @@ func showRequests(w io.Writer, dir string, f showFlags) error {
 		if s, err := runrecord.OpenStream(dir); err == nil {
 			seen := make(map[string]bool, len(s.Gens))
 			for _, g := range s.Gens {
-				if name := cmp.Or(g.Task, "host"); !seen[name] {
+				if name := cmp.Or(g.Task, spec.HostName); !seen[name] {
 					seen[name] = true
 					names = append(names, name)
 				}
@@ -259,7 +260,7 @@ func printShowHead(w io.Writer, s runrecord.Summary, calls int) {
 
 // printShowGen prints one generator's calls.
 func printShowGen(w io.Writer, g showGen) {
-	who := "host"
+	who := spec.HostName
 	if g.Task != "" {
 		who = "task " + g.Task
 		if g.Agent != "" {
