@@ -236,10 +236,10 @@ var (
 
 func (c *checker) Generate(ctx context.Context, sent *model.Request) (*model.Response, error) {
 	c.mu.Lock()
-	// K5: only the board's status is volatile, and it comes last; the
-	// checks below read the window without it.
+	// K5, K8: only the board's status and the active skill are volatile,
+	// and they come last; the checks below read the window without them.
 	for i, m := range sent.Messages {
-		if m.Volatile && (i != len(sent.Messages)-1 || m.Role != model.Context || !strings.HasPrefix(m.Text, "<board")) {
+		if m.Volatile && (i != len(sent.Messages)-1 || m.Role != model.Context || !(strings.HasPrefix(m.Text, "<board") || strings.HasPrefix(m.Text, "<active_skill"))) {
 			c.fail("K5: %s step %d: volatile message %d of %d: %.40q", callerName(sent.Caller), sent.Caller.Step+1, i+1, len(sent.Messages), m.Text)
 		}
 	}

@@ -42,8 +42,8 @@ func checkContextLine(text string) error {
 }
 
 // windowOf is a request's window: its messages without the board's
-// status, which request assembly puts last, outside the cap as the
-// context block is (K5).
+// status and the active skill, which request assembly puts last, outside
+// the cap as the context block is (K5, K8).
 func windowOf(msgs []model.Message) []model.Message {
 	if n := len(msgs); n > 0 && msgs[n-1].Volatile {
 		return msgs[:n-1]
@@ -117,8 +117,9 @@ func TestContextLinesEviction(t *testing.T) {
 		}
 	}
 	// In transcript order: each line right after the result of its read.
-	for i, msg := range next.Messages {
-		if msg.Role == model.Context && (i == 0 || next.Messages[i-1].Role != model.Tool || next.Messages[i-1].Name != "read_skill") {
+	window := windowOf(next.Messages) // without the active skill, last
+	for i, msg := range window {
+		if msg.Role == model.Context && (i == 0 || window[i-1].Role != model.Tool || window[i-1].Name != "read_skill") {
 			t.Errorf("context line %d does not follow its read's result", i)
 		}
 	}
@@ -213,14 +214,15 @@ func TestContextLinesCountTowardCap(t *testing.T) {
 	// line of bb. Were lines not counted, the call and its results would
 	// fit.
 	next := m.requests()[1]
+	window := windowOf(next.Messages) // without the active skill, last
 	var roles []string
-	for _, msg := range next.Messages {
+	for _, msg := range window {
 		roles = append(roles, string(msg.Role))
 	}
 	if got := strings.Join(roles, ","); got != "user,context" {
 		t.Errorf("window roles = %s, want user,context", got)
 	}
-	if _, err := transcript.WindowOf(next.Messages, 4); err != nil {
+	if _, err := transcript.WindowOf(window, 4); err != nil {
 		t.Errorf("window is not well formed: %v", err)
 	}
 }

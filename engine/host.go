@@ -96,9 +96,9 @@ func (h *hostEnv) settle() {
 // and apart from it, the board's status. Both are built from the current
 // state on every call (H5) and sit outside the transcript window (W3).
 //
-// K5: the board's status changes while the rest stands, so it is not in
-// the system block: the request carries it last, after every cache
-// breakpoint.
+// K5, K8: the board's status and which loaded skill is active change
+// while the rest stands, so neither is in the system block: the request
+// carries them last, after every cache breakpoint.
 func (h *hostEnv) contextBlock() (block, status string) {
 	var b strings.Builder
 	if h.prompt != "" {
@@ -107,11 +107,23 @@ func (h *hostEnv) contextBlock() (block, status string) {
 	}
 	writeCatalog(&b, h.mgr.entries())
 	h.writeLoaded(&b)
-	if h.board == nil {
+	var act *loadedSkill
+	if len(h.mgr.loaded) > 1 {
+		// Which one is active says something only among several.
+		act = h.mgr.active()
+	}
+	if h.board == nil && act == nil {
 		return b.String(), ""
 	}
 	var s strings.Builder
-	h.board.writeStatus(&s)
+	if h.board != nil {
+		h.board.writeStatus(&s)
+	}
+	if act != nil {
+		// A re-read makes another loaded skill active and loads nothing:
+		// said here, it costs the request nothing but these few tokens.
+		fmt.Fprintf(&s, "\n<active_skill id=%q%s/>\n", act.skill.ID, versionAttr(act.skill))
+	}
 	return b.String(), strings.TrimSpace(s.String())
 }
 
@@ -131,22 +143,18 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n<loaded_skills>\n")
-	// In load order, so a re-read changes one attribute, not the order.
-	act := h.mgr.active()
+	// In load order, so a re-read changes nothing here (K8: which skill
+	// is active is said after the last cache breakpoint).
 	for _, l := range h.mgr.inLoadOrder() {
 		s := l.skill
-		active := ""
-		if l == act {
-			active = ` active="true"`
-		}
 		switch l.channel {
 		case spec.ChannelInline:
 			// H3: the whole body, in an envelope naming skill, version and trust tier.
-			fmt.Fprintf(b, "<skill id=%q%s channel=\"inline\" trust=%q%s>\n%s\n</skill>\n",
-				s.ID, versionAttr(s), h.mgr.box.trustTier(s), active, strings.TrimSpace(s.Instructions))
+			fmt.Fprintf(b, "<skill id=%q%s channel=\"inline\" trust=%q>\n%s\n</skill>\n",
+				s.ID, versionAttr(s), h.mgr.box.trustTier(s), strings.TrimSpace(s.Instructions))
 		default:
 			// H1: a pointer of a few dozen tokens.
-			b.WriteString(pointer(l, h.mgr.box.trustTier(s), active) + "\n")
+			b.WriteString(pointer(l, h.mgr.box.trustTier(s)) + "\n")
 		}
 	}
 	b.WriteString("</loaded_skills>\n")
@@ -161,11 +169,10 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 	}
 }
 
-// pointer is what a handle skill puts in the context block (H1); active
-// is empty or the active attribute.
-func pointer(l *loadedSkill, trust, active string) string {
-	return fmt.Sprintf("<skill id=%q%s channel=\"handle\" handle=%q trust=%q%s/>",
-		l.skill.ID, versionAttr(l.skill), l.handle, trust, active)
+// pointer is what a handle skill puts in the context block (H1).
+func pointer(l *loadedSkill, trust string) string {
+	return fmt.Sprintf("<skill id=%q%s channel=\"handle\" handle=%q trust=%q/>",
+		l.skill.ID, versionAttr(l.skill), l.handle, trust)
 }
 
 // tools lists what the model may call now: read_skill, the board tools

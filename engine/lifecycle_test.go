@@ -52,8 +52,11 @@ func TestL1LRUEviction(t *testing.T) {
 	if r := lastResult(reqs[4]); !strings.Contains(r.Text, `"active":true`) || r.IsError {
 		t.Errorf("re-read receipt = %s", r.Text)
 	}
-	if !strings.Contains(last.Context, `id="dd" version="1.0.0" channel="handle"`) || !strings.Contains(last.Context, `active="true"`) {
-		t.Errorf("dd should be active:\n%s", last.Context)
+	if !strings.Contains(last.Context, `id="dd" version="1.0.0" channel="handle"`) {
+		t.Errorf("dd should be loaded:\n%s", last.Context)
+	}
+	if m := last.Messages[len(last.Messages)-1]; !m.Volatile || !strings.Contains(m.Text, `<active_skill id="dd" version="1.0.0"/>`) {
+		t.Errorf("dd should be active: the request's last message is %+v", m)
 	}
 }
 

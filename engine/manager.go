@@ -224,7 +224,7 @@ func (m *manager) read(ctx context.Context, id string, tr *transcript.Transcript
 	m.emitSkill(true, s, reasonRead)
 	added := s.Instructions
 	if l.channel == spec.ChannelHandle {
-		added = pointer(l, m.box.trustTier(s), "")
+		added = pointer(l, m.box.trustTier(s))
 	}
 	line, quoted := loadLine(l, added, spec.PreviewOf(s, m.preview))
 	cc := transcript.ContextChange{

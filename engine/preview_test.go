@@ -114,7 +114,7 @@ func TestPreviewLength(t *testing.T) {
 			added := s.Instructions
 			if tc.handle {
 				l.channel, l.handle = spec.ChannelHandle, "h_1"
-				added = pointer(l, "trusted", "")
+				added = pointer(l, "trusted")
 			}
 			line, quoted := loadLine(l, added, spec.PreviewOf(&s, tc.wf))
 			if quoted != tc.wantQuote {

@@ -220,7 +220,7 @@ func withoutStatus(t *testing.T, body string) (string, int) {
 	}
 	last := &msgs[len(msgs)-1]
 	var block struct{ Text string }
-	if n := len(last.Content); n == 0 || json.Unmarshal(last.Content[n-1], &block) != nil || !strings.HasPrefix(block.Text, "<board") {
+	if n := len(last.Content); n == 0 || json.Unmarshal(last.Content[n-1], &block) != nil || !(strings.HasPrefix(block.Text, "<board") || strings.HasPrefix(block.Text, "<active_skill")) {
 		return body, 0
 	}
 	last.Content = last.Content[:len(last.Content)-1]
