@@ -42,6 +42,12 @@ type account struct {
 	// parent is the run's account of an attempt's (attempt): every call
 	// is booked there too, and its budgets are the ones checked.
 	parent *account
+
+	// doubt is what calls in flight when an earlier process of the run
+	// stopped had reserved, by the run and by agent: the budgets count it
+	// as used, the totals (what providers reported) do not.
+	doubt       model.Usage
+	agentsDoubt map[string]model.Usage
 }
 
 // tally is what a run, a task or an agent used.
@@ -69,22 +75,57 @@ func (a *account) attempt() *account {
 // at its start and end) when the record has no such lines.
 //
 // R5: a resumed run's account starts from its record.
-func (a *account) restore(s runrecord.Summary, dir string) {
+//
+// It returns how many calls were in doubt and what they held (see
+// replay).
+func (a *account) restore(s runrecord.Summary, dir string) (calls int, held model.Usage) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.replay(dir) {
-		return
+	if calls, ok := a.replay(dir); ok {
+		return calls, a.doubt
 	}
 	a.run = tally{u: s.Usage(), cost: s.Cost}
 	for name, u := range s.Agents {
 		*book(&a.agents, name) = tally{u: u.Usage, cost: u.Cost}
 	}
+	return 0, model.Usage{}
 }
 
-// replay books the response lines of the record in dir's requests.jsonl;
-// false if it cannot be read. a.mu is held.
-func (a *account) replay(dir string) bool {
+// replay books the response lines of the record in dir's requests.jsonl,
+// and counts as spent, in the budgets only, what each call under a budget
+// reserved when no response line follows its request: the call was in
+// flight when the process stopped, and the provider may have answered
+// and billed it. It returns how many such calls there were; false if the
+// file cannot be read. a.mu is held.
+//
+// B7: a reservation left unanswered by a stopped process counts as used.
+func (a *account) replay(dir string) (int, bool) {
+	open := map[string]runrecord.Line{} // by generator: its request awaiting a response
+	calls := 0
+	spent := func(l runrecord.Line) {
+		calls++
+		a.doubt = a.doubt.Add(*l.Held)
+		if l.Task != "" {
+			if a.agentsDoubt == nil {
+				a.agentsDoubt = map[string]model.Usage{}
+			}
+			name := agentOf(model.Caller{TaskID: l.Task, Agent: l.Agent})
+			a.agentsDoubt[name] = a.agentsDoubt[name].Add(*l.Held)
+		}
+	}
 	err := runrecord.Responses(dir, func(l runrecord.Line) {
+		if l.Kind == runrecord.KindRequest {
+			// A generator makes one call at a time: a request before this
+			// one of the same generator that is still open went unanswered.
+			if prev, ok := open[l.Gen]; ok {
+				spent(prev)
+			}
+			open[l.Gen] = l
+			return
+		}
+		if prev, ok := open[l.Gen]; ok && prev.Step == l.Step {
+			delete(open, l.Gen)
+		}
 		if l.Usage == nil || l.Usage.IsZero() {
 			return
 		}
@@ -95,7 +136,10 @@ func (a *account) replay(dir string) bool {
 			book(&a.agents, agentOf(c)).add(*l.Usage, l.Cost)
 		}
 	})
-	return err == nil
+	for _, l := range open {
+		spent(l)
+	}
+	return calls, err == nil
 }
 
 // add books one call's usage; modelName prices it. It returns the call's
@@ -167,7 +211,7 @@ func (a *account) check(c model.Caller) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := over(a.run.u, a.maxIn, a.maxOut, a.runKey()); err != nil {
+	if err := over(a.run.u.Add(a.doubt), a.maxIn, a.maxOut, a.runKey()); err != nil {
 		return err
 	}
 	if c.TaskID == "" {
@@ -178,11 +222,7 @@ func (a *account) check(c model.Caller) error {
 	if !ok {
 		return nil
 	}
-	var used model.Usage
-	if t := a.agents[name]; t != nil {
-		used = t.u
-	}
-	if err := over(used, b.MaxInputTokens, b.MaxOutputTokens, "limits.agents."+name+"."); err != nil {
+	if err := over(a.agentUsed(name), b.MaxInputTokens, b.MaxOutputTokens, "limits.agents."+name+"."); err != nil {
 		return fmt.Errorf("%w (agent %s, all its tasks together)", err, name)
 	}
 	return nil
@@ -196,6 +236,16 @@ func over(u model.Usage, maxIn, maxOut int, key string) error {
 		return fmt.Errorf("%w: %d output tokens used, %smax-output-tokens is %d", ErrBudget, u.OutputTokens, key, maxOut)
 	}
 	return nil
+}
+
+// agentUsed is what an agent's budget counts as used: its calls' usage
+// and what its calls in doubt held. a.mu is held.
+func (a *account) agentUsed(name string) model.Usage {
+	var used model.Usage
+	if t := a.agents[name]; t != nil {
+		used = t.u
+	}
+	return used.Add(a.agentsDoubt[name])
 }
 
 // total is what the run used so far.

@@ -283,6 +283,7 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 		return req, nil, false, err
 	}
 	defer held.release()
+	s.Held = held.usage() // B6: on file before the call, for a resume to count
 	g.rec.Request(g.recName, s, g.tr.Len(), g.clock())
 	var done func(*model.Response, error)
 	if g.obs != nil {

@@ -44,7 +44,7 @@ type limit struct {
 func (a *account) limits(c model.Caller, buf *[2]limit) []limit {
 	ls := buf[:0]
 	if a.maxIn > 0 || a.maxOut > 0 {
-		ls = append(ls, limit{maxIn: a.maxIn, maxOut: a.maxOut, used: a.run.u, held: &a.heldRun, key: a.runKey()})
+		ls = append(ls, limit{maxIn: a.maxIn, maxOut: a.maxOut, used: a.run.u.Add(a.doubt), held: &a.heldRun, key: a.runKey()})
 	}
 	if c.TaskID == "" {
 		return ls
@@ -54,10 +54,7 @@ func (a *account) limits(c model.Caller, buf *[2]limit) []limit {
 	if !ok || (b.MaxInputTokens <= 0 && b.MaxOutputTokens <= 0) {
 		return ls
 	}
-	var used model.Usage
-	if t := a.agents[name]; t != nil {
-		used = t.u
-	}
+	used := a.agentUsed(name)
 	if a.heldAgents == nil {
 		a.heldAgents = map[string]*held{}
 	}
@@ -67,6 +64,15 @@ func (a *account) limits(c model.Caller, buf *[2]limit) []limit {
 		a.heldAgents[name] = h
 	}
 	return append(ls, limit{maxIn: b.MaxInputTokens, maxOut: b.MaxOutputTokens, used: used, held: h, agent: name})
+}
+
+// usage is what r holds, as a request line records it (runrecord.Line.Held);
+// nil for no reservation.
+func (r *reservation) usage() *model.Usage {
+	if r == nil {
+		return nil
+	}
+	return &model.Usage{InputTokens: r.in, OutputTokens: r.out}
 }
 
 // shareKey names a remote attempt's budgets, its share of the run's.

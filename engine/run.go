@@ -378,7 +378,10 @@ func (r *Run) Execute(ctx context.Context, input string) (res *Result, err error
 		// Replayed steps are not billed again; the first run's count
 		// stays, and its budgets go on from it (a session's, turn after
 		// turn).
-		r.acct.restore(j.Summary, j.Dir)
+		if n, held := r.acct.restore(j.Summary, j.Dir); n > 0 {
+			r.log.Warn().Int("calls", n).Int("input_tokens", held.InputTokens).Int("output_tokens", held.OutputTokens).
+				Msg("model calls were in flight when the run stopped: what they reserved counts against the token budgets")
+		}
 		r.acct.summarize(&sum)
 	}
 	if j := r.opts.Resume; j != nil {

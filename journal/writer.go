@@ -113,6 +113,10 @@ type Writer struct {
 	closing  bool
 	err      error
 	stats    Stats
+	// begun and ended count the rounds that took the buffers and the
+	// rounds that wrote them; stopped is set when the goroutine ends.
+	begun, ended uint64
+	stopped      bool
 
 	wake chan struct{} // cap 1: something to do now
 	done chan struct{} // closed when the goroutine ends
@@ -220,6 +224,30 @@ func (w *Writer) Wait(m Mark) error {
 	return w.err
 }
 
+// Flush returns once every line appended and every stream write made
+// before it are written to their files — where a killed process cannot
+// lose them, though an OS crash may: nothing is synced — or with the
+// journal's error. A caller that must not act before its record is on
+// file, and need not wait for a sync, flushes.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.closing {
+		return ErrClosed
+	}
+	// A round under way may have taken the buffers before these bytes
+	// reached them: the next one takes them.
+	want := w.begun + 1
+	w.kick()
+	for w.ended < want && w.err == nil && !w.stopped {
+		w.durable.Wait()
+	}
+	return w.err
+}
+
 // Last is the Mark of every line appended so far.
 func (w *Writer) Last() Mark {
 	w.mu.Lock()
@@ -310,6 +338,8 @@ func (w *Writer) run() {
 		<-w.wake
 		w.mu.Lock()
 		w.armed = false
+		w.begun++
+		round := w.begun
 		buf, target, closing := w.buf, w.appended, w.closing
 		w.buf = spare[:0]
 		sides = sides[:0]
@@ -355,12 +385,15 @@ func (w *Writer) run() {
 				w.synced = target
 			}
 		}
-		w.durable.Broadcast()
+		w.ended = round
 		more := len(w.buf) > 0 || w.wanted > w.synced
 		if closing && (!more || w.err != nil) {
+			w.stopped = true
+			w.durable.Broadcast()
 			w.mu.Unlock()
 			return
 		}
+		w.durable.Broadcast()
 		if more && (w.wanted > w.synced || closing) {
 			w.kick()
 		}

@@ -330,3 +330,43 @@ func TestWriterFlushesFullBuffers(t *testing.T) {
 		w.Close()
 	})
 }
+
+// Flush writes what was appended and streamed before it, though nobody
+// waits and FlushDelay is far off, and syncs nothing.
+func TestWriterFlush(t *testing.T) {
+	f, path := openJournal(t)
+	var side bytes.Buffer
+	var sideMu sync.Mutex
+	w := NewWriter(f, WithFlushDelay(time.Hour))
+	s := w.Stream("requests.jsonl", writerFunc(func(p []byte) (int, error) {
+		sideMu.Lock()
+		defer sideMu.Unlock()
+		return side.Write(p)
+	}))
+	for _, line := range []string{"a", "b"} {
+		s.Write([]byte(line + "\n"))
+		if _, err := w.Append(Host, []byte(`{"line":"`+line+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		sideMu.Lock()
+		if got := side.String(); !strings.HasSuffix(got, line+"\n") {
+			t.Errorf("after Flush the stream's file holds %q", got)
+		}
+		sideMu.Unlock()
+		if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"line":"`+line+`"`)) {
+			t.Errorf("after Flush the journal holds %q", b)
+		}
+	}
+	if st := w.Stats(); st.Commits != 0 {
+		t.Errorf("Flush synced: %+v", st)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != ErrClosed {
+		t.Errorf("Flush after Close: %v, want ErrClosed", err)
+	}
+}

@@ -71,6 +71,9 @@ func appendLineJSON(b []byte, l *Line) []byte {
 	if l.Tokens != nil {
 		b = event.AppendTokens(jsonw.Key(b, "tokens"), l.Tokens)
 	}
+	if l.Held != nil {
+		b = event.AppendUsage(jsonw.Key(b, "held"), l.Held)
+	}
 	if l.Usage != nil {
 		b = event.AppendUsage(jsonw.Key(b, "usage"), l.Usage)
 	}

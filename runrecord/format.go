@@ -176,6 +176,10 @@ type Line struct {
 	// carries them when its usage is an estimate; request lines of
 	// records before that carried them always.
 	Tokens *event.Tokens `json:"tokens,omitempty"`
+	// Held is what a request under a token budget reserved of it: its
+	// o200k count as input, its answer's bound as output. Until its
+	// response line follows, a resume counts it as spent.
+	Held *model.Usage `json:"held,omitempty"`
 
 	// Response: the call's usage (the one every total adds up) and its
 	// cost by the workflow's prices.

@@ -513,7 +513,8 @@ func ReadSummary(dir string) (Summary, error) {
 }
 
 // Responses calls fn with each response line of requests.jsonl in dir,
-// one per model call, in order; the rest of the file (blobs, requests) is
+// one per model call, and each request line that held a reservation
+// (Line.Held), in order; the rest of the file (blobs, other requests) is
 // not decoded. A torn or unreadable line is skipped: it is one call's
 // figures at most. The error is the file's (os.ErrNotExist when there is
 // none).
@@ -527,11 +528,12 @@ func Responses(dir string, fn func(Line)) error {
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	for sc.Scan() {
 		b := sc.Bytes()
-		if !bytes.Contains(b, []byte(`"kind":"`+KindResponse+`"`)) {
+		held := bytes.HasPrefix(b, []byte(`{"kind":"`+KindRequest+`"`)) && bytes.Contains(b, []byte(`,"held":{`))
+		if !held && !bytes.Contains(b, []byte(`"kind":"`+KindResponse+`"`)) {
 			continue // blobs and requests: most of the file, not parsed
 		}
 		var l Line
-		if json.Unmarshal(b, &l) != nil || l.Kind != KindResponse {
+		if json.Unmarshal(b, &l) != nil || (l.Kind != KindResponse && (l.Kind != KindRequest || l.Held == nil)) {
 			continue
 		}
 		fn(l)

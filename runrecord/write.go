@@ -274,6 +274,9 @@ type Sent struct {
 	Request *model.Request
 	Window  []transcript.Span
 	Stubs   map[int]string
+	// Held is what the call reserved of its token budgets; nil when none
+	// applies.
+	Held *model.Usage
 }
 
 // Request writes a request line to requests.jsonl for generator gen,
@@ -283,14 +286,22 @@ type Sent struct {
 // crashes the process is still on record. Writes are not synced: the
 // transcript's step sync is what resume relies on.
 //
+// A call that holds a reservation (s.Held) is in the file, not only in
+// the buffer, when Request returns, so a killed process cannot lose what
+// a resume must count against its budgets.
+//
 // R8: a call is on record before it is made.
+// B6: a reservation is on file before its call is made.
 func (w *Writer) Request(gen string, s Sent, at int, now time.Time) {
 	if w == nil {
 		return
 	}
 	c := s.Request.Caller
 	line := Line{Kind: KindRequest, Gen: gen, Task: c.TaskID, Agent: c.Agent, Step: c.Step,
-		Time: now, Window: s.Window, Stubs: s.Stubs, At: at}
+		Time: now, Window: s.Window, Stubs: s.Stubs, At: at, Held: s.Held}
+	if s.Held != nil {
+		defer w.flush()
+	}
 	if ms := s.Request.Messages; len(ms) > 0 && ms[len(ms)-1].Volatile {
 		line.Status = ms[len(ms)-1].Text
 	}
@@ -315,6 +326,16 @@ func (w *Writer) Request(gen string, s Sent, at int, now time.Time) {
 	w.scratch = buf
 	if _, err := w.requests.Write(buf); err != nil {
 		w.fail(fmt.Errorf("run record: %s: %w", RequestsFile, err))
+	}
+}
+
+// flush writes what the record buffered to its files (journal.Writer.Flush).
+// A failure is the record's error, as a failed write is.
+func (w *Writer) flush() {
+	if err := w.log.Flush(); err != nil {
+		w.mu.Lock()
+		w.fail(fmt.Errorf("run record: %s: %w", RequestsFile, err))
+		w.mu.Unlock()
 	}
 }
 

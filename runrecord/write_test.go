@@ -159,6 +159,41 @@ func TestRecordStreamsGoOutWithEachCommit(t *testing.T) {
 	}
 }
 
+// B6: a request that holds a reservation is in its file when Request
+// returns, with what it held, though no commit or lazy flush came; one
+// that holds none waits in the buffer as before.
+func TestHeldRequestIsOnFile(t *testing.T) {
+	p := &spec.Project{Workflow: &spec.Workflow{Name: "w"}}
+	w, err := runrecord.Create(t.TempDir(), "r1", p, runrecord.WriteOptions{FlushDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	req := &model.Request{Context: "ctx", Messages: []model.Message{{Role: model.User, Text: "go"}}}
+	path := filepath.Join(w.Dir(), runrecord.RequestsFile)
+	w.Request(runrecord.GenName(journal.Host), runrecord.Sent{Request: req}, 1, now)
+	if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(`"kind":"request"`)) {
+		t.Fatalf("a request without a reservation was written at once: the test cannot tell a flush from the buffer")
+	}
+	held := &model.Usage{InputTokens: 420, OutputTokens: 64}
+	w.Request(runrecord.GenName(journal.Host), runrecord.Sent{Request: req, Held: held}, 1, now)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"held":{"input_tokens":420,"output_tokens":64}`)) {
+		t.Errorf("after Request the file holds %q, want the line with what it held", b)
+	}
+	var lines []runrecord.Line
+	if err := runrecord.Responses(w.Dir(), func(l runrecord.Line) { lines = append(lines, l) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 || lines[0].Kind != runrecord.KindRequest || *lines[0].Held != *held {
+		t.Errorf("Responses read %+v, want the one request that held a reservation", lines)
+	}
+}
+
 // A tool redefined under its name (another agent's, an edited skill's)
 // is its own blob: each request reads back with the definition it was
 // sent, though the writer remembers definitions by name.
