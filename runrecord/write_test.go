@@ -243,3 +243,29 @@ func TestToolRedefinedUnderItsName(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRequestLine is one model call's request line: buffered, as
+// without a budget, or written through to the file because the call
+// holds a reservation (B6) — what a budget adds to a call's record.
+func BenchmarkRequestLine(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		held *model.Usage
+	}{{"buffered", nil}, {"held", &model.Usage{InputTokens: 1200, OutputTokens: 8192}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			p := &spec.Project{Workflow: &spec.Workflow{Name: "w"}}
+			w, err := runrecord.Create(b.TempDir(), "r1", p, runrecord.WriteOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			req := &model.Request{Context: "ctx", Messages: []model.Message{{Role: model.User, Text: "go"}}}
+			s := runrecord.Sent{Request: req, Held: tc.held}
+			now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+			b.ReportAllocs()
+			for b.Loop() {
+				w.Request("tasks/t1.jsonl", s, 1, now)
+			}
+		})
+	}
+}
