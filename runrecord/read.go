@@ -193,6 +193,15 @@ func open(dir string, o *only) (*Record, error) {
 // run is now, not where run.json last said, and a live run's usage so
 // far.
 func readCurrent(dir string) (Summary, error) {
+	s, err := currentSummary(dir)
+	if err == nil && s.Status.Live() {
+		liveUsage(dir, &s)
+	}
+	return s, err
+}
+
+// currentSummary is run.json with its Current status.
+func currentSummary(dir string) (Summary, error) {
 	s, err := ReadSummary(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -201,9 +210,6 @@ func readCurrent(dir string) (Summary, error) {
 		return Summary{}, err
 	}
 	s.Status = Current(dir, s)
-	if s.Status.Live() {
-		liveUsage(dir, &s)
-	}
 	return s, nil
 }
 

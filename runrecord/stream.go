@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,14 +18,18 @@ import (
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/transcript"
 )
 
 // Stream reads a record one generator at a time, for readers that print
-// a whole run (fsd show --requests, fsd report): opening it indexes where
-// each generator's lines are — a few offsets a line, no line kept — and
-// Read decodes one generator's transcript and requests when asked, so
-// what a reader holds is one generator, not the run.
+// a whole run (fsd show --requests, fsd report, fsd ui's pages): opening
+// it indexes where each generator's lines are — a few offsets a line, no
+// line kept — and Read decodes one generator's transcript and requests
+// when asked, so what a reader holds is one generator, not the run.
+// Refresh brings the index up to date with a record that grew, reading
+// only what was appended since, so a reader that keeps a Stream between
+// reads of a live run pays for what is new.
 //
 // G4: a whole run's reader holds one generator at a time.
 type Stream struct {
@@ -35,12 +41,28 @@ type Stream struct {
 
 	journal  *os.File // nil for a record made before the journal
 	requests *os.File
-	blobs    map[string]span
+	// jAt and rAt are where the index of each file stopped: after its
+	// last whole line.
+	jAt, rAt cursor
+	byName   map[string]int // index in Gens by name
+	// torn names the generator whose last journal span is the file's
+	// torn last line: the next Refresh drops it and reads it again.
+	torn   string
+	usage  model.Usage // of every response indexed, for a live run's summary
+	cost   float64
+	blobs  map[string]span
+	agentN map[string]string // one copy of each agent's name
 	// cache keeps the blobs read lately: a run's tools are the same few
 	// blobs for every task.
 	cache  map[string]Line
 	agents map[string]string // board agents of the generators without requests
 	buf    []byte
+}
+
+// cursor is how far a file has been indexed.
+type cursor struct {
+	off  int64
+	line int
 }
 
 // GenInfo is one generator as indexed, before it is read.
@@ -56,20 +78,36 @@ type GenInfo struct {
 	// In and Out add up the usage of its model calls' responses.
 	In, Out int
 
-	lines []span // its journal lines (nil for a transcript file)
-	reqs  []span // its request and response lines, in order
+	// spans are its journal lines (none for a transcript file) and its
+	// request and response lines, each file's in order.
+	spans []span
 }
 
-// span is where a line is in its file.
+// span is where a line is in its file: 16 bytes, since a large run's
+// index holds a few a generator.
 type span struct {
 	off int64
 	n   int32
-	// step of a request or response line; torn: the file's last line
-	// has no newline (a run mid-write), skipped when it does not decode.
-	step int32
-	torn bool
-	resp bool // a response line, not a request
+	// meta packs the line's step (of a request or response), where it
+	// is and what it is: see the span flags.
+	meta uint32
 }
+
+const (
+	// spanTorn: the file's last line has no newline (a run mid-write),
+	// skipped when it does not decode.
+	spanTorn = 1 << iota
+	// spanResp: a response line, not a request.
+	spanResp
+	// spanReq: a line of requests.jsonl, not of the journal.
+	spanReq
+	spanStep = 3 // the step is meta >> spanStep
+)
+
+func (sp span) torn() bool  { return sp.meta&spanTorn != 0 }
+func (sp span) resp() bool  { return sp.meta&spanResp != 0 }
+func (sp span) req() bool   { return sp.meta&spanReq != 0 }
+func (sp span) step() int32 { return int32(sp.meta >> spanStep) }
 
 // StepCount is how many of g's request lines are of step n (1-based),
 // or all of them for n 0.
@@ -78,8 +116,8 @@ func (g *GenInfo) StepCount(n int) int {
 		return g.Requests
 	}
 	c := 0
-	for _, s := range g.reqs {
-		if s.step == int32(n-1) && !s.resp {
+	for _, s := range g.spans {
+		if s.req() && !s.resp() && s.step() == int32(n-1) {
 			c++
 		}
 	}
@@ -88,37 +126,129 @@ func (g *GenInfo) StepCount(n int) int {
 
 // OpenStream indexes the record in dir. Close it when done.
 func OpenStream(dir string) (*Stream, error) {
-	s := &Stream{Dir: dir, blobs: map[string]span{}, cache: map[string]Line{}}
-	var err error
-	if s.Summary, err = readCurrent(dir); err != nil {
-		return nil, err
-	}
-	byName := map[string]int{}
-	gen := func(name, task string, attempt int) *GenInfo {
-		i, ok := byName[name]
-		if !ok {
-			i = len(s.Gens)
-			byName[name] = i
-			s.Gens = append(s.Gens, GenInfo{Name: name, Task: task, Attempt: max(attempt, 1)})
-		}
-		return &s.Gens[i]
-	}
-	if err := s.indexGens(gen); err != nil {
+	s := &Stream{Dir: dir}
+	if err := s.Refresh(); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if err := s.indexRequests(byName, gen); err != nil {
-		s.Close()
-		return nil, err
-	}
-	// The host first, then tasks by name, as Open orders them.
-	sort.SliceStable(s.Gens, func(i, j int) bool {
-		if (s.Gens[i].Task == "") != (s.Gens[j].Task == "") {
-			return s.Gens[i].Task == ""
-		}
-		return s.Gens[i].Name < s.Gens[j].Name
-	})
 	return s, nil
+}
+
+// Refresh reads the run's summary again and indexes what the record's
+// files gained since the last index: of a file that grew, the lines
+// after those indexed; a file that was replaced or cut (a resumed run
+// may rewrite a torn tail) is indexed again whole, with the rest of the
+// record. Afterwards the Stream is what OpenStream would open now.
+func (s *Stream) Refresh() error {
+	sum, err := currentSummary(s.Dir)
+	if err != nil {
+		return err
+	}
+	if s.byName == nil || s.journal == nil || s.replaced(s.journal, JournalFile, s.jAt) || s.replaced(s.requests, RequestsFile, s.rAt) {
+		s.reset()
+	}
+	if s.torn != "" {
+		g := &s.Gens[s.byName[s.torn]]
+		g.spans = slices.DeleteFunc(g.spans, span.torn)
+		s.torn = ""
+	}
+	n, resort := len(s.Gens), false
+	if err := s.indexGens(); err != nil {
+		return err
+	}
+	if err := s.indexRequests(&resort); err != nil {
+		return err
+	}
+	if len(s.Gens) > n || resort {
+		s.sort(n, resort)
+	}
+	s.agents = nil // the board and the generators without requests may have changed
+	if sum.Status.Live() {
+		// As liveUsage has it: what the calls used so far, when run.json
+		// does not have it yet.
+		if int64(s.usage.InputTokens+s.usage.OutputTokens) > sum.InputTokens+sum.OutputTokens {
+			sum.SetUsage(s.usage)
+			sum.Cost = s.cost
+		}
+	}
+	s.Summary = sum
+	return nil
+}
+
+// replaced says whether the file at name is no longer f, or is shorter
+// than where its index stopped; f nil: whether the file now exists.
+func (s *Stream) replaced(f *os.File, name string, at cursor) bool {
+	fi, err := os.Stat(filepath.Join(s.Dir, name))
+	if f == nil {
+		return err == nil
+	}
+	if err != nil {
+		return true
+	}
+	ffi, ferr := f.Stat()
+	return ferr != nil || !os.SameFile(fi, ffi) || fi.Size() < at.off
+}
+
+// reset forgets the index, to index the record again whole.
+func (s *Stream) reset() {
+	s.Close()
+	*s = Stream{Dir: s.Dir, byName: map[string]int{}, blobs: map[string]span{}, cache: s.cache, agentN: map[string]string{}, buf: s.buf}
+	if s.cache == nil {
+		s.cache = map[string]Line{} // a blob's hash names its content: still right
+	}
+}
+
+// gen is the generator of name, added when it is new.
+func (s *Stream) gen(name, task string, attempt int) *GenInfo {
+	i, ok := s.byName[name]
+	if !ok {
+		// A task's name holds its id when the id is a plain one: the
+		// index keeps one string for both.
+		if rest, ok := strings.CutPrefix(name, TasksDir+"/"); ok && strings.HasPrefix(rest, task) && task != "" {
+			task = rest[:len(task)]
+		}
+		i = len(s.Gens)
+		s.byName[name] = i
+		s.Gens = append(s.Gens, GenInfo{Name: name, Task: task, Attempt: max(attempt, 1)})
+	}
+	return &s.Gens[i]
+}
+
+// sort puts the generators back in Record.Gens's order, the host first
+// then tasks by name, after the index added those from n on: those are
+// sorted and merged in (or all are, when resort says an old one's task
+// changed).
+func (s *Stream) sort(n int, resort bool) {
+	less := func(a, b GenInfo) int {
+		if (a.Task == "") != (b.Task == "") {
+			if a.Task == "" {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	}
+	if resort || n == 0 {
+		slices.SortStableFunc(s.Gens, less)
+	} else {
+		added := s.Gens[n:]
+		slices.SortStableFunc(added, less)
+		if less(s.Gens[n-1], added[0]) > 0 {
+			merged := make([]GenInfo, 0, cap(s.Gens))
+			old := s.Gens[:n]
+			for len(old) > 0 && len(added) > 0 {
+				if less(added[0], old[0]) < 0 {
+					merged, added = append(merged, added[0]), added[1:]
+				} else {
+					merged, old = append(merged, old[0]), old[1:]
+				}
+			}
+			s.Gens = append(append(merged, old...), added...)
+		}
+	}
+	for i, g := range s.Gens {
+		s.byName[g.Name] = i
+	}
 }
 
 // Close closes the record's files.
@@ -129,32 +259,39 @@ func (s *Stream) Close() error {
 			err = errors.Join(err, f.Close())
 		}
 	}
+	s.journal, s.requests = nil, nil
 	return err
 }
 
-// indexGens finds each generator's journal lines, or in a record made
-// before the journal, its transcript file.
-func (s *Stream) indexGens(gen func(name, task string, attempt int) *GenInfo) error {
+// indexGens finds each generator's journal lines after those indexed,
+// or in a record made before the journal, its transcript files.
+func (s *Stream) indexGens() error {
 	path := filepath.Join(s.Dir, JournalFile)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return s.indexTranscriptFiles(gen)
+	if s.journal == nil {
+		f, err := os.Open(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return s.indexTranscriptFiles()
+		}
+		if err != nil {
+			return err
+		}
+		s.journal = f
 	}
-	if err != nil {
-		return err
-	}
-	s.journal = f
-	return eachLine(f, path, true, func(b []byte, sp span) error {
+	return eachLine(s.journal, path, &s.jAt, true, func(b []byte, sp span) error {
 		h, ok := journalHead(b)
 		if !ok {
-			if sp.torn {
+			if sp.torn() {
 				return nil // a torn tail: readJournal stops there too
 			}
 			return errors.New("not a journal line")
 		}
 		g := h.Generator()
-		ge := gen(GenName(g), g.Task, g.Attempt)
-		ge.lines = append(ge.lines, sp)
+		name := GenName(g)
+		ge := s.gen(name, g.Task, g.Attempt)
+		ge.spans = append(ge.spans, sp)
+		if sp.torn() {
+			s.torn = name
+		}
 		return nil
 	})
 }
@@ -185,7 +322,7 @@ func journalHead(b []byte) (journal.Head, bool) {
 }
 
 // indexTranscriptFiles lists an older record's transcript files.
-func (s *Stream) indexTranscriptFiles(gen func(name, task string, attempt int) *GenInfo) error {
+func (s *Stream) indexTranscriptFiles() error {
 	files, _ := filepath.Glob(filepath.Join(s.Dir, TasksDir, "*.jsonl"))
 	sort.Strings(files)
 	if _, err := os.Stat(filepath.Join(s.Dir, HostFile)); err == nil {
@@ -195,7 +332,7 @@ func (s *Stream) indexTranscriptFiles(gen func(name, task string, attempt int) *
 		rel, _ := filepath.Rel(s.Dir, f)
 		name := filepath.ToSlash(rel)
 		if name == HostFile {
-			gen(name, "", 1)
+			s.gen(name, "", 1)
 			continue
 		}
 		file := strings.TrimSuffix(strings.TrimPrefix(name, TasksDir+"/"), ".jsonl")
@@ -205,24 +342,29 @@ func (s *Stream) indexTranscriptFiles(gen func(name, task string, attempt int) *
 				file, attempt = base, a
 			}
 		}
-		gen(name, taskOfFile(file), attempt)
+		s.gen(name, taskOfFile(file), attempt)
 	}
 	return nil
 }
 
 // indexRequests finds each generator's request and response lines and
-// each blob, and adds up each generator's usage as Read would attach it.
-func (s *Stream) indexRequests(byName map[string]int, gen func(name, task string, attempt int) *GenInfo) error {
+// each blob after those indexed, and adds up each generator's usage as
+// Read would attach it. resort is set when a request names a task its
+// generator did not have.
+func (s *Stream) indexRequests(resort *bool) error {
 	path := filepath.Join(s.Dir, RequestsFile)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	if s.requests == nil {
+		f, err := os.Open(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		s.requests = f
 	}
-	if err != nil {
-		return err
-	}
-	s.requests = f
-	return eachLine(f, path, false, func(b []byte, sp span) error {
+	return eachLine(s.requests, path, &s.rAt, false, func(b []byte, sp span) error {
+		sp.meta |= spanReq
 		if rest, ok := bytes.CutPrefix(b, []byte(`{"kind":"blob","hash":"`)); ok {
 			if h, _, ok := bytes.Cut(rest, []byte(`"`)); ok {
 				s.blobs[string(h)] = sp
@@ -230,80 +372,99 @@ func (s *Stream) indexRequests(byName map[string]int, gen func(name, task string
 			}
 		}
 		var l struct {
-			Kind  string `json:"kind"`
-			Hash  string `json:"hash"`
-			Gen   string `json:"gen"`
-			Task  string `json:"task"`
-			Agent string `json:"agent"`
-			Step  int    `json:"step"`
-			Usage *struct {
-				In  int `json:"input_tokens"`
-				Out int `json:"output_tokens"`
-			} `json:"usage"`
+			Kind  string       `json:"kind"`
+			Hash  string       `json:"hash"`
+			Gen   string       `json:"gen"`
+			Task  string       `json:"task"`
+			Agent string       `json:"agent"`
+			Step  int          `json:"step"`
+			Usage *model.Usage `json:"usage"`
+			Cost  float64      `json:"cost"`
 		}
 		if err := json.Unmarshal(b, &l); err != nil {
 			return err
 		}
-		sp.step = int32(l.Step)
+		sp.meta |= uint32(l.Step) << spanStep
 		switch l.Kind {
 		case KindBlob:
 			s.blobs[l.Hash] = sp
 		case KindRequest:
-			i, ok := byName[l.Gen]
+			i, ok := s.byName[l.Gen]
 			if !ok {
 				return fmt.Errorf("request of %s, which has no transcript", l.Gen)
 			}
 			g := &s.Gens[i]
-			g.Task, g.Agent = l.Task, l.Agent
+			if g.Task != l.Task {
+				*resort = true // the generator's place may change
+				g.Task = l.Task
+			}
+			g.Agent = s.agentName(l.Agent)
 			g.Requests++
-			g.reqs = append(g.reqs, sp)
+			g.spans = append(g.spans, sp)
 		case KindResponse:
-			i, ok := byName[l.Gen]
+			if l.Usage != nil {
+				s.usage = s.usage.Add(*l.Usage)
+			}
+			s.cost += l.Cost
+			i, ok := s.byName[l.Gen]
 			if !ok {
 				return nil
 			}
 			g := &s.Gens[i]
 			// Read attaches a response to its step's request, the last
 			// one of that step; one with none is dropped.
-			for i := len(g.reqs) - 1; i >= 0 && l.Usage != nil; i-- {
-				if r := g.reqs[i]; !r.resp && r.step == sp.step {
-					g.In += l.Usage.In
-					g.Out += l.Usage.Out
+			for i := len(g.spans) - 1; i >= 0 && l.Usage != nil; i-- {
+				if r := g.spans[i]; r.req() && !r.resp() && r.step() == sp.step() {
+					g.In += l.Usage.InputTokens
+					g.Out += l.Usage.OutputTokens
 					break
 				}
 			}
-			sp.resp = true
-			g.reqs = append(g.reqs, sp)
+			sp.meta |= spanResp
+			g.spans = append(g.spans, sp)
 		}
 		return nil
 	})
 }
 
-// eachLine calls fn with each non-blank line of f and where it is. The
-// last line without a newline is passed, marked torn, when tail is set,
-// and skipped otherwise (readLines skips it, readJournal tries it).
-func eachLine(f *os.File, path string, tail bool, fn func([]byte, span) error) error {
-	br := bufio.NewReaderSize(f, 64<<10)
-	var off int64
-	for n := 1; ; n++ {
+// agentName is one copy of an agent's name for every generator of it.
+func (s *Stream) agentName(a string) string {
+	if c, ok := s.agentN[a]; ok {
+		return c
+	}
+	s.agentN[a] = a
+	return a
+}
+
+// eachLine calls fn with each non-blank line of f from at on and where
+// it is, moving at past each whole line. The last line without a newline
+// is passed, marked torn, when tail is set, and skipped otherwise
+// (readLines skips it, readJournal tries it); at stays before it.
+func eachLine(f *os.File, path string, at *cursor, tail bool, fn func([]byte, span) error) error {
+	br := bufio.NewReaderSize(io.NewSectionReader(f, at.off, math.MaxInt64-at.off), 64<<10)
+	for {
 		b, err := readLine(br)
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s:%d: %w", path, n, err)
+			return fmt.Errorf("%s:%d: %w", path, at.line+1, err)
 		}
 		torn := err == io.EOF
 		if torn && !tail {
 			return nil
 		}
 		if t := bytes.TrimSpace(b); len(t) > 0 {
-			sp := span{off: off, n: int32(len(b)), torn: torn}
+			sp := span{off: at.off, n: int32(len(b))}
+			if torn {
+				sp.meta = spanTorn
+			}
 			if ferr := fn(t, sp); ferr != nil {
-				return fmt.Errorf("%s:%d: %w", path, n, ferr)
+				return fmt.Errorf("%s:%d: %w", path, at.line+1, ferr)
 			}
 		}
 		if torn {
 			return nil
 		}
-		off += int64(len(b))
+		at.off += int64(len(b))
+		at.line++
 	}
 }
 
@@ -358,14 +519,17 @@ func (s *Stream) Read(i int) (*Gen, error) {
 			return nil, err
 		}
 	} else {
-		for _, sp := range gi.lines {
+		for _, sp := range gi.spans {
+			if sp.req() {
+				continue
+			}
 			b, err := s.line(s.journal, sp)
 			if err != nil {
 				return nil, err
 			}
 			var l JournalLine
 			if err := json.Unmarshal(b, &l); err != nil {
-				if sp.torn {
+				if sp.torn() {
 					break
 				}
 				return nil, fmt.Errorf("%s: %s: %w", filepath.Join(s.Dir, JournalFile), gi.Name, err)
@@ -376,7 +540,10 @@ func (s *Stream) Read(i int) (*Gen, error) {
 	if g.Messages, err = transcript.Rebuild(g.Entries); err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", s.Dir, gi.Name, err)
 	}
-	for _, sp := range gi.reqs {
+	for _, sp := range gi.spans {
+		if !sp.req() {
+			continue
+		}
 		b, err := s.line(s.requests, sp)
 		if err != nil {
 			return nil, err

@@ -1,11 +1,14 @@
 package runrecord_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/fsdrun/fsd/internal/fanout"
 	"github.com/fsdrun/fsd/runrecord"
@@ -131,4 +134,102 @@ func TestStreamReadCostsOneGenerator(t *testing.T) {
 	if large > small*1.25 {
 		t.Errorf("reading one task allocates %v times in a 400-task run, %v in a 20-task run", large, small)
 	}
+}
+
+// sameStream fails unless s, refreshed, indexes and reads what a Stream
+// opened now on its record does.
+func sameStream(t *testing.T, s *runrecord.Stream) {
+	t.Helper()
+	if err := s.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := runrecord.OpenStream(s.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if d := cmp.Diff(fresh.Gens, s.Gens, cmpopts.IgnoreUnexported(runrecord.GenInfo{})); d != "" {
+		t.Fatalf("index differs (-opened +refreshed):\n%s", d)
+	}
+	if d := cmp.Diff(fresh.Summary, s.Summary); d != "" {
+		t.Errorf("summary differs (-opened +refreshed):\n%s", d)
+	}
+	for i := range fresh.Gens {
+		want, err := fresh.Read(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Read(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s differs (-opened +refreshed):\n%s", want.Name, d)
+		}
+	}
+}
+
+// G9: a Stream kept while its record grows reads, once refreshed, what a
+// Stream opened then reads: the lines appended are indexed (a torn last
+// line again once whole, new generators in their places), and a file
+// replaced or cut is indexed again.
+func TestStreamRefresh(t *testing.T) {
+	done := fanoutRecord(t, 30)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(done)); err != nil {
+		t.Fatal(err)
+	}
+	whole := map[string][]byte{}
+	for _, name := range []string{runrecord.JournalFile, runrecord.RequestsFile} {
+		b, err := os.ReadFile(filepath.Join(done, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole[name] = b
+	}
+	// The record as it was mid-run: each file cut inside a line.
+	write := func(name string, b []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, b := range whole {
+		write(name, b[:len(b)/2+7])
+	}
+	s, err := runrecord.OpenStream(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before := len(s.Gens)
+	// Grown in place, as the writer appends.
+	for name, b := range whole {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(b[len(b)/2+7:]); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	sameStream(t, s)
+	if len(s.Gens) <= before {
+		t.Fatalf("the grown record has %d generators, the cut one %d", len(s.Gens), before)
+	}
+	// Replaced by a file as long, its lines in another order.
+	lines := bytes.SplitAfter(whole[runrecord.JournalFile], []byte("\n"))
+	slices.Reverse(lines)
+	tmp := filepath.Join(dir, "journal.tmp")
+	if err := os.WriteFile(tmp, bytes.Join(lines, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, runrecord.JournalFile)); err != nil {
+		t.Fatal(err)
+	}
+	sameStream(t, s)
+	// Cut in place.
+	write(runrecord.RequestsFile, whole[runrecord.RequestsFile][:len(whole[runrecord.RequestsFile])/3])
+	sameStream(t, s)
 }
