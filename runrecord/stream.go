@@ -470,12 +470,16 @@ func eachLine(f *os.File, path string, at *cursor, tail bool, fn func([]byte, sp
 
 // line reads the line at sp of f into the stream's buffer.
 func (s *Stream) line(f *os.File, sp span) ([]byte, error) {
-	n := int(sp.n)
-	if cap(s.buf) < n {
-		s.buf = make([]byte, n)
+	return readAt(f, sp.off, int(sp.n), &s.buf)
+}
+
+// readAt reads the n bytes at off of f into *buf, trimmed of space.
+func readAt(f *os.File, off int64, n int, buf *[]byte) ([]byte, error) {
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
 	}
-	b := s.buf[:n]
-	if k, err := f.ReadAt(b, sp.off); k < n {
+	b := (*buf)[:n]
+	if k, err := f.ReadAt(b, off); k < n {
 		// The file shrank since it was indexed.
 		return nil, fmt.Errorf("%s: %w", f.Name(), errors.Join(io.ErrUnexpectedEOF, err))
 	}
@@ -597,6 +601,18 @@ func EachBoardTask(dir string, fn func(*board.Task) error) error {
 		return err
 	}
 	defer f.Close()
+	return eachBoardValue(f, path, func(dec *json.Decoder) error {
+		var task board.Task
+		if err := dec.Decode(&task); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return fn(&task)
+	})
+}
+
+// eachBoardValue calls fn with a decoder at each task of the board.json
+// in f, which decodes it (and says the path in an error of its decoding).
+func eachBoardValue(f io.Reader, path string, fn func(*json.Decoder) error) error {
 	dec := json.NewDecoder(bufio.NewReaderSize(f, 64<<10))
 	bad := func(err error) error { return fmt.Errorf("%s: %w", path, err) }
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -625,11 +641,7 @@ func EachBoardTask(dir string, fn func(*board.Task) error) error {
 			return bad(errors.New("tasks is not a list"))
 		}
 		for dec.More() {
-			var task board.Task
-			if err := dec.Decode(&task); err != nil {
-				return bad(err)
-			}
-			if err := fn(&task); err != nil {
+			if err := fn(dec); err != nil {
 				return err
 			}
 		}

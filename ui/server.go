@@ -35,12 +35,18 @@ type Server struct {
 	// serves these pages then); fsd ui only reads.
 	Chat bool
 	now  func() time.Time
+	// idx keeps the indexes of the runs whose pages were fetched lately.
+	idx indexes
 }
 
 // NewServer serves runsDir. secrets are masked in every response.
 func NewServer(runsDir string, secrets []string) *Server {
 	return &Server{runsDir: runsDir, secrets: redact.New(secrets...), Poll: 300 * time.Millisecond, now: time.Now}
 }
+
+// Close closes the record files the server keeps open for the runs
+// whose pages it sent lately.
+func (s *Server) Close() { s.idx.close() }
 
 // Handler routes the UI: / (runs), /run/ID (a run), /api/runs,
 // /api/runs/ID (?from=N: the page of tasks from the N-th), /api/runs/ID/live (server-sent events), /assets/.
@@ -83,7 +89,8 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	s.json(w, sums)
 }
 
-// getRun sends one page of the run's tasks (G6).
+// getRun sends one page of the run's tasks (G6), from the run's index
+// kept between fetches (G10).
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	d, ok := s.dir(r.PathValue("id"))
 	if !ok {
@@ -99,7 +106,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		}
 		from = n
 	}
-	v, err := ViewPage(d, from, s.now())
+	v, err := s.idx.page(d, from, s.now())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

@@ -33,22 +33,17 @@ type streamed struct {
 }
 
 // openView reads the record in dir's task table: the board's tasks and
-// the events, then each generator's tokens from the index. With from >=
-// 0, only the page of tasks from the from-th gets a row (the others are
-// placed and counted), and an event of a board task on another page is
-// not decoded. Close its stream when done.
-func openView(dir string, now time.Time, from int) (*streamed, error) {
+// the events, then each generator's tokens from the index. Close its
+// stream when done.
+func openView(dir string, now time.Time) (*streamed, error) {
 	s, err := runrecord.OpenStream(dir)
 	if err != nil {
 		return nil, err
 	}
 	b := newViewBuilder(s.Summary, now)
-	if from >= 0 {
-		b.rows = func(place int) bool { return place >= from && place < from+PageTasks }
-	}
 	err = runrecord.EachBoardTask(dir, func(t *board.Task) error { b.boardTask(t); return nil })
 	if err == nil || errors.Is(err, os.ErrNotExist) {
-		err = runrecord.EachEvent(dir, b.keeper(), func(e event.Event) error { b.event(e); return nil })
+		err = runrecord.EachEvent(dir, applied, func(e event.Event) error { b.event(e); return nil })
 	}
 	if err != nil {
 		s.Close()
@@ -64,63 +59,31 @@ func openView(dir string, now time.Time, from int) (*streamed, error) {
 // viewEvents mark the lines of the events the page applies (viewBuilder.event).
 var viewEvents = [][]byte{[]byte(`"type":"task.`), []byte(`"type":"` + event.ToolProgress + `"`), []byte(`"type":"` + event.ToolResult + `"`)}
 
-// keeper picks the event lines worth decoding, after the board's tasks
-// are in: those of a type the page applies, of a task that has a row or
-// that no line placed yet (a task the events add takes the next place,
-// perhaps on the page). A task placed with no row is on another page.
-func (b *viewBuilder) keeper() func([]byte) bool {
-	return func(line []byte) bool {
-		typed := false
-		for _, m := range viewEvents {
-			typed = typed || bytes.Contains(line, m)
+// applied says whether an event line may be one the page applies: the
+// others are not decoded.
+func applied(line []byte) bool {
+	for _, m := range viewEvents {
+		if bytes.Contains(line, m) {
+			return true
 		}
-		if !typed {
-			return false
-		}
-		_, after, ok := bytes.Cut(line, []byte(`"task":"`))
-		id, _, ok2 := bytes.Cut(after, []byte(`"`))
-		if !ok || !ok2 || bytes.IndexByte(id, '\\') >= 0 {
-			return true // no plain id to judge by
-		}
-		t, placed := b.byID[string(id)]
-		return !placed || t != nil
 	}
+	return false
 }
 
 // ViewPage is View of the record in dir, its tasks from the from-th up
 // to PageTasks of them (TasksTotal says how many there are) and of the
-// generators the host's and those of the page's tasks: what it reads of
-// the transcripts and requests is the page's.
+// generators the host's and those of the page's tasks: what it decodes
+// of the record is the page's (the rest is indexed: where each task's
+// lines are). fsd ui keeps the index between fetches (Server).
 //
 // G6: a run page sends and builds one page of tasks.
 func ViewPage(dir string, from int, now time.Time) (RunView, error) {
-	from = max(from, 0)
-	st, err := openView(dir, now, from)
+	x, err := openIndex(dir)
 	if err != nil {
 		return RunView{}, err
 	}
-	defer st.s.Close()
-	v := st.b.v
-	v.TasksTotal = len(st.b.order)
-	v.From = min(from, v.TasksTotal)
-	if v.Tasks = st.b.tasks(); v.Tasks == nil && v.TasksTotal > 0 {
-		v.Tasks = []TaskView{}
-	}
-	page := make(map[string]bool, len(v.Tasks))
-	for _, t := range v.Tasks {
-		page[t.ID] = true
-	}
-	for i, gi := range st.s.Gens {
-		if gi.Task != "" && !page[gi.Task] {
-			continue
-		}
-		g, err := st.s.Read(i)
-		if err != nil {
-			return RunView{}, err
-		}
-		v.Gens = append(v.Gens, st.b.gen(g))
-	}
-	return v, nil
+	defer x.close()
+	return x.page(max(from, 0), now)
 }
 
 // WriteReport writes the run page of the record in dir as one
@@ -134,7 +97,7 @@ func WriteReport(w io.Writer, dir string, secrets []string) error {
 }
 
 func writeReport(w io.Writer, dir string, secrets []string, now time.Time) error {
-	st, err := openView(dir, now, -1)
+	st, err := openView(dir, now)
 	if err != nil {
 		return err
 	}

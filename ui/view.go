@@ -123,10 +123,6 @@ type viewBuilder struct {
 	// any: the worker of each attempt.
 	workers map[string]event.Event
 	order   []string
-	// rows, when set, says which tasks, by their place in order, get a
-	// row: the others are placed and counted, and byID holds nil for
-	// them (a page of a large run holds its own rows only).
-	rows func(place int) bool
 }
 
 func newViewBuilder(s runrecord.Summary, now time.Time) *viewBuilder {
@@ -139,9 +135,7 @@ func newViewBuilder(s runrecord.Summary, now time.Time) *viewBuilder {
 func (b *viewBuilder) task(id string) *TaskView {
 	t, ok := b.byID[id]
 	if !ok {
-		if b.rows == nil || b.rows(len(b.order)) {
-			t = &TaskView{ID: id, Status: string(board.Pending)}
-		}
+		t = &TaskView{ID: id, Status: string(board.Pending)}
 		b.byID[id] = t
 		b.order = append(b.order, id)
 	}
@@ -151,9 +145,6 @@ func (b *viewBuilder) task(id string) *TaskView {
 // boardTask adds a task of board.json.
 func (b *viewBuilder) boardTask(bt *board.Task) {
 	t := b.task(bt.ID)
-	if t == nil {
-		return
-	}
 	t.Agent, t.Goal, t.Deps, t.Status = bt.Agent(), bt.Goal, bt.Deps, string(bt.Status)
 	t.Started, t.Finished, t.Result, t.Error = bt.Started, bt.Finished, bt.Result, bt.Error
 }

@@ -160,6 +160,7 @@ func serveWorkflow(ctx context.Context, path string, f serveFlags, mounts func(s
 		m = mounts(srv)
 	}
 	web := ui.NewServer(sessionsDir, redact.FromEnv(os.Environ()))
+	defer web.Close()
 	web.Chat = true
 	m.Web = web.Handler()
 	g := guardedHTTP{flag: "--addr", addr: f.addr, allow: f.allow, grace: 10 * time.Second, token: token, needToken: true, maxBody: f.maxBody,

@@ -51,7 +51,9 @@ func serveUI(ctx context.Context, runsDir string, g guardedHTTP, out, stderr io.
 	g.started = func(a net.Addr) {
 		fmt.Fprintf(out, "fsd ui: http://%s/ (runs in %s; Ctrl-C to stop)\n", a, runsDir)
 	}
-	return g.serve(ctx, ui.NewServer(runsDir, redact.FromEnv(os.Environ())).Handler(), stderr)
+	web := ui.NewServer(runsDir, redact.FromEnv(os.Environ()))
+	defer web.Close()
+	return g.serve(ctx, web.Handler(), stderr)
 }
 
 func newReportCmd() *cobra.Command {
