@@ -1,13 +1,13 @@
 package runrecord
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fsdrun/fsd/board"
@@ -91,8 +91,9 @@ func (f *File) EachNewLine(fn func(line []byte, sp Span) error) error {
 func (f *File) Line(sp Span) ([]byte, error) { return readAt(f.f, sp.Off, int(sp.N), &f.buf) }
 
 // EachBoardTask calls fn with the id and place of each task of a
-// board.json, in the board's order, decoding of each no more than its id.
-func (f *File) EachBoardTask(fn func(id string, sp Span) error) error {
+// board.json, in the board's order, decoding of each no more than its id
+// (valid until fn returns).
+func (f *File) EachBoardTask(fn func(id []byte, sp Span) error) error {
 	return eachBoardValue(io.NewSectionReader(f.f, 0, math.MaxInt64), f.path, func(dec *json.Decoder) error {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
@@ -107,7 +108,7 @@ func (f *File) EachBoardTask(fn func(id string, sp Span) error) error {
 			if err := json.Unmarshal(raw, &t); err != nil {
 				return fmt.Errorf("%s: %w", f.path, err)
 			}
-			id = t.ID
+			id = []byte(t.ID)
 		}
 		return fn(id, Span{Off: end - int64(len(raw)), N: int32(len(raw))})
 	})
@@ -115,13 +116,13 @@ func (f *File) EachBoardTask(fn func(id string, sp Span) error) error {
 
 // plainID is the id a board task's JSON starts with, as the writer puts
 // it first, when it holds no escape.
-func plainID(raw []byte) (string, bool) {
-	rest, ok := strings.CutPrefix(string(raw[:min(len(raw), 256)]), `{"id":"`)
+func plainID(raw []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"id":"`))
 	if !ok {
-		return "", false
+		return nil, false
 	}
-	id, _, ok := strings.Cut(rest, `"`)
-	return id, ok && !strings.Contains(id, `\`)
+	id, _, ok := bytes.Cut(rest, []byte(`"`))
+	return id, ok && bytes.IndexByte(id, '\\') < 0
 }
 
 // BoardTask decodes the board task at sp, as EachBoardTask placed it.

@@ -28,16 +28,17 @@ type runIndex struct {
 	board  *runrecord.File // nil: the record has no board.json
 	events *runrecord.File // nil: no events.jsonl yet
 	tasks  map[string]*taskLines
-	// boardIDs are the board's tasks in its order, each once; placed the
+	// onBoard are the board's tasks in its order, each once; placed the
 	// tasks the events placed, in the order of their first placing line.
-	boardIDs, placed []string
+	onBoard, placed []*taskLines
 	// order is the run's tasks as a page places them: the board's, then
 	// the others the events placed (viewBuilder.task).
-	order []string
+	order []*taskLines
 }
 
 // taskLines is where one task's board entry and event lines are.
 type taskLines struct {
+	id    string
 	board runrecord.Span // N 0: not on the board
 	// first is where its first placing event line is; -1: none.
 	first  int64
@@ -86,12 +87,12 @@ func (x *runIndex) read(whole bool) error {
 		return err
 	}
 	if whole {
-		x.order = slices.Clip(x.boardIDs)
+		x.order = slices.Clip(x.onBoard)
 		n = 0
 	}
-	for _, id := range x.placed[n:] {
-		if x.tasks[id].board.N == 0 {
-			x.order = append(x.order, id)
+	for _, t := range x.placed[n:] {
+		if t.board.N == 0 {
+			x.order = append(x.order, t)
 		}
 	}
 	return nil
@@ -103,11 +104,11 @@ func exists(dir, name string) bool {
 }
 
 // task is id's lines, added when new.
-func (x *runIndex) task(id string) *taskLines {
-	t := x.tasks[id]
+func (x *runIndex) task(id []byte) *taskLines {
+	t := x.tasks[string(id)]
 	if t == nil {
-		t = &taskLines{first: -1}
-		x.tasks[id] = t
+		t = &taskLines{id: string(id), first: -1}
+		x.tasks[t.id] = t
 	}
 	return t
 }
@@ -124,7 +125,7 @@ func (x *runIndex) readBoard() error {
 			delete(x.tasks, id)
 		}
 	}
-	x.boardIDs = nil
+	x.onBoard = nil
 	f, err := runrecord.OpenFile(x.s.Dir, runrecord.BoardFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -133,10 +134,10 @@ func (x *runIndex) readBoard() error {
 		return err
 	}
 	x.board = f
-	return f.EachBoardTask(func(id string, sp runrecord.Span) error {
+	return f.EachBoardTask(func(id []byte, sp runrecord.Span) error {
 		t := x.task(id)
 		if t.board.N == 0 {
-			x.boardIDs = append(x.boardIDs, id)
+			x.onBoard = append(x.onBoard, t)
 		}
 		t.board = sp // the last entry of an id is the one a page shows
 		return nil
@@ -157,13 +158,13 @@ func (x *runIndex) readEvents() error {
 	}
 	return x.events.EachNewLine(func(line []byte, sp runrecord.Span) error {
 		typ, id, err := eventTask(line)
-		if err != nil || id == "" {
+		if err != nil || len(id) == 0 {
 			return err
 		}
 		t := x.task(id)
 		if t.first < 0 && placing(typ) {
 			t.first = sp.Off
-			x.placed = append(x.placed, id)
+			x.placed = append(x.placed, t)
 		}
 		t.events = append(t.events, sp)
 		return nil
@@ -181,36 +182,49 @@ func placing(typ string) bool {
 }
 
 // eventTask is the type and task of an event line a page applies (a
-// task's start, end or tool progress), or "" for any other line: from
+// task's start, end or tool progress), or none for any other line: from
 // its leading bytes when they are as the writer puts them (the task's id
 // is the first "task" key, before any object), else by decoding it.
-func eventTask(line []byte) (typ, task string, err error) {
+func eventTask(line []byte) (typ string, task []byte, err error) {
 	if rest, ok := bytes.CutPrefix(line, []byte(`{"type":"`)); ok {
 		t, rest, ok := bytes.Cut(rest, []byte(`"`))
 		if ok && bytes.IndexByte(t, '\\') < 0 {
-			if !placing(string(t)) && string(t) != event.ToolProgress && string(t) != event.ToolResult {
-				return "", "", nil
+			if typ = pageType(t); typ == "" {
+				return "", nil, nil
 			}
 			_, after, ok := bytes.Cut(rest, []byte(`"task":"`))
 			if !ok {
-				return "", "", nil
+				return "", nil, nil
 			}
 			if id, _, ok := bytes.Cut(after, []byte(`"`)); ok && bytes.IndexByte(id, '\\') < 0 {
-				return string(t), string(id), nil
+				return typ, id, nil
 			}
 		}
 	}
 	if !applied(line) {
-		return "", "", nil
+		return "", nil, nil
 	}
 	var e struct{ Type, Task string }
 	if err := json.Unmarshal(line, &e); err != nil {
-		return "", "", err
+		return "", nil, err
 	}
-	if !placing(e.Type) && e.Type != event.ToolProgress && e.Type != event.ToolResult {
-		return "", "", nil
+	if typ = pageType([]byte(e.Type)); typ == "" {
+		return "", nil, nil
 	}
-	return e.Type, e.Task, nil
+	return typ, []byte(e.Task), nil
+}
+
+// pageTypes are the types of the events a page applies.
+var pageTypes = []string{event.TaskAdded, event.TaskStarted, event.TaskCompleted, event.TaskFailed, event.TaskCancelled, event.ToolProgress, event.ToolResult}
+
+// pageType is t as one of pageTypes, or "".
+func pageType(t []byte) string {
+	for _, p := range pageTypes {
+		if string(t) == p {
+			return p
+		}
+	}
+	return ""
 }
 
 // page is the run's view with its tasks from the from-th, as ViewPage
@@ -218,20 +232,20 @@ func eventTask(line []byte) (typ, task string, err error) {
 func (x *runIndex) page(from int, now time.Time) (RunView, error) {
 	b := newViewBuilder(x.s.Summary, now)
 	total := len(x.order)
-	ids := x.order[min(from, total):min(from+PageTasks, total)]
+	page := x.order[min(from, total):min(from+PageTasks, total)]
 	type line struct {
 		sp runrecord.Span
-		id string
+		t  *taskLines
 	}
 	var lines []line
-	for _, id := range ids {
-		b.task(id)
-		for _, sp := range x.tasks[id].events {
-			lines = append(lines, line{sp, id})
+	for _, t := range page {
+		b.task(t.id)
+		for _, sp := range t.events {
+			lines = append(lines, line{sp, t})
 		}
 	}
-	for _, id := range ids {
-		if sp := x.tasks[id].board; sp.N > 0 {
+	for _, t := range page {
+		if sp := t.board; sp.N > 0 {
 			bt, err := x.board.BoardTask(sp)
 			if err != nil {
 				return RunView{}, err
@@ -251,25 +265,28 @@ func (x *runIndex) page(from int, now time.Time) (RunView, error) {
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return RunView{}, err
 		}
-		t := x.tasks[l.id]
-		if e.Task != l.id || (!placing(e.Type) && t.board.N == 0 && (t.first < 0 || l.sp.Off < t.first)) {
+		t := l.t
+		if e.Task != t.id || (!placing(e.Type) && t.board.N == 0 && (t.first < 0 || l.sp.Off < t.first)) {
 			continue // a tool's event before its task had a row
 		}
 		b.event(e)
 	}
 	b.waiting()
-	for _, gi := range x.s.Gens {
-		b.addUsage(gi.Task, gi.Agent, gi.In, gi.Out)
+	var gens []int // the host's and the page's tasks'
+	for i, gi := range x.s.Gens {
+		if gi.Task == "" {
+			gens = append(gens, i)
+		} else if t := b.byID[gi.Task]; t != nil {
+			gens = append(gens, i)
+			b.addUsage(gi.Task, gi.Agent, gi.In, gi.Out)
+		}
 	}
 	v := b.v
 	v.TasksTotal, v.From = total, min(from, total)
 	if v.Tasks = b.tasks(); v.Tasks == nil && total > 0 {
 		v.Tasks = []TaskView{}
 	}
-	for i, gi := range x.s.Gens {
-		if gi.Task != "" && b.byID[gi.Task] == nil {
-			continue // a task on another page
-		}
+	for _, i := range gens {
 		g, err := x.s.Read(i)
 		if err != nil {
 			return RunView{}, err
