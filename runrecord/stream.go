@@ -47,7 +47,9 @@ type Stream struct {
 	byName   map[string]int // index in Gens by name
 	// torn names the generator whose last journal span is the file's
 	// torn last line: the next Refresh drops it and reads it again.
-	torn   string
+	torn string
+	// live: the run may still write; its journal may lag its requests.
+	live   bool
 	usage  model.Usage // of every response indexed, for a live run's summary
 	cost   float64
 	blobs  map[string]span
@@ -153,6 +155,7 @@ func (s *Stream) Refresh() error {
 		s.torn = ""
 	}
 	n, resort := len(s.Gens), false
+	s.live = sum.Status.Live()
 	if err := s.indexGens(); err != nil {
 		return err
 	}
@@ -390,6 +393,11 @@ func (s *Stream) indexRequests(resort *bool) error {
 			s.blobs[l.Hash] = sp
 		case KindRequest:
 			i, ok := s.byName[l.Gen]
+			if !ok && s.live {
+				// A running run's journal may not have the generator's
+				// first entry yet: the index stops here until it does.
+				return errWait
+			}
 			if !ok {
 				return fmt.Errorf("request of %s, which has no transcript", l.Gen)
 			}
@@ -436,10 +444,14 @@ func (s *Stream) agentName(a string) string {
 	return a
 }
 
+// errWait stops eachLine before a line fn cannot index yet.
+var errWait = errors.New("not yet")
+
 // eachLine calls fn with each non-blank line of f from at on and where
 // it is, moving at past each whole line. The last line without a newline
 // is passed, marked torn, when tail is set, and skipped otherwise
-// (readLines skips it, readJournal tries it); at stays before it.
+// (readLines skips it, readJournal tries it); at stays before it, and
+// before a line fn returns errWait for, where the reading stops.
 func eachLine(f *os.File, path string, at *cursor, tail bool, fn func([]byte, span) error) error {
 	br := bufio.NewReaderSize(io.NewSectionReader(f, at.off, math.MaxInt64-at.off), 64<<10)
 	for {
@@ -456,7 +468,9 @@ func eachLine(f *os.File, path string, at *cursor, tail bool, fn func([]byte, sp
 			if torn {
 				sp.meta = spanTorn
 			}
-			if ferr := fn(t, sp); ferr != nil {
+			if ferr := fn(t, sp); errors.Is(ferr, errWait) {
+				return nil
+			} else if ferr != nil {
 				return fmt.Errorf("%s:%d: %w", path, at.line+1, ferr)
 			}
 		}

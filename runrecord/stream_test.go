@@ -2,6 +2,7 @@ package runrecord_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/fsdrun/fsd/internal/fanout"
+	"github.com/fsdrun/fsd/journal"
+	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/runrecord"
 )
 
@@ -187,16 +190,32 @@ func TestStreamRefresh(t *testing.T) {
 		}
 		whole[name] = b
 	}
-	// The record as it was mid-run: each file cut inside a line.
+	// The record as it was mid-run, running: each file cut inside a
+	// line, the journal behind the requests (it may lag them: a request
+	// of a generator it does not have yet waits for it).
 	write := func(name string, b []byte) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	cut := map[string]int{runrecord.JournalFile: len(whole[runrecord.JournalFile])/4 + 7, runrecord.RequestsFile: len(whole[runrecord.RequestsFile])/2 + 7}
 	for name, b := range whole {
-		write(name, b[:len(b)/2+7])
+		write(name, b[:cut[name]])
 	}
+	sum, err := runrecord.ReadSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum.Status, sum.PID, sum.Cost = runrecord.Running, os.Getpid(), 0
+	sum.SetUsage(model.Usage{}) // a running run's run.json has none yet
+	b, _ := json.Marshal(sum)
+	write(runrecord.RunFile, b)
+	lock, err := journal.Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
 	s, err := runrecord.OpenStream(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +228,7 @@ func TestStreamRefresh(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.Write(b[len(b)/2+7:]); err != nil {
+		if _, err := f.Write(b[cut[name]:]); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -217,6 +236,10 @@ func TestStreamRefresh(t *testing.T) {
 	sameStream(t, s)
 	if len(s.Gens) <= before {
 		t.Fatalf("the grown record has %d generators, the cut one %d", len(s.Gens), before)
+	}
+	// A running run's usage is what its calls used so far.
+	if run, err := runrecord.ReadRun(dir); err != nil || run.Usage() != s.Summary.Usage() || run.Cost != s.Summary.Cost || run.InputTokens == 0 {
+		t.Errorf("the index's usage %+v (cost %v), the run's %+v (cost %v) %v", s.Summary.Usage(), s.Summary.Cost, run.Usage(), run.Cost, err)
 	}
 	// Replaced by a file as long, its lines in another order.
 	lines := bytes.SplitAfter(whole[runrecord.JournalFile], []byte("\n"))
