@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -178,10 +180,14 @@ func streamRequests(w io.Writer, dir string, f showFlags) error {
 	}
 	// The heading counts the calls first: from the index, but for a
 	// generator whose steps come from its transcript (a task run on a
-	// worker), which is read for them.
+	// worker), which is read for them, once: what it prints waits in a
+	// spool file for its turn, so the run is not held.
 	calls := 0
-	for i, gi := range s.Gens {
-		if gi.Requests > 0 || gi.Task == "" {
+	fromTranscript := func(gi *runrecord.GenInfo) bool { return gi.Requests == 0 && gi.Task != "" }
+	sp := &spool{}
+	defer sp.close()
+	for i := range s.Gens {
+		if gi := &s.Gens[i]; !fromTranscript(gi) {
 			calls += gi.StepCount(f.step)
 			continue
 		}
@@ -190,12 +196,21 @@ func streamRequests(w io.Writer, dir string, f showFlags) error {
 			return err
 		}
 		calls += len(sg.Steps)
+		if err := sp.add(sg); err != nil {
+			return fail(exitInternal, "show: %v", err)
+		}
 	}
 	if calls == 0 && f.step > 0 {
 		return noStep()
 	}
 	printShowHead(w, s.Summary, calls)
 	for i := range s.Gens {
+		if fromTranscript(&s.Gens[i]) {
+			if err := sp.next(w); err != nil {
+				return fail(exitInternal, "show: %v", err)
+			}
+			continue
+		}
 		sg, err := gen(i)
 		if err != nil {
 			return err
@@ -205,6 +220,73 @@ func streamRequests(w io.Writer, dir string, f showFlags) error {
 		}
 	}
 	return nil
+}
+
+// spool keeps the text of generators printed ahead of their turn in a
+// temporary file, each read back once, in order.
+type spool struct {
+	f     *os.File
+	w     *bufio.Writer
+	r     *bufio.Reader
+	sizes []int64
+}
+
+// add prints g to the spool (nothing when it has no step).
+func (s *spool) add(g showGen) error {
+	if len(g.Steps) == 0 {
+		s.sizes = append(s.sizes, 0)
+		return nil
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp("", "fsd-show-*")
+		if err != nil {
+			return err
+		}
+		s.f, s.w = f, bufio.NewWriter(f)
+	}
+	c := &countWriter{w: s.w}
+	printShowGen(c, g)
+	s.sizes = append(s.sizes, c.n)
+	return nil
+}
+
+// next copies the next generator's text to w.
+func (s *spool) next(w io.Writer) error {
+	n := s.sizes[0]
+	s.sizes = s.sizes[1:]
+	if n == 0 {
+		return nil
+	}
+	if s.r == nil {
+		if err := s.w.Flush(); err != nil {
+			return err
+		}
+		if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		s.r = bufio.NewReader(s.f)
+	}
+	_, err := io.CopyN(w, s.r, n)
+	return err
+}
+
+func (s *spool) close() {
+	if s.f != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+	}
+}
+
+// countWriter counts what it writes.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // newShowGen is g as shown, its steps only step n's when n > 0.

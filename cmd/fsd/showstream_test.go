@@ -89,3 +89,39 @@ func TestShowRequestsStreams(t *testing.T) {
 		})
 	}
 }
+
+// G11: fsd show --requests reads a generator whose steps come from its
+// transcript (a task run on a worker) once: the heading's count reads it,
+// and its text waits for its turn; emptying the journal once the heading
+// is written leaves the output whole.
+func TestShowRequestsReadsTranscriptOnce(t *testing.T) {
+	dir := fanoutRun(t, 5)
+	path := filepath.Join(dir, runrecord.RequestsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if !strings.Contains(l, `"gen":"tasks/`) {
+			kept = append(kept, l) // as a worker's tasks: no request on record
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var whole bytes.Buffer
+	if err := showRequests(&whole, dir, showFlags{requests: true, format: "text"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(whole.String(), "##### task t0 ") || !strings.Contains(whole.String(), "6 model calls") {
+		t.Fatalf("the tasks' steps are not shown from their transcripts:\n%s", whole.String())
+	}
+	w := &cutAfterFirst{journal: filepath.Join(dir, runrecord.JournalFile), mark: "run "}
+	if err := showRequests(w, dir, showFlags{requests: true, format: "text"}); err != nil {
+		t.Fatalf("a transcript was read again after the heading: %v", err)
+	}
+	if !w.cut || w.String() != whole.String() {
+		t.Errorf("cut %v; the output differs:\n%s", w.cut, w.String())
+	}
+}
