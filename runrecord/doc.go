@@ -7,7 +7,9 @@
 // one (fsd show, fsd runs, fsd ui, fsd report, a resume) reads it through
 // this package, so a change of the format is made in one place. Open
 // reads a record whole; OpenTask one task's lines, and Stream one
-// generator at a time, for readers of a large run. It does
+// generator at a time, for readers of a large run; a Stream kept between
+// reads (Refresh) and a File read where it left off follow a live run at
+// the cost of what it wrote since. It does
 // not run anything and does not resume runs: a resume replays what
 // Writer wrote through the engine's Replay.
 package runrecord

@@ -141,6 +141,8 @@ func OpenStream(dir string) (*Stream, error) {
 // after those indexed; a file that was replaced or cut (a resumed run
 // may rewrite a torn tail) is indexed again whole, with the rest of the
 // record. Afterwards the Stream is what OpenStream would open now.
+//
+// G9: a kept Stream, refreshed, reads what a Stream opened then reads.
 func (s *Stream) Refresh() error {
 	sum, err := currentSummary(s.Dir)
 	if err != nil {

@@ -6,7 +6,9 @@
 // (server-sent events). The same run page is written as one
 // self-contained HTML file by Report, or by WriteReport a generator at a
 // time. A run's page shows PageTasks tasks at a time, so a run of
-// 100,000 is sent and drawn a page at a time.
+// 100,000 is sent and drawn a page at a time, and the Server keeps each
+// of the last few runs' index (where its tasks' and generators' lines
+// are) between fetches, so a page costs its tasks.
 //
 // Its assets are embedded (no CDN, no build step: plain JavaScript and
 // inline SVG), it reads records only through runrecord, and every byte it

@@ -182,6 +182,8 @@ func streamRequests(w io.Writer, dir string, f showFlags) error {
 	// generator whose steps come from its transcript (a task run on a
 	// worker), which is read for them, once: what it prints waits in a
 	// spool file for its turn, so the run is not held.
+	//
+	// G11: a worker task's transcript is read once.
 	calls := 0
 	fromTranscript := func(gi *runrecord.GenInfo) bool { return gi.Requests == 0 && gi.Task != "" }
 	sp := &spool{}
