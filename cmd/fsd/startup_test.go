@@ -31,8 +31,14 @@ func TestPackagesDoNoWorkAtStart(t *testing.T) {
 			continue
 		}
 		seen++
-		if p.bytes > maxInitBytes {
-			t.Errorf("%s allocates %d bytes (%d allocations) at start, more than %d: build it at first use (internal/lazyre for a regexp, sync.OnceValue otherwise)", p.path, p.bytes, p.allocs, maxInitBytes)
+		limit := maxInitBytes
+		if p.path == "github.com/fsdrun/fsd/internal/startup" {
+			// Its heap reservation (I3): 16 MiB mapped, never written,
+			// and collected before the next package starts.
+			limit += 16 << 20
+		}
+		if p.bytes > limit {
+			t.Errorf("%s allocates %d bytes (%d allocations) at start, more than %d: build it at first use (internal/lazyre for a regexp, sync.OnceValue otherwise)", p.path, p.bytes, p.allocs, limit)
 		}
 	}
 	if seen < 10 {
@@ -40,10 +46,12 @@ func TestPackagesDoNoWorkAtStart(t *testing.T) {
 	}
 }
 
-// TestStartupInitialisesFirst (I1): internal/startup reserves the main
-// goroutine's stack before any package whose initialisation allocates
-// more than 64 KiB (the JSON Schema library's, which recurses deepest,
-// among them), or the stack grows step by step as if it were not there.
+// TestStartupInitialisesFirst (I1, I3): internal/startup maps the heap
+// with huge pages and reserves the main goroutine's stack before any
+// package whose initialisation allocates more than 64 KiB (the JSON
+// Schema library's, which recurses deepest, among them), or those
+// packages fill small pages and grow the stack step by step as if it
+// were not there.
 func TestStartupInitialisesFirst(t *testing.T) {
 	const startup, deep = "github.com/fsdrun/fsd/internal/startup", "github.com/santhosh-tekuri/jsonschema/v6"
 	for _, p := range initTrace(t) {

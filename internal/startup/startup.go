@@ -1,6 +1,10 @@
 package startup
 
-func init() { reserveStack(0) }
+func init() {
+	// The heap first: its collection would shrink a stack grown before.
+	hugeHeap()
+	reserveStack(0)
+}
 
 // reserveStack (I1) grows the calling goroutine's stack to 512 KiB in
 // one step while only a few frames are on it. Left to itself the main
