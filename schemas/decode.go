@@ -14,7 +14,7 @@ import (
 // root, and under the keywords in schemaKeys — are annotations left out,
 // so a property named "description" or an enum value stays. The
 // validator reads the file itself, whole.
-func decodeSchema(data []byte) (any, error) {
+func decodeSchema(data string) (any, error) {
 	d := decoder{b: data}
 	v, err := d.value(inSchema)
 	if err == nil {
@@ -42,7 +42,7 @@ var schemaKeys = map[string]int{
 }
 
 type decoder struct {
-	b []byte
+	b string
 	i int
 }
 
@@ -94,7 +94,7 @@ func (d *decoder) value(in int) (any, error) {
 		text string
 		v    any
 	}{{"true", true}, {"false", false}, {"null", nil}} {
-		if strings.HasPrefix(string(d.b[d.i:min(d.i+5, len(d.b))]), lit.text) {
+		if strings.HasPrefix(d.b[d.i:], lit.text) {
 			d.i += len(lit.text)
 			return lit.v, nil
 		}
@@ -163,11 +163,14 @@ func (d *decoder) each(open, close byte, one func() error) error {
 func (d *decoder) str() (string, error) {
 	start := d.i
 	escaped, err := d.pass()
-	if err != nil || !escaped {
-		return string(d.b[start+1 : max(start+1, d.i-1)]), err
+	if err != nil {
+		return "", err
+	}
+	if !escaped {
+		return d.b[start+1 : d.i-1], nil
 	}
 	var s string
-	err = json.Unmarshal(d.b[start:d.i], &s)
+	err = json.Unmarshal([]byte(d.b[start:d.i]), &s)
 	return s, err
 }
 

@@ -42,6 +42,7 @@ const (
 // check judges n under r. Each keyword is one more condition: the first
 // that is not met decides.
 func (r *rule) check(n *yaml.Node) verdict {
+	r.built()
 	if r.boolean != nil {
 		if !*r.boolean {
 			return no

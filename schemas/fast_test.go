@@ -247,9 +247,9 @@ func TestAcceptsFanout(t *testing.T) {
 // delegate's verdicts hold only where no keyword depends on the path
 // taken to a value.
 func TestNoDynamicRefs(t *testing.T) {
-	for name, data := range map[string][]byte{"skill": skillJSON, "skill-md": skillMDJSON, "workflow": workflowJSON, "script": scriptJSON, "eval": evalJSON} {
+	for name, data := range map[string]string{"skill": skillJSON, "skill-md": skillMDJSON, "workflow": workflowJSON, "script": scriptJSON, "eval": evalJSON} {
 		for _, kw := range []string{`"$dynamicRef"`, `"$recursiveRef"`} {
-			if bytes.Contains(data, []byte(kw)) {
+			if strings.Contains(data, kw) {
 				t.Errorf("%s schema uses %s: accepts would have to stop delegating", name, kw)
 			}
 		}

@@ -21,10 +21,14 @@ import (
 // only for a schema the walk cannot judge or a document it does not
 // accept.
 type rule struct {
-	loc      string // file#pointer, where the validator finds it
-	f        *forest
-	boolean  *bool // a true or false schema
-	delegate bool  // has a keyword the walk does not check
+	loc       string // file#pointer, where the validator finds it
+	f         *forest
+	file      string
+	ptr       string
+	raw       any // the schema's JSON until its keywords are built
+	buildOnce sync.Once
+	boolean   *bool // a true or false schema
+	delegate  bool  // has a keyword the walk does not check
 
 	types              jsonType // 0: any
 	enum               []any    // nil: no enum; numbers are json.Number
@@ -157,14 +161,14 @@ var ignored = map[string]bool{
 // use.
 type forest struct {
 	mu      sync.Mutex
-	load    func(file string) ([]byte, bool)
+	load    func(file string) (string, bool)
 	compile func(url string) (*jsonschema.Schema, error)
 	base    string
 	docs    map[string]any
 	rules   map[string]*rule // by file#pointer
 }
 
-func newForest(base string, load func(string) ([]byte, bool), compile func(string) (*jsonschema.Schema, error)) *forest {
+func newForest(base string, load func(string) (string, bool), compile func(string) (*jsonschema.Schema, error)) *forest {
 	return &forest{base: base, load: load, compile: compile, docs: map[string]any{}, rules: map[string]*rule{}}
 }
 
@@ -205,28 +209,42 @@ func (f *forest) sub(file, ptr string, v any) *rule {
 	if r, ok := f.rules[loc]; ok {
 		return r
 	}
-	r := &rule{loc: loc, f: f, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1}
+	r := &rule{loc: loc, f: f, minItems: -1, maxItems: -1, minLen: -1, maxLen: -1, file: file, ptr: ptr, raw: v}
 	f.rules[loc] = r // before its keywords: a $ref may lead back here
-	switch s := v.(type) {
+	return r
+}
+
+// built returns r with its keywords built, building them on first use: a
+// run's manifests reach a part of the schemas (a workflow with no
+// sandbox never needs the sandbox's rules).
+func (r *rule) built() *rule {
+	r.buildOnce.Do(r.build)
+	return r
+}
+
+func (r *rule) build() {
+	f := r.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch s := r.raw.(type) {
 	case bool:
 		r.boolean = &s
-		return r
 	case map[string]any:
 		for k, x := range s {
-			if known, ok := f.keyword(r, file, ptr, k, x); known {
+			if known, ok := f.keyword(r, r.file, r.ptr, k, x); known {
 				if !ok {
 					r.delegate = true
 				}
 				continue
 			}
-			if !ignored[k] && !(ptr == "" && (k == "$schema" || k == "$id")) {
+			if !ignored[k] && !(r.ptr == "" && (k == "$schema" || k == "$id")) {
 				r.delegate = true
 			}
 		}
 	default:
 		r.delegate = true
 	}
-	return r
+	r.raw = nil
 }
 
 func (r *rule) buildType(v any) bool {

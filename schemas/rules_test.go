@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/fsdrun/fsd/internal/fanout"
 )
 
 // testRules builds the walk's rules of one schema, given as JSON, and the
@@ -30,12 +32,12 @@ func testRules(t testing.TB, schema string) (*rule, *jsonschema.Schema) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newForest("mem:///", func(file string) ([]byte, bool) { return []byte(schema), file == "t.json" }, c.Compile)
+	f := newForest("mem:///", func(file string) (string, bool) { return schema, file == "t.json" }, c.Compile)
 	r, err := f.root("t.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, s
+	return r.built(), s
 }
 
 func yamlDoc(t testing.TB, src string) *yaml.Node {
@@ -138,7 +140,7 @@ func TestRulesDelegateOtherKeywords(t *testing.T) {
 		schema := fmt.Sprintf(`{"properties": {"p": {%s}}}`, tc.kw)
 		r, s := testRules(t, schema)
 		p := r.props["p"]
-		if p == nil || !p.delegate {
+		if p == nil || !p.built().delegate {
 			t.Errorf("%s: not delegated", tc.kw)
 			continue
 		}
@@ -156,8 +158,10 @@ func TestRulesDelegateOtherKeywords(t *testing.T) {
 // its keywords or is delegated, and every delegated rule compiles.
 func TestRulesKnowEveryKeyword(t *testing.T) {
 	delegated := 0
-	for kind, file := range files {
-		rules(t, kind)
+	for kind := range files {
+		buildAll(rules(t, kind), map[*rule]bool{})
+	}
+	for _, file := range files {
 		var doc any
 		if err := json.Unmarshal(mustEmbedded(t, file), &doc); err != nil {
 			t.Fatal(err)
@@ -207,25 +211,80 @@ func TestRulesKnowEveryKeyword(t *testing.T) {
 	t.Logf("%d delegated schemas", delegated)
 }
 
+// buildAll builds r and every rule it leads to.
+func buildAll(r *rule, seen map[*rule]bool) {
+	if r == nil || seen[r] {
+		return
+	}
+	seen[r] = true
+	r.built()
+	for _, s := range append([]*rule{r.ref, r.ifR, r.thenR, r.elseR, r.not, r.addl, r.propNames, r.items}, slices.Concat(r.allOf, r.anyOf, r.oneOf)...) {
+		buildAll(s, seen)
+	}
+	for _, s := range r.props {
+		buildAll(s, seen)
+	}
+}
+
 func mustEmbedded(t *testing.T, file string) []byte {
 	data, ok := embedded(file)
 	if !ok {
 		t.Fatalf("%s not embedded", file)
 	}
-	return data
+	return []byte(data)
 }
 
-// BenchmarkRules is what a cold fsd run pays to build the walk's rules of
-// the schemas it validates against, in place of compiling them
-// (BenchmarkCompile).
+// BenchmarkRules is what a cold fsd run pays to judge its manifests (a
+// one-task fan-out's workflow, skill and script) without the validator:
+// decoding the schemas, building the rules the manifests reach, and the
+// walk; compiling the same schemas is BenchmarkCompile.
 func BenchmarkRules(b *testing.B) {
+	docs := runDocs(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		f := newForest(Base, embedded, compileURL)
-		for _, kind := range []string{KindWorkflow, KindSkill, KindScript} {
-			if _, err := f.root(files[kind]); err != nil {
-				b.Fatal(err)
+		for _, d := range docs {
+			r, err := f.root(files[d.kind])
+			if err != nil || !accepts(r, d.n) {
+				b.Fatal(d.kind, err)
 			}
+		}
+	}
+}
+
+type runDoc struct {
+	kind string
+	n    *yaml.Node
+}
+
+// runDocs are a one-task fan-out's manifests.
+func runDocs(t testing.TB) []runDoc {
+	return []runDoc{
+		{KindWorkflow, yamlDoc(t, fanout.Workflow(1))},
+		{KindSkill, yamlDoc(t, "id: fan\nname: Fan\ndescription: d\nversion: 1.0.0\ninstructions: i\nagents:\n  worker: {description: w, prompt: p, max-steps: 2}\n  joiner: {description: j, prompt: p, max-steps: 2}\n")},
+		{KindScript, yamlDoc(t, "agents:\n  worker: [{say: 'done {{.Task.ID}}'}]\n  joiner: [{say: joined}]\n")},
+	}
+}
+
+// Rules are built on first use by whichever goroutine gets there first;
+// run under -race.
+func TestRulesConcurrent(t *testing.T) {
+	docs := runDocs(t)
+	f := newForest(Base, embedded, compileURL)
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			ok := true
+			for _, d := range docs {
+				r, err := f.root(files[d.kind])
+				ok = ok && err == nil && accepts(r, d.n)
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("a manifest was not accepted")
 		}
 	}
 }
@@ -276,7 +335,7 @@ func TestDecodeSchema(t *testing.T) {
 		if err := dec.Decode(&want); err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeSchema(data)
+		got, err := decodeSchema(string(data))
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
@@ -285,7 +344,7 @@ func TestDecodeSchema(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{``, `{`, `{"a" 1}`, `{"a": 1,}`, `[1 2]`, `"x`, `{"a": tru}`, `{} x`, `{"a": -}`} {
-		if _, err := decodeSchema([]byte(bad)); err == nil {
+		if _, err := decodeSchema(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}

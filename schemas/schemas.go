@@ -1,7 +1,6 @@
 package schemas
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"regexp"
@@ -25,34 +24,34 @@ const (
 
 var (
 	//go:embed skill.schema.json
-	skillJSON []byte
+	skillJSON string
 	//go:embed skill-md.schema.json
-	skillMDJSON []byte
+	skillMDJSON string
 	//go:embed workflow.schema.json
-	workflowJSON []byte
+	workflowJSON string
 	//go:embed script.schema.json
-	scriptJSON []byte
+	scriptJSON string
 	//go:embed eval.schema.json
-	evalJSON []byte
+	evalJSON string
 )
 
 // Base is where the schemas are published; their $id values start with it.
 const Base = "https://raw.githubusercontent.com/fsdrun/fsd/main/schemas/"
 
 // Skill returns the skill manifest schema.
-func Skill() []byte { return bytes.Clone(skillJSON) }
+func Skill() []byte { return []byte(skillJSON) }
 
 // SkillMD returns the SKILL.md frontmatter schema. It refers to Skill's.
-func SkillMD() []byte { return bytes.Clone(skillMDJSON) }
+func SkillMD() []byte { return []byte(skillMDJSON) }
 
 // Workflow returns the workflow schema.
-func Workflow() []byte { return bytes.Clone(workflowJSON) }
+func Workflow() []byte { return []byte(workflowJSON) }
 
 // Script returns the scripted model's script schema.
-func Script() []byte { return bytes.Clone(scriptJSON) }
+func Script() []byte { return []byte(scriptJSON) }
 
 // Eval returns the schema of fsd eval's suites.
-func Eval() []byte { return bytes.Clone(evalJSON) }
+func Eval() []byte { return []byte(evalJSON) }
 
 // files maps each kind to its schema's file name under Base.
 var files = map[string]string{
@@ -63,8 +62,9 @@ var files = map[string]string{
 	KindEval:     "eval.schema.json",
 }
 
-// embedded returns the embedded schema named file.
-func embedded(file string) ([]byte, bool) {
+// embedded returns the embedded schema named file. The schemas are
+// strings, so what the walk's rules decode from them shares their bytes.
+func embedded(file string) (string, bool) {
 	switch file {
 	case "skill.schema.json":
 		return skillJSON, true
@@ -77,7 +77,7 @@ func embedded(file string) ([]byte, bool) {
 	case "eval.schema.json":
 		return evalJSON, true
 	}
-	return nil, false
+	return "", false
 }
 
 // compiler compiles the schemas a process validates against, each only
@@ -148,7 +148,7 @@ func (embeddedLoader) Load(url string) (any, error) {
 	if !ok || !found {
 		return nil, fmt.Errorf("%s is not one of fsd's schemas", url)
 	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	return jsonschema.UnmarshalJSON(strings.NewReader(data))
 }
 
 // memoRegexp compiles each pattern once per compiler: the library
