@@ -110,15 +110,30 @@ var builtins = map[string]builtin{
 	},
 }
 
-// inputs are the built-ins' compiled input schemas, compiled once.
-var inputs = sync.OnceValue(func() map[string]*tool.Input {
-	m := make(map[string]*tool.Input, len(builtins))
+// inputs are the built-ins' input schemas, each compiled when its tool is
+// first called: offering a tool needs only its schema's JSON (params),
+// and a compile costs more than most calls (the library checks the
+// schema against the 2020-12 meta-schema).
+var inputs = sync.OnceValue(func() map[string]func() *tool.Input {
+	m := make(map[string]func() *tool.Input, len(builtins))
 	for name, b := range builtins {
-		in, err := tool.CompileInput(name, json.RawMessage(b.params))
-		if err != nil {
-			panic(fmt.Sprintf("workspace: %s's schema: %v", name, err)) // a constant: TestDefs compiles it
-		}
-		m[name] = in
+		m[name] = sync.OnceValue(func() *tool.Input {
+			in, err := tool.CompileInput(name, json.RawMessage(b.params))
+			if err != nil {
+				panic(fmt.Sprintf("workspace: %s's schema: %v", name, err)) // a constant: TestDefs compiles it
+			}
+			return in
+		})
+	}
+	return m
+})
+
+// params are the built-ins' input schemas as offered to the model: the
+// JSON CompileInput keeps (Input.Params), without compiling.
+var params = sync.OnceValue(func() map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage, len(builtins))
+	for name, b := range builtins {
+		m[name], _ = json.Marshal(json.RawMessage(b.params))
 	}
 	return m
 })
@@ -137,7 +152,7 @@ func Effect(name string) bool { return builtins[name].effect }
 // Def is the built-in tool name as offered to the model.
 func Def(name string) model.ToolDef {
 	b := builtins[name]
-	return model.ToolDef{Name: name, Description: b.description, Parameters: inputs()[name].Params()}
+	return model.ToolDef{Name: name, Description: b.description, Parameters: params()[name]}
 }
 
 // Names are the built-in tools' names, in the order a request lists them.
@@ -184,7 +199,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) tool.Result {
 	if t.ws == nil {
 		return failf("%s cannot run: the run has no workspace open", t.name)
 	}
-	m, res, ok := inputs()[t.name].Decode(args)
+	m, res, ok := inputs()[t.name]().Decode(args)
 	if !ok {
 		return res
 	}

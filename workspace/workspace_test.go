@@ -277,3 +277,14 @@ func TestDefinitionCostInDocs(t *testing.T) {
 		t.Errorf("docs/workspace.md lacks the row %q", row)
 	}
 }
+
+// Each built-in's schema compiles, and the tool is offered with the JSON
+// its compiled input keeps, though offering it compiles nothing.
+func TestDefs(t *testing.T) {
+	for _, n := range Names() {
+		in := inputs()[n]()
+		if got, want := string(Def(n).Parameters), string(in.Params()); got != want {
+			t.Errorf("%s is offered with %s, its input keeps %s", n, got, want)
+		}
+	}
+}
