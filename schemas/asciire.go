@@ -92,13 +92,3 @@ func className(s string) (name string, n int) {
 	}
 	return s[:1], 1
 }
-
-// isASCII reports whether s is all ASCII.
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -399,7 +400,7 @@ func (r *rule) validator() *jsonschema.Schema {
 // compiles it (memoRegexp), or for an ASCII s its ASCII form
 // (asciiPattern) when it has one; nil if it does not compile.
 func (r *rule) regexp(s string) *regexp.Regexp {
-	if isASCII(s) {
+	if !strings.ContainsFunc(s, nonASCII) {
 		r.asciiOnce.Do(func() {
 			if p, ok := asciiPattern(r.pattern); ok {
 				r.asciiRe, _ = regexp.Compile(p)
@@ -412,3 +413,5 @@ func (r *rule) regexp(s string) *regexp.Regexp {
 	r.reOnce.Do(func() { r.re, _ = regexp.Compile(r.pattern) })
 	return r.re
 }
+
+func nonASCII(r rune) bool { return r >= utf8.RuneSelf }

@@ -113,7 +113,7 @@ var builtins = map[string]builtin{
 // inputs are the built-ins' input schemas, each compiled when its tool is
 // first called: offering a tool needs only its schema's JSON (params),
 // and a compile costs more than most calls (the library checks the
-// schema against the 2020-12 meta-schema).
+// schema against the 2020-12 meta-schema) (Z6).
 var inputs = sync.OnceValue(func() map[string]func() *tool.Input {
 	m := make(map[string]func() *tool.Input, len(builtins))
 	for name, b := range builtins {
