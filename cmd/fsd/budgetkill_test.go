@@ -78,6 +78,9 @@ func TestBudgetHoldsAcrossAKill(t *testing.T) {
 	if code == exitOK || !strings.Contains(errs, want) {
 		t.Fatalf("resume under room for one call: exit %d: %s\nwant the budget error %q", code, errs, want)
 	}
+	if !strings.Contains(errs, "model calls were in flight when the run stopped") {
+		t.Errorf("the resume did not say why it counts the call in doubt:\n%s", errs)
+	}
 	if n := len(bodies()); n != 1 {
 		t.Fatalf("the provider got %d requests, want only the killed run's", n)
 	}
