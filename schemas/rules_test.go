@@ -415,3 +415,34 @@ func TestASCIIPattern(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerdicts: on any YAML, a yes or no of the walk is the validator's
+// verdict (F5, and the no that decides an if, a oneOf or a not).
+func FuzzVerdicts(f *testing.F) {
+	kinds := []string{KindWorkflow, KindSkill, KindScript, KindEval, KindSkillMD}
+	for _, d := range runDocs(f) {
+		var b strings.Builder
+		enc := yaml.NewEncoder(&b)
+		if err := enc.Encode(d.n); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(uint8(slices.Index(kinds, d.kind)), b.String())
+	}
+	f.Add(uint8(1), "id: a-b\nname: x\ndescription: d\nversion: 1.0.0-rc.1\nsandbox: {network: [example.com]}\ntools:\n  - {name: t, description: d, run: {reply: x}}\n")
+	f.Add(uint8(0), "name: w\nsandbox: off\ntools: [Bash, Bash]\nlimits: {concurrency: 0}\ntasks: []\n")
+	f.Fuzz(func(t *testing.T, k uint8, src string) {
+		kind := kinds[int(k)%len(kinds)]
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(src), &doc) != nil || len(doc.Content) == 0 {
+			return
+		}
+		n := doc.Content[0]
+		vd := rules(t, kind).check(n)
+		if vd == maybe {
+			return
+		}
+		if valid := validatorSays(t, kind, n); valid != (vd == yes) {
+			t.Errorf("%s: the walk says %v, the validator valid=%v:\n%s", kind, vd == yes, valid, src)
+		}
+	})
+}
