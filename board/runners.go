@@ -93,11 +93,13 @@ func (r *runners) loop(j job) {
 }
 
 // taskStack is the stack a runner reserves when it starts: room for the
-// deepest calls of a task's attempt, its events and its record, so that
+// deepest calls of a task's attempt, its events and its record (about
+// 16 KiB in process: an event.Event is 488 bytes, copied into each sink's
+// frame on the way to the record), so that
 // a task does not grow the stack in the middle of them, where growing
 // copies every frame above it. Growing it at the start, with one frame
 // on the stack, copies almost nothing.
-const taskStack = 12 << 10
+const taskStack = 24 << 10
 
 // reserveStack grows the goroutine's stack to hold taskStack more bytes.
 //
@@ -126,8 +128,8 @@ func (r *runners) next() (job, bool) {
 }
 
 // idleStack is what next holds on the stack while it waits: a quarter of
-// the 16 KiB stack that taskStack grows a runner's to.
-const idleStack = 4 << 10
+// the 32 KiB stack that taskStack grows a runner's to.
+const idleStack = 8 << 10
 
 // wait ends the idle goroutines once no task is left to hand them, and
 // waits for every goroutine to end.

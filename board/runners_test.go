@@ -122,9 +122,11 @@ func TestTasksDoNotGrowTheStack(t *testing.T) {
 	}
 }
 
-// taskDepth is how deep deepCalls goes: about 8 KiB of frames, more than
-// a new goroutine's stack holds and less than a reserved one's room.
-const taskDepth = 28
+// taskDepth is how deep deepCalls goes: about 19 KiB of frames, more
+// than a new goroutine's stack holds or half a reserved one (what the
+// collector would shrink an idle runner's to), and less than a reserved
+// one's room.
+const taskDepth = 64
 
 // deepCalls stands for a task's deep calls: n frames of about 300 bytes.
 //

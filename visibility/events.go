@@ -29,26 +29,29 @@ const (
 // over MaxEventResult (or not JSON) are cut and say how long they were.
 func Events(m model.Message, base event.Event) []event.Event {
 	var out []event.Event
-	each(m, base, func(e event.Event) { out = append(out, e) })
+	each(m, &base, func(e event.Event) { out = append(out, e) })
 	return out
 }
 
 // each calls f with each of Events(m, base) in order, without the slice.
-func each(m model.Message, base event.Event, f func(event.Event)) {
+// It holds one event on its stack: a task's items pass here on its
+// deepest calls.
+func each(m model.Message, base *event.Event, f func(event.Event)) {
+	var e event.Event
 	switch m.Role {
 	case model.Assistant:
 		if m.Text != "" {
-			e := base
+			e = *base
 			e.Type, e.Text = event.Text, clip(m.Text, MaxEventText, "text")
 			f(e)
 		}
 		for _, c := range m.Calls {
-			e := base
+			e = *base
 			e.Type, e.Tool, e.CallID, e.Args = event.ToolCall, c.Name, c.ID, clipArgs(c.Args)
 			f(e)
 		}
 	case model.Tool:
-		e := base
+		e = *base
 		e.Type, e.Tool, e.CallID, e.Result, e.Error = event.ToolResult, m.Name, m.CallID, clip(m.Text, MaxEventResult, "result"), m.IsError
 		f(e)
 	}

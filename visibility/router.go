@@ -47,7 +47,8 @@ func (r *Router) Item(m model.Message) {
 		return
 	}
 	if r.v.Client && r.sink != nil {
-		each(m, event.Event{Time: r.Now(), Run: r.tags.Run, Task: r.tags.Task, Agent: r.tags.Agent}, r.sink.Emit)
+		base := event.Event{Time: r.Now(), Run: r.tags.Run, Task: r.tags.Task, Agent: r.tags.Agent}
+		each(m, &base, r.sink.Emit)
 	}
 	if r.v.History && r.parent != nil {
 		r.parent(m)
