@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 	"strings"
+	"sync"
 )
 
 // Task messages and outcomes are authenticated, so that the right to
@@ -63,27 +65,74 @@ func ReadKey(path string) ([]byte, error) {
 
 const macPrefix = `{"mac":"`
 
-func mac(key []byte, parts ...string) string {
-	h := hmac.New(sha256.New, key)
+// macState is an HMAC-SHA256 under one key, with room for what it MACs:
+// the parts of a MAC are written to one buffer and hashed at once, and
+// its sum goes to an array the state keeps, so a MAC allocates nothing
+// past the state itself.
+type macState struct {
+	h   hash.Hash
+	buf []byte
+	sum [sha256.Size]byte
+}
+
+func newMACState(key []byte) *macState { return &macState{h: hmac.New(sha256.New, key)} }
+
+// appendHex appends to dst the hex MAC of parts and then of data's
+// pieces as one part (when there are any), each part followed by a zero
+// byte.
+func (s *macState) appendHex(dst []byte, parts []string, data ...[]byte) []byte {
+	s.buf = s.buf[:0]
 	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+		s.buf = append(append(s.buf, p...), 0)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	for _, d := range data {
+		s.buf = append(s.buf, d...)
+	}
+	if len(data) > 0 {
+		s.buf = append(s.buf, 0)
+	}
+	s.h.Reset()
+	s.h.Write(s.buf)
+	return hex.AppendEncode(dst, s.h.Sum(s.sum[:0]))
+}
+
+// macPool keeps the HMAC states of one key: a coordinator MACs every task
+// message and derives every outcome key with its own key, and would
+// otherwise set an HMAC up for each.
+type macPool struct{ p sync.Pool }
+
+func newMACPool(key []byte) *macPool {
+	m := &macPool{}
+	m.p.New = func() any { return newMACState(key) }
+	return m
+}
+
+func (m *macPool) get() *macState { return m.p.Get().(*macState) }
+
+func (m *macPool) put(s *macState) {
+	if cap(s.buf) <= 1<<20 { // a large outcome's buffer is not kept
+		m.p.Put(s)
+	}
 }
 
 // sign returns data (a JSON object) with the MAC of key over purpose and
 // data spliced in first.
 func sign(data []byte, key []byte, purpose ...string) []byte {
+	return signWith(newMACState(key), data, purpose...)
+}
+
+// signWith is sign with the key's state s.
+func signWith(s *macState, data []byte, purpose ...string) []byte {
 	if len(data) < 2 || data[0] != '{' {
 		return data
 	}
-	m := mac(key, append(purpose, string(data))...)
 	sep := ","
 	if data[1] == '}' {
 		sep = ""
 	}
-	return append([]byte(macPrefix+m+`"`+sep), data[1:]...)
+	out := make([]byte, 0, len(macPrefix)+2*sha256.Size+len(data)+1)
+	out = s.appendHex(append(out, macPrefix...), purpose, data)
+	return append(append(append(out, '"'), sep...), data[1:]...)
 }
 
 var (
@@ -97,7 +146,7 @@ func verify(data []byte, key []byte, purpose ...string) error {
 	if !ok || len(rest) < 2*sha256.Size+1 {
 		return errUnsigned
 	}
-	got, rest := string(rest[:2*sha256.Size]), rest[2*sha256.Size:]
+	got, rest := rest[:2*sha256.Size], rest[2*sha256.Size:]
 	switch {
 	case bytes.HasPrefix(rest, []byte(`",`)):
 		rest = rest[2:]
@@ -106,8 +155,9 @@ func verify(data []byte, key []byte, purpose ...string) error {
 	default:
 		return errUnsigned
 	}
-	orig := append([]byte{'{'}, rest...)
-	if !hmac.Equal([]byte(got), []byte(mac(key, append(purpose, string(orig))...))) {
+	// What was MACed is the object '{' and rest.
+	var want [2 * sha256.Size]byte
+	if !hmac.Equal(got, newMACState(key).appendHex(want[:0], purpose, []byte{'{'}, rest)) {
 		return errBadMAC
 	}
 	return nil
@@ -117,7 +167,13 @@ func verify(data []byte, key []byte, purpose ...string) error {
 // from the coordinator's key, so a resumed coordinator with the same key
 // checks outcomes committed while it was down.
 func outcomeKey(key []byte, resultKey string) string {
-	return mac(key, "fsd outcome key", resultKey)
+	return outcomeKeyWith(newMACState(key), resultKey)
+}
+
+// outcomeKeyWith is outcomeKey with the coordinator key's state s.
+func outcomeKeyWith(s *macState, resultKey string) string {
+	var b [2 * sha256.Size]byte
+	return string(s.appendHex(b[:0], []string{"fsd outcome key", resultKey}))
 }
 
 // signOutcome MACs an outcome's JSON with the attempt's outcome key
@@ -133,7 +189,10 @@ func signOutcome(data []byte, outcomeKey, resultKey string) []byte {
 // checkOutcome checks an outcome committed under resultKey against this
 // coordinator's key.
 func (c *Coordinator) checkOutcome(resultKey string, data []byte) error {
-	return verify(data, []byte(outcomeKey(c.opts.Key, resultKey)), "fsd outcome", resultKey)
+	s := c.macs.get()
+	key := outcomeKeyWith(s, resultKey)
+	c.macs.put(s)
+	return verify(data, []byte(key), "fsd outcome", resultKey)
 }
 
 // signTask MACs a task message's JSON with the coordinator's key.

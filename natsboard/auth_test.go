@@ -3,6 +3,9 @@ package natsboard
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -152,6 +155,32 @@ func TestForgedTaskRefused(t *testing.T) {
 		}
 		if didRun || !strings.Contains(out.Error, "worker w1 refused its task message") {
 			t.Errorf("%s: ran %v, outcome error %q", task, didRun, out.Error)
+		}
+	}
+}
+
+// TestPooledMACs: a coordinator's pooled HMAC states, reused across
+// messages, MAC as a fresh HMAC does: HMAC-SHA256 of each part followed
+// by a zero byte.
+func TestPooledMACs(t *testing.T) {
+	t.Parallel()
+	key := NewKey()
+	pool := newMACPool(key)
+	for _, data := range []string{`{"v":1,"goal":"a longer goal than the next one"}`, `{"v":1}`, `{}`} {
+		s := pool.get()
+		got := signWith(s, []byte(data), "fsd task")
+		ok := outcomeKeyWith(s, "run.task.1")
+		pool.put(s)
+		h := hmac.New(sha256.New, key)
+		h.Write([]byte("fsd task\x00" + data + "\x00"))
+		if want := hex.EncodeToString(h.Sum(nil)); !bytes.HasPrefix(got, []byte(macPrefix+want+`"`)) {
+			t.Errorf("%s: signed %s, want the MAC %s", data, got, want)
+		}
+		if err := verify(got, key, "fsd task"); err != nil {
+			t.Errorf("%s: %v", data, err)
+		}
+		if want := outcomeKey(key, "run.task.1"); ok != want {
+			t.Errorf("outcome key %s, want %s", ok, want)
 		}
 	}
 }

@@ -53,6 +53,8 @@ type Coordinator struct {
 	opts Options
 	// jsp publishes task messages (publish).
 	jsp jetstream.JetStream
+	// macs MAC task messages and derive outcome keys with opts.Key.
+	macs *macPool
 
 	// What Publish stored: skill id -> bundle, and the script.
 	skills     map[string]skillRef
@@ -103,7 +105,7 @@ func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error
 		res.Close()
 		return nil, err
 	}
-	c := &Coordinator{res: res, opts: opts, jsp: jsp, skills: map[string]skillRef{}, watches: map[string]*runWatch{}, closed: make(chan struct{}), pooled: map[string]bool{}}
+	c := &Coordinator{res: res, opts: opts, jsp: jsp, macs: newMACPool(opts.Key), skills: map[string]skillRef{}, watches: map[string]*runWatch{}, closed: make(chan struct{}), pooled: map[string]bool{}}
 	c.watchStore(ctx)
 	return c, nil
 }
@@ -187,8 +189,10 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		}
 	}
 	m := Message{V: WireVersion, Attempt: *t, Script: c.script, ScriptName: c.scriptName,
-		Events: eventsSubject(t.Run, t.Task, t.Number), MaxDeliveries: c.opts.MaxDeliveries,
-		OutcomeKey: outcomeKey(c.opts.Key, key)}
+		Events: eventsSubject(t.Run, t.Task, t.Number), MaxDeliveries: c.opts.MaxDeliveries}
+	macs := c.macs.get()
+	m.OutcomeKey = outcomeKeyWith(macs, key)
+	c.macs.put(macs)
 	if approvals != nil {
 		m.Approvals = approvalsSubject(t.Run, t.Task, t.Number)
 	}
@@ -206,7 +210,9 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 	if err != nil {
 		return nil, err
 	}
-	data = signTask(data, c.opts.Key)
+	macs = c.macs.get()
+	data = signWith(macs, data, "fsd task")
+	c.macs.put(macs)
 	// The run's events subscription was made before this publish: the
 	// server sees the interest before any worker can report.
 	eventsDone := func() {}
