@@ -2,6 +2,10 @@ package natsboard
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -10,14 +14,23 @@ import (
 
 // puller fetches tasks for a worker's free slots: one pull request for
 // all the slots waiting at the moment, rather than one per slot. A pull
-// costs the server and the client a subscription, a request and its
-// expiry; for short tasks on a full queue that was as much as the task's
-// own messages. A round asks for exactly as many messages as slots wait
-// for it, so a worker never holds a task it has no slot for (whose ack
-// wait would run while it waits, and which another worker could run).
+// costs the server and the client a request and its expiry; for short
+// tasks on a full queue that was as much as the task's own messages. A
+// round asks for exactly as many messages as slots wait for it, so a
+// worker never holds a task it has no slot for (whose ack wait would run
+// while it waits, and which another worker could run). Every pull's
+// messages come on one subscription, made once (again only after a pull
+// that did not end as the server ends one), each pull's status to its
+// own subject under it: a subscription per pull (the client library's
+// Fetch) costs the server a subscribe and an unsubscribe, and the client
+// a subscription and a goroutine, per task.
 type puller struct {
 	w    *Worker
 	want chan chan delivery // a slot waiting, and where its delivery goes
+	// sub receives every pull's messages, those of the nth on inbox.n.
+	sub   *nats.Subscription
+	inbox string
+	pulls uint64
 }
 
 // delivery is what a round gives one waiting slot: a task message, or
@@ -33,7 +46,14 @@ type delivery struct {
 	err        error
 }
 
-func newPuller(w *Worker) *puller { return &puller{w: w, want: make(chan chan delivery)} }
+func newPuller(w *Worker) (*puller, error) {
+	inbox := w.res.nc.NewInbox()
+	sub, err := w.res.nc.SubscribeSync(inbox + ".*")
+	if err != nil {
+		return nil, err
+	}
+	return &puller{w: w, want: make(chan chan delivery), sub: sub, inbox: inbox}, nil
+}
 
 // next waits for a task message for a slot the caller holds. ok is false
 // when ctx ended before the slot was counted in a round.
@@ -50,6 +70,7 @@ func (p *puller) next(ctx context.Context, r chan delivery) (d delivery, ok bool
 // run makes rounds until ctx ends: it takes the first waiting slot, then
 // every other one waiting already, and pulls for them all.
 func (p *puller) run(ctx context.Context) {
+	defer func() { _ = p.sub.Unsubscribe() }()
 	for {
 		var waiting []chan delivery
 		select {
@@ -83,22 +104,104 @@ func (p *puller) round(ctx context.Context, waiting []chan delivery) {
 	reason := error(nats.ErrTimeout)
 	defer func() {
 		for _, r := range waiting[answered:] {
-			r <- delivery{asked: asked, err: reason}
+			r <- delivery{asked: asked, reconnects: reconnects, err: reason}
 		}
 	}()
 	if ctx.Err() != nil {
 		return
 	}
-	batch, err := p.w.queue().Fetch(len(waiting), jetstream.FetchMaxWait(min(pullRenew, p.w.opts.AckWait/2)))
-	if err != nil {
+	expires := min(pullRenew, p.w.opts.AckWait/2)
+	p.pulls++
+	reply := p.inbox + "." + strconv.FormatUint(p.pulls, 10)
+	req := fmt.Appendf(nil, `{"batch":%d,"expires":%d}`, len(waiting), expires.Nanoseconds())
+	if err := p.w.res.nc.PublishRequest(pullSubject(p.w.opts.Agents), reply, req); err != nil {
 		reason = err
 		return
 	}
-	for msg := range batch.Messages() {
-		waiting[answered] <- delivery{msg: msg, asked: asked, reconnects: reconnects}
-		answered++
+	// The server ends the pull at its expiry with a status message; the
+	// client's own bound is for one lost with the connection.
+	deadline := asked.Add(expires + time.Second)
+	for answered < len(waiting) {
+		msg, err := p.sub.NextMsg(time.Until(deadline))
+		if err != nil {
+			if !errors.Is(err, nats.ErrTimeout) {
+				reason = err
+			}
+			// The pull may still deliver: later pulls go to a new inbox,
+			// so what it sends reaches nobody (and comes again after the
+			// ack wait).
+			p.renew()
+			return
+		}
+		if strings.HasPrefix(msg.Reply, "$JS.ACK.") {
+			// A task: every earlier pull ended with its batch or its
+			// status, so it is this pull's.
+			waiting[answered] <- delivery{msg: queueMsg{msg}, asked: asked, reconnects: reconnects}
+			answered++
+			continue
+		}
+		if msg.Subject != reply {
+			continue
+		}
+		// The pull's end: a status, and no task.
+		switch status := msg.Header.Get("Status"); status {
+		case "100": // an idle heartbeat
+			continue
+		case "404", "408": // no messages, or the pull expired
+		case "503":
+			reason = nats.ErrNoResponders
+		default:
+			reason = fmt.Errorf("pull from the task queue: %s %s", status, msg.Header.Get("Description"))
+		}
+		return
 	}
-	if err := batch.Error(); err != nil {
-		reason = err
+}
+
+// renew moves the puller to a new inbox, after a pull that did not end
+// as the server ends one.
+func (p *puller) renew() {
+	inbox := p.w.res.nc.NewInbox()
+	sub, err := p.w.res.nc.SubscribeSync(inbox + ".*")
+	if err != nil {
+		return // the next pull's own failure says why
 	}
+	_ = p.sub.Unsubscribe()
+	p.sub, p.inbox = sub, inbox
+}
+
+// pullSubject is where a worker asks for the next messages of its queue.
+func pullSubject(agents string) string {
+	return "$JS.API.CONSUMER.MSG.NEXT." + TaskStream + "." + consumerName(agents)
+}
+
+// queueMsg is a task message a pull delivered, as the client library's
+// jetstream.Msg: acks go to its reply subject.
+type queueMsg struct{ m *nats.Msg }
+
+func (q queueMsg) Data() []byte         { return q.m.Data }
+func (q queueMsg) Headers() nats.Header { return q.m.Header }
+func (q queueMsg) Subject() string      { return q.m.Subject }
+func (q queueMsg) Reply() string        { return q.m.Reply }
+func (q queueMsg) Ack() error           { return q.m.Ack() }
+func (q queueMsg) Nak() error           { return q.m.Nak() }
+func (q queueMsg) InProgress() error    { return q.m.InProgress() }
+func (q queueMsg) Term() error          { return q.m.Term() }
+func (q queueMsg) DoubleAck(ctx context.Context) error {
+	return q.m.AckSync(nats.Context(ctx))
+}
+func (q queueMsg) NakWithDelay(d time.Duration) error { return q.m.NakWithDelay(d) }
+func (q queueMsg) TermWithReason(reason string) error {
+	return q.m.Respond([]byte("+TERM " + reason))
+}
+
+func (q queueMsg) Metadata() (*jetstream.MsgMetadata, error) {
+	md, err := q.m.Metadata()
+	if err != nil {
+		return nil, err
+	}
+	return &jetstream.MsgMetadata{
+		Sequence:     jetstream.SequencePair{Consumer: md.Sequence.Consumer, Stream: md.Sequence.Stream},
+		NumDelivered: md.NumDelivered, NumPending: md.NumPending, Timestamp: md.Timestamp,
+		Stream: md.Stream, Consumer: md.Consumer, Domain: md.Domain,
+	}, nil
 }

@@ -236,7 +236,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	var trouble fetchTrouble
 	var wg, fetchers sync.WaitGroup
 	w.fetchesOver = make(chan struct{})
-	p := newPuller(w)
+	p, err := newPuller(w)
+	if err != nil {
+		return fmt.Errorf("subscribe to the task queue's deliveries: %w", err)
+	}
 	wg.Go(func() { p.run(ctx) })
 	for range w.opts.Concurrency {
 		fetchers.Add(1)
