@@ -11,3 +11,10 @@ var (
 
 // SetNow makes s build its pages at now.
 func SetNow(s *Server, now time.Time) { s.now = func() time.Time { return now } }
+
+// Kept is how many runs' indexes s keeps.
+func Kept(s *Server) int {
+	s.idx.mu.Lock()
+	defer s.idx.mu.Unlock()
+	return len(s.idx.runs)
+}

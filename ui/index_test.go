@@ -3,6 +3,7 @@ package ui_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -136,4 +137,60 @@ func fetch(t *testing.T, url string) []byte {
 		t.Fatalf("GET %s: %d %v: %s", url, resp.StatusCode, err, b)
 	}
 	return b
+}
+
+// G10: the server keeps at most four runs' indexes, and pages fetched at
+// once, of one run or of several, are each the page of the record.
+func TestServerIndexesBounded(t *testing.T) {
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	done := exampleRun(t)
+	runs := t.TempDir()
+	const n = 7
+	for i := range n {
+		if err := os.CopyFS(filepath.Join(runs, "r"+strconv.Itoa(i)), os.DirFS(done)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string][]byte{}
+	for i := range n {
+		id := "r" + strconv.Itoa(i)
+		v, err := ui.ViewPage(filepath.Join(runs, id), 0, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[id], _ = json.Marshal(v)
+	}
+	web := ui.NewServer(runs, nil)
+	defer web.Close()
+	ui.SetNow(web, now)
+	srv := httptest.NewServer(web.Handler())
+	defer srv.Close()
+	errs := make(chan error, 4*3*n)
+	for g := range 4 {
+		go func() {
+			for k := range 3 * n {
+				id := "r" + strconv.Itoa((g+k)%n)
+				resp, err := http.Get(srv.URL + "/api/runs/" + id)
+				if err != nil {
+					errs <- err
+					continue
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || !bytes.Equal(b, want[id]) {
+					errs <- fmt.Errorf("%s: %d, the page differs (-want +got):\n%s", id, resp.StatusCode, cmp.Diff(string(want[id]), string(b)))
+					continue
+				}
+				errs <- nil
+			}
+		}()
+	}
+	for range 4 * 3 * n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if k := ui.Kept(web); k > 4 {
+		t.Errorf("%d runs' indexes kept, want at most 4", k)
+	}
 }
