@@ -376,18 +376,12 @@ func (s *Stream) indexRequests(resort *bool) error {
 				return nil
 			}
 		}
-		var l struct {
-			Kind  string       `json:"kind"`
-			Hash  string       `json:"hash"`
-			Gen   string       `json:"gen"`
-			Task  string       `json:"task"`
-			Agent string       `json:"agent"`
-			Step  int          `json:"step"`
-			Usage *model.Usage `json:"usage"`
-			Cost  float64      `json:"cost"`
-		}
-		if err := json.Unmarshal(b, &l); err != nil {
-			return err
+		l, ok := callHead(b)
+		if !ok {
+			l = lineHead{}
+			if err := json.Unmarshal(b, &l); err != nil {
+				return err
+			}
 		}
 		sp.meta |= uint32(l.Step) << spanStep
 		switch l.Kind {
@@ -435,6 +429,90 @@ func (s *Stream) indexRequests(resort *bool) error {
 		}
 		return nil
 	})
+}
+
+// lineHead is what the index needs of a requests.jsonl line.
+type lineHead struct {
+	Kind  string       `json:"kind"`
+	Hash  string       `json:"hash"`
+	Gen   string       `json:"gen"`
+	Task  string       `json:"task"`
+	Agent string       `json:"agent"`
+	Step  int          `json:"step"`
+	Usage *model.Usage `json:"usage"`
+	Cost  float64      `json:"cost"`
+}
+
+// callHead reads the head of a request or response line from its bytes
+// when they are as appendLineJSON writes them — kind, gen, task, agent
+// and step first, unescaped; a response's usage and cost the only keys
+// of those names (no value the line holds is an object with such a key)
+// — and says false otherwise, for the line to be decoded.
+func callHead(b []byte) (lineHead, bool) {
+	var l lineHead
+	rest, ok := bytes.CutPrefix(b, []byte(`{"kind":"`))
+	if !ok {
+		return l, false
+	}
+	str := func(key string) (string, bool) {
+		r, ok := bytes.CutPrefix(rest, []byte(`,"`+key+`":"`))
+		if !ok {
+			return "", true // omitted: empty
+		}
+		v, after, ok := bytes.Cut(r, []byte(`"`))
+		if !ok || bytes.IndexByte(v, '\\') >= 0 {
+			return "", false
+		}
+		rest = after
+		return string(v), true
+	}
+	var kind []byte
+	if kind, rest, ok = bytes.Cut(rest, []byte(`"`)); !ok {
+		return l, false
+	}
+	switch string(kind) {
+	case KindRequest:
+		l.Kind = KindRequest
+	case KindResponse:
+		l.Kind = KindResponse
+	default:
+		return l, false
+	}
+	okGen, okTask, okAgent := false, false, false
+	l.Gen, okGen = str("gen")
+	l.Task, okTask = str("task")
+	l.Agent, okAgent = str("agent")
+	if !okGen || !okTask || !okAgent {
+		return l, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"step":`)); !ok {
+		return l, false
+	}
+	end := bytes.IndexAny(rest, ",}")
+	n, err := strconv.Atoi(string(rest[:max(end, 0)]))
+	if end < 0 || err != nil {
+		return l, false
+	}
+	l.Step, rest = n, rest[end:]
+	if l.Kind == KindRequest {
+		return l, true
+	}
+	if _, u, ok := bytes.Cut(rest, []byte(`,"usage":`)); ok {
+		end := bytes.IndexByte(u, '}') // a usage holds no object
+		l.Usage = new(model.Usage)
+		if end < 0 || json.Unmarshal(u[:end+1], l.Usage) != nil {
+			return l, false
+		}
+	}
+	if _, c, ok := bytes.Cut(rest, []byte(`,"cost":`)); ok {
+		end := bytes.IndexAny(c, ",}")
+		f, err := strconv.ParseFloat(string(c[:max(end, 0)]), 64)
+		if end < 0 || err != nil {
+			return l, false
+		}
+		l.Cost = f
+	}
+	return l, true
 }
 
 // agentName is one copy of an agent's name for every generator of it.
