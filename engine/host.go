@@ -107,10 +107,12 @@ func (h *hostEnv) contextBlock() (block, status string) {
 	}
 	writeCatalog(&b, h.mgr.entries())
 	h.writeLoaded(&b)
+	// The skill read last is active. Unless a re-read made an earlier one
+	// so, that is the one listed last (in load order): only then is it
+	// said, every request paying for it otherwise.
 	var act *loadedSkill
-	if len(h.mgr.loaded) > 1 {
-		// Which one is active says something only among several.
-		act = h.mgr.active()
+	if a := h.mgr.active(); a != nil && a != h.mgr.lastLoaded() {
+		act = a
 	}
 	if h.board == nil && act == nil {
 		return b.String(), ""
@@ -120,8 +122,8 @@ func (h *hostEnv) contextBlock() (block, status string) {
 		h.board.writeStatus(&s)
 	}
 	if act != nil {
-		// A re-read makes another loaded skill active and loads nothing:
-		// said here, it costs the request nothing but these few tokens.
+		// Said here, a re-read costs the request these few tokens, not
+		// its cached prefix.
 		fmt.Fprintf(&s, "\n<active_skill id=%q%s/>\n", act.skill.ID, versionAttr(act.skill))
 	}
 	return b.String(), strings.TrimSpace(s.String())

@@ -55,8 +55,13 @@ func TestL1LRUEviction(t *testing.T) {
 	if !strings.Contains(last.Context, `id="dd" version="1.0.0" channel="handle"`) {
 		t.Errorf("dd should be loaded:\n%s", last.Context)
 	}
-	if m := last.Messages[len(last.Messages)-1]; !m.Volatile || !strings.Contains(m.Text, `<active_skill id="dd" version="1.0.0"/>`) {
-		t.Errorf("dd should be active: the request's last message is %+v", m)
+	// The re-read made aa active, which the request after it says; dd,
+	// read last, is the one loaded last, which goes without saying.
+	if m := reqs[4].Messages[len(reqs[4].Messages)-1]; !m.Volatile || m.Text != `<active_skill id="aa" version="1.0.0"/>` {
+		t.Errorf("aa should be active after its re-read: the request's last message is %+v", m)
+	}
+	if m := last.Messages[len(last.Messages)-1]; m.Volatile {
+		t.Errorf("dd, loaded last, is active: the request says %q", m.Text)
 	}
 }
 

@@ -342,6 +342,18 @@ func (m *manager) inLoadOrder() []*loadedSkill {
 	return out
 }
 
+// lastLoaded is the loaded skill loaded last (the last in load order),
+// or nil.
+func (m *manager) lastLoaded() *loadedSkill {
+	var last *loadedSkill
+	for _, l := range m.loaded {
+		if last == nil || l.seq > last.seq {
+			last = l
+		}
+	}
+	return last
+}
+
 // active is the most recently read loaded skill, or nil.
 func (m *manager) active() *loadedSkill {
 	if len(m.loaded) == 0 {
