@@ -23,6 +23,10 @@ type Backend interface {
 	// at once after the recorded ones when none runs) or ctx is done.
 	// What streams follows itemVisibility.client, as the live board.
 	Events(ctx context.Context, session string, after int64) (<-chan Event, error)
+	// Recorded streams the session's events with id > after of the turns
+	// that have ended, and closes the channel after the last of them: it
+	// never waits for the turn running at the call.
+	Recorded(ctx context.Context, session string, after int64) (<-chan Event, error)
 	// Pending lists the approvals the session's running turn waits for.
 	Pending(session string) ([]Approval, error)
 	// Answer answers one pending approval: approve, edit (with args) or

@@ -46,6 +46,28 @@ func (s *Server) Events(ctx context.Context, session string, after int64) (<-cha
 	return out, nil
 }
 
+// Recorded streams the session's events after id after that precede the
+// turn running at the call, from its record: those of the turns that have
+// ended.
+func (s *Server) Recorded(ctx context.Context, session string, after int64) (<-chan Event, error) {
+	if !s.exists(session) {
+		return nil, fmt.Errorf("%w: session %s", ErrNotFound, session)
+	}
+	s.mu.Lock()
+	t := s.live[session]
+	s.mu.Unlock()
+	limit := int64(-1)
+	if t != nil {
+		limit = t.base
+	}
+	out := make(chan Event)
+	go func() {
+		defer close(out)
+		s.replay(ctx, session, after, limit, out)
+	}()
+	return out, nil
+}
+
 // replay sends the recorded events with after < id <= limit (-1: all),
 // and returns the last id sent (or after).
 func (s *Server) replay(ctx context.Context, session string, after, limit int64, out chan<- Event) (int64, bool) {

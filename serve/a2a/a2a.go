@@ -346,13 +346,11 @@ func (h *handler) recorded(ctx context.Context, id string) (*task, error) {
 		return nil, nil
 	}
 	session := id[:i]
-	// Stop reading at the turn's end: a later turn may be running, and
-	// its events would keep the stream open until it ends. (A turn this
-	// handler did not start, still running, is waited for, as long as
-	// the request lasts.)
+	// Only ended turns: a running one this handler did not start (the
+	// web chat's, AG-UI's) is not found here rather than waited for.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	events, err := h.b.Events(ctx, session, 0)
+	events, err := h.b.Recorded(ctx, session, 0)
 	if errors.Is(err, serve.ErrNotFound) || errors.Is(err, serve.ErrInvalid) {
 		return nil, nil // no such session, or a name none can have
 	}

@@ -254,3 +254,28 @@ func TestEndedTasksAreReadBack(t *testing.T) {
 		}
 	}
 }
+
+// Y37: a turn running that this handler did not start (the web chat's,
+// AG-UI's) is not found, at once, rather than followed until it ends —
+// one waiting for an approval might never end.
+func TestRunningTurnElsewhereIsNotWaitedFor(t *testing.T) {
+	f := approving(make(chan serve.Answer, 1))
+	if _, err := f.Send(context.Background(), "elsewhere", "go"); err != nil {
+		t.Fatal(err)
+	}
+	s := server(t, f, a2a.Options{})
+	for _, id := range []string{"elsewhere:1", "elsewhere:2"} {
+		if r := call(t, s, "tasks/get", map[string]any{"id": id}); r.Error == nil || r.Error.Code != -32001 {
+			t.Errorf("tasks/get %s of a turn running elsewhere = %+v, want TaskNotFound", id, r)
+		}
+	}
+	if err := f.Cancel("elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Wait(context.Background(), "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if got := task(t, call(t, s, "tasks/get", map[string]any{"id": "elsewhere:1"})); got.Status.State != a2a.StateCanceled {
+		t.Errorf("tasks/get of the turn once cancelled = %+v, want canceled", got)
+	}
+}

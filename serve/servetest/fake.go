@@ -208,6 +208,37 @@ func (f *Fake) Events(ctx context.Context, name string, after int64) (<-chan ser
 	return out, nil
 }
 
+// Recorded streams the session's events after id after of the turns that
+// have ended.
+func (f *Fake) Recorded(ctx context.Context, name string, after int64) (<-chan serve.Event, error) {
+	f.mu.Lock()
+	s := f.session(name, false)
+	if s == nil {
+		f.mu.Unlock()
+		return nil, fmt.Errorf("%w: session %s", serve.ErrNotFound, name)
+	}
+	var ended []serve.Event
+	for _, e := range s.events[min(int(max(after, 0)), len(s.events)):] {
+		if s.running != nil && e.Turn == s.running.n {
+			break
+		}
+		ended = append(ended, e)
+	}
+	f.mu.Unlock()
+	out := make(chan serve.Event)
+	go func() {
+		defer close(out)
+		for _, e := range ended {
+			select {
+			case out <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
 // Pending lists the approvals the session's running turn waits for, in
 // the order they were asked.
 func (f *Fake) Pending(name string) ([]serve.Approval, error) {
