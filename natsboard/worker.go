@@ -546,18 +546,18 @@ func (w *Worker) commitEnd(ctx context.Context, msg jetstream.Msg, m *Message, r
 		out.Events = end.events.tail()
 	}
 	room := w.res.nc.MaxPayload() - 1024
-	data, err := json.Marshal(out)
+	data, err := marshalOutcome(&out)
 	if err == nil && out.Events != nil && int64(len(data)) > room {
 		// Too big with its last events: they go as a message of their own.
 		end.events.untail(out.Events)
 		out.Events = nil
-		data, err = json.Marshal(out)
+		data, err = marshalOutcome(&out)
 	}
 	if err == nil && out.Log != nil && int64(len(data)) > room {
 		// Too big with the transcript inline: the coordinator reads it
 		// from the journal stream instead.
 		out.Log = nil
-		data, err = json.Marshal(out)
+		data, err = marshalOutcome(&out)
 	}
 	if err != nil {
 		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Error: "outcome: " + err.Error(), Worker: res.Worker, Host: res.Host, PID: res.PID}})

@@ -1,0 +1,64 @@
+package natsboard
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/fsdrun/fsd/internal/jsonw"
+)
+
+// TestAppendOutcome: the outcome appender writes every field json.Marshal
+// writes (a field added to Outcome, work.Outcome or model.Usage fails
+// here), and raw JSON is copied only when json.Marshal would copy it.
+func TestAppendOutcome(t *testing.T) {
+	if !jsonw.Matches(appendOutcome) {
+		t.Fatal("appendOutcome does not write what json.Marshal writes for a filled Outcome")
+	}
+	for raw, want := range map[string]bool{
+		`{}`: true, `[]`: true, `{"a":[1,-0.5e+3,"x\"y\u00e9",true,false,null],"b":{}}`: true, `"é"`: true,
+		``: false, ` {}`: false, `{"a": 1}`: false, `"<"`: false, `"a&b"`: false, "\"\u2028\"": false,
+		"\"\xff\"": false, `[1,2`: false, `nul`: false, `{"a":1}{"b":2}`: false, `01`: false, `1.`: false,
+		`"\x"`: false, `"\u12"`: false, "\"a\nb\"": false, `{"a"}`: false, `[1,]`: false, `-`: false,
+	} {
+		if got := compactJSON([]byte(raw)); got != want {
+			t.Errorf("compactJSON(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+// FuzzMarshalOutcome: for any outcome, marshalOutcome writes what
+// json.Marshal writes, and fails where it fails.
+func FuzzMarshalOutcome(f *testing.F) {
+	jsonw.AddSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := jsonw.Compare(data, marshalOutcome); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkMarshalOutcome encodes the outcome of a one-step remote task:
+// its answer, usage, worker and an inline transcript and events.
+func BenchmarkMarshalOutcome(b *testing.B) {
+	out := &Outcome{V: WireVersion}
+	out.Result, out.Worker, out.Host, out.PID, out.Logged = "the answer to task 17", "w1", "host", 4242, 2
+	out.Usage.InputTokens, out.Usage.OutputTokens, out.Usage.Estimated = 120, 12, true
+	out.Log = []json.RawMessage{
+		json.RawMessage(`{"seq":1,"time":"2026-12-02T09:18:40.123456789Z","kind":"message","message":{"role":"user","text":"do task 17 of the fan-out"}}`),
+		json.RawMessage(`{"seq":2,"time":"2026-12-02T09:18:40.133456789Z","kind":"message","message":{"role":"assistant","text":"the answer to task 17"}}`),
+	}
+	out.Events = []json.RawMessage{json.RawMessage(`{"kind":"text","task":"t17","agent":"worker","text":"the answer to task 17","time":"2026-12-02T09:18:40.133456789Z"}`)}
+	for _, enc := range []struct {
+		name string
+		fn   func(*Outcome) ([]byte, error)
+	}{{"json", func(o *Outcome) ([]byte, error) { return json.Marshal(o) }}, {"appender", marshalOutcome}} {
+		b.Run(enc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := enc.fn(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
