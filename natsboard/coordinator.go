@@ -548,7 +548,7 @@ func (c *Coordinator) decodeOutcome(key string, value []byte) *Outcome {
 		c.opts.Logger.Warn().Str("key", key).Err(err).Msg("refused an outcome that is not authenticated")
 		return &Outcome{V: WireVersion, Outcome: work.Outcome{Error: refusedOutcome(key, err)}}
 	}
-	if err := json.Unmarshal(value, &out); err != nil {
+	if err := unmarshalOutcome(value, &out); err != nil {
 		out = Outcome{V: WireVersion, Outcome: work.Outcome{Error: fmt.Sprintf("its outcome %s in bucket %s is not readable: %v", key, ResultsBucket, err)}}
 	}
 	return &out

@@ -282,3 +282,227 @@ func rawString(raw []byte, i int) (int, bool) {
 	}
 	return i, false
 }
+
+// unmarshalOutcome is json.Unmarshal(data, out) into a zero out, without
+// reflection for an outcome as marshalOutcome writes it: its keys once
+// each, in order, as json.Marshal spells them, each value of its field's
+// type. Any other input (history items, observations, a null, a key
+// spelled otherwise) goes through json.Unmarshal. On the coordinator, the
+// outcome's decoding through reflection had been as costly as its
+// encoding on the worker.
+//
+// U13: what json.Unmarshal decodes, or json.Unmarshal itself.
+func unmarshalOutcome(data []byte, out *Outcome) error {
+	if !decodeOutcome(data, out) {
+		*out = Outcome{}
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}
+
+// outcomeKeys are Outcome's keys in the order json.Marshal writes them,
+// those decodeOutcome reads.
+var outcomeKeys = []string{"v", "result", "error", "usage", "worker", "host", "pid", "model", "journaled", "journal", "events"}
+
+// decodeOutcome decodes data into out when it is in marshalOutcome's
+// form, and reports whether it was.
+func decodeOutcome(data []byte, out *Outcome) bool {
+	if len(data) < 2 || data[0] != '{' {
+		return false
+	}
+	i, next := 1, 0
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		end := i + 1
+		for end < len(data) && data[end] != '"' && data[end] != '\\' {
+			end++
+		}
+		if end+1 >= len(data) || data[end] != '"' || data[end+1] != ':' {
+			return false
+		}
+		key := string(data[i+1 : end])
+		k := next
+		for k < len(outcomeKeys) && outcomeKeys[k] != key {
+			k++
+		}
+		if k == len(outcomeKeys) {
+			return false
+		}
+		next = k + 1
+		i = end + 2
+		var ok bool
+		switch key {
+		case "v":
+			i, ok = decodeInt(data, i, &out.V)
+		case "result":
+			i, ok = decodeString(data, i, &out.Result)
+		case "error":
+			i, ok = decodeString(data, i, &out.Error)
+		case "usage":
+			i, ok = decodeUsage(data, i, out)
+		case "worker":
+			i, ok = decodeString(data, i, &out.Worker)
+		case "host":
+			i, ok = decodeString(data, i, &out.Host)
+		case "pid":
+			i, ok = decodeInt(data, i, &out.PID)
+		case "model":
+			i, ok = decodeString(data, i, &out.Model)
+		case "journaled":
+			i, ok = decodeInt(data, i, &out.Logged)
+		case "journal":
+			i, ok = decodeRaws(data, i, &out.Log)
+		case "events":
+			i, ok = decodeRaws(data, i, &out.Events)
+		}
+		if !ok || i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i++
+		case '}':
+			return i+1 == len(data)
+		default:
+			return false
+		}
+	}
+}
+
+// decodeUsage decodes model.Usage's object as appendOutcome writes it.
+func decodeUsage(data []byte, i int, out *Outcome) (int, bool) {
+	u := &out.Usage
+	fields := []struct {
+		key string
+		n   *int
+	}{{`"input_tokens":`, &u.InputTokens}, {`"output_tokens":`, &u.OutputTokens}, {`"cached_input_tokens":`, &u.CachedInputTokens},
+		{`"cache_write_tokens":`, &u.CacheWriteTokens}, {`"reasoning_tokens":`, &u.ReasoningTokens}}
+	if i >= len(data) || data[i] != '{' {
+		return i, false
+	}
+	sep := byte('{')
+	for _, f := range fields {
+		if data[i] != sep || len(data)-i-1 < len(f.key) || string(data[i+1:i+1+len(f.key)]) != f.key {
+			continue
+		}
+		var ok bool
+		if i, ok = decodeInt(data, i+1+len(f.key), f.n); !ok || i >= len(data) {
+			return i, false
+		}
+		sep = ','
+	}
+	if sep == ',' && len(data)-i >= len(`,"estimated":true`) && string(data[i:i+len(`,"estimated":true`)]) == `,"estimated":true` {
+		u.Estimated = true
+		i += len(`,"estimated":true`)
+	}
+	if sep != ',' || i >= len(data) || data[i] != '}' {
+		return i, false
+	}
+	return i + 1, true
+}
+
+// decodeInt decodes an integer that fits an int, nothing else.
+func decodeInt(data []byte, i int, n *int) (int, bool) {
+	j := i
+	if j < len(data) && data[j] == '-' {
+		j++
+	}
+	start := j
+	for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+		j++
+	}
+	if j == start || j-start > 18 || data[start] == '0' && j-start > 1 {
+		return i, false
+	}
+	v := 0
+	for _, c := range data[start:j] {
+		v = v*10 + int(c-'0')
+	}
+	if data[i] == '-' {
+		v = -v
+	}
+	*n = v
+	return j, true
+}
+
+// decodeString decodes a string: itself when it holds no escape and is
+// valid UTF-8, else through json.Unmarshal (which unescapes it and
+// replaces invalid UTF-8 as it does in any string).
+func decodeString(data []byte, i int, s *string) (int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return i, false
+	}
+	end, ok := rawString(data, i)
+	if !ok {
+		// rawString refuses what needs escaping on output, which a
+		// string may hold on input: the token's end is found again.
+		end = i + 1
+		for end < len(data) && data[end] != '"' {
+			if data[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(data) {
+			return i, false
+		}
+		end++
+	}
+	tok := data[i:end]
+	plain := ok
+	for _, c := range tok {
+		if c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		*s = string(tok[1 : len(tok)-1])
+		return end, true
+	}
+	return end, json.Unmarshal(tok, s) == nil
+}
+
+// decodeRaws decodes an array of raw JSON values, each one compactJSON
+// (any other goes through json.Unmarshal). The values share one copy of
+// their bytes.
+func decodeRaws(data []byte, i int, rs *[]json.RawMessage) (int, bool) {
+	if i >= len(data) || data[i] != '[' {
+		return i, false
+	}
+	start := i
+	var ends []int
+	i++
+	if i < len(data) && data[i] == ']' {
+		*rs = []json.RawMessage{}
+		return i + 1, true
+	}
+	for {
+		if i >= len(data) || data[i] == 'n' { // a null leaves it to json
+			return i, false
+		}
+		var ok bool
+		if i, ok = rawValue(data, i, 0); !ok || i >= len(data) {
+			return i, false
+		}
+		ends = append(ends, i-start)
+		switch data[i] {
+		case ',':
+			i++
+		case ']':
+			buf := append([]byte(nil), data[start:i]...)
+			out := make([]json.RawMessage, len(ends))
+			from := 1
+			for k, e := range ends {
+				out[k] = json.RawMessage(buf[from:e:e])
+				from = e + 1
+			}
+			*rs = out
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}

@@ -2,6 +2,7 @@ package natsboard
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/fsdrun/fsd/internal/jsonw"
@@ -60,5 +61,56 @@ func BenchmarkMarshalOutcome(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// FuzzUnmarshalOutcome: unmarshalOutcome decodes what json.Unmarshal
+// decodes, and fails where it fails, on an outcome json.Marshal wrote
+// (drawn from data) and on data itself.
+func FuzzUnmarshalOutcome(f *testing.F) {
+	jsonw.AddSeeds(f)
+	f.Add([]byte(`{"v":3,"result":"a\u003cb","usage":{"input_tokens":1,"output_tokens":-2,"estimated":true},"pid":7,"journal":[{"a":1},[]],"events":[]}`))
+	f.Add([]byte(`{"v":3,"usage":{"output_tokens":2,"input_tokens":1},"journal":[null]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v Outcome
+		jsonw.Vary(&v, data)
+		inputs := [][]byte{data}
+		if b, err := json.Marshal(v); err == nil {
+			inputs = append(inputs, b)
+		}
+		for _, in := range inputs {
+			var got, want Outcome
+			gerr, werr := unmarshalOutcome(in, &got), json.Unmarshal(in, &want)
+			if (gerr != nil) != (werr != nil) {
+				t.Fatalf("%s: unmarshalOutcome's error %v, json.Unmarshal's %v", in, gerr, werr)
+			}
+			if werr == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: unmarshalOutcome and json.Unmarshal differ\n got %#v\nwant %#v", in, got, want)
+			}
+		}
+	})
+}
+
+// TestDecodeOutcome: an outcome as a worker commits it is decoded without
+// json.Unmarshal (unmarshalOutcome's fast path is taken, not only right).
+func TestDecodeOutcome(t *testing.T) {
+	var out Outcome
+	jsonw.Fill(&out)
+	out.Items, out.Observations = nil, nil
+	out.Log = []json.RawMessage{json.RawMessage(`{"seq":1,"text":"x\u003cy"}`)}
+	out.Events = []json.RawMessage{json.RawMessage(`[1,"é",true]`)}
+	data, err := marshalOutcome(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want Outcome
+	if !decodeOutcome(data, &got) {
+		t.Fatalf("decodeOutcome refused %s", data)
+	}
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeOutcome(%s)\n got %#v\nwant %#v", data, got, want)
 	}
 }
