@@ -301,8 +301,9 @@ func unmarshalOutcome(data []byte, out *Outcome) error {
 }
 
 // outcomeKeys are Outcome's keys in the order json.Marshal writes them,
-// those decodeOutcome reads.
-var outcomeKeys = []string{"v", "result", "error", "usage", "worker", "host", "pid", "model", "journaled", "journal", "events"}
+// those decodeOutcome reads, after the MAC a signed outcome begins with
+// (auth.go; not Outcome's, json.Unmarshal skips it).
+var outcomeKeys = []string{"mac", "v", "result", "error", "usage", "worker", "host", "pid", "model", "journaled", "journal", "events"}
 
 // decodeOutcome decodes data into out when it is in marshalOutcome's
 // form, and reports whether it was.
@@ -334,6 +335,11 @@ func decodeOutcome(data []byte, out *Outcome) bool {
 		i = end + 2
 		var ok bool
 		switch key {
+		case "mac": // checked before: skipped, as long as it is a plain string
+			ok = i < len(data) && data[i] == '"'
+			if ok {
+				i, ok = rawString(data, i)
+			}
 		case "v":
 			i, ok = decodeInt(data, i, &out.V)
 		case "result":

@@ -71,6 +71,7 @@ func FuzzUnmarshalOutcome(f *testing.F) {
 	jsonw.AddSeeds(f)
 	f.Add([]byte(`{"v":3,"result":"a\u003cb","usage":{"input_tokens":1,"output_tokens":-2,"estimated":true},"pid":7,"journal":[{"a":1},[]],"events":[]}`))
 	f.Add([]byte(`{"v":3,"usage":{"output_tokens":2,"input_tokens":1},"journal":[null]}`))
+	f.Add([]byte(`{"mac":"00ff","v":3,"usage":{"input_tokens":1,"output_tokens":2},"model":"m"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var v Outcome
 		jsonw.Vary(&v, data)
@@ -103,6 +104,7 @@ func TestDecodeOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	data = signOutcome(data, "outcome key", "run.task.1")
 	var got, want Outcome
 	if !decodeOutcome(data, &got) {
 		t.Fatalf("decodeOutcome refused %s", data)
