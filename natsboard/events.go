@@ -155,10 +155,11 @@ type eventBatch struct {
 	max     int // bytes a message may hold
 	linger  time.Duration
 
-	mu     sync.Mutex
-	kept   []byte // events, one per line
-	timer  *time.Timer
-	closed bool // tail was called: events go out one by one
+	mu      sync.Mutex
+	kept    []byte // events, one per line
+	scratch []byte // the event being kept
+	timer   *time.Timer
+	closed  bool // tail was called: events go out one by one
 }
 
 func newEventBatch(nc *nats.Conn, subject string) *eventBatch {
@@ -166,13 +167,18 @@ func newEventBatch(nc *nats.Conn, subject string) *eventBatch {
 }
 
 // Emit keeps an event for the next batch.
+//
+// The event is encoded by its own appender (json.Marshal's bytes, F1)
+// into a buffer the batch reuses: what it writes is copied into the batch
+// or the published message.
 func (b *eventBatch) Emit(e event.Event) {
-	data, err := json.Marshal(e)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	data, err := e.AppendJSON(b.scratch[:0])
 	if err != nil {
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.scratch = data
 	if b.closed {
 		_ = b.nc.Publish(b.subject, data)
 		return
