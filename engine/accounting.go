@@ -84,6 +84,10 @@ func (a *account) restore(s runrecord.Summary, dir string) (calls int, held mode
 	if calls, ok := a.replay(dir); ok {
 		return calls, a.doubt
 	}
+	// What a replay that failed midway booked is dropped, its calls in
+	// doubt too: the summary stands for the whole record.
+	a.doubt, a.agentsDoubt = model.Usage{}, nil
+	a.tasks, a.agents = map[string]*tally{}, map[string]*tally{}
 	a.run = tally{u: s.Usage(), cost: s.Cost}
 	for name, u := range s.Agents {
 		*book(&a.agents, name) = tally{u: u.Usage, cost: u.Cost}

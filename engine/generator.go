@@ -171,7 +171,7 @@ const notRunText = "not run: the turn was abandoned before this call had a resul
 func (g *generator) callID(step, i int) string {
 	name := g.name
 	if name == "" {
-		name = "host"
+		name = spec.HostName
 	}
 	if g.turn > 1 {
 		// A session's turns each count steps from 1: the turn keeps the
@@ -699,9 +699,9 @@ func (g *generator) cacheKey() string {
 		return ""
 	}
 	if g.cacheScope != "" {
-		return g.cacheScope + "/" + cmp.Or(g.caller.Agent, "host")
+		return g.cacheScope + "/" + cmp.Or(g.caller.Agent, spec.HostName)
 	}
-	return "fsd/" + g.runID + "/" + cmp.Or(g.name, "host")
+	return "fsd/" + g.runID + "/" + cmp.Or(g.name, spec.HostName)
 }
 
 func (g *generator) clock() time.Time {

@@ -30,7 +30,7 @@ func (r *Run) newHost(input string) (*generator, *hostEnv, error) {
 	h.board = r.newHostBoard(h)
 	g := &generator{
 		genDeps: r.genDeps(), caller: model.Caller{Input: input, Model: r.cat.modelFor(nil, true)}, model: r.opts.Model, tr: tr, journal: journal,
-		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h, name: "host", recName: transcriptName("", 1),
+		maxMessages: r.limits.MaxTranscriptMessages, maxSteps: r.limits.MaxSteps, env: h, name: spec.HostName, recName: transcriptName("", 1),
 		// The host's items are client-visible: stream its text as it comes.
 		streamText: func(delta string) {
 			r.ev.emit(event.Event{Type: event.Text, Text: r.box.secrets.String(delta), Delta: true})

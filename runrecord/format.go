@@ -177,7 +177,8 @@ type Line struct {
 	// records before that carried them always.
 	Tokens *event.Tokens `json:"tokens,omitempty"`
 	// Held is what a request under a token budget reserved of it: its
-	// o200k count as input, its answer's bound as output. Until its
+	// o200k count as input when an input budget applies (else 0), its
+	// answer's bound as output. Until its
 	// response line follows, a resume counts it as spent.
 	Held *model.Usage `json:"held,omitempty"`
 

@@ -29,7 +29,7 @@ func accepts(r *rule, n *yaml.Node) bool {
 // verdict is the walk's judgement of a value under a schema. yes and no
 // are the validator's verdict exactly; maybe leaves it to the validator.
 // A subschema's no decides branches (if, oneOf, not), so a no must be as
-// sure as a yes (TestVerdictsAgree). yes also means the tree under the
+// sure as a yes (TestAcceptsOnlyWhatValidates, FuzzVerdicts). yes also means the tree under the
 // value is plain.
 type verdict uint8
 

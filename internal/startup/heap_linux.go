@@ -2,6 +2,7 @@ package startup
 
 import (
 	"runtime"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -34,8 +35,9 @@ var heapReserved []byte
 // reservation is one large allocation (mapped, never written), marked,
 // then dropped and collected: the heap's later objects fill its pages
 // from the lowest address, as the page allocator hands them out.
-// GODEBUG=disablethp=1, the runtime's own switch for huge heap pages,
-// turns it off.
+// GODEBUG=disablethp=1 in the environment (the runtime's name for the
+// setting; a godebug line in a go.mod or a //go:debug directive does not
+// reach this check) turns it off.
 func hugeHeap() {
 	if thpDisabled(syscall.Getenv) {
 		return
@@ -64,17 +66,7 @@ func hugeHeap() {
 func thpDisabled(getenv func(string) (string, bool)) bool {
 	v, _ := getenv("GODEBUG")
 	off := false
-	for len(v) > 0 {
-		kv := v
-		for i := 0; i < len(v); i++ {
-			if v[i] == ',' {
-				kv, v = v[:i], v[i+1:]
-				break
-			}
-		}
-		if kv == v {
-			v = ""
-		}
+	for kv := range strings.SplitSeq(v, ",") {
 		switch kv {
 		case "disablethp=1":
 			off = true
