@@ -28,8 +28,11 @@ func TestRereadLeavesTheSystemBlock(t *testing.T) {
 	if before.Context != after.Context {
 		t.Errorf("the re-read changed the system block:\n%s\n---\n%s", before.Context, after.Context)
 	}
-	if strings.Contains(after.Context, "active") {
+	if strings.Contains(after.Context, `active="`) || strings.Contains(after.Context, "<active_skill") {
 		t.Errorf("the system block says which skill is active:\n%s", after.Context)
+	}
+	if !strings.Contains(after.Context, "The skill listed last is the active one") {
+		t.Errorf("the system block does not say how to tell the active skill:\n%s", after.Context)
 	}
 	if !reflect.DeepEqual(before.Tools, after.Tools) {
 		t.Errorf("the re-read changed the tools: %v, then %v", toolNames(before), toolNames(after))

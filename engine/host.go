@@ -160,6 +160,11 @@ func (h *hostEnv) writeLoaded(b *strings.Builder) {
 		}
 	}
 	b.WriteString("</loaded_skills>\n")
+	if len(h.mgr.loaded) > 1 {
+		// Fixed text: which skill is active changes after the cache
+		// breakpoints (contextBlock), this rule never.
+		b.WriteString("The skill listed last is the active one, unless an active_skill line at the end of the conversation names another.\n")
+	}
 	if len(h.builtins) > 0 {
 		writeSkillFolders(b, h.mgr.loadedSkills())
 	}
