@@ -135,49 +135,9 @@ func rawValue(raw []byte, i, depth int) (int, bool) {
 	}
 	switch c := raw[i]; {
 	case c == '{':
-		i++
-		if i < len(raw) && raw[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i >= len(raw) || raw[i] != '"' {
-				return i, false
-			}
-			if i, ok = rawString(raw, i); !ok || i >= len(raw) || raw[i] != ':' {
-				return i, false
-			}
-			if i, ok = rawValue(raw, i+1, depth+1); !ok || i >= len(raw) {
-				return i, false
-			}
-			switch raw[i] {
-			case ',':
-				i++
-			case '}':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
+		return rawItems(raw, i+1, depth, '}')
 	case c == '[':
-		i++
-		if i < len(raw) && raw[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = rawValue(raw, i, depth+1); !ok || i >= len(raw) {
-				return i, false
-			}
-			switch raw[i] {
-			case ',':
-				i++
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
+		return rawItems(raw, i+1, depth, ']')
 	case c == '"':
 		return rawString(raw, i)
 	case c == 't':
@@ -190,6 +150,37 @@ func rawValue(raw []byte, i, depth int) (int, bool) {
 		return rawNumber(raw, i)
 	}
 	return i, false
+}
+
+// rawItems checks an object's members (end '}') or an array's elements
+// (end ']') from raw[i], after the opening, to the end.
+func rawItems(raw []byte, i, depth int, end byte) (int, bool) {
+	if i < len(raw) && raw[i] == end {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if end == '}' {
+			if i >= len(raw) || raw[i] != '"' {
+				return i, false
+			}
+			if i, ok = rawString(raw, i); !ok || i >= len(raw) || raw[i] != ':' {
+				return i, false
+			}
+			i++
+		}
+		if i, ok = rawValue(raw, i, depth+1); !ok || i >= len(raw) {
+			return i, false
+		}
+		switch raw[i] {
+		case ',':
+			i++
+		case end:
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
 }
 
 func rawWord(raw []byte, i int, w string) (int, bool) {
