@@ -22,6 +22,18 @@ import (
 // Y2: ids are lines of events.jsonl, live and replayed alike. Y8: the
 // stream is the engine's client stream, filtered by item-visibility.
 func (s *Server) Events(ctx context.Context, session string, after int64) (<-chan Event, error) {
+	return s.stream(ctx, session, after, true)
+}
+
+// Recorded streams the session's events after id after that precede the
+// turn running at the call, from its record: those of the turns that have
+// ended.
+func (s *Server) Recorded(ctx context.Context, session string, after int64) (<-chan Event, error) {
+	return s.stream(ctx, session, after, false)
+}
+
+// stream is Events, or with follow false Recorded.
+func (s *Server) stream(ctx context.Context, session string, after int64, follow bool) (<-chan Event, error) {
 	if !s.exists(session) {
 		return nil, fmt.Errorf("%w: session %s", ErrNotFound, session)
 	}
@@ -38,32 +50,10 @@ func (s *Server) Events(ctx context.Context, session string, after int64) (<-cha
 	go func() {
 		defer close(out)
 		next, ok := s.replay(ctx, session, after, limit, out)
-		if !ok || t == nil {
+		if !ok || t == nil || !follow {
 			return
 		}
 		s.follow(ctx, t, next, out)
-	}()
-	return out, nil
-}
-
-// Recorded streams the session's events after id after that precede the
-// turn running at the call, from its record: those of the turns that have
-// ended.
-func (s *Server) Recorded(ctx context.Context, session string, after int64) (<-chan Event, error) {
-	if !s.exists(session) {
-		return nil, fmt.Errorf("%w: session %s", ErrNotFound, session)
-	}
-	s.mu.Lock()
-	t := s.live[session]
-	s.mu.Unlock()
-	limit := int64(-1)
-	if t != nil {
-		limit = t.base
-	}
-	out := make(chan Event)
-	go func() {
-		defer close(out)
-		s.replay(ctx, session, after, limit, out)
 	}()
 	return out, nil
 }

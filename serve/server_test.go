@@ -498,3 +498,45 @@ func TestDamagedSessionSaysSo(t *testing.T) {
 		t.Errorf("a session with an unreadable session.json: %+v, %v; want status damaged", info, err)
 	}
 }
+
+// Recorded streams the turns that have ended and closes, never waiting
+// for the turn running at the call (Y37: what the A2A handler reads an
+// ended task back from).
+func TestRecordedLeavesTheRunningTurn(t *testing.T) {
+	p, dir := project(t)
+	gate := make(chan struct{})
+	srv, _ := newServer(t, p, dir, &steps{next: []func(context.Context) (*model.Response, error){say("one"), wait(gate, say("two"))}})
+	ctx := context.Background()
+	if _, err := srv.Send(ctx, "s", "first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Wait(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Send(ctx, "s", "second"); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := srv.Recorded(ctx, "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var finished int
+	for e := range ch { // closes although turn 2 runs
+		if e.Turn != 1 {
+			t.Errorf("Recorded sent an event of turn %d: %+v", e.Turn, e.Event)
+		}
+		if e.Type == event.RunFinished {
+			finished++
+		}
+	}
+	if finished != 1 {
+		t.Errorf("Recorded sent %d ends of turn 1, want 1", finished)
+	}
+	close(gate)
+	if err := srv.Wait(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Recorded(ctx, "nope", 0); !errors.Is(err, serve.ErrNotFound) {
+		t.Errorf("Recorded of no session: %v, want ErrNotFound", err)
+	}
+}
