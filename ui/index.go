@@ -183,21 +183,24 @@ func placing(typ string) bool {
 
 // eventTask is the type and task of an event line a page applies (a
 // task's start, end or tool progress), or none for any other line: from
-// its leading bytes when they are as the writer puts them (the task's id
-// is the first "task" key, before any object), else by decoding it.
+// its leading bytes when they are as the writer puts them ("type",
+// "time", "run", then "task" when the event has one: event.appendEvent's
+// order, which TestEventTaskAgreesWithDecoding pins), else by decoding
+// it. Only the key right after "run" is the event's task: a "task" key
+// further on belongs to a value (a tool call's arguments, say).
 func eventTask(line []byte) (typ string, task []byte, err error) {
-	if rest, ok := bytes.CutPrefix(line, []byte(`{"type":"`)); ok {
-		t, rest, ok := bytes.Cut(rest, []byte(`"`))
-		if ok && bytes.IndexByte(t, '\\') < 0 {
-			if typ = pageType(t); typ == "" {
-				return "", nil, nil
-			}
-			_, after, ok := bytes.Cut(rest, []byte(`"task":"`))
-			if !ok {
-				return "", nil, nil
-			}
-			if id, _, ok := bytes.Cut(after, []byte(`"`)); ok && bytes.IndexByte(id, '\\') < 0 {
-				return typ, id, nil
+	if t, rest, ok := leadingString(line, `{"type":"`); ok {
+		if typ = pageType(t); typ == "" {
+			return "", nil, nil
+		}
+		if _, rest, ok := leadingString(rest, `,"time":"`); ok {
+			if _, rest, ok := leadingString(rest, `,"run":"`); ok {
+				if !bytes.HasPrefix(rest, []byte(`,"task":"`)) {
+					return typ, nil, nil
+				}
+				if id, _, ok := leadingString(rest, `,"task":"`); ok {
+					return typ, id, nil
+				}
 			}
 		}
 	}
@@ -212,6 +215,21 @@ func eventTask(line []byte) (typ string, task []byte, err error) {
 		return "", nil, nil
 	}
 	return typ, []byte(e.Task), nil
+}
+
+// leadingString cuts prefix, then a JSON string's content up to its
+// closing quote, off the front of b; not ok when b does not start so or
+// the string has an escape.
+func leadingString(b []byte, prefix string) (s, rest []byte, ok bool) {
+	b, ok = bytes.CutPrefix(b, []byte(prefix))
+	if !ok {
+		return nil, nil, false
+	}
+	s, rest, ok = bytes.Cut(b, []byte(`"`))
+	if !ok || bytes.IndexByte(s, '\\') >= 0 {
+		return nil, nil, false
+	}
+	return s, rest, true
 }
 
 // pageTypes are the types of the events a page applies.
