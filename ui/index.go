@@ -184,7 +184,7 @@ func placing(typ string) bool {
 // eventTask is the type and task of an event line a page applies (a
 // task's start, end or tool progress), or none for any other line: from
 // its leading bytes when they are as the writer puts them ("type",
-// "time", "run", then "task" when the event has one: event.appendEvent's
+// "time" (or not, in a line written by hand), "run", then "task" when the event has one: event.appendEvent's
 // order, which TestEventTaskAgreesWithDecoding pins), else by decoding
 // it. Only the key right after "run" is the event's task: a "task" key
 // further on belongs to a value (a tool call's arguments, say).
@@ -193,14 +193,15 @@ func eventTask(line []byte) (typ string, task []byte, err error) {
 		if typ = pageType(t); typ == "" {
 			return "", nil, nil
 		}
-		if _, rest, ok := leadingString(rest, `,"time":"`); ok {
-			if _, rest, ok := leadingString(rest, `,"run":"`); ok {
-				if !bytes.HasPrefix(rest, []byte(`,"task":"`)) {
-					return typ, nil, nil
-				}
-				if id, _, ok := leadingString(rest, `,"task":"`); ok {
-					return typ, id, nil
-				}
+		if _, after, ok := leadingString(rest, `,"time":"`); ok {
+			rest = after
+		}
+		if _, rest, ok := leadingString(rest, `,"run":"`); ok {
+			if !bytes.HasPrefix(rest, []byte(`,"task":"`)) {
+				return typ, nil, nil
+			}
+			if id, _, ok := leadingString(rest, `,"task":"`); ok {
+				return typ, id, nil
 			}
 		}
 	}
