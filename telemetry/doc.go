@@ -8,8 +8,8 @@
 //
 // Spans are made by the OpenTelemetry SDK and sent by this package's own
 // exporter (otlp.go), which writes the OTLP protobuf wire format with
-// protowire (otlpproto.go) and follows the OTLP/HTTP exporter
-// specification (OTEL_EXPORTER_OTLP_* variables, retries on 429/502/503/
+// its own primitives (otlpproto.go, wire.go) and follows the OTLP/HTTP
+// exporter specification (OTEL_EXPORTER_OTLP_* variables, retries on 429/502/503/
 // 504, one timeout per export). The official otlptracehttp exporter would
 // link gRPC and grpc-gateway into fsd for nothing (see docs/design.md).
 // The two histograms are aggregated here (metrics.go) and sent by the same

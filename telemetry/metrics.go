@@ -12,7 +12,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The GenAI client metrics fsd records, as the OpenTelemetry semantic
@@ -226,13 +225,13 @@ func appendPoint(b []byte, in *instrument, p *point, start, now uint64) []byte {
 	b = appendDouble(b, hpSum, p.sum)
 	b = appendMessage(b, hpBuckets, func(b []byte) []byte { // packed
 		for _, c := range p.buckets {
-			b = protowire.AppendFixed64(b, c)
+			b = appendRawFixed64(b, c)
 		}
 		return b
 	})
 	b = appendMessage(b, hpBounds, func(b []byte) []byte {
 		for _, v := range in.bounds {
-			b = protowire.AppendFixed64(b, math.Float64bits(v))
+			b = appendRawFixed64(b, math.Float64bits(v))
 		}
 		return b
 	})
@@ -242,7 +241,7 @@ func appendPoint(b []byte, in *instrument, p *point, start, now uint64) []byte {
 }
 
 // appendDouble writes an optional double: present even when zero.
-func appendDouble(b []byte, num protowire.Number, v float64) []byte {
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
-	return protowire.AppendFixed64(b, math.Float64bits(v))
+func appendDouble(b []byte, num number, v float64) []byte {
+	b = appendTag(b, num, fixed64Type)
+	return appendRawFixed64(b, math.Float64bits(v))
 }

@@ -3,8 +3,6 @@ package telemetry
 import (
 	"math"
 
-	"google.golang.org/protobuf/encoding/protowire"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
@@ -14,9 +12,9 @@ import (
 )
 
 // This file writes an OTLP ExportTraceServiceRequest in the protobuf wire
-// format with protowire alone. The generated OTLP types would bring the
-// protobuf runtime, and their collector package gRPC and grpc-gateway,
-// into fsd's build (about a fifth of a cold build's CPU) for one message
+// format with the package's own few primitives (wire.go). The generated
+// OTLP types would bring the protobuf runtime, and their collector package
+// gRPC and grpc-gateway, into fsd's build (about a fifth of a cold build's CPU) for one message
 // we only ever write. Field numbers are those of opentelemetry-proto v1
 // (trace/v1/trace.proto, common/v1/common.proto,
 // resource/v1/resource.proto); TestEncodingDecodesWithTheOTLPTypes decodes
@@ -229,7 +227,7 @@ func flags(tf trace.TraceFlags, parent trace.SpanContext) uint32 {
 	return f
 }
 
-func appendAttributes(b []byte, num protowire.Number, kvs []attribute.KeyValue) []byte {
+func appendAttributes(b []byte, num number, kvs []attribute.KeyValue) []byte {
 	for _, kv := range kvs {
 		b = appendMessage(b, num, func(b []byte) []byte {
 			b = appendString(b, kvKey, string(kv.Key))
@@ -244,17 +242,21 @@ func appendAttributes(b []byte, num protowire.Number, kvs []attribute.KeyValue) 
 func appendValue(b []byte, v attribute.Value) []byte {
 	switch v.Type() {
 	case attribute.BOOL:
-		b = protowire.AppendTag(b, anyBool, protowire.VarintType)
-		return protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
+		b = appendTag(b, anyBool, varintType)
+		var x uint64
+		if v.AsBool() {
+			x = 1
+		}
+		return appendRawVarint(b, x)
 	case attribute.INT64:
-		b = protowire.AppendTag(b, anyInt, protowire.VarintType)
-		return protowire.AppendVarint(b, uint64(v.AsInt64()))
+		b = appendTag(b, anyInt, varintType)
+		return appendRawVarint(b, uint64(v.AsInt64()))
 	case attribute.FLOAT64:
-		b = protowire.AppendTag(b, anyDouble, protowire.Fixed64Type)
-		return protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
+		b = appendTag(b, anyDouble, fixed64Type)
+		return appendRawFixed64(b, math.Float64bits(v.AsFloat64()))
 	case attribute.STRING:
-		b = protowire.AppendTag(b, anyString, protowire.BytesType)
-		return protowire.AppendString(b, v.AsString())
+		b = appendTag(b, anyString, bytesType)
+		return appendRawString(b, v.AsString())
 	case attribute.BOOLSLICE:
 		return appendArray(b, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
@@ -281,58 +283,58 @@ func appendArray[T any](b []byte, items []T, value func(T) attribute.Value) []by
 // appendMessage writes field num holding the message that body appends:
 // the body is written in place, then shifted right to make room for its
 // length, so nested messages need no buffers of their own.
-func appendMessage(b []byte, num protowire.Number, body func([]byte) []byte) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
+func appendMessage(b []byte, num number, body func([]byte) []byte) []byte {
+	b = appendTag(b, num, bytesType)
 	start := len(b)
 	b = body(b)
 	n := len(b) - start
-	w := protowire.SizeVarint(uint64(n))
+	w := sizeVarint(uint64(n))
 	b = append(b, make([]byte, w)...)
 	copy(b[start+w:], b[start:start+n])
-	protowire.AppendVarint(b[start:start], uint64(n))
+	appendRawVarint(b[start:start], uint64(n))
 	return b
 }
 
 // Scalar fields; proto3 leaves zero values out.
 
-func appendString(b []byte, num protowire.Number, s string) []byte {
+func appendString(b []byte, num number, s string) []byte {
 	if s == "" {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
+	b = appendTag(b, num, bytesType)
+	return appendRawString(b, s)
 }
 
-func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
+func appendBytes(b []byte, num number, v []byte) []byte {
 	if len(v) == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+	b = appendTag(b, num, bytesType)
+	return appendRawBytes(b, v)
 }
 
-func appendVarint(b []byte, num protowire.Number, v uint64) []byte {
+func appendVarint(b []byte, num number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	b = appendTag(b, num, varintType)
+	return appendRawVarint(b, v)
 }
 
-func appendFixed64(b []byte, num protowire.Number, v uint64) []byte {
+func appendFixed64(b []byte, num number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
-	return protowire.AppendFixed64(b, v)
+	b = appendTag(b, num, fixed64Type)
+	return appendRawFixed64(b, v)
 }
 
-func appendFixed32(b []byte, num protowire.Number, v uint32) []byte {
+func appendFixed32(b []byte, num number, v uint32) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, v)
+	b = appendTag(b, num, fixed32Type)
+	return appendRawFixed32(b, v)
 }
 
 func unixNano(n int64) uint64 { return uint64(max(0, n)) }
@@ -348,26 +350,26 @@ func partialSuccess(body []byte) (rejected int64, msg string) {
 		return 0, ""
 	}
 	for len(ps) > 0 {
-		num, typ, n := protowire.ConsumeTag(ps)
+		num, typ, n := consumeTag(ps)
 		if n < 0 {
 			return rejected, msg
 		}
 		ps = ps[n:]
 		switch {
-		case num == 1 && typ == protowire.VarintType:
-			v, m := protowire.ConsumeVarint(ps)
+		case num == 1 && typ == varintType:
+			v, m := consumeVarint(ps)
 			if m < 0 {
 				return rejected, msg
 			}
 			rejected, n = int64(v), m
-		case num == 2 && typ == protowire.BytesType:
-			v, m := protowire.ConsumeString(ps)
+		case num == 2 && typ == bytesType:
+			v, m := consumeString(ps)
 			if m < 0 {
 				return rejected, msg
 			}
 			msg, n = v, m
 		default:
-			n = protowire.ConsumeFieldValue(num, typ, ps)
+			n = consumeFieldValue(num, typ, ps)
 			if n < 0 {
 				return rejected, msg
 			}
@@ -384,21 +386,21 @@ func statusMessageOf(body []byte) string {
 }
 
 // field returns the last length-delimited field num of a message, or nil.
-func field(msg []byte, want protowire.Number) []byte {
+func field(msg []byte, want number) []byte {
 	var out []byte
 	for len(msg) > 0 {
-		num, typ, n := protowire.ConsumeTag(msg)
+		num, typ, n := consumeTag(msg)
 		if n < 0 {
 			return nil
 		}
 		msg = msg[n:]
-		if num == want && typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(msg)
+		if num == want && typ == bytesType {
+			v, m := consumeBytes(msg)
 			if m < 0 {
 				return nil
 			}
 			out, n = v, m
-		} else if n = protowire.ConsumeFieldValue(num, typ, msg); n < 0 {
+		} else if n = consumeFieldValue(num, typ, msg); n < 0 {
 			return nil
 		}
 		msg = msg[n:]
