@@ -12,7 +12,7 @@ import (
 // Importing protowire would initialise the protobuf module's detrand in
 // every fsd process, which opens and reads the fsd binary to seed
 // itself; TestWireMatchesProtowire holds these to protowire's output and
-// answers.
+// answers (I5).
 
 // number is a field number; wireType is how its value is written.
 type (

@@ -19,9 +19,9 @@ var heavyDeps = map[string]string{
 	"github.com/dlclark/regexp2":             "a backtracking regexp engine (tokens splits text by hand)",
 }
 
-// startDeps are packages (these alone, not those under them) the binary
-// must not link because their initialisation, which every fsd process
-// runs before it reads a flag, does work no command needs.
+// startDeps (I4) are packages (these alone, not those under them) the
+// binary must not link because their initialisation, which every fsd
+// process runs before it reads a flag, does work no command needs.
 var startDeps = map[string]string{
 	"google.golang.org/protobuf/internal/detrand": "it opens and reads the fsd binary to seed itself (telemetry writes the protobuf wire format itself)",
 	"github.com/yuin/goldmark/extension":          "it compiles every extension's patterns, linkify's URLs among them (internal/gfm has the three artifacts are parsed with)",

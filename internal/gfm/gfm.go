@@ -10,8 +10,8 @@ import (
 
 // NewParser returns the parser goldmark.New(goldmark.WithExtensions(
 // extension.Table, extension.Strikethrough, extension.TaskList)).Parser()
-// returns: the same parsers and transformers at the same priorities,
-// added in the same order.
+// returns (I6): the same parsers and transformers at the same
+// priorities, added in the same order.
 func NewParser() parser.Parser {
 	return parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
