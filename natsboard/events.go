@@ -79,11 +79,12 @@ func (e *runEvents) emit() {
 }
 
 // emitEvents hands an attempt's events to its sink, in order; one that
-// cannot be read is dropped.
+// cannot be read is dropped. Events are decoded as their appender wrote
+// them, without reflection (U20).
 func emitEvents(s attemptSink, events []json.RawMessage) {
 	for _, data := range events {
 		var ev event.Event
-		if json.Unmarshal(data, &ev) == nil {
+		if event.Unmarshal(data, &ev) == nil {
 			ev.Run, ev.Task = s.run, s.task // a worker reports on its task only
 			s.sink.Emit(ev)
 		}

@@ -10,6 +10,12 @@
 // its appender once at start and falls back to json.Marshal when a field
 // was added that the appender does not know, and its test fails.
 //
-// It does not decode, and it is not a general encoder: each record type
-// writes its own appender from these pieces.
+// Its readers (Object, ReadString, ReadInt…) take back that same form and
+// decode it as json.Unmarshal would, refusing anything else: a decoder
+// built from them hands whatever they refuse to json.Unmarshal, so it is
+// never wrong, only sometimes no faster. CompareDecode fuzzes such a
+// decoder against json.Unmarshal.
+//
+// It is not a general encoder or decoder: each type writes its own
+// appender and decoder from these pieces.
 package jsonw

@@ -202,3 +202,30 @@ func Compare[T any](data []byte, encode func(*T) ([]byte, error)) error {
 	}
 	return nil
 }
+
+// CompareDecode decodes with decode and with json.Unmarshal, each into a
+// zero T, data itself and what json.Marshal writes for a value of T drawn
+// from data (Vary): nil when both fail or both give equal values, else an
+// error that shows the two. A fuzz test of a decoder is this on each
+// input.
+//
+// U21: a decoder holds what json.Unmarshal gives, or fails where it fails.
+func CompareDecode[T any](data []byte, decode func([]byte, *T) error) error {
+	var v T
+	Vary(&v, data)
+	inputs := [][]byte{data}
+	if b, err := json.Marshal(v); err == nil {
+		inputs = append(inputs, b)
+	}
+	for _, in := range inputs {
+		var got, want T
+		gerr, werr := decode(in, &got), json.Unmarshal(in, &want)
+		if (gerr != nil) != (werr != nil) {
+			return fmt.Errorf("%.300s: the decoder's error %v, json.Unmarshal's %v", in, gerr, werr)
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("%.300s: the decoder and json.Unmarshal differ\n got %#v\nwant %#v", in, got, want)
+		}
+	}
+	return nil
+}

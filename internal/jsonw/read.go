@@ -1,0 +1,395 @@
+package jsonw
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// The readers below take JSON in the form the appenders write it, at
+// data[i], and return where it ends and whether it was in that form. A
+// decoder built from them reads its type's own encoding without
+// reflection and leaves any other input (spaces, keys spelled or ordered
+// otherwise, nulls) to json.Unmarshal: a false is never wrong, only
+// slower.
+
+// Compact reports whether raw is one JSON value written as
+// json.Marshal writes raw JSON: no space outside strings, and <, >, &,
+// U+2028 and U+2029 escaped. Such a value json.Marshal copies as it is.
+// Invalid UTF-8 and nesting deeper than maxRawDepth report false too (the
+// caller leaves those to json.Marshal): a false is never wrong, only
+// slower.
+func Compact(raw []byte) bool {
+	end, ok := scanValue(raw, 0, 0)
+	return ok && end == len(raw)
+}
+
+// ScanValue checks the value starting at raw[i] as Compact does and
+// returns where it ends.
+func ScanValue(raw []byte, i int) (int, bool) { return scanValue(raw, i, 0) }
+
+const maxRawDepth = 256
+
+// scanValue checks the value starting at raw[i] and returns where it ends.
+func scanValue(raw []byte, i, depth int) (int, bool) {
+	if i >= len(raw) || depth > maxRawDepth {
+		return i, false
+	}
+	switch c := raw[i]; {
+	case c == '{':
+		return scanItems(raw, i+1, depth, '}')
+	case c == '[':
+		return scanItems(raw, i+1, depth, ']')
+	case c == '"':
+		return ScanString(raw, i)
+	case c == 't':
+		return scanWord(raw, i, "true")
+	case c == 'f':
+		return scanWord(raw, i, "false")
+	case c == 'n':
+		return scanWord(raw, i, "null")
+	case c == '-' || c >= '0' && c <= '9':
+		return scanNumber(raw, i)
+	}
+	return i, false
+}
+
+// scanItems checks an object's members (end '}') or an array's elements
+// (end ']') from raw[i], after the opening, to the end.
+func scanItems(raw []byte, i, depth int, end byte) (int, bool) {
+	if i < len(raw) && raw[i] == end {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if end == '}' {
+			if i >= len(raw) || raw[i] != '"' {
+				return i, false
+			}
+			if i, ok = ScanString(raw, i); !ok || i >= len(raw) || raw[i] != ':' {
+				return i, false
+			}
+			i++
+		}
+		if i, ok = scanValue(raw, i, depth+1); !ok || i >= len(raw) {
+			return i, false
+		}
+		switch raw[i] {
+		case ',':
+			i++
+		case end:
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+func scanWord(raw []byte, i int, w string) (int, bool) {
+	if len(raw)-i < len(w) || string(raw[i:i+len(w)]) != w {
+		return i, false
+	}
+	return i + len(w), true
+}
+
+// scanNumber checks JSON's number grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func scanNumber(raw []byte, i int) (int, bool) {
+	digits := func(i int) (int, bool) {
+		j := i
+		for j < len(raw) && raw[j] >= '0' && raw[j] <= '9' {
+			j++
+		}
+		return j, j > i
+	}
+	if raw[i] == '-' {
+		i++
+	}
+	if i < len(raw) && raw[i] == '0' {
+		i++
+	} else {
+		var ok bool
+		if i, ok = digits(i); !ok {
+			return i, false
+		}
+	}
+	if i < len(raw) && raw[i] == '.' {
+		var ok bool
+		if i, ok = digits(i + 1); !ok {
+			return i, false
+		}
+	}
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			i++
+		}
+		var ok bool
+		if i, ok = digits(i); !ok {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// ScanString checks the string starting at raw[i] (its quote) and returns
+// where it ends: valid escapes, no control character, and nothing
+// json.Marshal would escape (<, >, &, U+2028, U+2029) nor invalid UTF-8.
+func ScanString(raw []byte, i int) (int, bool) {
+	for i++; i < len(raw); {
+		c := raw[i]
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			return i, false
+		case c == '\\':
+			if i+1 >= len(raw) {
+				return i, false
+			}
+			switch raw[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(raw) {
+					return i, false
+				}
+				for _, h := range raw[i+2 : i+6] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return i, false
+					}
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				return i, false
+			}
+			i += size
+		}
+	}
+	return i, false
+}
+
+// ReadInt decodes an integer that fits an int, nothing else.
+func ReadInt(data []byte, i int, n *int) (int, bool) {
+	j := i
+	if j < len(data) && data[j] == '-' {
+		j++
+	}
+	start := j
+	for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+		j++
+	}
+	if j == start || j-start > 18 || data[start] == '0' && j-start > 1 {
+		return i, false
+	}
+	v := 0
+	for _, c := range data[start:j] {
+		v = v*10 + int(c-'0')
+	}
+	if data[i] == '-' {
+		v = -v
+	}
+	*n = v
+	return j, true
+}
+
+// ReadString decodes a string: itself when it holds no escape and is
+// valid UTF-8, else through json.Unmarshal (which unescapes it and
+// replaces invalid UTF-8 as it does in any string).
+func ReadString(data []byte, i int, s *string) (int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return i, false
+	}
+	end, ok := ScanString(data, i)
+	if !ok {
+		// ScanString refuses what needs escaping on output, which a
+		// string may hold on input: the token's end is found again.
+		end = i + 1
+		for end < len(data) && data[end] != '"' {
+			if data[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(data) {
+			return i, false
+		}
+		end++
+	}
+	tok := data[i:end]
+	plain := ok
+	for _, c := range tok {
+		if c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		*s = string(tok[1 : len(tok)-1])
+		return end, true
+	}
+	// Into a variable of its own, which escapes to json on this path
+	// only: s stays where its caller has it.
+	var v string
+	if json.Unmarshal(tok, &v) != nil {
+		return end, false
+	}
+	*s = v
+	return end, true
+}
+
+// ReadFloat decodes a number as json.Unmarshal decodes it into a float64;
+// false for one out of a float64's range, which json refuses too.
+func ReadFloat(data []byte, i int, f *float64) (int, bool) {
+	if i >= len(data) || data[i] != '-' && (data[i] < '0' || data[i] > '9') {
+		return i, false
+	}
+	end, ok := scanNumber(data, i)
+	if !ok {
+		return i, false
+	}
+	v, err := strconv.ParseFloat(string(data[i:end]), 64)
+	if err != nil {
+		return i, false
+	}
+	*f = v
+	return end, true
+}
+
+// ReadTime decodes a time as json.Unmarshal does: the quoted token goes
+// to time.Time's UnmarshalJSON as it is. Only a string without escapes
+// is read.
+func ReadTime(data []byte, i int, t *time.Time) (int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return i, false
+	}
+	end, ok := ScanString(data, i)
+	if !ok || bytes.IndexByte(data[i:end], '\\') >= 0 || t.UnmarshalJSON(data[i:end]) != nil {
+		return i, false
+	}
+	return end, true
+}
+
+// ReadRaw decodes raw JSON as json.Unmarshal decodes it into a
+// json.RawMessage (a copy of the value's bytes), when it is Compact and
+// not null (which json would keep as the word null).
+func ReadRaw(data []byte, i int, raw *json.RawMessage) (int, bool) {
+	if i >= len(data) || data[i] == 'n' {
+		return i, false
+	}
+	end, ok := ScanValue(data, i)
+	if !ok {
+		return i, false
+	}
+	*raw = append(json.RawMessage(nil), data[i:end]...)
+	return end, true
+}
+
+// ReadStrings decodes an array of strings (ReadString each).
+func ReadStrings(data []byte, i int, ss *[]string) (int, bool) {
+	if i >= len(data) || data[i] != '[' {
+		return i, false
+	}
+	out := []string{}
+	i++
+	if i < len(data) && data[i] == ']' {
+		*ss = out
+		return i + 1, true
+	}
+	for {
+		var s string
+		var ok bool
+		if i, ok = ReadString(data, i, &s); !ok || i >= len(data) {
+			return i, false
+		}
+		out = append(out, s)
+		switch data[i] {
+		case ',':
+			i++
+		case ']':
+			*ss = out
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// ReadTrue decodes the word true: a bool field tagged omitempty is
+// written only when it is.
+func ReadTrue(data []byte, i int, v *bool) (int, bool) {
+	end, ok := scanWord(data, i, "true")
+	if ok {
+		*v = true
+	}
+	return end, ok
+}
+
+// Field reads an object's next key at data[i] (after its opening or a
+// comma): a key without escapes, followed by a colon. It returns the
+// key and where its value starts.
+func Field(data []byte, i int) (key []byte, next int, ok bool) {
+	if i >= len(data) || data[i] != '"' {
+		return nil, i, false
+	}
+	end := i + 1
+	for end < len(data) && data[end] != '"' && data[end] != '\\' {
+		end++
+	}
+	if end+1 >= len(data) || data[end] != '"' || data[end+1] != ':' {
+		return nil, i, false
+	}
+	return data[i+1 : end], end + 2, true
+}
+
+// Object reads the object at data[i] whose keys come in the order keys
+// lists them (json.Marshal's order of a struct's fields), each once at
+// most: read decodes the value of keys[k] starting at data[i] and returns
+// where it ends. Any other key, a key twice or out of order, is not
+// read: json.Unmarshal matches keys without regard to case and keeps the
+// last of two.
+//
+// U21: only json.Marshal's form is read; the rest is json.Unmarshal's.
+func Object(data []byte, i int, keys []string, read func(k, i int) (int, bool)) (int, bool) {
+	if i >= len(data) || data[i] != '{' {
+		return i, false
+	}
+	i++
+	if i < len(data) && data[i] == '}' {
+		return i + 1, true
+	}
+	for next := 0; ; {
+		key, j, ok := Field(data, i)
+		if !ok {
+			return i, false
+		}
+		k := next
+		for k < len(keys) && keys[k] != string(key) {
+			k++
+		}
+		if k == len(keys) {
+			return i, false
+		}
+		next = k + 1
+		if i, ok = read(k, j); !ok || i >= len(data) {
+			return i, false
+		}
+		switch data[i] {
+		case ',':
+			i++
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
