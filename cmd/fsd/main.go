@@ -7,6 +7,7 @@ import (
 
 	// Imported for its initialisation, which runs before the packages
 	// that make starting costly (design row I1).
+	"github.com/fsdrun/fsd/internal/gcpace"
 	_ "github.com/fsdrun/fsd/internal/startup"
 	"github.com/spf13/cobra"
 )
@@ -111,5 +112,6 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) 
 }
 
 func main() {
+	gcpace.Start()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
