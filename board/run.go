@@ -134,13 +134,16 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 	return rep, err
 }
 
-// execute runs one task with its retries and records the outcome.
+// execute runs one task with its retries and records the outcome. When
+// its runner deferred the wait for its answer to be durable (Defer), the
+// outcome is recorded later, by finish, and execute returns the task's
+// ending for runners to hand to the goroutine that waits.
 //
 // G1: the task's call ends here and its node keeps only the Task
 // (status, result, times), so a board of 100,000 finished tasks holds
 // their results and nothing of the runs that made them; the goroutine
 // that ran it waits, holding nothing, for the next task (runners).
-func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
+func (b *Board) execute(ctx context.Context, n *node, runner Runner) *ending {
 	b.mu.Lock()
 	if n.t.Status != Pending || ctx.Err() != nil {
 		// Cancelled while it waited for a slot, or the run was cancelled:
@@ -148,10 +151,9 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 		b.inflight--
 		b.signal()
 		b.mu.Unlock()
-		return
+		return nil
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	n.cancel = cancel
 	n.t.Status = Running
 	n.t.Started = b.opts.Now()
@@ -169,19 +171,20 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 	if b.opts.Policy != nil {
 		timeout, retries = b.opts.Policy(snap.Assignee)
 	}
-	var result string
-	var out json.RawMessage
-	var err error
+	s := slotOf(ctx)
+	e := &ending{n: n, attempts: 0, ctx: tctx, cancel: cancel}
 	for attempt := 1; ; attempt++ {
+		e.attempts = attempt
 		snap.Attempts = attempt
-		if s := slotOf(ctx); s != nil && !s.acquire(tctx) {
+		if s != nil && !s.acquire(tctx) {
 			// An earlier attempt left its slot and the run ended while
 			// this one waited for another.
-			err = tctx.Err()
+			e.err = tctx.Err()
 			break
 		}
-		result, out, err = attemptOnce(tctx, timeout, runner, snap, deps)
-		if err == nil || tctx.Err() != nil || attempt > retries {
+		s.takeEnds() // what a failed attempt deferred is not this one's
+		e.result, e.out, e.err = attemptOnce(tctx, timeout, runner, snap, deps)
+		if e.err == nil || tctx.Err() != nil || attempt > retries {
 			break
 		}
 		t := time.NewTimer(b.opts.Backoff(attempt))
@@ -194,18 +197,47 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) {
 			break
 		}
 	}
+	if e.waits = s.takeEnds(); len(e.waits) > 0 && e.err == nil {
+		return e
+	}
+	b.finish(e)
+	return nil
+}
 
+// ending is a task whose attempts are over: their outcome, and what it
+// waits for before it counts (Defer).
+type ending struct {
+	n        *node
+	attempts int
+	result   string
+	out      json.RawMessage
+	err      error
+	waits    []func() error
+	ctx      context.Context // the task's, cancelled by cancel once it ends
+	cancel   context.CancelCauseFunc
+}
+
+// finish records a task's outcome once what its runner deferred
+// returned: a wait's error fails the task.
+func (b *Board) finish(end *ending) {
+	defer end.cancel(nil)
+	for _, w := range end.waits {
+		if end.err = w(); end.err != nil {
+			break
+		}
+	}
+	n, err, tctx := end.n, end.err, end.ctx
 	b.mu.Lock()
 	n.cancel = nil
-	n.t.Attempts = snap.Attempts
+	n.t.Attempts = end.attempts
 	n.t.Finished = b.opts.Now()
-	e := event.Event{Task: snap.ID, Agent: snap.Agent(), Elapsed: float64(n.t.Finished.Sub(n.t.Started).Microseconds()) / 1000}
+	e := event.Event{Task: n.t.ID, Agent: n.t.Agent(), Elapsed: float64(n.t.Finished.Sub(n.t.Started).Microseconds()) / 1000}
 	switch {
 	case err == nil:
 		// A result that arrives as the run is cancelled is still work done.
-		n.t.Status, n.t.Result, n.t.Output = Completed, result, out
-		e.Type, e.Result, e.Output = event.TaskCompleted, result, out
-		if len(out) > 0 {
+		n.t.Status, n.t.Result, n.t.Output = Completed, end.result, end.out
+		e.Type, e.Result, e.Output = event.TaskCompleted, end.result, end.out
+		if len(end.out) > 0 {
 			e.Result = "" // the event carries a typed result once, as JSON
 		}
 	case tctx.Err() != nil:

@@ -32,6 +32,11 @@ type runners struct {
 	idle   int // goroutines that offered themselves and have no job yet
 	limit  int
 	closed bool
+	// ends are tasks whose runners deferred their wait for the disk
+	// (Defer), in the order they returned; finishing is set while a
+	// goroutine works through them.
+	ends      []*ending
+	finishing bool
 }
 
 // job is a task to run and its context, which holds the task's slot.
@@ -41,10 +46,12 @@ type job struct {
 }
 
 // idlePerSlot bounds the goroutines that wait idle, per concurrency slot.
-// A task that waits only on the disk leaves its slot (Leave) and another
-// starts on a new goroutine; when the commit they wait for lands they all
-// end at once. Keeping as many of them as such a burst holds (a 1,000-task
-// fan-out parks tens at a time) lets the tasks after it start on them.
+// A task that waits only on the disk hands the wait to the board (Defer)
+// and its goroutine takes the next task; one that cannot (a wait outside
+// Defer) leaves its slot (Leave) and another starts on a new goroutine,
+// and when the commit they wait for lands they all end at once. Keeping
+// as many of them as such a burst holds lets the tasks after it start on
+// them.
 const idlePerSlot = 16
 
 func newRunners(ctx context.Context, b *Board, runner Runner, concurrency int) *runners {
@@ -55,7 +62,7 @@ func newRunners(ctx context.Context, b *Board, runner Runner, concurrency int) *
 // run executes n holding a slot of sem, on an idle goroutine or a new
 // one.
 func (r *runners) run(n *node, sem chan struct{}) {
-	j := job{n, &slotContext{Context: r.ctx, s: slot{sem: sem, held: true}}}
+	j := job{n, &slotContext{Context: r.ctx, s: slot{sem: sem, held: true, board: true}}}
 	r.mu.Lock()
 	if r.idle > 0 {
 		r.idle--
@@ -73,7 +80,9 @@ func (r *runners) run(n *node, sem chan struct{}) {
 func (r *runners) loop(j job) {
 	reserveStack(0)
 	for {
-		r.b.execute(j.ctx, j.n, r.runner)
+		if e := r.b.execute(j.ctx, j.n, r.runner); e != nil {
+			r.finishLater(e)
+		}
 		r.mu.Lock()
 		wait := !r.closed && r.idle < r.limit
 		if wait {
@@ -89,6 +98,45 @@ func (r *runners) loop(j job) {
 			return
 		}
 		j = next
+	}
+}
+
+// finishLater queues a task whose runner deferred its wait for the disk
+// and returned, for one goroutine that waits for each queued task in
+// turn and records its outcome (finish), so that waiting tasks hold no
+// goroutine of their own. Commits land in the order the journal was
+// written, so the first task's wait covers most of those queued after
+// it; the goroutine ends when the queue is empty, and wait waits for it.
+//
+// F8: a task that waits only for the disk holds no goroutine.
+func (r *runners) finishLater(e *ending) {
+	r.mu.Lock()
+	r.ends = append(r.ends, e)
+	start := !r.finishing
+	r.finishing = true
+	r.mu.Unlock()
+	if start {
+		r.g.Go(func() error {
+			r.finishAll()
+			return nil
+		})
+	}
+}
+
+func (r *runners) finishAll() {
+	reserveStack(0) // finish emits the task's end, as deep as a task's record
+	for {
+		r.mu.Lock()
+		if len(r.ends) == 0 {
+			r.finishing = false
+			r.mu.Unlock()
+			return
+		}
+		e := r.ends[0]
+		r.ends[0] = nil
+		r.ends = r.ends[1:]
+		r.mu.Unlock()
+		r.b.finish(e)
 	}
 }
 

@@ -13,6 +13,10 @@ type slot struct {
 	sem  chan struct{}
 	mu   sync.Mutex
 	held bool
+	// board is set on a board runner's slot only: its task's end can
+	// wait for waits (Defer, Then) after the runner returned.
+	board bool
+	waits []func() error
 }
 
 type slotKey struct{}
@@ -60,6 +64,53 @@ func (s *slot) release() {
 		<-s.sem
 		s.held = false
 	}
+}
+
+// Defer hands the wait for a task's answer to be durable to the board,
+// for a runner whose work is done: the runner returns at once and its
+// goroutine and slot go to the next task, while the board calls wait on
+// a goroutine of its own and only then counts the task done (its
+// terminal event, its dependents), or failed with wait's error. Outside
+// a board's runner it returns false: the caller waits itself.
+//
+// F8: a task that waits only for the disk holds no goroutine.
+func Defer(ctx context.Context, wait func() error) bool {
+	s := slotOf(ctx)
+	if s == nil || !s.board {
+		return false
+	}
+	s.mu.Lock()
+	s.waits = append(s.waits, wait)
+	s.mu.Unlock()
+	return true
+}
+
+// Then calls f after what the task's runner deferred (Defer) returned
+// without error, before the task counts as done; at once when nothing is
+// deferred. A deferred wait that fails skips f.
+func Then(ctx context.Context, f func()) {
+	if s := slotOf(ctx); s != nil && s.board {
+		s.mu.Lock()
+		if len(s.waits) > 0 {
+			s.waits = append(s.waits, func() error { f(); return nil })
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+	f()
+}
+
+// takeEnds returns what the task's last attempt deferred and forgets it.
+func (s *slot) takeEnds() []func() error {
+	if s == nil || !s.board {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.waits
+	s.waits = nil
+	return w
 }
 
 // Leave gives up the concurrency slot of the task whose runner ctx

@@ -137,8 +137,9 @@ func (hb *hostBoard) fold(ctx context.Context, t *board.Task, at *work.Attempt, 
 	if res.Error != "" {
 		return "", errors.New(res.Error)
 	}
-	// Flow policy `all` shows completed tasks' observations only.
-	wd.ledger.Done(t.ID)
+	// Flow policy `all` shows completed tasks' observations only: once
+	// the answer is durable when the board waits for it (board.Then).
+	board.Then(ctx, func() { wd.ledger.Done(t.ID) })
 	if a.Output != nil {
 		t.Output = json.RawMessage(res.Result)
 	}

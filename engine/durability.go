@@ -11,7 +11,9 @@ import (
 // journal lines so far to be on disk: always before an effect, and at a
 // step's end under spec.DurabilityStep. last says the step is the generator's
 // final answer: a board worker then has no work left and waits without
-// its concurrency slot, so the next task starts meanwhile. (Mid-loop
+// its concurrency slot, so the next task starts meanwhile, and hands the
+// wait to the board (board.Defer) where it can, so that the wait holds no
+// goroutine either: the board counts the task done once it returns. (Mid-loop
 // waits keep the slot: a worker that gave it up would have to win it
 // back, and with concurrency 1 two tasks' steps would interleave.)
 //
@@ -25,9 +27,17 @@ func (g *generator) commit(ctx context.Context, effect, last bool) error {
 		return nil
 	}
 	if last {
+		if tr := g.tr; board.Defer(ctx, func() error { return g.synced(tr.Sync()) }) {
+			return nil
+		}
 		board.Leave(ctx)
 	}
-	if err := g.tr.Sync(); err != nil {
+	return g.synced(g.tr.Sync())
+}
+
+// synced is the error of a wait for the transcript's commit.
+func (g *generator) synced(err error) error {
+	if err != nil {
 		return g.errorf("transcript: %w", err)
 	}
 	return nil
