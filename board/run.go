@@ -143,7 +143,7 @@ func (b *Board) Run(ctx context.Context, runner Runner) (Report, error) {
 // (status, result, times), so a board of 100,000 finished tasks holds
 // their results and nothing of the runs that made them; the goroutine
 // that ran it waits, holding nothing, for the next task (runners).
-func (b *Board) execute(ctx context.Context, n *node, runner Runner) *ending {
+func (b *Board) execute(ctx *slotContext, n *node, runner Runner) *ending {
 	b.mu.Lock()
 	if n.t.Status != Pending || ctx.Err() != nil {
 		// Cancelled while it waited for a slot, or the run was cancelled:
@@ -171,12 +171,13 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) *ending {
 	if b.opts.Policy != nil {
 		timeout, retries = b.opts.Policy(snap.Assignee)
 	}
-	s := slotOf(ctx)
-	e := &ending{n: n, attempts: 0, ctx: tctx, cancel: cancel}
+	s := &ctx.s
+	e := &ctx.end
+	*e = ending{n: n, ctx: tctx, cancel: cancel}
 	for attempt := 1; ; attempt++ {
 		e.attempts = attempt
 		snap.Attempts = attempt
-		if s != nil && !s.acquire(tctx) {
+		if !s.acquire(tctx) {
 			// An earlier attempt left its slot and the run ended while
 			// this one waited for another.
 			e.err = tctx.Err()
@@ -197,9 +198,10 @@ func (b *Board) execute(ctx context.Context, n *node, runner Runner) *ending {
 			break
 		}
 	}
-	if e.waits = s.takeEnds(); len(e.waits) > 0 && e.err == nil {
+	if e.wait, e.then = s.takeEnds(); e.wait != nil && e.err == nil {
 		return e
 	}
+	e.wait, e.then = nil, nil
 	b.finish(e)
 	return nil
 }
@@ -212,7 +214,8 @@ type ending struct {
 	result   string
 	out      json.RawMessage
 	err      error
-	waits    []func() error
+	wait     func() error    // Defer's
+	then     func()          // Then's, after wait
 	ctx      context.Context // the task's, cancelled by cancel once it ends
 	cancel   context.CancelCauseFunc
 }
@@ -221,9 +224,9 @@ type ending struct {
 // returned: a wait's error fails the task.
 func (b *Board) finish(end *ending) {
 	defer end.cancel(nil)
-	for _, w := range end.waits {
-		if end.err = w(); end.err != nil {
-			break
+	if end.wait != nil {
+		if end.err = end.wait(); end.err == nil && end.then != nil {
+			end.then()
 		}
 	}
 	n, err, tctx := end.n, end.err, end.ctx

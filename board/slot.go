@@ -14,9 +14,11 @@ type slot struct {
 	mu   sync.Mutex
 	held bool
 	// board is set on a board runner's slot only: its task's end can
-	// wait for waits (Defer, Then) after the runner returned.
+	// wait for wait, and then call then, after the runner returned (Defer,
+	// Then).
 	board bool
-	waits []func() error
+	wait  func() error
+	then  func()
 }
 
 type slotKey struct{}
@@ -25,7 +27,8 @@ type slotKey struct{}
 // context.WithValue over a separate slot would be, in one allocation.
 type slotContext struct {
 	context.Context
-	s slot
+	s   slot
+	end ending // the task's, once its attempts are over (execute)
 }
 
 func (c *slotContext) Value(key any) any {
@@ -80,8 +83,17 @@ func Defer(ctx context.Context, wait func() error) bool {
 		return false
 	}
 	s.mu.Lock()
-	s.waits = append(s.waits, wait)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if first := s.wait; first != nil {
+		s.wait = func() error {
+			if err := first(); err != nil {
+				return err
+			}
+			return wait()
+		}
+		return true
+	}
+	s.wait = wait
 	return true
 }
 
@@ -91,8 +103,12 @@ func Defer(ctx context.Context, wait func() error) bool {
 func Then(ctx context.Context, f func()) {
 	if s := slotOf(ctx); s != nil && s.board {
 		s.mu.Lock()
-		if len(s.waits) > 0 {
-			s.waits = append(s.waits, func() error { f(); return nil })
+		if s.wait != nil {
+			if first := s.then; first != nil {
+				s.then = func() { first(); f() }
+			} else {
+				s.then = f
+			}
 			s.mu.Unlock()
 			return
 		}
@@ -102,15 +118,12 @@ func Then(ctx context.Context, f func()) {
 }
 
 // takeEnds returns what the task's last attempt deferred and forgets it.
-func (s *slot) takeEnds() []func() error {
-	if s == nil || !s.board {
-		return nil
-	}
+func (s *slot) takeEnds() (wait func() error, then func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := s.waits
-	s.waits = nil
-	return w
+	wait, then = s.wait, s.then
+	s.wait, s.then = nil, nil
+	return wait, then
 }
 
 // Leave gives up the concurrency slot of the task whose runner ctx

@@ -139,7 +139,8 @@ func (hb *hostBoard) fold(ctx context.Context, t *board.Task, at *work.Attempt, 
 	}
 	// Flow policy `all` shows completed tasks' observations only: once
 	// the answer is durable when the board waits for it (board.Then).
-	board.Then(ctx, func() { wd.ledger.Done(t.ID) })
+	ledger, id := wd.ledger, t.ID
+	board.Then(ctx, func() { ledger.Done(id) })
 	if a.Output != nil {
 		t.Output = json.RawMessage(res.Result)
 	}
