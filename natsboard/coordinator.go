@@ -206,7 +206,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		}
 		m.Bundle, m.Manifest = ref.bundle, ref.manifest
 	}
-	data, err := json.Marshal(m)
+	data, err := marshalMessage(&m)
 	if err != nil {
 		return nil, err
 	}

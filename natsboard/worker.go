@@ -358,7 +358,7 @@ func (w *Worker) handle(ctx context.Context, d delivery) {
 	msg, l := d.msg, newLease(d.asked, w.opts.AckWait)
 	log := w.opts.Logger
 	var m Message
-	if err := json.Unmarshal(msg.Data(), &m); err != nil || m.Task == "" {
+	if err := unmarshalMessage(msg.Data(), &m); err != nil || m.Task == "" {
 		// Not a task message: no attempt to fail, and no worker will ever
 		// read it.
 		log.Error().Err(err).Str("subject", msg.Subject()).Msg("unreadable task message dropped")
