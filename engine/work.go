@@ -12,7 +12,6 @@ import (
 	"github.com/fsdrun/fsd/mcptool"
 	"github.com/fsdrun/fsd/transcript"
 	"github.com/fsdrun/fsd/work"
-	"github.com/fsdrun/fsd/workspace"
 )
 
 // Work runs one task attempt in a worker process (a work.Func): the same
@@ -64,7 +63,7 @@ func observedWork(ctx context.Context, t *work.Attempt, o work.Options, obs Obse
 	box.refusal = o.Refusal
 	box.wrap = refusedOnce(nil, o.Logger)
 	if t.Workspace != "" {
-		ws, err := workspace.Open(t.Workspace)
+		ws, err := o.Workspaces.Open(t.Workspace)
 		if err != nil {
 			return &work.Outcome{Model: t.Model, Error: fmt.Sprintf("worker: %v", err)}
 		}

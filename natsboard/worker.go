@@ -22,6 +22,7 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
 	"github.com/fsdrun/fsd/work"
+	"github.com/fsdrun/fsd/workspace"
 )
 
 // WorkerOptions configure a Worker.
@@ -92,6 +93,8 @@ type Worker struct {
 	paths memo[string]
 	// running are the tasks in progress, for cancels from coordinators.
 	running running
+	// workspaces are the runs' workspaces the attempts opened.
+	workspaces workspace.Cache
 
 	// linger overrides how long an attempt keeps journal entries and
 	// events nobody waits for before it sends them (0: journalLinger and
@@ -738,7 +741,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
 		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
 			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
-		Log: tee, Logged: view.entries, Secrets: w.secrets,
+		Log: tee, Logged: view.entries, Secrets: w.secrets, Workspaces: &w.workspaces,
 	})
 	if err := jl.Err(); err != nil && res.Error != "" && journalTransient(err) {
 		// The step failed because the journal did: the next delivery

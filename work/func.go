@@ -12,6 +12,7 @@ import (
 	"github.com/fsdrun/fsd/journal"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
+	"github.com/fsdrun/fsd/workspace"
 )
 
 // Func runs one task attempt to its outcome: engine.Work. A transport's
@@ -65,4 +66,7 @@ type Options struct {
 	// commit makes the last step durable. Steps before it and effects
 	// wait as Durability says.
 	FinalInOutcome bool
+	// Workspaces opens the attempt's workspace: a worker keeps its runs'
+	// (nil: workspace.Open for each attempt).
+	Workspaces *workspace.Cache
 }
