@@ -4,11 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/internal/jsonw"
+	"github.com/fsdrun/fsd/work"
 )
 
 // A task message is encoded by its coordinator and decoded by a worker
@@ -32,7 +31,7 @@ func marshalMessage(m *Message) ([]byte, error) {
 	n := 512 + len(m.Goal) + len(m.Input) + len(m.Observations) + len(m.Workspace)
 	for i := range m.Deps {
 		d := &m.Deps[i]
-		if !compactJSON(d.Output) && len(d.Output) > 0 {
+		if !jsonw.Compact(d.Output) && len(d.Output) > 0 {
 			return json.Marshal(m)
 		}
 		n += 40 + len(d.TaskID) + len(d.Agent) + len(d.Result) + len(d.Output)
@@ -65,7 +64,7 @@ func appendMessage(b []byte, m *Message) []byte {
 			b = jsonw.String(jsonw.Key(b, "result"), d.Result)
 			if len(d.Output) > 0 {
 				b = jsonw.Key(b, "output")
-				if compactJSON(d.Output) {
+				if jsonw.Compact(d.Output) {
 					b = append(b, d.Output...)
 				} else {
 					b = jsonw.Value(b, d.Output)
@@ -152,114 +151,108 @@ var (
 // decodeMessage decodes data into m when it is in json.Marshal's form,
 // and reports whether it was.
 func decodeMessage(data []byte, m *Message) bool {
-	end, ok := decodeObject(data, 0, messageKeys, func(key string, i int) (int, bool) {
-		switch key {
+	end, ok := jsonw.Object(data, 0, messageKeys, func(k, i int) (int, bool) {
+		switch messageKeys[k] {
 		case "mac": // checked by the caller: skipped, as long as it is a plain string
 			if i < len(data) && data[i] == '"' {
-				return rawString(data, i)
+				return jsonw.ScanString(data, i)
 			}
 			return i, false
 		case "v":
-			return decodeInt(data, i, &m.V)
+			return jsonw.ReadInt(data, i, &m.V)
 		case "run":
-			return decodeText(data, i, &m.Run)
+			return jsonw.ReadString(data, i, &m.Run)
 		case "task":
-			return decodeText(data, i, &m.Task)
+			return jsonw.ReadString(data, i, &m.Task)
 		case "attempt":
-			return decodeInt(data, i, &m.Number)
+			return jsonw.ReadInt(data, i, &m.Number)
 		case "goal":
-			return decodeText(data, i, &m.Goal)
+			return jsonw.ReadString(data, i, &m.Goal)
 		case "input":
-			return decodeText(data, i, &m.Input)
+			return jsonw.ReadString(data, i, &m.Input)
 		case "deps":
 			return decodeDeps(data, i, &m.Deps)
 		case "skill":
-			return decodeText(data, i, &m.Skill)
+			return jsonw.ReadString(data, i, &m.Skill)
 		case "agent":
-			return decodeText(data, i, &m.Agent)
+			return jsonw.ReadString(data, i, &m.Agent)
 		case "assignee":
-			return decodeText(data, i, &m.Assignee)
+			return jsonw.ReadString(data, i, &m.Assignee)
 		case "turns":
 			// Model messages, rare here: json decodes them.
-			end, ok := rawValue(data, i, 0)
+			end, ok := jsonw.ScanValue(data, i)
 			return end, ok && json.Unmarshal(data[i:end], &m.Turns) == nil
 		case "observations":
-			return decodeText(data, i, &m.Observations)
+			return jsonw.ReadString(data, i, &m.Observations)
 		case "model":
-			return decodeText(data, i, &m.Model)
+			return jsonw.ReadString(data, i, &m.Model)
 		case "limits":
-			return decodeLimits(data, i, m)
+			return decodeLimits(data, i, &m.Limits)
 		case "deadline":
-			return decodeTime(data, i, &m.Deadline)
+			return jsonw.ReadTime(data, i, &m.Deadline)
 		case "durability":
-			return decodeText(data, i, (*string)(&m.Durability))
+			return jsonw.ReadString(data, i, (*string)(&m.Durability))
 		case "approve":
-			return decodeText(data, i, (*string)(&m.Approve))
+			return jsonw.ReadString(data, i, (*string)(&m.Approve))
 		case "approval-timeout":
 			var n int
-			end, ok := decodeInt(data, i, &n)
+			end, ok := jsonw.ReadInt(data, i, &n)
 			m.ApprovalTimeout = time.Duration(n)
 			return end, ok
 		case "workspace":
-			return decodeText(data, i, &m.Workspace)
+			return jsonw.ReadString(data, i, &m.Workspace)
 		case "handle-key":
 			return decodeBytes(data, i, &m.HandleKey)
 		case "cache-scope":
-			return decodeText(data, i, &m.CacheScope)
+			return jsonw.ReadString(data, i, &m.CacheScope)
 		case "builtins":
-			return decodeTexts(data, i, &m.Builtins)
+			return jsonw.ReadStrings(data, i, &m.Builtins)
 		case "bundle":
-			return decodeText(data, i, &m.Bundle)
+			return jsonw.ReadString(data, i, &m.Bundle)
 		case "manifest":
-			return decodeText(data, i, &m.Manifest)
+			return jsonw.ReadString(data, i, &m.Manifest)
 		case "script":
-			return decodeText(data, i, &m.Script)
+			return jsonw.ReadString(data, i, &m.Script)
 		case "script-name":
-			return decodeText(data, i, &m.ScriptName)
+			return jsonw.ReadString(data, i, &m.ScriptName)
 		case "events":
-			return decodeText(data, i, &m.Events)
+			return jsonw.ReadString(data, i, &m.Events)
 		case "approvals":
-			return decodeText(data, i, &m.Approvals)
+			return jsonw.ReadString(data, i, &m.Approvals)
 		case "max-deliveries":
-			return decodeInt(data, i, &m.MaxDeliveries)
-		case "outcome-key":
-			return decodeText(data, i, &m.OutcomeKey)
+			return jsonw.ReadInt(data, i, &m.MaxDeliveries)
 		}
-		return i, false
+		return jsonw.ReadString(data, i, &m.OutcomeKey)
 	})
 	return ok && end == len(data)
 }
 
-func decodeLimits(data []byte, i int, m *Message) (int, bool) {
-	l := &m.Limits
-	return decodeObject(data, i, limitsKeys, func(key string, i int) (int, bool) {
-		switch key {
+func decodeLimits(data []byte, i int, l *work.Limits) (int, bool) {
+	return jsonw.Object(data, i, limitsKeys, func(k, i int) (int, bool) {
+		switch limitsKeys[k] {
 		case "max-steps":
-			return decodeInt(data, i, &l.MaxSteps)
+			return jsonw.ReadInt(data, i, &l.MaxSteps)
 		case "max-transcript-messages":
-			return decodeInt(data, i, &l.MaxTranscriptMessages)
+			return jsonw.ReadInt(data, i, &l.MaxTranscriptMessages)
 		case "max-result-tokens":
-			return decodeInt(data, i, &l.MaxResultTokens)
+			return jsonw.ReadInt(data, i, &l.MaxResultTokens)
 		case "readers":
-			return decodeText(data, i, (*string)(&l.Readers))
+			return jsonw.ReadString(data, i, (*string)(&l.Readers))
 		case "window-shed":
-			return decodeText(data, i, (*string)(&l.WindowShed))
+			return jsonw.ReadString(data, i, (*string)(&l.WindowShed))
 		case "max-input-tokens":
-			return decodeInt(data, i, &l.MaxInputTokens)
-		case "max-output-tokens":
-			return decodeInt(data, i, &l.MaxOutputTokens)
+			return jsonw.ReadInt(data, i, &l.MaxInputTokens)
 		}
-		return i, false
+		return jsonw.ReadInt(data, i, &l.MaxOutputTokens)
 	})
 }
 
-// decodeDeps decodes the dependencies' results; an output (raw JSON) is
-// taken as it is when compactJSON, as json copies it.
+// decodeDeps decodes the dependencies' results.
 func decodeDeps(data []byte, i int, deps *[]board.DepResult) (int, bool) {
 	if i >= len(data) || data[i] != '[' {
 		return i, false
 	}
-	out := make([]board.DepResult, 0, 4)
+	out := []board.DepResult{}
 	i++
 	if i < len(data) && data[i] == ']' {
 		*deps = out
@@ -269,20 +262,16 @@ func decodeDeps(data []byte, i int, deps *[]board.DepResult) (int, bool) {
 		out = append(out, board.DepResult{})
 		d := &out[len(out)-1]
 		var ok bool
-		i, ok = decodeObject(data, i, depKeys, func(key string, i int) (int, bool) {
-			switch key {
+		i, ok = jsonw.Object(data, i, depKeys, func(k, i int) (int, bool) {
+			switch depKeys[k] {
 			case "task":
-				return decodeText(data, i, &d.TaskID)
+				return jsonw.ReadString(data, i, &d.TaskID)
 			case "agent":
-				return decodeText(data, i, &d.Agent)
+				return jsonw.ReadString(data, i, &d.Agent)
 			case "result":
-				return decodeText(data, i, &d.Result)
-			case "output":
-				end, ok := rawValue(data, i, 0)
-				d.Output = append(json.RawMessage(nil), data[i:end]...)
-				return end, ok
+				return jsonw.ReadString(data, i, &d.Result)
 			}
-			return i, false
+			return jsonw.ReadRaw(data, i, &d.Output)
 		})
 		if !ok || i >= len(data) {
 			return i, false
@@ -299,220 +288,16 @@ func decodeDeps(data []byte, i int, deps *[]board.DepResult) (int, bool) {
 	}
 }
 
-// decodeObject decodes the object at data[i] whose keys are among keys,
-// each once, in their order, spelled exactly (no escape): field decodes
-// the value of key that starts at its second argument. It returns where
-// the object ends.
-func decodeObject(data []byte, i int, keys []string, field func(key string, i int) (int, bool)) (int, bool) {
-	if i >= len(data) || data[i] != '{' {
-		return i, false
-	}
-	i++
-	if i < len(data) && data[i] == '}' {
-		return i + 1, true
-	}
-	next := 0
-	for {
-		if i >= len(data) || data[i] != '"' {
-			return i, false
-		}
-		end := i + 1
-		for end < len(data) && data[end] != '"' && data[end] != '\\' {
-			end++
-		}
-		if end+1 >= len(data) || data[end] != '"' || data[end+1] != ':' {
-			return i, false
-		}
-		k := next
-		for k < len(keys) && keys[k] != string(data[i+1:end]) {
-			k++
-		}
-		if k == len(keys) {
-			return i, false
-		}
-		next = k + 1
-		var ok bool
-		if i, ok = field(keys[k], end+2); !ok || i >= len(data) {
-			return i, false
-		}
-		switch data[i] {
-		case ',':
-			i++
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
-
-// decodeTexts decodes an array of strings.
-func decodeTexts(data []byte, i int, ss *[]string) (int, bool) {
-	if i >= len(data) || data[i] != '[' {
-		return i, false
-	}
-	out := []string{}
-	i++
-	if i < len(data) && data[i] == ']' {
-		*ss = out
-		return i + 1, true
-	}
-	for {
-		var s string
-		var ok bool
-		if i, ok = decodeText(data, i, &s); !ok || i >= len(data) {
-			return i, false
-		}
-		out = append(out, s)
-		switch data[i] {
-		case ',':
-			i++
-		case ']':
-			*ss = out
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
-
-// decodeTime decodes a time as time.Time's UnmarshalJSON does, which
-// json.Unmarshal calls with the same bytes.
-func decodeTime(data []byte, i int, t *time.Time) (int, bool) {
-	if i >= len(data) || data[i] != '"' {
-		return i, false
-	}
-	_, end, ok := unquote(data, i)
-	return end, ok && t.UnmarshalJSON(data[i:end]) == nil
-}
-
 // decodeBytes decodes a []byte as json.Unmarshal does: the string's
 // standard base64.
 func decodeBytes(data []byte, i int, b *[]byte) (int, bool) {
-	s, end, ok := unquote(data, i)
+	var s string
+	end, ok := jsonw.ReadString(data, i, &s)
 	if !ok {
 		return i, false
 	}
 	out := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
-	n, err := base64.StdEncoding.Decode(out, s)
+	n, err := base64.StdEncoding.Decode(out, []byte(s))
 	*b = out[:n]
 	return end, err == nil
-}
-
-// decodeText decodes a string as json.Unmarshal does: escapes replaced,
-// invalid UTF-8 and lone surrogates by U+FFFD.
-func decodeText(data []byte, i int, s *string) (int, bool) {
-	t, end, ok := unquote(data, i)
-	if ok {
-		*s = string(t)
-	}
-	return end, ok
-}
-
-// unquote reads the JSON string at data[i]: its text (data's own bytes
-// when it needs no change, else a new slice), where it ends, and whether
-// it is a string JSON accepts. The rules are encoding/json's
-// (unquoteBytes, Go 1.26), with its scanner's refusal of \' and of
-// control characters.
-func unquote(data []byte, i int) ([]byte, int, bool) {
-	if i >= len(data) || data[i] != '"' {
-		return nil, i, false
-	}
-	start := i + 1
-	r := start
-	for r < len(data) {
-		c := data[r]
-		if c == '"' {
-			return data[start:r], r + 1, true
-		}
-		if c == '\\' || c < ' ' {
-			break
-		}
-		if c < utf8.RuneSelf {
-			r++
-			continue
-		}
-		if rr, size := utf8.DecodeRune(data[r:]); rr == utf8.RuneError && size == 1 {
-			break
-		} else {
-			r += size
-		}
-	}
-	b := make([]byte, r-start, r-start+64)
-	copy(b, data[start:r])
-	for r < len(data) {
-		switch c := data[r]; {
-		case c == '"':
-			return b, r + 1, true
-		case c < ' ':
-			return nil, r, false
-		case c == '\\':
-			if r+1 >= len(data) {
-				return nil, r, false
-			}
-			switch e := data[r+1]; e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				rr := getu4(data[r:])
-				if rr < 0 {
-					return nil, r, false
-				}
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					if dec := utf16.DecodeRune(rr, getu4(data[r:])); dec != utf8.RuneError {
-						b = utf8.AppendRune(b, dec)
-						r += 6
-						continue
-					}
-					rr = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, rr)
-				continue
-			default:
-				return nil, r, false
-			}
-			r += 2
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
-		default:
-			rr, size := utf8.DecodeRune(data[r:])
-			b = utf8.AppendRune(b, rr)
-			r += size
-		}
-	}
-	return nil, r, false
-}
-
-// getu4 decodes \uXXXX at the start of s, or returns -1.
-func getu4(s []byte) rune {
-	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
-		return -1
-	}
-	var r rune
-	for _, c := range s[2:6] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
-	}
-	return r
 }

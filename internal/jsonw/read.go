@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -202,49 +203,123 @@ func ReadInt(data []byte, i int, n *int) (int, bool) {
 	return j, true
 }
 
-// ReadString decodes a string: itself when it holds no escape and is
-// valid UTF-8, else through json.Unmarshal (which unescapes it and
-// replaces invalid UTF-8 as it does in any string).
+// ReadString decodes a string as json.Unmarshal does: escapes replaced,
+// invalid UTF-8 and lone surrogates by U+FFFD.
 func ReadString(data []byte, i int, s *string) (int, bool) {
-	if i >= len(data) || data[i] != '"' {
+	t, end, ok := unquote(data, i)
+	if !ok {
 		return i, false
 	}
-	end, ok := ScanString(data, i)
-	if !ok {
-		// ScanString refuses what needs escaping on output, which a
-		// string may hold on input: the token's end is found again.
-		end = i + 1
-		for end < len(data) && data[end] != '"' {
-			if data[end] == '\\' {
-				end++
-			}
-			end++
-		}
-		if end >= len(data) {
-			return i, false
-		}
-		end++
+	*s = string(t)
+	return end, true
+}
+
+// unquote reads the JSON string at data[i]: its text (data's own bytes
+// when it needs no change, else a new slice), where it ends, and whether
+// it is a string JSON accepts. The rules are encoding/json's
+// (unquoteBytes, Go 1.26), with its scanner's refusal of \' and of
+// control characters.
+func unquote(data []byte, i int) ([]byte, int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return nil, i, false
 	}
-	tok := data[i:end]
-	plain := ok
-	for _, c := range tok {
-		if c == '\\' {
-			plain = false
+	start := i + 1
+	r := start
+	for r < len(data) {
+		c := data[r]
+		if c == '"' {
+			return data[start:r], r + 1, true
+		}
+		if c == '\\' || c < ' ' {
 			break
 		}
+		if c < utf8.RuneSelf {
+			r++
+			continue
+		}
+		rr, size := utf8.DecodeRune(data[r:])
+		if rr == utf8.RuneError && size == 1 {
+			break
+		}
+		r += size
 	}
-	if plain {
-		*s = string(tok[1 : len(tok)-1])
-		return end, true
+	b := make([]byte, r-start, r-start+64)
+	copy(b, data[start:r])
+	for r < len(data) {
+		switch c := data[r]; {
+		case c == '"':
+			return b, r + 1, true
+		case c < ' ':
+			return nil, r, false
+		case c == '\\':
+			if r+1 >= len(data) {
+				return nil, r, false
+			}
+			switch e := data[r+1]; e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				rr := getu4(data[r:])
+				if rr < 0 {
+					return nil, r, false
+				}
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					if dec := utf16.DecodeRune(rr, getu4(data[r:])); dec != utf8.RuneError {
+						b = utf8.AppendRune(b, dec)
+						r += 6
+						continue
+					}
+					rr = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, rr)
+				continue
+			default:
+				return nil, r, false
+			}
+			r += 2
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(data[r:])
+			b = utf8.AppendRune(b, rr)
+			r += size
+		}
 	}
-	// Into a variable of its own, which escapes to json on this path
-	// only: s stays where its caller has it.
-	var v string
-	if json.Unmarshal(tok, &v) != nil {
-		return end, false
+	return nil, r, false
+}
+
+// getu4 decodes \uXXXX at the start of s, or returns -1.
+func getu4(s []byte) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
 	}
-	*s = v
-	return end, true
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
 }
 
 // ReadFloat decodes a number as json.Unmarshal decodes it into a float64;
