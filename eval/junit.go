@@ -1,19 +1,22 @@
 package eval
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The JUnit XML CI systems read, as Jenkins' xunit plugin's junit-10.xsd
 // (github.com/jenkinsci/xunit-plugin, types/model/xsd/junit-10.xsd, the
 // Surefire-compatible schema) defines it: testsuites > testsuite (name,
 // tests, failures and errors required) > testcase (name required) with
-// failure, error and system-out children.
+// failure, error and system-out children. The tags say how
+// encoding/xml would write them, which appendXML does byte for byte
+// (TestJUnitXMLIsEncodingXMLs) without linking encoding/xml, whose
+// initialisation every fsd process would run.
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
@@ -96,16 +99,133 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		out.add(s)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
+	_, err := w.Write(append(out.appendXML([]byte(xmlHeader)), '\n'))
 	return err
+}
+
+// xmlHeader is encoding/xml's Header.
+const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+
+// appendXML appends the suites as encoding/xml's Encoder writes them
+// indented by two spaces (I7): an element on a line of its own, its end tag on
+// the same line when it holds no element (text, or nothing).
+func (s *junitSuites) appendXML(b []byte) []byte {
+	b = append(b, "<testsuites"...)
+	b = appendCounts(b, s.Name, s.Tests, s.Failures, s.Errors, s.Time)
+	b = append(b, '>')
+	for _, x := range s.Suites {
+		b = append(b, "\n  <testsuite"...)
+		b = appendCounts(b, x.Name, x.Tests, x.Failures, x.Errors, x.Time)
+		if x.Timestamp != "" {
+			b = appendAttr(b, "timestamp", x.Timestamp)
+		}
+		b = append(b, '>')
+		for _, c := range x.Cases {
+			b = append(b, "\n    <testcase"...)
+			b = appendAttr(b, "name", c.Name)
+			b = appendAttr(b, "classname", c.Classname)
+			b = appendAttr(b, "time", c.Time)
+			b = append(b, '>')
+			inner := false
+			for _, p := range []struct {
+				tag string
+				p   *junitProblem
+			}{{"failure", c.Failure}, {"error", c.Error}} {
+				if p.p == nil {
+					continue
+				}
+				b = append(b, "\n      <"+p.tag...)
+				b = appendAttr(b, "message", p.p.Message)
+				b = appendAttr(b, "type", p.p.Type)
+				b = append(b, '>')
+				b = appendEscaped(b, p.p.Text)
+				b = append(b, "</"+p.tag+">"...)
+				inner = true
+			}
+			if c.SystemOut != "" {
+				b = append(b, "\n      <system-out>"...)
+				b = appendEscaped(b, c.SystemOut)
+				b = append(b, "</system-out>"...)
+				inner = true
+			}
+			if inner {
+				b = append(b, "\n    "...)
+			}
+			b = append(b, "</testcase>"...)
+		}
+		if len(x.Cases) > 0 {
+			b = append(b, "\n  "...)
+		}
+		b = append(b, "</testsuite>"...)
+	}
+	if len(s.Suites) > 0 {
+		b = append(b, '\n')
+	}
+	return append(b, "</testsuites>"...)
+}
+
+func appendCounts(b []byte, name string, tests, failures, errors int, time string) []byte {
+	b = appendAttr(b, "name", name)
+	b = appendAttr(b, "tests", strconv.Itoa(tests))
+	b = appendAttr(b, "failures", strconv.Itoa(failures))
+	b = appendAttr(b, "errors", strconv.Itoa(errors))
+	return appendAttr(b, "time", time)
+}
+
+func appendAttr(b []byte, name, value string) []byte {
+	b = append(b, ' ')
+	b = append(b, name...)
+	b = append(b, `="`...)
+	b = appendEscaped(b, value)
+	return append(b, '"')
+}
+
+// appendEscaped escapes text as encoding/xml does in attributes and
+// character data alike: the five markup characters, tab and line ends
+// as character references, and a rune XML cannot hold (or a byte that is
+// not UTF-8) as U+FFFD.
+func appendEscaped(b []byte, s string) []byte {
+	last := 0
+	for i := 0; i < len(s); {
+		r, width := utf8.DecodeRuneInString(s[i:])
+		i += width
+		var esc string
+		switch r {
+		case '"':
+			esc = "&#34;"
+		case '\'':
+			esc = "&#39;"
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '\t':
+			esc = "&#x9;"
+		case '\n':
+			esc = "&#xA;"
+		case '\r':
+			esc = "&#xD;"
+		default:
+			if !xmlChar(r) || (r == utf8.RuneError && width == 1) {
+				esc = "\uFFFD"
+				break
+			}
+			continue
+		}
+		b = append(b, s[last:i-width]...)
+		b = append(b, esc...)
+		last = i
+	}
+	return append(b, s[last:]...)
+}
+
+// xmlChar reports whether XML 1.0 allows r in a document (its Char
+// production).
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D ||
+		r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }
 
 func (s *junitSuite) add(c junitCase) {
