@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,18 +31,68 @@ const maxHold = 30 * time.Second
 // reply before it counts the coordinator as unreachable.
 const replyMargin = 5 * time.Second
 
-// answerApprovals serves the approval requests of one dispatched attempt
-// until the returned subscription is unsubscribed.
-func (c *Coordinator) answerApprovals(ctx context.Context, subject string, approvals work.Approver) (*nats.Subscription, error) {
+// runApprovals serves the approval requests of one run's dispatched
+// attempts: one subscription per run (fsd.approvals.RUN.>) rather than
+// one per attempt, whose subscribe and unsubscribe cost the server and
+// the coordinator more per task than the rare request itself.
+type runApprovals struct {
+	sub *nats.Subscription
+
+	mu      sync.Mutex
+	waiting map[string]attemptApprovals // by approvals subject
+}
+
+type attemptApprovals struct {
+	ctx       context.Context
+	approvals work.Approver
+}
+
+// followApprovals subscribes to the approval requests of run's attempts.
+func (c *Coordinator) followApprovals(run string) (*runApprovals, error) {
+	a := &runApprovals{waiting: map[string]attemptApprovals{}}
+	subject := approvalSubject + "." + token(run) + ".>"
 	sub, err := c.res.nc.Subscribe(subject, func(msg *nats.Msg) {
+		a.mu.Lock()
+		at, ok := a.waiting[msg.Subject]
+		a.mu.Unlock()
+		if !ok {
+			noResponders(msg)
+			return
+		}
 		// Answering may wait for a person: not on the subscription's
 		// goroutine, which delivers the next request.
-		go c.answer(ctx, msg, approvals)
+		go c.answer(at.ctx, msg, at.approvals)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
 	}
-	return sub, nil
+	a.sub = sub
+	return a, nil
+}
+
+// add serves the requests on subject from approvals until done is called.
+func (a *runApprovals) add(ctx context.Context, subject string, approvals work.Approver) (done func()) {
+	a.mu.Lock()
+	a.waiting[subject] = attemptApprovals{ctx: ctx, approvals: approvals}
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		delete(a.waiting, subject)
+		a.mu.Unlock()
+	}
+}
+
+func (a *runApprovals) stop() { _ = a.sub.Unsubscribe() }
+
+// noResponders answers a request for an attempt no Dispatch serves as the
+// server answers one nobody subscribes to: a 503 status without data,
+// which the worker reads as nats.ErrNoResponders, so it waits and asks
+// again, and counts the coordinator as unreachable, as it did when each
+// attempt had a subscription of its own.
+//
+// U22: a request no Dispatch serves gets no responders, as before.
+func noResponders(msg *nats.Msg) {
+	_ = msg.RespondMsg(&nats.Msg{Header: nats.Header{"Status": []string{"503"}}})
 }
 
 func (c *Coordinator) answer(ctx context.Context, msg *nats.Msg, approvals work.Approver) {

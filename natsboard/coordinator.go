@@ -221,11 +221,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		defer func() { eventsDone() }()
 	}
 	if approvals != nil {
-		asub, err := c.answerApprovals(ctx, m.Approvals, approvals)
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = asub.Unsubscribe() }()
+		defer w.approvals.add(ctx, m.Approvals, approvals)()
 	}
 	// Errors do not name the task: the board says which task failed.
 	msg := &nats.Msg{Subject: taskSubject(t.Skill, t.Agent), Data: data, Header: traceHeader(ctx)}
@@ -341,8 +337,10 @@ type runWatch struct {
 	err  error
 	// stream is the bucket's stream, for guard.
 	stream jetstream.Stream
-	// events are the run's worker events.
-	events *runEvents
+	// events are the run's worker events; approvals serves its workers'
+	// approval requests.
+	events    *runEvents
+	approvals *runApprovals
 
 	mu sync.Mutex
 	w  jetstream.KeyWatcher // the current watch (restart)
@@ -384,17 +382,25 @@ func (c *Coordinator) watch(ctx context.Context, run string) (*runWatch, error) 
 		_ = kw.Stop()
 		return nil, err
 	}
-	w := &runWatch{w: kw, c: c, run: run, events: events, done: make(chan struct{}), quit: make(chan struct{}), seen: map[string]bool{}, waiters: map[string]chan *Outcome{}}
+	approvals, err := c.followApprovals(run)
+	if err != nil {
+		_ = kw.Stop()
+		events.stop()
+		return nil, err
+	}
+	w := &runWatch{w: kw, c: c, run: run, events: events, approvals: approvals, done: make(chan struct{}), quit: make(chan struct{}), seen: map[string]bool{}, waiters: map[string]chan *Outcome{}}
 	initial := make(chan struct{})
 	go w.follow(kw, initial)
 	select {
 	case <-initial:
 	case <-w.done:
 		events.stop()
+		approvals.stop()
 		return nil, fmt.Errorf("watch results of run %s: %w", run, w.err)
 	case <-ctx.Done():
 		_ = kw.Stop()
 		events.stop()
+		approvals.stop()
 		return nil, ctx.Err()
 	}
 	c.watches[run] = w
@@ -600,6 +606,7 @@ func (w *runWatch) stop() {
 	}
 	_ = w.w.Stop()
 	w.events.stop()
+	w.approvals.stop()
 }
 
 // AttemptLog reads one attempt's transcript from the attempt log (the
