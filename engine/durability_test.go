@@ -2,11 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/spec"
@@ -67,5 +70,46 @@ func TestDurabilityModes(t *testing.T) {
 				t.Errorf("the journal holds %d host entries after the run, want 7", n)
 			}
 		})
+	}
+}
+
+// J5 under F8: a board task's runner hands the wait for its answer's
+// commit to the board, and the task still counts as done only once the
+// answer is on disk: when task.completed is heard, the journal file holds
+// the answer (lines reach the file only at a commit here, FlushDelay
+// being an hour).
+func TestTaskDoneAfterItsCommit(t *testing.T) {
+	p := project()
+	p.Workflow.Host = nil
+	p.Workflow.Tasks = []spec.Task{{ID: "a", Goal: "one"}, {ID: "b", Goal: "two"}, {ID: "c", Goal: "three", Deps: []string{"a", "b"}}}
+	runs := t.TempDir()
+	path := filepath.Join(runs, "r1", "journal.jsonl")
+	var mu sync.Mutex
+	done := map[string]bool{}
+	sink := event.SinkFunc(func(e event.Event) {
+		if e.Type != event.TaskCompleted {
+			return
+		}
+		b, err := os.ReadFile(path)
+		mu.Lock()
+		defer mu.Unlock()
+		done[e.Task] = err == nil && bytes.Contains(b, []byte(`"answer `+e.Task+`"`))
+	})
+	m := model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+		return &model.Response{Text: "answer " + req.Caller.TaskID}, nil
+	})
+	r, err := New(p, Options{Model: m, Sink: sink, RunsDir: runs, RunID: "r1", flushDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Execute(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range []string{"a", "b", "c"} {
+		if !done[id] {
+			t.Errorf("task %s completed before its answer was on disk (or never): %v", id, done)
+		}
 	}
 }
