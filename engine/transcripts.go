@@ -40,7 +40,10 @@ func (g *genLog) Sync() error {
 // keeps a record. A resumed run appends after what the journal holds, and
 // returns that generator's journal.
 func (r *Run) newTranscript(task string, attempt int) (*transcript.Transcript, *genReplay, error) {
-	j := r.journal().gen(transcriptName(task, attempt))
+	var j *genReplay
+	if replay := r.journal(); replay != nil { // a fresh run has none to name
+		j = replay.gen(transcriptName(task, attempt))
+	}
 	var log journal.Log
 	if r.rec != nil {
 		log = r.rec.Journal()

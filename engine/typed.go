@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fsdrun/fsd/board"
+	"github.com/fsdrun/fsd/internal/jsonw"
 	"github.com/fsdrun/fsd/internal/tmpl"
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/output"
@@ -73,13 +74,22 @@ func depsJSON(deps []board.DepResult) map[string]json.RawMessage {
 		return nil
 	}
 	out := make(map[string]json.RawMessage, len(deps))
+	// The text results are encoded into one buffer, as json.Marshal
+	// would encode each (a join of thousands of tasks would otherwise
+	// allocate twice for each).
+	n := 0
+	for _, d := range deps {
+		n += len(d.Result) + 2
+	}
+	buf := make([]byte, 0, n)
 	for _, d := range deps {
 		if len(d.Output) > 0 {
 			out[d.TaskID] = d.Output
 			continue
 		}
-		b, _ := json.Marshal(d.Result)
-		out[d.TaskID] = b
+		start := len(buf)
+		buf = jsonw.String(buf, d.Result)
+		out[d.TaskID] = buf[start:len(buf):len(buf)]
 	}
 	return out
 }

@@ -338,3 +338,37 @@ func TestGenerateTypedOutput(t *testing.T) {
 		t.Errorf("bad schema: %v", err)
 	}
 }
+
+// depsJSON encodes text results into one buffer; each is what
+// json.Marshal writes for it (escapes, invalid UTF-8, U+2028), a typed
+// result is its own JSON, and no result's bytes run into the next's.
+func TestDepsJSONIsMarshal(t *testing.T) {
+	deps := []board.DepResult{
+		{TaskID: "a", Result: "plain"},
+		{TaskID: "a2", Result: "plain too"},
+		{TaskID: "b", Result: `<q> & "x" \ ` + "\u2028 \x01 \xff"},
+		{TaskID: "c", Result: `{"n":1}`, Output: json.RawMessage(`{"n":1}`)},
+		{TaskID: "d", Result: ""},
+	}
+	got := depsJSON(deps)
+	for _, d := range deps {
+		want, _ := json.Marshal(d.Result)
+		if len(d.Output) > 0 {
+			want = d.Output
+		}
+		if string(got[d.TaskID]) != string(want) {
+			t.Errorf("%s: %s, want %s", d.TaskID, got[d.TaskID], want)
+		}
+	}
+	for _, d := range deps { // appending to one result leaves the others
+		_ = append(got[d.TaskID], 'X')
+	}
+	for _, d := range deps {
+		if want, _ := json.Marshal(d.Result); len(d.Output) == 0 && string(got[d.TaskID]) != string(want) {
+			t.Errorf("%s after appends to the others: %s, want %s", d.TaskID, got[d.TaskID], want)
+		}
+	}
+	if depsJSON(nil) != nil {
+		t.Error("no deps: want nil")
+	}
+}
