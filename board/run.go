@@ -184,7 +184,7 @@ func (b *Board) execute(ctx *slotContext, n *node, runner Runner) *ending {
 			break
 		}
 		s.takeEnds() // what a failed attempt deferred is not this one's
-		e.result, e.out, e.err = attemptOnce(tctx, timeout, runner, snap, deps)
+		e.result, e.out, e.err = attemptOnce(tctx, timeout, runner, snap, &e.task, deps)
 		if e.err == nil || tctx.Err() != nil || attempt > retries {
 			break
 		}
@@ -216,6 +216,7 @@ type ending struct {
 	err      error
 	wait     func() error    // Defer's
 	then     func()          // Then's, after wait
+	task     Task            // the copy of the task an attempt's runner is given
 	ctx      context.Context // the task's, cancelled by cancel once it ends
 	cancel   context.CancelCauseFunc
 }
@@ -270,8 +271,9 @@ func (b *Board) finish(end *ending) {
 
 // attemptOnce calls the runner once under the task's timeout. A panic in
 // the runner fails the attempt instead of crashing the run. out is the
-// typed result the runner set on its task, if any.
-func attemptOnce(ctx context.Context, timeout time.Duration, runner Runner, snap Task, deps []DepResult) (result string, out json.RawMessage, err error) {
+// typed result the runner set on its task, if any. The runner is given a
+// copy of snap in t, the task's own storage for it.
+func attemptOnce(ctx context.Context, timeout time.Duration, runner Runner, snap Task, t *Task, deps []DepResult) (result string, out json.RawMessage, err error) {
 	actx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -283,9 +285,9 @@ func attemptOnce(ctx context.Context, timeout time.Duration, runner Runner, snap
 			result, out, err = "", nil, &PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
-	t := snap
+	*t = snap
 	t.Output = nil
-	result, err = runner(actx, &t, deps)
+	result, err = runner(actx, t, deps)
 	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out after %s: %w", timeout, err)
 	}

@@ -118,7 +118,13 @@ func (d attemptDeps) prepare(ctx context.Context, t *work.Attempt, res *work.Out
 	gd.maxResult = t.Limits.MaxResultTokens
 	gd.readers, gd.shed = t.Limits.Readers, t.Limits.WindowShed
 	gd.durability = durability
-	g = &generator{
+	// The generator and what routes its items are one allocation.
+	ag := &struct {
+		g     generator
+		items attemptItems
+	}{}
+	g = &ag.g
+	*g = generator{
 		genDeps: gd, model: d.model, tr: tr, env: w, name: t.Name(), recName: transcriptName(t.Task, max(t.Number, 1)),
 		caller:      model.Caller{Agent: agentName, TaskID: t.Task, TaskGoal: t.Goal, Input: t.Input, Model: t.Model},
 		maxMessages: max(t.Limits.MaxTranscriptMessages, 1), maxSteps: max(t.Limits.MaxSteps, 1),
@@ -132,7 +138,8 @@ func (d attemptDeps) prepare(ctx context.Context, t *work.Attempt, res *work.Out
 		}
 		g.streamReset = func() { ev.emit(event.Event{Type: event.TextReset, Task: t.Task, Agent: agentName}) }
 	}
-	items := &attemptItems{g: g, res: res, ev: ev, task: t.Task, agent: agentName, history: a.Visibility.History}
+	items := &ag.items
+	*items = attemptItems{g: g, res: res, ev: ev, task: t.Task, agent: agentName, history: a.Visibility.History}
 	// History items are kept by item itself: the router is given no parent.
 	items.router = *visibility.New(a.Visibility, items, visibility.Tags{Run: t.Run, Task: t.Task, Agent: agentName}, nil)
 	if w.skills != nil {
