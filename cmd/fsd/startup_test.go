@@ -46,6 +46,70 @@ func TestPackagesDoNoWorkAtStart(t *testing.T) {
 	}
 }
 
+// maxDepInitBytes and maxDepInitAllocs are what a package fsd depends on
+// may allocate in its initialisation, and how many times: room for small
+// tables and a few patterns.
+const maxDepInitBytes, maxDepInitAllocs = 48 << 10, 1000
+
+// heavyInits (I8) are the dependencies allowed more, each to twice what it
+// allocated when it was listed, so an update that adds work is seen.
+var heavyInits = map[string]struct {
+	bytes int
+	why   string
+}{
+	"github.com/santhosh-tekuri/jsonschema/v6":   {2 * 1701288, "compiles the meta-schemas of the five drafts it supports; fsd validates manifests, output and tool input with it"},
+	"github.com/yuin/goldmark/util":              {2 * 139464, "its Unicode case-folding table; artifacts are parsed with goldmark"},
+	"github.com/yuin/goldmark/parser":            {2 * 110336, "its HTML block patterns"},
+	"github.com/google/jsonschema-go/jsonschema": {2 * 81240, "the MCP SDK's schemas"},
+}
+
+// TestDependenciesDoLittleAtStart (I8): every fsd process runs the
+// initialisation of every package the binary links, so a dependency
+// whose initialisation does real work (compiles patterns, builds tables)
+// is linked only when it is one of heavyInits. It reads fsd version's
+// GODEBUG=inittrace=1, as TestPackagesDoNoWorkAtStart does for fsd's own,
+// and leaves out the packages only the test binary links.
+func TestDependenciesDoLittleAtStart(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH to list the binary's packages")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	linked := map[string]bool{}
+	for pkg := range strings.FieldsSeq(string(out)) {
+		// inittrace writes a path's dots after its last slash as %2e.
+		i := strings.LastIndexByte(pkg, '/') + 1
+		linked[pkg[:i]+strings.ReplaceAll(pkg[i:], ".", "%2e")] = true
+	}
+	seen := map[string]bool{}
+	for _, p := range initTrace(t) {
+		if strings.HasPrefix(p.path, "github.com/fsdrun/fsd/") || !linked[p.path] {
+			continue
+		}
+		seen[p.path] = true
+		if h, ok := heavyInits[p.path]; ok {
+			if p.bytes > h.bytes {
+				t.Errorf("%s allocates %d bytes at start, more than twice what it did when it was allowed to (%s)", p.path, p.bytes, h.why)
+			}
+			continue
+		}
+		if p.bytes > maxDepInitBytes || p.allocs > maxDepInitAllocs {
+			t.Errorf("%s allocates %d bytes in %d allocations at start, more than %d or %d: find what imports it (go list -deps) and whether fsd can do without it, or list it in heavyInits with the reason", p.path, p.bytes, p.allocs, maxDepInitBytes, maxDepInitAllocs)
+		}
+	}
+	if !seen["github.com/nats-io/nats%2ego"] || len(seen) < 50 {
+		t.Fatalf("inittrace named %d of the binary's packages, not nats.go among them: its format may have changed", len(seen))
+	}
+	for path := range heavyInits {
+		if !seen[path] {
+			t.Errorf("heavyInits lists %s, which fsd no longer initialises: drop it", path)
+		}
+	}
+}
+
 // TestStartupInitialisesFirst (I1, I3): internal/startup maps the heap
 // with huge pages and reserves the main goroutine's stack before any
 // package whose initialisation allocates more than 64 KiB (the JSON
