@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsdrun/fsd/internal/testbin"
 	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/spec"
 )
@@ -61,6 +62,7 @@ func TestRunSkillScript(t *testing.T) {
 // given as the script, as a model reading "python -m scripts.x" may put it.
 func TestRunSkillScriptModule(t *testing.T) {
 	testpar.UnlessRace(t)
+	testbin.PythonFirst()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsdrun/fsd/internal/testbin"
 )
 
 // scriptSkill makes a skill folder with scripts and a file outside it.
@@ -84,6 +86,7 @@ func TestRunScript(t *testing.T) {
 }
 
 func TestRunScriptPython(t *testing.T) {
+	testbin.PythonFirst()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}
@@ -111,6 +114,7 @@ func TestRunScriptPython(t *testing.T) {
 // Module mode runs `python3 -m scripts.x` in the skill's folder with the
 // folder on PYTHONPATH, so a module's imports of its siblings resolve.
 func TestRunModule(t *testing.T) {
+	testbin.PythonFirst()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}

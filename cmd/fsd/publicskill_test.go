@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/internal/testbin"
 )
 
 // needPythonYAML skips a test that runs a public skill's Python scripts
@@ -18,6 +19,7 @@ import (
 // CI the test must run, so it fails there instead.
 func needPythonYAML(t *testing.T) {
 	t.Helper()
+	testbin.PythonFirst()
 	out, err := exec.Command("python3", "-c", "import yaml").CombinedOutput()
 	if err == nil {
 		return
@@ -36,6 +38,7 @@ func needPythonYAML(t *testing.T) {
 // <folder> <outdir>` through run_skill_script, and lists the archive with
 // Bash; the .skill file is a zip holding that SKILL.md.
 func TestPublicSkillCreatorPackagesASkill(t *testing.T) {
+	t.Parallel() // it mostly waits for python3
 	needPythonYAML(t)
 	fixtures, err := filepath.Abs(filepath.Join("testdata", "public-skills"))
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/fsdrun/fsd/internal/testbin"
 )
 
 // tlsServer is a loopback HTTPS server answering name, counting requests.
@@ -34,6 +36,7 @@ func httpsClients(t *testing.T) map[string]func(url string) string {
 		clients["curl"] = func(url string) string { return "curl -sS -k --noproxy '' --max-time 20 " + url }
 	}
 	// pyenv's shim needs the user's HOME; the sandbox is given another.
+	testbin.PythonFirst()
 	if out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output(); err == nil {
 		py := strings.TrimSpace(string(out))
 		clients["python urllib"] = func(url string) string {

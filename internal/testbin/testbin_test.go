@@ -53,3 +53,29 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A launcher on PATH (it prints another folder's interpreter as
+// sys.executable) gets that folder put before it; an interpreter that
+// is itself leaves PATH alone.
+func TestPythonFirst(t *testing.T) {
+	dir := t.TempDir()
+	shim, real := filepath.Join(dir, "shims"), filepath.Join(dir, "versions", "3", "bin")
+	for _, d := range []string{shim, real} {
+		must(t, os.MkdirAll(d, 0o755))
+	}
+	script := func(path, prints string) {
+		must(t, os.WriteFile(path, []byte("#!/bin/sh\necho "+prints+"\n"), 0o755))
+	}
+	script(filepath.Join(shim, "python3"), filepath.Join(real, "python3"))
+	script(filepath.Join(real, "python3"), filepath.Join(real, "python3"))
+	t.Setenv("PATH", shim+string(os.PathListSeparator)+"/usr/bin:/bin")
+	pythonFirst()
+	if got, want := os.Getenv("PATH"), real+string(os.PathListSeparator)+shim+string(os.PathListSeparator)+"/usr/bin:/bin"; got != want {
+		t.Errorf("PATH with a launcher first: %s, want %s", got, want)
+	}
+	t.Setenv("PATH", real+string(os.PathListSeparator)+"/usr/bin:/bin")
+	pythonFirst()
+	if got, want := os.Getenv("PATH"), real+string(os.PathListSeparator)+"/usr/bin:/bin"; got != want {
+		t.Errorf("PATH with the interpreter first: %s, want it unchanged (%s)", got, want)
+	}
+}
