@@ -193,7 +193,7 @@ func TestResumeRefusesChangedFiles(t *testing.T) {
 	dir := t.TempDir()
 	wf := slowPipeline(t, dir)
 	// No sleeps: the test needs the record, not the timing.
-	write(t, filepath.Join(dir, "slow.script.yaml"), "agents:\n  stepper:\n    - call: mark\n      args: {id: '{{.Task.ID}}'}\n    - say: '{{.Last}}'\n")
+	write(t, filepath.Join(dir, "slow.script.yaml"), stepsWithoutSleeps)
 	runs := filepath.Join(dir, "runs")
 	rec := crashedWhileCalling(t, wf, runs, "never-a-host-tool")
 	manifest := filepath.Join(dir, "skills", "steps", "steps.skill.yaml")

@@ -26,7 +26,7 @@ func TestNATSPasswordNotPrinted(t *testing.T) {
 	wrong := fmt.Sprintf("nats://fsd:%s-wrong@127.0.0.1:%d", pw, port)
 
 	dir := t.TempDir()
-	wf := sleeperWorkflow(t, dir)
+	wf := sleeperWorkflow(t, dir, "")
 	runs := filepath.Join(dir, "runs")
 
 	for _, args := range [][]string{

@@ -88,6 +88,10 @@ input: go
 	return wf
 }
 
+// stepsWithoutSleeps is slowPipeline's script without its sleeps, for a
+// run that needs its record or answer, not a moment to stop it at.
+const stepsWithoutSleeps = "agents:\n  stepper:\n    - call: mark\n      args: {id: '{{.Task.ID}}'}\n    - say: '{{.Last}}'\n"
+
 // kill -9 mid-board, then fsd resume: every task ran exactly once and the
 // answer equals an uninterrupted run's.
 func TestKillThenResume(t *testing.T) {
@@ -95,9 +99,12 @@ func TestKillThenResume(t *testing.T) {
 		t.Skip("runs fsd as a subprocess for a few seconds")
 	}
 	parallelUnlessRace(t)
-	// The uninterrupted run, for the expected answer.
+	// The uninterrupted run, for the expected answer; the sleeps give
+	// the kill below its moment and change no answer, so it runs without.
 	clean := t.TempDir()
-	code, want, errs := fsd(t, "run", slowPipeline(t, clean), "--runs-dir", filepath.Join(clean, "runs"))
+	cleanWF := slowPipeline(t, clean)
+	write(t, filepath.Join(clean, "slow.script.yaml"), stepsWithoutSleeps)
+	code, want, errs := fsd(t, "run", cleanWF, "--runs-dir", filepath.Join(clean, "runs"))
 	if code != exitOK {
 		t.Fatalf("uninterrupted run: exit %d: %s", code, errs)
 	}

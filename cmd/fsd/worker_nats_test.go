@@ -70,43 +70,48 @@ func TestWorkerStartProblems(t *testing.T) {
 	web := httptest.NewServer(http.NotFoundHandler())
 	defer web.Close()
 	notNATS := strings.Replace(web.URL, "http://", "nats://", 1)
-	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
-		{"http url", []string{"worker", "--nats", web.URL}, exitUsage, "want nats://HOST:PORT (or tls://, ws://, wss://), not http://"},
-		{"bad port", []string{"worker", "--nats", "nats://127.0.0.1:bad"}, exitUsage, `invalid port ":bad"`},
-		{"agents matching no task", []string{"worker", "--nats", js.ClientURL(), "--agents", "weekly-report"}, exitUsage, `--agents "weekly-report" matches no task: a task's subject is SKILL.AGENT; did you mean 'weekly-report.*'?`},
-		{"agents not a pattern", []string{"worker", "--nats", js.ClientURL(), "--agents", "a..b"}, exitUsage, `--agents "a..b": want a subject pattern`},
-		{"port out of range", []string{"worker", "--nats", "nats://fsd:s3cret@127.0.0.1:99999"}, exitUsage, "--nats nats://REDACTED@127.0.0.1:99999: port 99999 is out of range (1-65535)"},
-		{"run port out of range", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", "nats://127.0.0.1:0", "--runs-dir", t.TempDir()}, exitUsage, "port 0 is out of range"},
-		{"run http url", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", web.URL, "--runs-dir", t.TempDir()}, exitUsage, "--nats " + web.URL},
-		{"not a nats server", []string{"worker", "--nats", notNATS}, exitProblems, "no NATS greeting from the server there"},
-		{"run: no server, credentials hidden", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", "nats://fsd:s3cret@127.0.0.1:1", "--runs-dir", t.TempDir()}, exitProblems, "nats nats://REDACTED@127.0.0.1:1: nats: no servers available for connection (is a NATS server running there?"},
-		{"no jetstream", []string{"worker", "--nats", plain.ClientURL()}, exitProblems, "the server does not have JetStream enabled: start it with nats-server -js"},
-		{"overlapping agents", []string{"worker", "--nats", js.ClientURL(), "--agents", ">"}, exitProblems, "must not overlap"},
-		{"trust missing", []string{"worker", "--nats", js.ClientURL(), "--trust", missing}, exitUsage, "--trust " + missing},
-		{"trust a file", []string{"worker", "--nats", js.ClientURL(), "--trust", "worker_nats_test.go"}, exitUsage, "--trust"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			args := tc.args
-			if args[0] == "worker" {
-				args = append(args, "--cache", t.TempDir())
-			}
-			code, _, errs := fsd(t, args...)
-			if code != tc.code || !strings.Contains(errs, tc.want) {
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.want)
-			}
-			if strings.Count(strings.TrimSpace(errs), "\n") != 0 {
-				t.Errorf("stderr is not one line: %q", errs)
-			}
-			if strings.Contains(errs, "s3cret") {
-				t.Errorf("stderr shows the URL's password: %q", errs)
-			}
-		})
-	}
+	// The cases run at once (a few wait out a client's timeout), and all
+	// have ended when this group returns and the servers stop.
+	t.Run("each", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			args []string
+			code int
+			want string
+		}{
+			{"http url", []string{"worker", "--nats", web.URL}, exitUsage, "want nats://HOST:PORT (or tls://, ws://, wss://), not http://"},
+			{"bad port", []string{"worker", "--nats", "nats://127.0.0.1:bad"}, exitUsage, `invalid port ":bad"`},
+			{"agents matching no task", []string{"worker", "--nats", js.ClientURL(), "--agents", "weekly-report"}, exitUsage, `--agents "weekly-report" matches no task: a task's subject is SKILL.AGENT; did you mean 'weekly-report.*'?`},
+			{"agents not a pattern", []string{"worker", "--nats", js.ClientURL(), "--agents", "a..b"}, exitUsage, `--agents "a..b": want a subject pattern`},
+			{"port out of range", []string{"worker", "--nats", "nats://fsd:s3cret@127.0.0.1:99999"}, exitUsage, "--nats nats://REDACTED@127.0.0.1:99999: port 99999 is out of range (1-65535)"},
+			{"run port out of range", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", "nats://127.0.0.1:0", "--runs-dir", t.TempDir()}, exitUsage, "port 0 is out of range"},
+			{"run http url", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", web.URL, "--runs-dir", t.TempDir()}, exitUsage, "--nats " + web.URL},
+			{"not a nats server", []string{"worker", "--nats", notNATS}, exitProblems, "no NATS greeting from the server there"},
+			{"run: no server, credentials hidden", []string{"run", "../../examples/pipeline.workflow.yaml", "--nats", "nats://fsd:s3cret@127.0.0.1:1", "--runs-dir", t.TempDir()}, exitProblems, "nats nats://REDACTED@127.0.0.1:1: nats: no servers available for connection (is a NATS server running there?"},
+			{"no jetstream", []string{"worker", "--nats", plain.ClientURL()}, exitProblems, "the server does not have JetStream enabled: start it with nats-server -js"},
+			{"overlapping agents", []string{"worker", "--nats", js.ClientURL(), "--agents", ">"}, exitProblems, "must not overlap"},
+			{"trust missing", []string{"worker", "--nats", js.ClientURL(), "--trust", missing}, exitUsage, "--trust " + missing},
+			{"trust a file", []string{"worker", "--nats", js.ClientURL(), "--trust", "worker_nats_test.go"}, exitUsage, "--trust"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				args := tc.args
+				if args[0] == "worker" {
+					args = append(args, "--cache", t.TempDir())
+				}
+				code, _, errs := fsd(t, args...)
+				if code != tc.code || !strings.Contains(errs, tc.want) {
+					t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.want)
+				}
+				if strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+					t.Errorf("stderr is not one line: %q", errs)
+				}
+				if strings.Contains(errs, "s3cret") {
+					t.Errorf("stderr shows the URL's password: %q", errs)
+				}
+			})
+		}
+	})
 }
 
 // SIGTERM (or Ctrl-C) stops a worker in the middle of a task: the task
@@ -120,7 +125,7 @@ func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
 	t.Parallel()
 	srv := natsServer(t, true)
 	dir := t.TempDir()
-	wf := sleeperWorkflow(t, dir)
+	wf := sleeperWorkflow(t, dir, "2s")
 
 	worker := func(name, concurrency string) (*syncbuf.Buffer, func() int) {
 		return workerProc(t, nil, "--nats", srv.ClientURL(), "--name", name, "--concurrency", concurrency, "--ack-wait", "10m", "-v")
@@ -157,9 +162,11 @@ func TestWorkerSIGTERMHandsTasksBack(t *testing.T) {
 	}
 }
 
-// sleeperWorkflow writes a pipeline of one task that sleeps 2s, then
-// answers "slept s".
-func sleeperWorkflow(t *testing.T, dir string) string {
+// sleeperWorkflow writes a pipeline of one task that sleeps for sleep (a
+// duration such as 2s, for a test that stops a worker while the task
+// runs; or "" for one that only needs the task done), then answers
+// "slept s".
+func sleeperWorkflow(t *testing.T, dir, sleep string) string {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, "skills", "slow"), 0o755); err != nil {
 		t.Fatal(err)
@@ -172,7 +179,11 @@ instructions: Answer.
 agents:
   sleeper: {description: Sleeps then answers., prompt: Answer.}
 `)
-	write(t, filepath.Join(dir, "slow.script.yaml"), "agents:\n  sleeper: [{sleep: 2s, say: 'slept {{.Task.ID}}'}]\n")
+	step := "say: 'slept {{.Task.ID}}'"
+	if sleep != "" {
+		step = "sleep: " + sleep + ", " + step
+	}
+	write(t, filepath.Join(dir, "slow.script.yaml"), "agents:\n  sleeper: [{"+step+"}]\n")
 	wf := filepath.Join(dir, "slow.workflow.yaml")
 	write(t, wf, "name: slow\nmodel: scripted\nscript: slow.script.yaml\nskills: [./skills]\ninput: go\ntasks:\n  - {id: s, assignee: slow/sleeper, goal: sleep}\n")
 
@@ -192,7 +203,7 @@ func TestResumeAsksForNATSCredentials(t *testing.T) {
 	for _, board := range []bool{false, true} {
 		t.Run(map[bool]string{false: "--nats", true: "board.nats"}[board], func(t *testing.T) {
 			dir := t.TempDir()
-			wf := sleeperWorkflow(t, dir)
+			wf := sleeperWorkflow(t, dir, "")
 			args := []string{"run", wf, "--nats", url}
 			if board {
 				data := readAll(t, wf)

@@ -85,7 +85,7 @@ func TestWorkerWaitsForServer(t *testing.T) {
 	natsServerWith(t, server.Options{Port: port, JetStream: true, Username: "fsd", Password: "s3cret"})
 	waitFor(t, a, "worker ready")
 	dir := t.TempDir()
-	wf := sleeperWorkflow(t, dir)
+	wf := sleeperWorkflow(t, dir, "")
 	code, out, errs := fsd(t, "run", wf, "--nats", url, "--runs-dir", filepath.Join(dir, "runs"))
 	if code != exitOK || strings.TrimSpace(out) != "slept s" {
 		t.Errorf("run with a worker started before its server: exit %d, answer %q\n%s\nworker:\n%s", code, out, errs, a.String())
@@ -123,7 +123,7 @@ func TestNATSCredentialsFromFiles(t *testing.T) {
 	w, stop := workerProc(t, []string{envNATSURL + "=" + url, envNATSNKey + "=" + seedFile}, "--name", "nkey")
 	defer stop()
 	waitFor(t, w, "worker ready")
-	wf := sleeperWorkflow(t, dir)
+	wf := sleeperWorkflow(t, dir, "")
 	runs := filepath.Join(dir, "runs")
 	code, out, errs := fsd(t, "run", wf, "--nats", url, "--nkey", seedFile, "--runs-dir", runs)
 	if code != exitOK || strings.TrimSpace(out) != "slept s" {
