@@ -53,7 +53,10 @@ func TestHeardCancelRefusesDelivery(t *testing.T) {
 	w, asked := countingWorker(t, srv.ClientURL(), wf, true)
 	key := ResultKey("r-heard", "nap", 1)
 	// As a coordinator's cancel reaches the workers while the message is
-	// on its way to one of them.
+	// on its way to one of them. The worker's subscription to cancels is
+	// on the server first (a round trip on its connection): a cancel
+	// published before it would reach nobody, and be heard never.
+	must(t, w.res.nc.Flush())
 	must(t, c.res.nc.Publish(cancelsSubject(key), nil))
 	until(t, "the worker to hear the cancel", func() bool {
 		w.running.mu.Lock()
