@@ -128,10 +128,41 @@ func startExample(t *testing.T, runs, id string, ex example) (*engine.Run, <-cha
 	return run, done
 }
 
+// browser opens a tab of its own for the test, in a browser context of
+// its own (no cookies, storage or cache from another test's tab), in the
+// one chromium the test process shares: a chromium's start is a second or
+// more of CPU, which each browser test paid. Cancel closes the tab;
+// TestMain stops chromium.
 func browser(t *testing.T) (context.Context, context.CancelFunc) {
 	bin := chromium(t)
+	chrome.once.Do(func() { chrome.ctx, chrome.stop, chrome.err = startChromium(bin) })
+	if chrome.err != nil {
+		t.Fatalf("start chromium: %v", chrome.err)
+	}
+	ctx, cancel := chromedp.NewContext(chrome.ctx, chromedp.WithNewBrowserContext())
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		t.Fatalf("open a tab in chromium: %v", err)
+	}
+	return ctx, cancel
+}
+
+// chrome is the test process's chromium, started by the first test that
+// asks for a browser.
+var chrome struct {
+	once sync.Once
+	ctx  context.Context
+	stop func()
+	err  error
+}
+
+func startChromium(bin string) (context.Context, func(), error) {
+	profile, err := os.MkdirTemp("", "fsd-ui-chromium-")
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()),
+		chromedp.ExecPath(bin), chromedp.UserDataDir(profile),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
@@ -139,14 +170,21 @@ func browser(t *testing.T) (context.Context, context.CancelFunc) {
 	}
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
+	stop := func() { cancel(); acancel(); os.RemoveAll(profile) }
 	// Start the browser on this context (not on one with a timeout: that
 	// would end the browser with it); each step is bounded in do.
 	if err := chromedp.Do(ctx); err != nil {
-		cancel()
-		acancel()
-		t.Fatalf("start chromium: %v", err)
+		stop()
+		return nil, nil, err
 	}
-	return ctx, func() { cancel(); acancel() }
+	return ctx, stop, nil
+}
+
+// stopChromium stops the test process's chromium, if a test started it.
+func stopChromium() {
+	if chrome.stop != nil {
+		chrome.stop()
+	}
 }
 
 // count is how many elements a selector matches.

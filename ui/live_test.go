@@ -13,8 +13,13 @@ import (
 	"github.com/fsdrun/fsd/ui"
 )
 
-// TestMain gives the runs the tests record a key of their own.
-func TestMain(m *testing.M) { os.Exit(keytest.Main(m)) }
+// TestMain gives the runs the tests record a key of their own, and stops
+// the chromium the browser tests shared.
+func TestMain(m *testing.M) {
+	code := keytest.Main(m)
+	stopChromium()
+	os.Exit(code)
+}
 
 // TestKilledRunIsNotLive: the run page tells a live run by its folder's
 // lock: a run.json left saying running by a killed process (its process
