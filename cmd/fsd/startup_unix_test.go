@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -126,4 +127,37 @@ func BenchmarkStartup(b *testing.B) {
 			b.ReportMetric(float64(total.faults)/float64(b.N), "faults/op")
 		})
 	}
+}
+
+// BenchmarkStartupInits is what the packages' initialisation allocates
+// in a cold fsd version, from GODEBUG=inittrace=1: the packages
+// initialised and their bytes and allocations, internal/startup's heap
+// reservation (I3) aside, which is mapped and never written. These do
+// not move with the machine's load, unlike the CPU the initialisation
+// takes; TestDependenciesDoLittleAtStart holds each package to its share.
+//
+//	go test ./cmd/fsd -run '^$' -bench StartupInits -benchtime 3x
+func BenchmarkStartupInits(b *testing.B) {
+	bin := builtFSD(b)
+	dir := b.TempDir()
+	var pkgs, bytes, allocs int
+	for b.Loop() {
+		_, out := runFSD(b, bin, dir, []string{"GODEBUG=inittrace=1"}, "version")
+		pkgs, bytes, allocs = 0, 0, 0
+		for line := range strings.Lines(string(out)) {
+			m := initLine.FindStringSubmatch(strings.TrimSpace(line))
+			if m == nil || m[1] == "github.com/fsdrun/fsd/internal/startup" {
+				continue
+			}
+			n, _ := strconv.Atoi(m[2])
+			a, _ := strconv.Atoi(m[3])
+			pkgs, bytes, allocs = pkgs+1, bytes+n, allocs+a
+		}
+	}
+	if pkgs < 50 {
+		b.Fatalf("inittrace named %d packages; its format may have changed", pkgs)
+	}
+	b.ReportMetric(float64(pkgs), "packages")
+	b.ReportMetric(float64(bytes)/1024, "init-KiB")
+	b.ReportMetric(float64(allocs), "init-allocs")
 }
