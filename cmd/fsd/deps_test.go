@@ -32,15 +32,7 @@ var startDeps = map[string]string{
 // of those whose initialisation is dear.
 func TestBinaryLeavesOutHeavyDependencies(t *testing.T) {
 	t.Parallel()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	out, err := exec.Command(gobin, "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for pkg := range strings.FieldsSeq(string(out)) {
+	for _, pkg := range linkedPackages(t) {
 		for heavy, why := range heavyDeps {
 			if pkg == heavy || strings.HasPrefix(pkg, heavy+"/") {
 				t.Errorf("fsd links %s: %s", pkg, why)
@@ -50,4 +42,19 @@ func TestBinaryLeavesOutHeavyDependencies(t *testing.T) {
 			t.Errorf("fsd links %s: %s", pkg, why)
 		}
 	}
+}
+
+// linkedPackages lists the packages the fsd binary links (go list -deps),
+// not those only its tests do; it skips t without a go command.
+func linkedPackages(t *testing.T) []string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH to list the binary's packages")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out))
 }

@@ -70,16 +70,8 @@ var heavyInits = map[string]struct {
 // GODEBUG=inittrace=1, as TestPackagesDoNoWorkAtStart does for fsd's own,
 // and leaves out the packages only the test binary links.
 func TestDependenciesDoLittleAtStart(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to list the binary's packages")
-	}
-	out, err := exec.Command(gobin, "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
 	linked := map[string]bool{}
-	for pkg := range strings.FieldsSeq(string(out)) {
+	for _, pkg := range linkedPackages(t) {
 		// inittrace writes a path's dots after its last slash as %2e.
 		i := strings.LastIndexByte(pkg, '/') + 1
 		linked[pkg[:i]+strings.ReplaceAll(pkg[i:], ".", "%2e")] = true
