@@ -226,7 +226,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 	// Errors do not name the task: the board says which task failed.
 	msg := &nats.Msg{Subject: taskSubject(t.Skill, t.Agent), Data: data, Header: traceHeader(ctx)}
 	var seq uint64 // the message's sequence in the task stream
-	err = keepTrying(ctx, c.opts.Logger.With().Str("task", t.Task).Logger(), "publish the task to NATS", func() (err error) {
+	err = keepTryingLog(ctx, func() zerolog.Logger { return c.opts.Logger.With().Str("task", t.Task).Logger() }, "publish the task to NATS", func() (err error) {
 		seq, err = c.publish(ctx, msg, key)
 		return err
 	})
@@ -311,7 +311,15 @@ func (c *Coordinator) publish(ctx context.Context, msg *nats.Msg, key string) (s
 //
 // N8: a task's publish waits out a partition instead of failing the task.
 func keepTrying(ctx context.Context, log zerolog.Logger, what string, f func() error) error {
+	return keepTryingLog(ctx, func() zerolog.Logger { return log }, what, f)
+}
+
+// keepTryingLog is keepTrying with the logger made only when there is
+// something to say: a logger with a field of its own costs an allocation
+// of half a kilobyte, which a task's publish would pay every time.
+func keepTryingLog(ctx context.Context, logger func() zerolog.Logger, what string, f func() error) error {
 	start, warned := time.Now(), false
+	var log zerolog.Logger
 	for i := 1; ; i++ {
 		err := f()
 		if err == nil && warned {
@@ -321,7 +329,7 @@ func keepTrying(ctx context.Context, log zerolog.Logger, what string, f func() e
 			return err
 		}
 		if !warned && time.Since(start) >= 5*time.Second {
-			warned = true
+			warned, log = true, logger()
 			log.Warn().Err(err).Msgf("cannot %s for now; trying again until it can (Ctrl-C or --timeout ends the run)", what)
 		}
 		sleep(ctx, min(time.Duration(i)*100*time.Millisecond, time.Second))

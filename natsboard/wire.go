@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fsdrun/fsd/work"
 )
@@ -147,6 +148,9 @@ func token(s string) string {
 //
 // O1: the trace context travels with the task.
 func traceHeader(ctx context.Context) nats.Header {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil // what Inject would leave empty, without a map made for it
+	}
 	h := nats.Header{}
 	propagation.TraceContext{}.Inject(ctx, headerCarrier(h))
 	if len(h) == 0 {
