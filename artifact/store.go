@@ -14,9 +14,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 
-	"github.com/fsdrun/fsd/internal/gfm"
 	"github.com/fsdrun/fsd/tokens"
 )
 
@@ -92,7 +93,9 @@ func (d *doc) plainText() string {
 // was about a quarter of a short remote task's setup, since a worker
 // makes a store per task. It keeps no state between Parse calls (each
 // gets its own context), so stores may call it at once (U10).
-var mdParser = sync.OnceValue(gfm.NewParser)
+var mdParser = sync.OnceValue(func() parser.Parser {
+	return goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList)).Parser()
+})
 
 // NewStore returns an empty store. Handles are drawn from rnd; nil means
 // crypto/rand, which production must use. Tests pass a seeded reader to

@@ -60,6 +60,7 @@ var heavyInits = map[string]struct {
 	"github.com/santhosh-tekuri/jsonschema/v6":   {2 * 1701288, "compiles the meta-schemas of the five drafts it supports; fsd validates manifests, output and tool input with it"},
 	"github.com/yuin/goldmark/util":              {2 * 139464, "its Unicode case-folding table; artifacts are parsed with goldmark"},
 	"github.com/yuin/goldmark/parser":            {2 * 110336, "its HTML block patterns"},
+	"github.com/yuin/goldmark/extension":         {2 * 264240, "every extension's patterns, linkify's URLs above all; artifacts' tables, strikethrough and task lists are its"},
 	"github.com/google/jsonschema-go/jsonschema": {2 * 81240, "the MCP SDK's schemas"},
 }
 
