@@ -116,6 +116,41 @@ func (t *Template) Execute(data any) (string, error) {
 	return b.String(), nil
 }
 
+// Piece is a part of a plain template (Plain): Text printed as it is, or
+// when Field is set, the value of that field chain of the data.
+type Piece struct {
+	Text  string
+	Field []string
+}
+
+// Plain returns the pieces of a template made only of text and actions
+// that print a field chain of the data ({{.Task.ID}}: no pipeline,
+// function, variable, comment or control), which a caller that knows its
+// data's fields can print without Execute's map of them: a field whose
+// value is a string prints as that string. ok is false for any other
+// template.
+func (t *Template) Plain() (pieces []Piece, ok bool) {
+	for _, n := range t.tree.Root.Nodes {
+		switch n := n.(type) {
+		case *parse.TextNode:
+			pieces = append(pieces, Piece{Text: string(n.Text)})
+		case *parse.ActionNode:
+			p := n.Pipe
+			if p == nil || len(p.Decl) > 0 || len(p.Cmds) != 1 || len(p.Cmds[0].Args) != 1 {
+				return nil, false
+			}
+			f, isField := p.Cmds[0].Args[0].(*parse.FieldNode)
+			if !isField {
+				return nil, false
+			}
+			pieces = append(pieces, Piece{Field: f.Ident})
+		default:
+			return nil, false
+		}
+	}
+	return pieces, true
+}
+
 // Fields lists the field chains the template reads from its data, as
 // written: {{.Deps.collect.total}} gives [Deps collect total]. Chains on
 // variables other than $ and inside with/range bodies (where dot moves)

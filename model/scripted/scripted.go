@@ -219,13 +219,56 @@ func (m *Model) render(s string, data tmplData) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if out, ok := t.fill(&data); ok {
+		return out, nil
+	}
 	return t.Execute(data.values(strings.Contains(s, "Deps")))
 }
 
+// parsed is an argument template and, when it only prints text and the
+// data's string fields, its pieces.
+type parsed struct {
+	*tmpl.Template
+	// plain are its pieces: text, or (field set) a field chain joined
+	// with dots.
+	plain []struct{ text, field string }
+	ok    bool
+}
+
+// fill prints a plain template from d's fields, as Execute prints them
+// from values (strings as they are), without building values: a fan-out
+// of thousands of tasks renders `done {{.Task.ID}}` once each. ok is false
+// for any other template, or a field that is not one of d's strings.
+func (p *parsed) fill(d *tmplData) (string, bool) {
+	if !p.ok {
+		return "", false
+	}
+	var b strings.Builder
+	for _, pc := range p.plain {
+		if pc.field == "" {
+			b.WriteString(pc.text)
+			continue
+		}
+		switch pc.field {
+		case "Input":
+			b.WriteString(d.Input)
+		case "Last":
+			b.WriteString(d.Last)
+		case "Task.ID":
+			b.WriteString(d.Task.ID)
+		case "Task.Goal":
+			b.WriteString(d.Task.Goal)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
 // template parses an argument template once.
-func (m *Model) template(s string) (*tmpl.Template, error) {
+func (m *Model) template(s string) (*parsed, error) {
 	if t, ok := m.parsed.Load(s); ok {
-		return t.(*tmpl.Template), nil
+		return t.(*parsed), nil
 	}
 	t, err := tmpl.Parse("arg", s, map[string]tmpl.Func{
 		"handle": func(a ...any) (any, error) {
@@ -245,8 +288,15 @@ func (m *Model) template(s string) (*tmpl.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.parsed.Store(s, t)
-	return t, nil
+	p := &parsed{Template: t}
+	var pieces []tmpl.Piece
+	if pieces, p.ok = t.Plain(); p.ok {
+		for _, pc := range pieces {
+			p.plain = append(p.plain, struct{ text, field string }{pc.Text, strings.Join(pc.Field, ".")})
+		}
+	}
+	m.parsed.Store(s, p)
+	return p, nil
 }
 
 // renderArgs renders every string inside args and encodes them as JSON.

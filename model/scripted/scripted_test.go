@@ -123,3 +123,47 @@ func TestScriptedDeps(t *testing.T) {
 		t.Errorf("say = %q", resp.Text)
 	}
 }
+
+// A template that only prints text and the data's string fields is
+// rendered from them without the template's map of values, to the same
+// text Execute makes; any other template goes through Execute.
+func TestPlainTemplatesRenderAsExecute(t *testing.T) {
+	m := New(&Script{}, nil)
+	var d tmplData
+	d.Input, d.Last = "fan <out> & in", "last \u2028 result"
+	d.Task.ID, d.Task.Goal = "t7", "task {{7}}"
+	for _, tc := range []struct {
+		text  string
+		plain bool
+	}{
+		{"done {{.Task.ID}}", true},
+		{"{{.Input}} / {{.Last}} / {{.Task.Goal}}{{.Task.ID}}", true},
+		{"{{- .Input -}}  x  {{- .Task.ID}}", true},
+		{"{{.Task}}", false},
+		{"{{.Deps}}", false},
+		{"{{.Input | printf \"%q\"}}", false},
+		{"{{if .Input}}y{{end}}", false},
+		{"{{/* note */}}{{.Input}}", true}, // the parser drops comments
+		{"{{$x := .Input}}{{$x}}", false},
+		{"{{.}}", false},
+	} {
+		p, err := m.template(tc.text)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.text, err)
+		}
+		got, ok := p.fill(&d)
+		if ok != tc.plain {
+			t.Errorf("%s: plain %v, want %v", tc.text, ok, tc.plain)
+		}
+		want, err := p.Execute(d.values(true))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.text, err)
+		}
+		if ok && got != want {
+			t.Errorf("%s: filled %q, Execute %q", tc.text, got, want)
+		}
+		if r, err := m.render(tc.text, d); err != nil || r != want {
+			t.Errorf("%s: render %q, %v; want %q", tc.text, r, err, want)
+		}
+	}
+}
