@@ -239,6 +239,8 @@ type parsed struct {
 // from values (strings as they are), without building values: a fan-out
 // of thousands of tasks renders `done {{.Task.ID}}` once each. ok is false
 // for any other template, or a field that is not one of d's strings.
+//
+// F9: a plain template's text is what Execute prints.
 func (p *parsed) fill(d *tmplData) (string, bool) {
 	if !p.ok {
 		return "", false
