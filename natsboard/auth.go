@@ -72,6 +72,8 @@ const macPrefix = `{"mac":"`
 // the state itself. crypto/hmac sets a key up once per HMAC (two hashes,
 // its pads, and on its first Reset a copy of each hash's state), which
 // an outcome, MACed once with its attempt's own key, would pay in full.
+//
+// U17: the MAC is crypto/hmac's, whatever key the state was given before.
 type macState struct {
 	h          hash.Hash
 	ipad, opad [sha256.BlockSize]byte
