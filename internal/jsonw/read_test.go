@@ -88,3 +88,30 @@ func FuzzReaders(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadString: ReadString decodes the string token "data" as
+// json.Unmarshal does (escapes, surrogates paired or lone, invalid UTF-8,
+// control characters, an escape json refuses), and refuses it where
+// json does.
+func FuzzReadString(f *testing.F) {
+	for _, s := range []string{``, `plain`, `\"\\\/\b\f\n\r\t`, `\u00e9\ud83c\udf89`, `\ud800`, `\udc00\ud800x`, `\ud800\u0041`,
+		`\ud83c\udf8`, `\u12`, `\'`, `\x`, "\x01", "\xff\xfe", "\xed\xa0\x80", `<&>`, "\u2028", `a"b`, `\`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tok := append(append([]byte{'"'}, data...), '"')
+		var got, want string
+		end, ok := ReadString(tok, 0, &got)
+		werr := json.Unmarshal(tok, &want)
+		if ok && end != len(tok) {
+			// The token ended early (a quote inside): json refuses the rest.
+			if werr == nil {
+				t.Fatalf("%q: ReadString ended at %d of %d, json.Unmarshal read it all", tok, end, len(tok))
+			}
+			return
+		}
+		if ok != (werr == nil) || ok && got != want {
+			t.Fatalf("%q: ReadString %q, %v; json.Unmarshal %q, %v", tok, got, ok, want, werr)
+		}
+	})
+}
