@@ -1,6 +1,7 @@
 package natsboard
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"time"
@@ -289,15 +290,19 @@ func decodeDeps(data []byte, i int, deps *[]board.DepResult) (int, bool) {
 }
 
 // decodeBytes decodes a []byte as json.Unmarshal does: the string's
-// standard base64.
+// standard base64, here only a string without escapes (as json.Marshal
+// writes base64).
 func decodeBytes(data []byte, i int, b *[]byte) (int, bool) {
-	var s string
-	end, ok := jsonw.ReadString(data, i, &s)
-	if !ok {
+	if i >= len(data) || data[i] != '"' {
 		return i, false
 	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
-	n, err := base64.StdEncoding.Decode(out, []byte(s))
+	end, ok := jsonw.ScanString(data, i)
+	if !ok || bytes.IndexByte(data[i:end], '\\') >= 0 {
+		return i, false
+	}
+	text := data[i+1 : end-1]
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
+	n, err := base64.StdEncoding.Decode(out, text)
 	*b = out[:n]
 	return end, err == nil
 }

@@ -15,11 +15,11 @@ func marshal(t testing.TB, v any) string {
 	return string(b)
 }
 
-var strings = []string{"", "plain", `"quoted" \back\`, "<a href='x'>&amp;</a>", "\b\f\n\r\t\x00\x01\x1f\x7f",
+var texts = []string{"", "plain", `"quoted" \back\`, "<a href='x'>&amp;</a>", "\b\f\n\r\t\x00\x01\x1f\x7f",
 	"é ü 日本 🎉", "\u2028\u2029", "bad \xff\xfe utf8 \xe2\x82", "mixed <\u2028> \xc3"}
 
 func TestString(t *testing.T) {
-	for _, s := range strings {
+	for _, s := range texts {
 		if got, want := string(String(nil, s)), marshal(t, s); got != want {
 			t.Errorf("String(%q) = %s, json.Marshal %s", s, got, want)
 		}
@@ -27,7 +27,7 @@ func TestString(t *testing.T) {
 }
 
 func FuzzString(f *testing.F) {
-	for _, s := range strings {
+	for _, s := range texts {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

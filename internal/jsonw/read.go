@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -210,25 +211,25 @@ func ReadString(data []byte, i int, s *string) (int, bool) {
 	if !ok {
 		return i, false
 	}
-	*s = string(t)
+	*s = t
 	return end, true
 }
 
-// unquote reads the JSON string at data[i]: its text (data's own bytes
-// when it needs no change, else a new slice), where it ends, and whether
-// it is a string JSON accepts. The rules are encoding/json's
+// unquote reads the JSON string at data[i]: its text, where it ends, and
+// whether it is a string JSON accepts. The rules are encoding/json's
 // (unquoteBytes, Go 1.26), with its scanner's refusal of \' and of
-// control characters.
-func unquote(data []byte, i int) ([]byte, int, bool) {
+// control characters. A string that needs no change is one copy of its
+// bytes, and one that does is built in place, also one allocation.
+func unquote(data []byte, i int) (string, int, bool) {
 	if i >= len(data) || data[i] != '"' {
-		return nil, i, false
+		return "", i, false
 	}
 	start := i + 1
 	r := start
 	for r < len(data) {
 		c := data[r]
 		if c == '"' {
-			return data[start:r], r + 1, true
+			return string(data[start:r]), r + 1, true
 		}
 		if c == '\\' || c < ' ' {
 			break
@@ -243,61 +244,62 @@ func unquote(data []byte, i int) ([]byte, int, bool) {
 		}
 		r += size
 	}
-	b := make([]byte, r-start, r-start+64)
-	copy(b, data[start:r])
+	var b strings.Builder
+	b.Grow(r - start + 64)
+	b.Write(data[start:r])
 	for r < len(data) {
 		switch c := data[r]; {
 		case c == '"':
-			return b, r + 1, true
+			return b.String(), r + 1, true
 		case c < ' ':
-			return nil, r, false
+			return "", r, false
 		case c == '\\':
 			if r+1 >= len(data) {
-				return nil, r, false
+				return "", r, false
 			}
 			switch e := data[r+1]; e {
 			case '"', '\\', '/':
-				b = append(b, e)
+				b.WriteByte(e)
 			case 'b':
-				b = append(b, '\b')
+				b.WriteByte('\b')
 			case 'f':
-				b = append(b, '\f')
+				b.WriteByte('\f')
 			case 'n':
-				b = append(b, '\n')
+				b.WriteByte('\n')
 			case 'r':
-				b = append(b, '\r')
+				b.WriteByte('\r')
 			case 't':
-				b = append(b, '\t')
+				b.WriteByte('\t')
 			case 'u':
 				rr := getu4(data[r:])
 				if rr < 0 {
-					return nil, r, false
+					return "", r, false
 				}
 				r += 6
 				if utf16.IsSurrogate(rr) {
 					if dec := utf16.DecodeRune(rr, getu4(data[r:])); dec != utf8.RuneError {
-						b = utf8.AppendRune(b, dec)
+						b.WriteRune(dec)
 						r += 6
 						continue
 					}
 					rr = utf8.RuneError
 				}
-				b = utf8.AppendRune(b, rr)
+				b.WriteRune(rr)
 				continue
 			default:
-				return nil, r, false
+				return "", r, false
 			}
 			r += 2
 		case c < utf8.RuneSelf:
-			b = append(b, c)
+			b.WriteByte(c)
 			r++
 		default:
 			rr, size := utf8.DecodeRune(data[r:])
-			b = utf8.AppendRune(b, rr)
+			b.WriteRune(rr)
 			r += size
 		}
 	}
-	return nil, r, false
+	return "", r, false
 }
 
 // getu4 decodes \uXXXX at the start of s, or returns -1.
