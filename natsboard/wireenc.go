@@ -177,40 +177,26 @@ func decodeOutcome(data []byte, out *Outcome) bool {
 // (any other goes through json.Unmarshal). The values share one copy of
 // their bytes.
 func decodeRaws(data []byte, i int, rs *[]json.RawMessage) (int, bool) {
-	if i >= len(data) || data[i] != '[' {
-		return i, false
-	}
 	start := i
-	var ends []int
-	i++
-	if i < len(data) && data[i] == ']' {
-		*rs = []json.RawMessage{}
-		return i + 1, true
-	}
-	for {
+	var ends []int // of each value, from start
+	end, ok := jsonw.Array(data, i, func(i int) (int, bool) {
 		if i >= len(data) || data[i] == 'n' { // a null leaves it to json
 			return i, false
 		}
-		var ok bool
-		if i, ok = jsonw.ScanValue(data, i); !ok || i >= len(data) {
-			return i, false
-		}
+		i, ok := jsonw.ScanValue(data, i)
 		ends = append(ends, i-start)
-		switch data[i] {
-		case ',':
-			i++
-		case ']':
-			buf := append([]byte(nil), data[start:i]...)
-			out := make([]json.RawMessage, len(ends))
-			from := 1
-			for k, e := range ends {
-				out[k] = json.RawMessage(buf[from:e:e])
-				from = e + 1
-			}
-			*rs = out
-			return i + 1, true
-		default:
-			return i, false
-		}
+		return i, ok
+	})
+	if !ok {
+		return end, false
 	}
+	buf := append([]byte(nil), data[start:end-1]...) // up to the closing bracket
+	out := make([]json.RawMessage, len(ends))
+	from := 1
+	for k, e := range ends {
+		out[k] = json.RawMessage(buf[from:e:e])
+		from = e + 1
+	}
+	*rs = out
+	return end, true
 }

@@ -373,27 +373,38 @@ func ReadRaw(data []byte, i int, raw *json.RawMessage) (int, bool) {
 
 // ReadStrings decodes an array of strings (ReadString each).
 func ReadStrings(data []byte, i int, ss *[]string) (int, bool) {
+	out := []string{}
+	end, ok := Array(data, i, func(i int) (int, bool) {
+		var s string
+		i, ok := ReadString(data, i, &s)
+		out = append(out, s)
+		return i, ok
+	})
+	if ok {
+		*ss = out
+	}
+	return end, ok
+}
+
+// Array reads the array at data[i]: read decodes each element starting
+// at data[i] and returns where it ends. An empty array is read too.
+func Array(data []byte, i int, read func(i int) (int, bool)) (int, bool) {
 	if i >= len(data) || data[i] != '[' {
 		return i, false
 	}
-	out := []string{}
 	i++
 	if i < len(data) && data[i] == ']' {
-		*ss = out
 		return i + 1, true
 	}
 	for {
-		var s string
 		var ok bool
-		if i, ok = ReadString(data, i, &s); !ok || i >= len(data) {
+		if i, ok = read(i); !ok || i >= len(data) {
 			return i, false
 		}
-		out = append(out, s)
 		switch data[i] {
 		case ',':
 			i++
 		case ']':
-			*ss = out
 			return i + 1, true
 		default:
 			return i, false
