@@ -65,46 +65,17 @@ func ReadKey(path string) ([]byte, error) {
 
 const macPrefix = `{"mac":"`
 
-// macState is an HMAC-SHA256 (RFC 2104) that can change its key, with
-// room for what it MACs: one SHA-256 hashes the inner and then the outer
-// block, its sums go to an array the state keeps, and the parts of a MAC
-// are written to it one after the other, so a MAC allocates nothing past
-// the state itself. crypto/hmac sets a key up once per HMAC (two hashes,
-// its pads, and on its first Reset a copy of each hash's state), which
-// an outcome, MACed once with its attempt's own key, would pay in full.
-//
-// U17: the MAC is crypto/hmac's, whatever key the state was given before.
+// macState is an HMAC-SHA256 under one key, with room for what it MACs:
+// the parts of a MAC are written to one buffer and hashed at once, and
+// its sum goes to an array the state keeps, so a MAC allocates nothing
+// past the state itself.
 type macState struct {
-	h          hash.Hash
-	ipad, opad [sha256.BlockSize]byte
-	buf        []byte
-	sum        [sha256.Size]byte
-	nul        [1]byte
+	h   hash.Hash
+	buf []byte
+	sum [sha256.Size]byte
 }
 
-func newMACState(key []byte) *macState {
-	s := &macState{h: sha256.New()}
-	s.setKey(string(key))
-	return s
-}
-
-// setKey makes key the state's key: hashed first when it is longer than
-// a block, as HMAC does.
-func (s *macState) setKey(key string) {
-	if len(key) > sha256.BlockSize {
-		s.h.Reset()
-		s.buf = append(s.buf[:0], key...)
-		s.h.Write(s.buf)
-		key = string(s.h.Sum(s.sum[:0]))
-	}
-	for i := range s.ipad {
-		var k byte
-		if i < len(key) {
-			k = key[i]
-		}
-		s.ipad[i], s.opad[i] = k^0x36, k^0x5c
-	}
-}
+func newMACState(key []byte) *macState { return &macState{h: hmac.New(sha256.New, key)} }
 
 // appendHex appends to dst the hex MAC of parts and then of data's
 // pieces as one part (when there are any), each part followed by a zero
@@ -114,30 +85,22 @@ func (s *macState) appendHex(dst []byte, parts []string, data ...[]byte) []byte 
 	for _, p := range parts {
 		s.buf = append(append(s.buf, p...), 0)
 	}
-	s.h.Reset()
-	s.h.Write(s.ipad[:])
-	s.h.Write(s.buf)
 	for _, d := range data {
-		s.h.Write(d)
+		s.buf = append(s.buf, d...)
 	}
 	if len(data) > 0 {
-		s.h.Write(s.nul[:])
+		s.buf = append(s.buf, 0)
 	}
-	inner := s.h.Sum(s.sum[:0])
 	s.h.Reset()
-	s.h.Write(s.opad[:])
-	s.h.Write(inner)
+	s.h.Write(s.buf)
 	return hex.AppendEncode(dst, s.h.Sum(s.sum[:0]))
 }
 
-// macPool keeps HMAC states: a coordinator MACs every task message and
-// derives every outcome key with its own key, and a worker MACs every
-// outcome with its attempt's, and would otherwise set an HMAC up for
-// each.
+// macPool keeps the HMAC states of one key: a coordinator MACs every task
+// message and derives every outcome key with its own key, and would
+// otherwise set an HMAC up for each.
 type macPool struct{ p sync.Pool }
 
-// newMACPool keeps states of key; nil: states whose user gives each its
-// key (setKey).
 func newMACPool(key []byte) *macPool {
 	m := &macPool{}
 	m.p.New = func() any { return newMACState(key) }
@@ -147,7 +110,7 @@ func newMACPool(key []byte) *macPool {
 func (m *macPool) get() *macState { return m.p.Get().(*macState) }
 
 func (m *macPool) put(s *macState) {
-	if cap(s.buf) <= 1<<16 {
+	if cap(s.buf) <= 1<<20 { // a large outcome's buffer is not kept
 		m.p.Put(s)
 	}
 }
@@ -179,11 +142,6 @@ var (
 
 // verify checks the MAC that sign spliced into data.
 func verify(data []byte, key []byte, purpose ...string) error {
-	return verifyWith(newMACState(key), data, purpose...)
-}
-
-// verifyWith is verify with the key's state s.
-func verifyWith(s *macState, data []byte, purpose ...string) error {
 	rest, ok := bytes.CutPrefix(data, []byte(macPrefix))
 	if !ok || len(rest) < 2*sha256.Size+1 {
 		return errUnsigned
@@ -199,7 +157,7 @@ func verifyWith(s *macState, data []byte, purpose ...string) error {
 	}
 	// What was MACed is the object '{' and rest.
 	var want [2 * sha256.Size]byte
-	if !hmac.Equal(got, s.appendHex(want[:0], purpose, []byte{'{'}, rest)) {
+	if !hmac.Equal(got, newMACState(key).appendHex(want[:0], purpose, []byte{'{'}, rest)) {
 		return errBadMAC
 	}
 	return nil
@@ -222,23 +180,10 @@ func outcomeKeyWith(s *macState, resultKey string) string {
 // (hex, from its task message); unsigned when there is none (a message
 // of a coordinator that sends none: it checks none).
 func signOutcome(data []byte, outcomeKey, resultKey string) []byte {
-	return signOutcomeWith(nil, data, outcomeKey, resultKey)
-}
-
-// signOutcomeWith is signOutcome with a state of macs, a pool of states
-// without a key (nil: a new state).
-func signOutcomeWith(macs *macPool, data []byte, outcomeKey, resultKey string) []byte {
 	if outcomeKey == "" {
 		return data
 	}
-	if macs == nil {
-		macs = newMACPool(nil)
-	}
-	s := macs.get()
-	s.setKey(outcomeKey)
-	data = signWith(s, data, "fsd outcome", resultKey)
-	macs.put(s)
-	return data
+	return sign(data, []byte(outcomeKey), "fsd outcome", resultKey)
 }
 
 // checkOutcome checks an outcome committed under resultKey against this
@@ -253,13 +198,8 @@ func (c *Coordinator) checkOutcome(resultKey string, data []byte) error {
 // signTask MACs a task message's JSON with the coordinator's key.
 func signTask(data, key []byte) []byte { return sign(data, key, "fsd task") }
 
-// checkTask checks a task message against a worker's signing key, with
-// a state of macs (a pool of that key's states).
-func checkTask(macs *macPool, data []byte) error {
-	s := macs.get()
-	defer macs.put(s)
-	return verifyWith(s, data, "fsd task")
-}
+// checkTask checks a task message against a worker's signing key.
+func checkTask(data, key []byte) error { return verify(data, key, "fsd task") }
 
 // refusedOutcome is the error of a task whose committed outcome does not
 // carry the MAC of the attempt's outcome key.

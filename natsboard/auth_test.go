@@ -184,30 +184,3 @@ func TestPooledMACs(t *testing.T) {
 		}
 	}
 }
-
-// TestMACIsHMAC: a MAC state, new or given one key after another, MACs
-// as crypto/hmac's HMAC-SHA256 does, for keys shorter than, as long as
-// and longer than SHA-256's block (which HMAC hashes first) and for
-// messages of any length.
-func TestMACIsHMAC(t *testing.T) {
-	t.Parallel()
-	pool := newMACPool(nil)
-	for _, n := range []int{0, 1, 32, 63, 64, 65, 100, 200} {
-		key := bytes.Repeat([]byte{byte(n), 0xa5}, n)[:n]
-		for _, size := range []int{0, 1, 55, 56, 64, 119, 1000} {
-			data := bytes.Repeat([]byte("x{"), size)[:size]
-			h := hmac.New(sha256.New, key)
-			h.Write([]byte("fsd test\x00part\x00"))
-			h.Write(data)
-			h.Write([]byte{0})
-			want := hex.EncodeToString(h.Sum(nil))
-			s := pool.get()
-			s.setKey(string(key))
-			got := string(s.appendHex(nil, []string{"fsd test", "part"}, data[:size/2], data[size/2:]))
-			pool.put(s)
-			if fresh := string(newMACState(key).appendHex(nil, []string{"fsd test", "part"}, data)); got != want || fresh != want {
-				t.Errorf("key of %d bytes, %d bytes: MAC %s (a new state: %s), want %s", n, size, got, fresh, want)
-			}
-		}
-	}
-}

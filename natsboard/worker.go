@@ -83,13 +83,8 @@ type Worker struct {
 	// secrets are the NATS URL's credentials, masked in the attempts'
 	// text with the keys of the worker's environment.
 	secrets []string
-	// host is this machine's name and pid the worker's process, in
-	// outcomes with the worker's name.
+	// host is this machine's name, in outcomes with the worker's.
 	host string
-	pid  int
-	// taskMACs check task messages with the worker's signing key;
-	// outcomeMACs MAC outcomes, each with its attempt's key.
-	taskMACs, outcomeMACs *macPool
 
 	mu     sync.Mutex
 	models map[string]model.Model
@@ -171,8 +166,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		opts.AckWait = wait
 	}
 	host, _ := os.Hostname()
-	w := &Worker{res: res, opts: opts, cons: cons, floor: queueFloor(ctx, res), trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host,
-		pid: os.Getpid(), taskMACs: newMACPool(opts.SigningKey), outcomeMACs: newMACPool(nil)}
+	w := &Worker{res: res, opts: opts, cons: cons, floor: queueFloor(ctx, res), trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host}
 	if _, err := w.listen(); err != nil {
 		res.Close()
 		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
@@ -385,7 +379,7 @@ func (w *Worker) handle(ctx context.Context, d delivery) {
 		return
 	}
 	if len(w.opts.SigningKey) > 0 {
-		if err := checkTask(w.taskMACs, msg.Data()); err != nil {
+		if err := checkTask(msg.Data(), w.opts.SigningKey); err != nil {
 			// Not from a coordinator with this worker's key: never run.
 			// The refusal is committed (MACed with the outcome key the
 			// message names), so a coordinator whose key differs learns
@@ -549,7 +543,7 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res 
 // in the journal first.
 func (w *Worker) commitEnd(ctx context.Context, msg jetstream.Msg, m *Message, res *work.Outcome, l *lease, end *attemptEnd, log zerolog.Logger) {
 	key := m.Key()
-	res.Worker, res.Host, res.PID = w.opts.Name, w.host, w.pid
+	res.Worker, res.Host, res.PID = w.opts.Name, w.host, os.Getpid()
 	out := Outcome{V: WireVersion, Outcome: *res}
 	if end.events != nil {
 		out.Events = end.events.tail()
@@ -590,7 +584,7 @@ func (w *Worker) commitEnd(ctx context.Context, msg jetstream.Msg, m *Message, r
 	if out.Log == nil && !journaled() {
 		return
 	}
-	_, err = w.res.results.Create(ctx, key, signOutcomeWith(w.outcomeMACs, data, m.OutcomeKey, key))
+	_, err = w.res.results.Create(ctx, key, signOutcome(data, m.OutcomeKey, key))
 	if errors.Is(err, nats.ErrMaxPayload) {
 		if !journaled() {
 			return
@@ -600,7 +594,7 @@ func (w *Worker) commitEnd(ctx context.Context, msg jetstream.Msg, m *Message, r
 		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Usage: res.Usage, Worker: res.Worker, Host: res.Host, PID: res.PID,
 			Error: fmt.Sprintf("its outcome (result, observations, history items) is %d bytes, over the NATS server's max_payload (%d): raise max_payload in the server's configuration, or have the task return less",
 				len(data), w.res.nc.MaxPayload())}})
-		_, err = w.res.results.Create(ctx, key, signOutcomeWith(w.outcomeMACs, data, m.OutcomeKey, key))
+		_, err = w.res.results.Create(ctx, key, signOutcome(data, m.OutcomeKey, key))
 	}
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
