@@ -127,3 +127,38 @@ func TestDeferredWaitFails(t *testing.T) {
 		}
 	}
 }
+
+// TestDeferredPanicFailsTask (F8): a deferred wait or Then that panics
+// fails its task as a runner's panic does; the run goes on, and the
+// panic does not end the process from the goroutine that finishes
+// deferred tasks.
+func TestDeferredPanicFailsTask(t *testing.T) {
+	noLeak(t)
+	b := newBoard(t, Options{Concurrency: 2})
+	mustAdd(t, b, TaskSpec{ID: "wait", Goal: "g"}, TaskSpec{ID: "then", Goal: "g"}, TaskSpec{ID: "fine", Goal: "g"})
+	rep, err := b.Run(context.Background(), func(ctx context.Context, task *Task, deps []DepResult) (string, error) {
+		switch task.ID {
+		case "wait":
+			Defer(ctx, func() error { panic("the wait broke") })
+		case "then":
+			Defer(ctx, func() error { return nil })
+			Then(ctx, func() { panic("the follow-up broke") })
+		default:
+			Defer(ctx, func() error { return nil })
+		}
+		return "done", nil
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := map[string]string{"wait": "panic: the wait broke", "then": "panic: the follow-up broke"}
+	for _, task := range rep.Tasks {
+		if msg, ok := want[task.ID]; ok {
+			if task.Status != Failed || task.Error != msg {
+				t.Errorf("task %s: %s %q, want failed with %q", task.ID, task.Status, task.Error, msg)
+			}
+		} else if task.Status != Completed {
+			t.Errorf("task %s: %s %q, want completed", task.ID, task.Status, task.Error)
+		}
+	}
+}

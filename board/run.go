@@ -226,9 +226,7 @@ type ending struct {
 func (b *Board) finish(end *ending) {
 	defer end.cancel(nil)
 	if end.wait != nil {
-		if end.err = end.wait(); end.err == nil && end.then != nil {
-			end.then()
-		}
+		end.err = waitThen(end.wait, end.then)
 	}
 	n, err, tctx := end.n, end.err, end.ctx
 	b.mu.Lock()
@@ -295,6 +293,22 @@ func attemptOnce(ctx context.Context, timeout time.Duration, runner Runner, snap
 		out = t.Output
 	}
 	return result, out, err
+}
+
+// waitThen calls a task's deferred wait and, when it returns no error,
+// its Then. They run on the goroutine that finishes every deferred task
+// (not under attemptOnce's recover), so a panic in either fails the task
+// as a runner's panic does instead of ending the process.
+func waitThen(wait func() error, then func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	if err = wait(); err == nil && then != nil {
+		then()
+	}
+	return err
 }
 
 // PanicError is a runner panic turned into a task failure.

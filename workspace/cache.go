@@ -60,9 +60,18 @@ func (c *Cache) Open(dir string) (*Workspace, error) {
 // was opened as, and so is the path its symlinks led to: Open would find
 // the same folder and, a folder having one parent, resolve its path to
 // the same real path (or, had the folder moved, to another: then the old
-// path no longer names it, and the stat of it fails or differs).
+// path no longer names it, and the stat of it fails or differs). A
+// folder whose path had no symlink must still be no symlink itself (an
+// lstat): moved away and replaced by a link to where it went, it is the
+// same folder under another real path. A folder above it so replaced is
+// not seen; the kept real path is then the old one, and a path under the
+// new one is refused as outside the workspace, never let through.
 func (k kept) holds() bool {
-	st, err := os.Stat(k.ws.dir)
+	stat := os.Stat
+	if k.ws.real == k.ws.dir {
+		stat = os.Lstat
+	}
+	st, err := stat(k.ws.dir)
 	if err != nil || !st.IsDir() || !os.SameFile(st, k.folder) {
 		return false
 	}

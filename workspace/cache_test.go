@@ -112,3 +112,36 @@ func realPath(t *testing.T, p string) string {
 	}
 	return r
 }
+
+// TestCacheSeesFolderBecomeLink (U16): a workspace whose path had no
+// symlink, moved away and replaced by a symlink to where it went, is the
+// same folder under another real path: the cache opens it anew, as Open
+// would, instead of giving the kept one with the old real path.
+func TestCacheSeesFolderBecomeLink(t *testing.T) {
+	base := t.TempDir()
+	dir, moved := filepath.Join(base, "ws"), filepath.Join(base, "old")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var c Cache
+	if _, err := c.Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.real != want.real {
+		t.Fatalf("the cache gave real path %s, Open %s", got.real, want.real)
+	}
+}
