@@ -9,7 +9,7 @@ import (
 )
 
 // PythonFirst puts the folder of the interpreter that PATH's python3
-// starts first on PATH, where PATH finds a version manager's launcher
+// starts on PATH just before the folder python3 was found in, where PATH finds a version manager's launcher
 // (pyenv's or asdf's shim: a shell script that works out the version on
 // every start, a few hundred milliseconds each and seconds on a loaded
 // machine) instead of the interpreter. A test that starts python3, or
@@ -37,7 +37,22 @@ func pythonFirst() {
 	if _, err := os.Stat(filepath.Join(dir, "python3")); err != nil {
 		return // no python3 there to start directly: keep the launcher
 	}
-	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	os.Setenv("PATH", insertBefore(os.Getenv("PATH"), filepath.Dir(found), dir))
+}
+
+// insertBefore puts dir into the PATH list path just before the entry
+// launcher (the launcher's folder), so the interpreter is found before
+// the launcher and every folder ahead of it (the go command's, which
+// go test puts first) stays ahead.
+func insertBefore(path, launcher, dir string) string {
+	entries := filepath.SplitList(path)
+	for i, e := range entries {
+		if e == launcher || sameFile(e, launcher) {
+			entries = append(entries[:i], append([]string{dir}, entries[i:]...)...)
+			return strings.Join(entries, string(os.PathListSeparator))
+		}
+	}
+	return dir + string(os.PathListSeparator) + path
 }
 
 func sameFile(a, b string) bool {

@@ -78,4 +78,13 @@ func TestPythonFirst(t *testing.T) {
 	if got, want := os.Getenv("PATH"), real+string(os.PathListSeparator)+"/usr/bin:/bin"; got != want {
 		t.Errorf("PATH with the interpreter first: %s, want it unchanged (%s)", got, want)
 	}
+	// A folder ahead of the launcher's (the go command's, which go test
+	// puts first) stays ahead of the interpreter's.
+	tools := filepath.Join(dir, "go", "bin")
+	must(t, os.MkdirAll(tools, 0o755))
+	t.Setenv("PATH", strings.Join([]string{tools, shim, "/usr/bin", "/bin"}, string(os.PathListSeparator)))
+	pythonFirst()
+	if got, want := os.Getenv("PATH"), strings.Join([]string{tools, real, shim, "/usr/bin", "/bin"}, string(os.PathListSeparator)); got != want {
+		t.Errorf("PATH with a folder before the launcher: %s, want %s", got, want)
+	}
 }
