@@ -250,20 +250,11 @@ func decodeLimits(data []byte, i int, l *work.Limits) (int, bool) {
 
 // decodeDeps decodes the dependencies' results.
 func decodeDeps(data []byte, i int, deps *[]board.DepResult) (int, bool) {
-	if i >= len(data) || data[i] != '[' {
-		return i, false
-	}
 	out := []board.DepResult{}
-	i++
-	if i < len(data) && data[i] == ']' {
-		*deps = out
-		return i + 1, true
-	}
-	for {
+	end, ok := jsonw.Array(data, i, func(i int) (int, bool) {
 		out = append(out, board.DepResult{})
 		d := &out[len(out)-1]
-		var ok bool
-		i, ok = jsonw.Object(data, i, depKeys, func(k, i int) (int, bool) {
+		return jsonw.Object(data, i, depKeys, func(k, i int) (int, bool) {
 			switch depKeys[k] {
 			case "task":
 				return jsonw.ReadString(data, i, &d.TaskID)
@@ -274,19 +265,11 @@ func decodeDeps(data []byte, i int, deps *[]board.DepResult) (int, bool) {
 			}
 			return jsonw.ReadRaw(data, i, &d.Output)
 		})
-		if !ok || i >= len(data) {
-			return i, false
-		}
-		switch data[i] {
-		case ',':
-			i++
-		case ']':
-			*deps = out
-			return i + 1, true
-		default:
-			return i, false
-		}
+	})
+	if ok {
+		*deps = out
 	}
+	return end, ok
 }
 
 // decodeBytes decodes a []byte as json.Unmarshal does: the string's
