@@ -183,11 +183,12 @@ func placing(typ string) bool {
 
 // eventTask is the type and task of an event line a page applies (a
 // task's start, end or tool progress), or none for any other line: from
-// its leading bytes when they are as the writer puts them ("type",
-// "time" (or not, in a line written by hand), "run", then "task" when the event has one: event.appendEvent's
-// order, which TestEventTaskAgreesWithDecoding pins), else by decoding
-// it. Only the key right after "run" is the event's task: a "task" key
-// further on belongs to a value (a tool call's arguments, say).
+// its leading bytes when they are as the writer puts them — "type",
+// "time" (absent from a line written by hand), "run", then "task" when
+// the event has one, event.appendEvent's order, which
+// TestEventTaskAgreesWithDecoding pins — else by decoding it. Only the
+// key right after "run" is the event's task: a "task" key further on
+// belongs to a value (a tool call's arguments, say).
 func eventTask(line []byte) (typ string, task []byte, err error) {
 	if t, rest, ok := leadingString(line, `{"type":"`); ok {
 		if typ = pageType(t); typ == "" {
