@@ -227,6 +227,9 @@ func (b *Board) finish(end *ending) {
 	defer end.cancel(nil)
 	if end.wait != nil {
 		end.err = waitThen(end.wait, end.then)
+		// The closures hold what the runner let go of (its generator and
+		// transcript, G1): drop them before a dependent can start.
+		end.wait, end.then = nil, nil
 	}
 	n, err, tctx := end.n, end.err, end.ctx
 	b.mu.Lock()
