@@ -83,8 +83,12 @@ type Worker struct {
 	// secrets are the NATS URL's credentials, masked in the attempts'
 	// text with the keys of the worker's environment.
 	secrets []string
-	// host is this machine's name, in outcomes with the worker's.
+	// host is this machine's name and pid this process's id, in outcomes
+	// with the worker's.
 	host string
+	pid  int
+	// refusal is what an attempt's untrusted command tool answers.
+	refusal string
 
 	mu     sync.Mutex
 	models map[string]model.Model
@@ -166,7 +170,9 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		opts.AckWait = wait
 	}
 	host, _ := os.Hostname()
-	w := &Worker{res: res, opts: opts, cons: cons, floor: queueFloor(ctx, res), trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host}
+	w := &Worker{res: res, opts: opts, cons: cons, floor: queueFloor(ctx, res), trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host, pid: os.Getpid()}
+	w.refusal = fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
+		"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", opts.Name)
 	if _, err := w.listen(); err != nil {
 		res.Close()
 		return nil, fmt.Errorf("subscribe to task cancels: %w", err)
@@ -244,6 +250,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("subscribe to the task queue's deliveries: %w", err)
 	}
 	wg.Go(func() { p.run(ctx) })
+	h := handlers{wg: &wg, idle: make(chan func()), done: ctx.Done()}
 	for range w.opts.Concurrency {
 		fetchers.Add(1)
 		wg.Go(func() {
@@ -269,7 +276,7 @@ func (w *Worker) Run(ctx context.Context) error {
 					continue
 				}
 				trouble.over(w.opts.Logger)
-				wg.Go(func() {
+				h.run(func() {
 					defer release()
 					w.handle(tctx, d)
 				})
@@ -280,6 +287,38 @@ func (w *Worker) Run(ctx context.Context) error {
 	wg.Go(func() { w.watchQueue(ctx) })
 	wg.Wait()
 	return nil
+}
+
+// handlers run the deliveries, each on a goroutine an earlier delivery
+// ran on when one is idle, a new one otherwise (while a task waits for
+// approval its slot serves another, so there may be more than slots). A
+// new goroutine per delivery grew its stack afresh for the engine's deep
+// calls every time: 3 % of a task's CPU through NATS. Idle goroutines end
+// with Run's ctx.
+type handlers struct {
+	wg   *sync.WaitGroup
+	idle chan func()
+	done <-chan struct{}
+}
+
+// run runs f on an idle goroutine, or a new one.
+func (h *handlers) run(f func()) {
+	select {
+	case h.idle <- f:
+	default:
+		h.wg.Go(func() { h.loop(f) })
+	}
+}
+
+func (h *handlers) loop(f func()) {
+	for {
+		f()
+		select {
+		case f = <-h.idle:
+		case <-h.done:
+			return
+		}
+	}
 }
 
 // queueProbe is how often a worker looks whether its queue is still there.
@@ -543,7 +582,7 @@ func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res 
 // in the journal first.
 func (w *Worker) commitEnd(ctx context.Context, msg jetstream.Msg, m *Message, res *work.Outcome, l *lease, end *attemptEnd, log zerolog.Logger) {
 	key := m.Key()
-	res.Worker, res.Host, res.PID = w.opts.Name, w.host, os.Getpid()
+	res.Worker, res.Host, res.PID = w.opts.Name, w.host, w.pid
 	out := Outcome{V: WireVersion, Outcome: *res}
 	if end.events != nil {
 		out.Events = end.events.tail()
@@ -631,39 +670,57 @@ func (w *Worker) commitEnd(ctx context.Context, msg jetstream.Msg, m *Message, r
 // N6: heartbeats keep a live task's message; a dead worker's moves on after
 // one ack wait. U3: the first a third of the ack wait after the ask.
 func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, cancel context.CancelCauseFunc, l *lease) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		// Each request is bounded by the period: a slow answer must not
-		// hold back the next heartbeat.
-		period := max(w.opts.AckWait/3, 10*time.Millisecond)
-		beat := func() {
-			// An in-progress ack sent as a request: the server answers
-			// once it has processed it.
-			sent := time.Now()
-			if _, err := w.res.nc.Request(msg.Reply(), []byte("+WPI"), period); err == nil {
-				l.confirmed(sent)
-			}
+	// Each request is bounded by the period: a slow answer must not hold
+	// back the next heartbeat.
+	period := max(w.opts.AckWait/3, 10*time.Millisecond)
+	beat := func() {
+		// An in-progress ack sent as a request: the server answers once it
+		// has processed it.
+		sent := time.Now()
+		if _, err := w.res.nc.Request(msg.Reply(), []byte("+WPI"), period); err == nil {
+			l.confirmed(sent)
 		}
-		t := time.NewTimer(max(period-time.Since(l.asked), 0))
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				t.Reset(period)
-				beat()
-				gctx, gcancel := context.WithTimeout(ctx, period)
-				_, err := w.res.results.Get(gctx, key)
-				gcancel()
-				if err == nil {
-					cancel(errSuperseded)
-				}
-			}
+		gctx, gcancel := context.WithTimeout(ctx, period)
+		_, err := w.res.results.Get(gctx, key)
+		gcancel()
+		if err == nil {
+			cancel(errSuperseded)
 		}
+	}
+	// A timer rather than a goroutine waiting on one: most tasks end
+	// before the first heartbeat, and then cost only the timer. stop
+	// waits for a heartbeat under way; none starts after it.
+	var (
+		mu      sync.Mutex
+		stopped bool
+		beating sync.WaitGroup
+		t       *time.Timer
+	)
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(max(period-time.Since(l.asked), 0), func() {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return
+		}
+		beating.Add(1)
+		mu.Unlock()
+		defer beating.Done()
+		beat()
+		mu.Lock()
+		if !stopped {
+			t.Reset(period)
+		}
+		mu.Unlock()
 	})
-	return func() { close(done); wg.Wait() }
+	return func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+		beating.Wait()
+	}
 }
 
 // run loads what the task needs, reads its journal and runs it (resumed
@@ -739,9 +796,8 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 	res := w.opts.Work(ctx, &m.Attempt, work.Options{
 		Model: md, Skill: skill, Sink: end.events, Logger: log, Approver: approver, FinalInOutcome: true,
 		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
-		Refusal: fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
-			"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", w.opts.Name),
-		Log: tee, Logged: view.entries, Secrets: w.secrets, Workspaces: &w.workspaces,
+		Refusal: w.refusal,
+		Log:     tee, Logged: view.entries, Secrets: w.secrets, Workspaces: &w.workspaces,
 	})
 	if err := jl.Err(); err != nil && res.Error != "" && journalTransient(err) {
 		// The step failed because the journal did: the next delivery
