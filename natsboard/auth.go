@@ -66,13 +66,20 @@ func ReadKey(path string) ([]byte, error) {
 const macPrefix = `{"mac":"`
 
 // macState is an HMAC-SHA256 under one key, with room for what it MACs:
-// the parts of a MAC are written to one buffer and hashed at once, and
-// its sum goes to an array the state keeps, so a MAC allocates nothing
-// past the state itself.
+// the parts of a MAC are written to one buffer and hashed at once, the
+// data after them as it is, and its sum goes to an array the state keeps,
+// so a MAC allocates nothing past the state itself.
 type macState struct {
-	h   hash.Hash
-	buf []byte
-	sum [sha256.Size]byte
+	h hash.Hash
+	// used: h has MACed something, and is reset before the next MAC. A
+	// fresh one is not: its first Reset would save its keyed state, which
+	// a state used once (sign, verify) never reads.
+	used bool
+	buf  []byte
+	sum  [sha256.Size]byte
+	// key and want hold an outcome key derived with h and the MAC
+	// expected under it (checkOutcome).
+	key, want [2 * sha256.Size]byte
 }
 
 func newMACState(key []byte) *macState { return &macState{h: hmac.New(sha256.New, key)} }
@@ -81,20 +88,30 @@ func newMACState(key []byte) *macState { return &macState{h: hmac.New(sha256.New
 // pieces as one part (when there are any), each part followed by a zero
 // byte.
 func (s *macState) appendHex(dst []byte, parts []string, data ...[]byte) []byte {
+	if s.used {
+		s.h.Reset()
+	}
+	s.used = true
+	return s.appendHexWith(s.h, dst, parts, data...)
+}
+
+// appendHexWith is appendHex under h, fresh, with s's buffers.
+func (s *macState) appendHexWith(h hash.Hash, dst []byte, parts []string, data ...[]byte) []byte {
 	s.buf = s.buf[:0]
 	for _, p := range parts {
 		s.buf = append(append(s.buf, p...), 0)
 	}
+	h.Write(s.buf)
 	for _, d := range data {
-		s.buf = append(s.buf, d...)
+		h.Write(d)
 	}
 	if len(data) > 0 {
-		s.buf = append(s.buf, 0)
+		h.Write(zero)
 	}
-	s.h.Reset()
-	s.h.Write(s.buf)
-	return hex.AppendEncode(dst, s.h.Sum(s.sum[:0]))
+	return hex.AppendEncode(dst, h.Sum(s.sum[:0]))
 }
+
+var zero = []byte{0}
 
 // macPool keeps the HMAC states of one key: a coordinator MACs every task
 // message and derives every outcome key with its own key, and would
@@ -135,6 +152,23 @@ func signWith(s *macState, data []byte, purpose ...string) []byte {
 	return append(append(append(out, '"'), sep...), data[1:]...)
 }
 
+// macRoom is what signing a JSON object puts before its first key:
+// {"mac":"HEX", where the object had its opening brace.
+const macRoom = len(macPrefix) + 2*sha256.Size + len(`",`) - 1
+
+// signAfter is signWith(s, b[macRoom:], purpose...) in place: the MAC
+// goes in the room b keeps before the object.
+func signAfter(s *macState, b []byte, purpose ...string) []byte {
+	data := b[macRoom:]
+	if len(data) < 2 || data[0] != '{' || data[1] == '}' {
+		return signWith(s, data, purpose...)
+	}
+	copy(b, macPrefix)
+	s.appendHex(b[len(macPrefix):len(macPrefix)], purpose, data) // MACed before written: it fills the room
+	b[macRoom-1], b[macRoom] = '"', ','
+	return b
+}
+
 var (
 	errUnsigned = errors.New("it carries no MAC")
 	errBadMAC   = errors.New("its MAC does not match")
@@ -142,6 +176,12 @@ var (
 
 // verify checks the MAC that sign spliced into data.
 func verify(data []byte, key []byte, purpose ...string) error {
+	s := newMACState(key)
+	return s.verifyWith(s.h, data, purpose...)
+}
+
+// verifyWith is verify under h, fresh, with s's buffers.
+func (s *macState) verifyWith(h hash.Hash, data []byte, purpose ...string) error {
 	rest, ok := bytes.CutPrefix(data, []byte(macPrefix))
 	if !ok || len(rest) < 2*sha256.Size+1 {
 		return errUnsigned
@@ -156,12 +196,13 @@ func verify(data []byte, key []byte, purpose ...string) error {
 		return errUnsigned
 	}
 	// What was MACed is the object '{' and rest.
-	var want [2 * sha256.Size]byte
-	if !hmac.Equal(got, newMACState(key).appendHex(want[:0], purpose, []byte{'{'}, rest)) {
+	if !hmac.Equal(got, s.appendHexWith(h, s.want[:0], purpose, openBrace, rest)) {
 		return errBadMAC
 	}
 	return nil
 }
+
+var openBrace = []byte{'{'}
 
 // outcomeKey is the secret an attempt's outcome is MACed with: derived
 // from the coordinator's key, so a resumed coordinator with the same key
@@ -188,11 +229,15 @@ func signOutcome(data []byte, outcomeKey, resultKey string) []byte {
 
 // checkOutcome checks an outcome committed under resultKey against this
 // coordinator's key.
+//
+// The outcome key differs per attempt, so each check sets an HMAC up; the
+// rest (the key, the parts, the sums) lives in the coordinator key's
+// pooled state.
 func (c *Coordinator) checkOutcome(resultKey string, data []byte) error {
 	s := c.macs.get()
-	key := outcomeKeyWith(s, resultKey)
-	c.macs.put(s)
-	return verify(data, []byte(key), "fsd outcome", resultKey)
+	defer c.macs.put(s)
+	key := s.appendHex(s.key[:0], []string{"fsd outcome key", resultKey})
+	return s.verifyWith(hmac.New(sha256.New, key), data, "fsd outcome", resultKey)
 }
 
 // signTask MACs a task message's JSON with the coordinator's key.

@@ -51,8 +51,10 @@ type Options struct {
 type Coordinator struct {
 	res  *resources
 	opts Options
-	// jsp publishes task messages (publish).
-	jsp jetstream.JetStream
+	// jsp publishes task messages (publish) with the options pubOpts,
+	// made once.
+	jsp     jetstream.JetStream
+	pubOpts []jetstream.PublishOpt
 	// macs MAC task messages and derive outcome keys with opts.Key.
 	macs *macPool
 
@@ -105,7 +107,7 @@ func Connect(ctx context.Context, url string, opts Options) (*Coordinator, error
 		res.Close()
 		return nil, err
 	}
-	c := &Coordinator{res: res, opts: opts, jsp: jsp, macs: newMACPool(opts.Key), skills: map[string]skillRef{}, watches: map[string]*runWatch{}, closed: make(chan struct{}), pooled: map[string]bool{}}
+	c := &Coordinator{res: res, opts: opts, jsp: jsp, pubOpts: []jetstream.PublishOpt{jetstream.WithStallWait(attemptWait)}, macs: newMACPool(opts.Key), skills: map[string]skillRef{}, watches: map[string]*runWatch{}, closed: make(chan struct{}), pooled: map[string]bool{}}
 	c.watchStore(ctx)
 	return c, nil
 }
@@ -181,7 +183,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 	}
 	key := ResultKey(t.Run, t.Task, t.Number)
 	ready, seen := w.wait(key)
-	defer w.forget(key)
+	defer w.forget(key, ready)
 	if seen {
 		out, err := c.outcome(ctx, key)
 		if err != nil || out != nil {
@@ -189,12 +191,9 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		}
 	}
 	m := Message{V: WireVersion, Attempt: *t, Script: c.script, ScriptName: c.scriptName,
-		Events: eventsSubject(t.Run, t.Task, t.Number), MaxDeliveries: c.opts.MaxDeliveries}
-	macs := c.macs.get()
-	m.OutcomeKey = outcomeKeyWith(macs, key)
-	c.macs.put(macs)
+		Events: eventSubject + "." + key, MaxDeliveries: c.opts.MaxDeliveries}
 	if approvals != nil {
-		m.Approvals = approvalsSubject(t.Run, t.Task, t.Number)
+		m.Approvals = approvalSubject + "." + key
 	}
 	if c.opts.ModelName != nil {
 		m.Model = c.opts.ModelName(m.Model)
@@ -206,13 +205,13 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		}
 		m.Bundle, m.Manifest = ref.bundle, ref.manifest
 	}
-	data, err := marshalMessage(&m)
+	macs := c.macs.get()
+	m.OutcomeKey = outcomeKeyWith(macs, key)
+	data, err := signedMessage(macs, &m)
+	c.macs.put(macs)
 	if err != nil {
 		return nil, err
 	}
-	macs = c.macs.get()
-	data = signWith(macs, data, "fsd task")
-	c.macs.put(macs)
 	// The run's events subscription was made before this publish: the
 	// server sees the interest before any worker can report.
 	eventsDone := func() {}
@@ -224,7 +223,8 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 		defer w.approvals.add(ctx, m.Approvals, approvals)()
 	}
 	// Errors do not name the task: the board says which task failed.
-	msg := &nats.Msg{Subject: taskSubject(t.Skill, t.Agent), Data: data, Header: traceHeader(ctx)}
+	subject := taskSubject(t.Skill, t.Agent)
+	msg := &nats.Msg{Subject: subject, Data: data, Header: traceHeader(ctx)}
 	var seq uint64 // the message's sequence in the task stream
 	err = keepTryingLog(ctx, func() zerolog.Logger { return c.opts.Logger.With().Str("task", t.Task).Logger() }, "publish the task to NATS", func() (err error) {
 		seq, err = c.publish(ctx, msg, key)
@@ -240,7 +240,7 @@ func (c *Coordinator) Dispatch(ctx context.Context, t *work.Attempt, events even
 	if err != nil {
 		return nil, fmt.Errorf("publishing it to NATS: %w", err)
 	}
-	c.warnNoPool(taskSubject(t.Skill, t.Agent))
+	c.warnNoPool(subject)
 	select {
 	case out := <-ready:
 		if events != nil && len(out.Events) > 0 && !c.dropOutcomeEvents {
@@ -275,17 +275,30 @@ const maxPublishing = 1024
 // the publish is then made again, and the stream drops a second copy by
 // its message id.
 //
+// The message id is the header jetstream.WithMsgID would set, set on msg
+// once rather than by an option made and applied on every publish.
+//
 // U2: bounded in flight, made again under its message id.
 func (c *Coordinator) publish(ctx context.Context, msg *nats.Msg, key string) (seq uint64, err error) {
-	f, err := c.jsp.PublishMsgAsync(msg, jetstream.WithMsgID(key), jetstream.WithStallWait(attemptWait))
+	if id := msg.Header[jetstream.MsgIDHeader]; len(id) != 1 || id[0] != key {
+		if msg.Header == nil {
+			msg.Header = nats.Header{}
+		}
+		msg.Header[jetstream.MsgIDHeader] = []string{key}
+	}
+	f, err := c.jsp.PublishMsgAsync(msg, c.pubOpts...)
 	if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
 		return 0, fmt.Errorf("%w: %w", nats.ErrTimeout, err) // tried again, as a lost ack is
 	}
 	if err != nil {
 		return 0, err
 	}
-	t := time.NewTimer(attemptWait)
-	defer t.Stop()
+	t := ackTimers.Get().(*time.Timer)
+	t.Reset(attemptWait)
+	defer func() {
+		t.Stop() // nothing is received from it after Stop: it can be reset for another publish
+		ackTimers.Put(t)
+	}()
 	select {
 	case ack := <-f.Ok():
 		return ack.Sequence, nil
@@ -300,6 +313,14 @@ func (c *Coordinator) publish(ctx context.Context, msg *nats.Msg, key string) (s
 		return 0, ctx.Err()
 	}
 }
+
+// ackTimers are the stopped timers publish waits for acks with: one made
+// per task message costs three allocations.
+var ackTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
 
 // keepTrying calls f until it succeeds, fails for good or ctx ends: the
 // coordinator's requests that are safe to repeat and that its run cannot
@@ -570,22 +591,35 @@ func (c *Coordinator) decodeOutcome(key string, value []byte) *Outcome {
 
 // wait returns a channel that receives the outcome of key. seen: it came
 // already, and the bucket holds it.
-func (w *runWatch) wait(key string) (ready <-chan *Outcome, seen bool) {
+func (w *runWatch) wait(key string) (ready chan *Outcome, seen bool) {
+	ch := readyChans.Get().(chan *Outcome)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	seen = w.seen[key]
 	delete(w.seen, key)
-	ch := make(chan *Outcome, 1)
 	w.waiters[key] = ch
 	return ch, seen
 }
 
-// forget drops the wait for key: the Dispatch that waited returned.
-func (w *runWatch) forget(key string) {
+// forget drops the wait for key with ready, which wait returned: the
+// Dispatch that waited returned.
+func (w *runWatch) forget(key string, ready chan *Outcome) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.waiters, key)
+	if w.waiters[key] == ready {
+		delete(w.waiters, key)
+	}
+	w.mu.Unlock()
+	// No outcome is sent on it now (deliver sends under w.mu to the
+	// waiters only): emptied, it serves another wait.
+	select {
+	case <-ready:
+	default:
+	}
+	readyChans.Put(ready)
 }
+
+// readyChans are the channels of waits that ended (wait, forget).
+var readyChans = sync.Pool{New: func() any { return make(chan *Outcome, 1) }}
 
 // outcome reads a committed outcome from the bucket; nil when it is gone
 // (expired, or purged by hand): the attempt is then run again.

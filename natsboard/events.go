@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -26,6 +27,9 @@ type runEvents struct {
 	sub  *nats.Subscription
 	ch   chan *nats.Msg
 	quit chan struct{}
+	// emitted counts the messages of sub that emit has handed on (or
+	// dropped): once it reaches what sub delivered to ch, nothing waits.
+	emitted atomic.Uint64
 
 	mu    sync.Mutex
 	sinks map[string]attemptSink // by events subject
@@ -71,10 +75,10 @@ func (e *runEvents) emit() {
 		}
 		s, ok := e.sinks[msg.Subject]
 		e.mu.Unlock()
-		if !ok {
-			continue // an attempt no Dispatch waits for (any more)
-		}
-		emitEvents(s, splitEvents(msg.Data))
+		if ok {
+			emitEvents(s, splitEvents(msg.Data))
+		} // else an attempt no Dispatch waits for (any more)
+		e.emitted.Add(1)
 	}
 }
 
@@ -113,8 +117,16 @@ func (e *runEvents) add(subject, run, task string, sink event.Sink) (done func()
 // flush waits until the events received so far have been emitted (or the
 // run's events stopped).
 //
-// U1: the marker goes behind every event that came before the outcome.
+// U1: the marker goes behind every event that came before the outcome;
+// none is needed when emit has handed on every message the subscription
+// put in ch, as for a task whose events all ride in its outcome.
 func (e *runEvents) flush() {
+	// The client counts a message as delivered once it is in ch, and emit
+	// takes them in that order: every one counted before now is emitted
+	// when emitted has reached the count.
+	if n, err := e.sub.Delivered(); err == nil && e.emitted.Load() >= uint64(n) {
+		return
+	}
 	marker, done := &nats.Msg{}, make(chan struct{})
 	e.mu.Lock()
 	e.barriers[marker] = done

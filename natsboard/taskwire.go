@@ -25,19 +25,44 @@ import (
 // it must.
 //
 // U14: the bytes are json.Marshal's, or json.Marshal itself.
-func marshalMessage(m *Message) ([]byte, error) {
+func marshalMessage(m *Message) ([]byte, error) { return marshalMessageAfter(m, 0) }
+
+// marshalMessageAfter is marshalMessage written after room bytes left
+// for the caller: the message is the buffer's tail from room on.
+func marshalMessageAfter(m *Message, room int) ([]byte, error) {
 	if !messageAppenderMatches() || len(m.Turns) > 0 || !m.Deadline.IsZero() && !jsonw.TimeOK(m.Deadline) {
-		return json.Marshal(m)
+		return marshalJSONAfter(m, room)
 	}
 	n := 512 + len(m.Goal) + len(m.Input) + len(m.Observations) + len(m.Workspace)
 	for i := range m.Deps {
 		d := &m.Deps[i]
 		if !jsonw.Compact(d.Output) && len(d.Output) > 0 {
-			return json.Marshal(m)
+			return marshalJSONAfter(m, room)
 		}
 		n += 40 + len(d.TaskID) + len(d.Agent) + len(d.Result) + len(d.Output)
 	}
-	return appendMessage(make([]byte, 0, n+n/16), m), nil
+	return appendMessage(make([]byte, room, room+n+n/16), m), nil
+}
+
+func marshalJSONAfter(m *Message, room int) ([]byte, error) {
+	// A copy goes to json, which keeps the caller's message from escaping
+	// to the heap on the appender's path.
+	v := *m
+	data, err := json.Marshal(&v)
+	if err != nil || room == 0 {
+		return data, err
+	}
+	return append(make([]byte, room, room+len(data)), data...), nil
+}
+
+// signedMessage is signWith(s, marshalMessage(m), "fsd task"): the
+// message is written once, after room for its MAC.
+func signedMessage(s *macState, m *Message) ([]byte, error) {
+	b, err := marshalMessageAfter(m, macRoom)
+	if err != nil {
+		return nil, err
+	}
+	return signAfter(s, b, "fsd task"), nil
 }
 
 // messageAppenderMatches is false when Message, work.Attempt, work.Limits

@@ -152,3 +152,32 @@ func BenchmarkUnmarshalMessage(b *testing.B) {
 		}
 	}
 }
+
+// TestSignedMessage: a task message written after room for its MAC and
+// signed in place is the message marshalMessage writes, signed by
+// signTask, on the appender's path and on json.Marshal's.
+func TestSignedMessage(t *testing.T) {
+	key := NewKey()
+	pool := newMACPool(key)
+	var full Message
+	jsonw.Fill(&full)
+	full.Deadline = time.Date(2026, 12, 2, 3, 4, 5, 60700, time.UTC)
+	full.Deps[0].Output = json.RawMessage(`{"a":[1,"x\u003cy",null]}`)
+	full.Turns = nil
+	withTurns := full
+	withTurns.Turns = []model.Message{{Role: model.User, Text: "hi\n"}}
+	for name, m := range map[string]*Message{"appender": &full, "json": &withTurns, "empty": {}} {
+		s := pool.get()
+		got, err := signedMessage(s, m)
+		pool.put(s)
+		must(t, err)
+		data, err := marshalMessage(m)
+		must(t, err)
+		if want := signTask(data, key); !bytes.Equal(got, want) {
+			t.Errorf("%s: signed in place\n%s\nwant\n%s", name, got, want)
+		}
+		if err := checkTask(got, key); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -178,7 +178,8 @@ func decodeOutcome(data []byte, out *Outcome) bool {
 // their bytes.
 func decodeRaws(data []byte, i int, rs *[]json.RawMessage) (int, bool) {
 	start := i
-	var ends []int // of each value, from start
+	var small [16]int
+	ends := small[:0] // of each value, from start
 	end, ok := jsonw.Array(data, i, func(i int) (int, bool) {
 		if i >= len(data) || data[i] == 'n' { // a null leaves it to json
 			return i, false
