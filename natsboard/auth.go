@@ -233,6 +233,8 @@ func signOutcome(data []byte, outcomeKey, resultKey string) []byte {
 // The outcome key differs per attempt, so each check sets an HMAC up; the
 // rest (the key, the parts, the sums) lives in the coordinator key's
 // pooled state.
+//
+// U32: crypto/hmac under the attempt's outcome key, nothing copied.
 func (c *Coordinator) checkOutcome(resultKey string, data []byte) error {
 	s := c.macs.get()
 	defer c.macs.put(s)

@@ -117,9 +117,9 @@ func (e *runEvents) add(subject, run, task string, sink event.Sink) (done func()
 // flush waits until the events received so far have been emitted (or the
 // run's events stopped).
 //
-// U1: the marker goes behind every event that came before the outcome;
-// none is needed when emit has handed on every message the subscription
-// put in ch, as for a task whose events all ride in its outcome.
+// U1: the marker goes behind every event that came before the outcome.
+// U30: none when emit has handed on every message the subscription put
+// in ch, as for a task whose events all ride in its outcome.
 func (e *runEvents) flush() {
 	// The client counts a message as delivered once it is in ch, and emit
 	// takes them in that order: every one counted before now is emitted

@@ -57,6 +57,8 @@ func marshalJSONAfter(m *Message, room int) ([]byte, error) {
 
 // signedMessage is signWith(s, marshalMessage(m), "fsd task"): the
 // message is written once, after room for its MAC.
+//
+// U31: signTask's bytes, written once.
 func signedMessage(s *macState, m *Message) ([]byte, error) {
 	b, err := marshalMessageAfter(m, macRoom)
 	if err != nil {

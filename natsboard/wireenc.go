@@ -123,6 +123,8 @@ func allCompact(rs []json.RawMessage) bool {
 // outcome's decoding through reflection had been as costly as its
 // encoding on the worker.
 //
+// Its transcript and events share data's bytes (decodeRaws).
+//
 // U13: what json.Unmarshal decodes, or json.Unmarshal itself.
 func unmarshalOutcome(data []byte, out *Outcome) error {
 	if !decodeOutcome(data, out) {
@@ -174,29 +176,29 @@ func decodeOutcome(data []byte, out *Outcome) bool {
 }
 
 // decodeRaws decodes an array of raw JSON values, each one jsonw.Compact
-// (any other goes through json.Unmarshal). The values share one copy of
-// their bytes.
+// (any other goes through json.Unmarshal). The values are data's own
+// bytes, capped so that an append to one copies it: an outcome's data is
+// the coordinator's (each delivery of the watch and each Get has bytes
+// of its own), and copying its transcript again had cost an allocation
+// and a copy a task.
 func decodeRaws(data []byte, i int, rs *[]json.RawMessage) (int, bool) {
-	start := i
-	var small [16]int
-	ends := small[:0] // of each value, from start
+	var small [32]int
+	bounds := small[:0] // where each value starts and ends
 	end, ok := jsonw.Array(data, i, func(i int) (int, bool) {
 		if i >= len(data) || data[i] == 'n' { // a null leaves it to json
 			return i, false
 		}
-		i, ok := jsonw.ScanValue(data, i)
-		ends = append(ends, i-start)
-		return i, ok
+		end, ok := jsonw.ScanValue(data, i)
+		bounds = append(bounds, i, end)
+		return end, ok
 	})
 	if !ok {
 		return end, false
 	}
-	buf := append([]byte(nil), data[start:end-1]...) // up to the closing bracket
-	out := make([]json.RawMessage, len(ends))
-	from := 1
-	for k, e := range ends {
-		out[k] = json.RawMessage(buf[from:e:e])
-		from = e + 1
+	out := make([]json.RawMessage, len(bounds)/2)
+	for k := range out {
+		from, to := bounds[2*k], bounds[2*k+1]
+		out[k] = json.RawMessage(data[from:to:to])
 	}
 	*rs = out
 	return end, true
