@@ -137,20 +137,23 @@ type running struct {
 // its message's delivery needs keeping, and cancels are rare.
 const maxHeard = 4096
 
-// add registers a task; the returned func unregisters it. cancelled: its
-// cancel came before, and it must not run.
-func (r *running) add(key string, cancel context.CancelCauseFunc) (unregister func(), cancelled bool) {
+// add registers a task until remove. cancelled: its cancel came before,
+// and it must not run.
+func (r *running) add(key string, cancel context.CancelCauseFunc) (cancelled bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.tasks == nil {
 		r.tasks = map[string]context.CancelCauseFunc{}
 	}
 	r.tasks[key] = cancel
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		delete(r.tasks, key)
-	}, r.heard[key]
+	return r.heard[key]
+}
+
+// remove unregisters the task key.
+func (r *running) remove(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.tasks, key)
 }
 
 // cancel cancels the task key if it runs here and reports whether it

@@ -176,7 +176,14 @@ type eventBatch struct {
 }
 
 func newEventBatch(nc *nats.Conn, subject string) *eventBatch {
-	return &eventBatch{nc: nc, subject: subject, max: int(nc.MaxPayload()) - 1024, linger: eventsLinger}
+	b := &eventBatch{}
+	b.init(nc, subject)
+	return b
+}
+
+// init is newEventBatch for a batch kept elsewhere (a taskRun's).
+func (b *eventBatch) init(nc *nats.Conn, subject string) {
+	b.nc, b.subject, b.max, b.linger = nc, subject, int(nc.MaxPayload())-1024, eventsLinger
 }
 
 // Emit keeps an event for the next batch.

@@ -31,6 +31,11 @@ type puller struct {
 	sub   *nats.Subscription
 	inbox string
 	pulls uint64
+	// subject is where pulls go; waiting and req are the slots of a round
+	// and its request, reused by the next.
+	subject string
+	waiting []chan delivery
+	req     []byte
 }
 
 // delivery is what a round gives one waiting slot: a task message, or
@@ -52,7 +57,7 @@ func newPuller(w *Worker) (*puller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &puller{w: w, want: make(chan chan delivery), sub: sub, inbox: inbox}, nil
+	return &puller{w: w, want: make(chan chan delivery), sub: sub, inbox: inbox, subject: pullSubject(w.opts.Agents)}, nil
 }
 
 // next waits for a task message for a slot the caller holds. ok is false
@@ -72,7 +77,7 @@ func (p *puller) next(ctx context.Context, r chan delivery) (d delivery, ok bool
 func (p *puller) run(ctx context.Context) {
 	defer func() { _ = p.sub.Unsubscribe() }()
 	for {
-		var waiting []chan delivery
+		waiting := p.waiting[:0]
 		select {
 		case r := <-p.want:
 			waiting = append(waiting, r)
@@ -89,6 +94,8 @@ func (p *puller) run(ctx context.Context) {
 			}
 		}
 		p.round(ctx, waiting)
+		clear(waiting) // a slot's channel is not kept past its round
+		p.waiting = waiting
 	}
 }
 
@@ -113,8 +120,11 @@ func (p *puller) round(ctx context.Context, waiting []chan delivery) {
 	expires := min(pullRenew, p.w.opts.AckWait/2)
 	p.pulls++
 	reply := p.inbox + "." + strconv.FormatUint(p.pulls, 10)
-	req := fmt.Appendf(nil, `{"batch":%d,"expires":%d}`, len(waiting), expires.Nanoseconds())
-	if err := p.w.res.nc.PublishRequest(pullSubject(p.w.opts.Agents), reply, req); err != nil {
+	// The publish copies req to the connection's buffer: the next round
+	// may write over it.
+	p.req = strconv.AppendInt(append(p.req[:0], `{"batch":`...), int64(len(waiting)), 10)
+	p.req = append(strconv.AppendInt(append(p.req, `,"expires":`...), expires.Nanoseconds(), 10), '}')
+	if err := p.w.res.nc.PublishRequest(p.subject, reply, p.req); err != nil {
 		reason = err
 		return
 	}
@@ -195,13 +205,24 @@ func (q queueMsg) TermWithReason(reason string) error {
 }
 
 func (q queueMsg) Metadata() (*jetstream.MsgMetadata, error) {
+	return metadataOf(q, &jetstream.MsgMetadata{})
+}
+
+// metadataOf is msg.Metadata(), written to into when msg is a pull's
+// delivery (a taskRun keeps it, rather than an allocation of its own).
+func metadataOf(msg jetstream.Msg, into *jetstream.MsgMetadata) (*jetstream.MsgMetadata, error) {
+	q, ok := msg.(queueMsg)
+	if !ok {
+		return msg.Metadata()
+	}
 	md, err := q.m.Metadata()
 	if err != nil {
 		return nil, err
 	}
-	return &jetstream.MsgMetadata{
+	*into = jetstream.MsgMetadata{
 		Sequence:     jetstream.SequencePair{Consumer: md.Sequence.Consumer, Stream: md.Sequence.Stream},
 		NumDelivered: md.NumDelivered, NumPending: md.NumPending, Timestamp: md.Timestamp,
 		Stream: md.Stream, Consumer: md.Consumer, Domain: md.Domain,
-	}, nil
+	}
+	return into, nil
 }

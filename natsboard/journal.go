@@ -252,9 +252,17 @@ type published struct {
 // (jetstream.WithPublishAsyncTimeout), or a lost ack makes Wait wait
 // until the connection closes.
 func NewAttemptLog(js jetstream.JetStream, run, task string, attempt int, delivery, base uint64) *AttemptLog {
-	return &AttemptLog{js: js, gen: journal.Gen{Task: task, Attempt: max(attempt, 1)},
-		subject: journalSubject(run, task, attempt), delivery: strconv.FormatUint(delivery, 10),
-		base: strconv.FormatUint(base, 10), max: js.Conn().MaxPayload(), linger: journalLinger}
+	l := &AttemptLog{}
+	l.init(js, journalSubject(run, task, attempt), task, attempt, delivery, base)
+	return l
+}
+
+// init is NewAttemptLog for a log kept elsewhere (a taskRun's), on the
+// attempt's journal subject.
+func (l *AttemptLog) init(js jetstream.JetStream, subject, task string, attempt int, delivery, base uint64) {
+	l.js, l.gen, l.subject = js, journal.Gen{Task: task, Attempt: max(attempt, 1)}, subject
+	l.delivery, l.base = strconv.FormatUint(delivery, 10), strconv.FormatUint(base, 10)
+	l.max, l.linger = js.Conn().MaxPayload(), journalLinger
 }
 
 // Append keeps one entry of the attempt's generator for the next publish.

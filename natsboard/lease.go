@@ -32,7 +32,14 @@ type lease struct {
 // newLease starts a lease on a delivery asked for at asked: the server
 // delivered it, and started its ack wait, after that.
 func newLease(asked time.Time, ackWait time.Duration) *lease {
-	return &lease{ackWait: ackWait, asked: asked, until: asked.Add(ackWait)}
+	l := &lease{}
+	l.start(asked, ackWait)
+	return l
+}
+
+// start is newLease for a lease kept elsewhere (a taskRun's).
+func (l *lease) start(asked time.Time, ackWait time.Duration) {
+	l.ackWait, l.asked, l.until = ackWait, asked, asked.Add(ackWait)
 }
 
 // held reports whether the delivery is still this worker's, with a

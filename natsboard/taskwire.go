@@ -177,8 +177,12 @@ var (
 )
 
 // decodeMessage decodes data into m when it is in json.Marshal's form,
-// and reports whether it was.
+// and reports whether it was. Its strings are pieces of one copy of data
+// (jsonw.ReadStringOf): a copy each cost a worker more allocations than
+// anything else it does for a task outside the task itself, and they
+// live as long as the task, as the message does.
 func decodeMessage(data []byte, m *Message) bool {
+	src := string(data)
 	end, ok := jsonw.Object(data, 0, messageKeys, func(k, i int) (int, bool) {
 		switch messageKeys[k] {
 		case "mac": // checked by the caller: skipped, as long as it is a plain string
@@ -189,73 +193,73 @@ func decodeMessage(data []byte, m *Message) bool {
 		case "v":
 			return jsonw.ReadInt(data, i, &m.V)
 		case "run":
-			return jsonw.ReadString(data, i, &m.Run)
+			return jsonw.ReadStringOf(data, src, i, &m.Run)
 		case "task":
-			return jsonw.ReadString(data, i, &m.Task)
+			return jsonw.ReadStringOf(data, src, i, &m.Task)
 		case "attempt":
 			return jsonw.ReadInt(data, i, &m.Number)
 		case "goal":
-			return jsonw.ReadString(data, i, &m.Goal)
+			return jsonw.ReadStringOf(data, src, i, &m.Goal)
 		case "input":
-			return jsonw.ReadString(data, i, &m.Input)
+			return jsonw.ReadStringOf(data, src, i, &m.Input)
 		case "deps":
-			return decodeDeps(data, i, &m.Deps)
+			return decodeDeps(data, src, i, &m.Deps)
 		case "skill":
-			return jsonw.ReadString(data, i, &m.Skill)
+			return jsonw.ReadStringOf(data, src, i, &m.Skill)
 		case "agent":
-			return jsonw.ReadString(data, i, &m.Agent)
+			return jsonw.ReadStringOf(data, src, i, &m.Agent)
 		case "assignee":
-			return jsonw.ReadString(data, i, &m.Assignee)
+			return jsonw.ReadStringOf(data, src, i, &m.Assignee)
 		case "turns":
 			// Model messages, rare here: json decodes them.
 			end, ok := jsonw.ScanValue(data, i)
 			return end, ok && json.Unmarshal(data[i:end], &m.Turns) == nil
 		case "observations":
-			return jsonw.ReadString(data, i, &m.Observations)
+			return jsonw.ReadStringOf(data, src, i, &m.Observations)
 		case "model":
-			return jsonw.ReadString(data, i, &m.Model)
+			return jsonw.ReadStringOf(data, src, i, &m.Model)
 		case "limits":
-			return decodeLimits(data, i, &m.Limits)
+			return decodeLimits(data, src, i, &m.Limits)
 		case "deadline":
 			return jsonw.ReadTime(data, i, &m.Deadline)
 		case "durability":
-			return jsonw.ReadString(data, i, (*string)(&m.Durability))
+			return jsonw.ReadStringOf(data, src, i, (*string)(&m.Durability))
 		case "approve":
-			return jsonw.ReadString(data, i, (*string)(&m.Approve))
+			return jsonw.ReadStringOf(data, src, i, (*string)(&m.Approve))
 		case "approval-timeout":
 			var n int
 			end, ok := jsonw.ReadInt(data, i, &n)
 			m.ApprovalTimeout = time.Duration(n)
 			return end, ok
 		case "workspace":
-			return jsonw.ReadString(data, i, &m.Workspace)
+			return jsonw.ReadStringOf(data, src, i, &m.Workspace)
 		case "handle-key":
 			return decodeBytes(data, i, &m.HandleKey)
 		case "cache-scope":
-			return jsonw.ReadString(data, i, &m.CacheScope)
+			return jsonw.ReadStringOf(data, src, i, &m.CacheScope)
 		case "builtins":
 			return jsonw.ReadStrings(data, i, &m.Builtins)
 		case "bundle":
-			return jsonw.ReadString(data, i, &m.Bundle)
+			return jsonw.ReadStringOf(data, src, i, &m.Bundle)
 		case "manifest":
-			return jsonw.ReadString(data, i, &m.Manifest)
+			return jsonw.ReadStringOf(data, src, i, &m.Manifest)
 		case "script":
-			return jsonw.ReadString(data, i, &m.Script)
+			return jsonw.ReadStringOf(data, src, i, &m.Script)
 		case "script-name":
-			return jsonw.ReadString(data, i, &m.ScriptName)
+			return jsonw.ReadStringOf(data, src, i, &m.ScriptName)
 		case "events":
-			return jsonw.ReadString(data, i, &m.Events)
+			return jsonw.ReadStringOf(data, src, i, &m.Events)
 		case "approvals":
-			return jsonw.ReadString(data, i, &m.Approvals)
+			return jsonw.ReadStringOf(data, src, i, &m.Approvals)
 		case "max-deliveries":
 			return jsonw.ReadInt(data, i, &m.MaxDeliveries)
 		}
-		return jsonw.ReadString(data, i, &m.OutcomeKey)
+		return jsonw.ReadStringOf(data, src, i, &m.OutcomeKey)
 	})
 	return ok && end == len(data)
 }
 
-func decodeLimits(data []byte, i int, l *work.Limits) (int, bool) {
+func decodeLimits(data []byte, src string, i int, l *work.Limits) (int, bool) {
 	return jsonw.Object(data, i, limitsKeys, func(k, i int) (int, bool) {
 		switch limitsKeys[k] {
 		case "max-steps":
@@ -265,9 +269,9 @@ func decodeLimits(data []byte, i int, l *work.Limits) (int, bool) {
 		case "max-result-tokens":
 			return jsonw.ReadInt(data, i, &l.MaxResultTokens)
 		case "readers":
-			return jsonw.ReadString(data, i, (*string)(&l.Readers))
+			return jsonw.ReadStringOf(data, src, i, (*string)(&l.Readers))
 		case "window-shed":
-			return jsonw.ReadString(data, i, (*string)(&l.WindowShed))
+			return jsonw.ReadStringOf(data, src, i, (*string)(&l.WindowShed))
 		case "max-input-tokens":
 			return jsonw.ReadInt(data, i, &l.MaxInputTokens)
 		}
@@ -276,7 +280,7 @@ func decodeLimits(data []byte, i int, l *work.Limits) (int, bool) {
 }
 
 // decodeDeps decodes the dependencies' results.
-func decodeDeps(data []byte, i int, deps *[]board.DepResult) (int, bool) {
+func decodeDeps(data []byte, src string, i int, deps *[]board.DepResult) (int, bool) {
 	out := []board.DepResult{}
 	end, ok := jsonw.Array(data, i, func(i int) (int, bool) {
 		out = append(out, board.DepResult{})
@@ -284,11 +288,11 @@ func decodeDeps(data []byte, i int, deps *[]board.DepResult) (int, bool) {
 		return jsonw.Object(data, i, depKeys, func(k, i int) (int, bool) {
 			switch depKeys[k] {
 			case "task":
-				return jsonw.ReadString(data, i, &d.TaskID)
+				return jsonw.ReadStringOf(data, src, i, &d.TaskID)
 			case "agent":
-				return jsonw.ReadString(data, i, &d.Agent)
+				return jsonw.ReadStringOf(data, src, i, &d.Agent)
 			case "result":
-				return jsonw.ReadString(data, i, &d.Result)
+				return jsonw.ReadStringOf(data, src, i, &d.Result)
 			}
 			return jsonw.ReadRaw(data, i, &d.Output)
 		})

@@ -34,12 +34,18 @@ type teeLog struct {
 // newTeeLog tees l after the resumed entries, up to a share of the
 // server's max payload (0: unbounded).
 func newTeeLog(l journal.Log, resumed []json.RawMessage, maxPayload int64) *teeLog {
-	t := &teeLog{Log: l, resumed: resumed, max: int(maxPayload / inlineJournalMax)}
+	t := &teeLog{}
+	t.init(l, resumed, maxPayload)
+	return t
+}
+
+// init is newTeeLog for a tee kept elsewhere (a taskRun's).
+func (t *teeLog) init(l journal.Log, resumed []json.RawMessage, maxPayload int64) {
+	t.Log, t.resumed, t.max = l, resumed, int(maxPayload/inlineJournalMax)
 	for _, e := range resumed {
 		t.size += len(e)
 	}
 	t.over = t.max > 0 && t.size > t.max
-	return t
 }
 
 func (t *teeLog) Append(g journal.Gen, entry []byte) (journal.Mark, error) {
@@ -70,6 +76,10 @@ func (t *teeLog) inline() []json.RawMessage {
 	defer t.mu.Unlock()
 	if t.over {
 		return nil
+	}
+	if len(t.resumed) == 0 && t.entries != nil {
+		// Appends after this one do not change what it returned.
+		return t.entries
 	}
 	out := make([]json.RawMessage, 0, len(t.resumed)+len(t.entries))
 	return append(append(out, t.resumed...), t.entries...)

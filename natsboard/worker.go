@@ -91,10 +91,10 @@ type Worker struct {
 	refusal string
 
 	mu     sync.Mutex
-	models map[string]model.Model
-	skills memo[*spec.Skill] // by manifest path in the bundle cache (skill)
+	models map[modelKey]model.Model
+	skills memo[skillKey, *spec.Skill] // by bundle folder and manifest path (skill)
 	// paths are the cache paths of the bundles and files fetched (fetched).
-	paths memo[string]
+	paths memo[fetchKey, string]
 	// running are the tasks in progress, for cancels from coordinators.
 	running running
 	// workspaces are the runs' workspaces the attempts opened.
@@ -170,7 +170,7 @@ func NewWorker(ctx context.Context, url string, opts WorkerOptions) (*Worker, er
 		opts.AckWait = wait
 	}
 	host, _ := os.Hostname()
-	w := &Worker{res: res, opts: opts, cons: cons, floor: queueFloor(ctx, res), trusted: trusted, models: map[string]model.Model{}, secrets: URLSecrets(url), host: host, pid: os.Getpid()}
+	w := &Worker{res: res, opts: opts, cons: cons, floor: queueFloor(ctx, res), trusted: trusted, models: map[modelKey]model.Model{}, secrets: URLSecrets(url), host: host, pid: os.Getpid()}
 	w.refusal = fmt.Sprintf("worker %s does not trust this skill to run commands. A worker runs the command tools and stdio MCP servers "+
 		"of a skill only when the skill's files match a skill under one of its --trust folders; start it with --trust FOLDER holding this skill", opts.Name)
 	if _, err := w.listen(); err != nil {
@@ -250,7 +250,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("subscribe to the task queue's deliveries: %w", err)
 	}
 	wg.Go(func() { p.run(ctx) })
-	h := handlers{wg: &wg, idle: make(chan func()), done: ctx.Done()}
+	h := handlers{w: w, wg: &wg, idle: make(chan job), done: ctx.Done()}
 	for range w.opts.Concurrency {
 		fetchers.Add(1)
 		wg.Go(func() {
@@ -276,10 +276,7 @@ func (w *Worker) Run(ctx context.Context) error {
 					continue
 				}
 				trouble.over(w.opts.Logger)
-				h.run(func() {
-					defer release()
-					w.handle(tctx, d)
-				})
+				h.run(job{ctx: tctx, release: release, d: d})
 			}
 		})
 	}
@@ -296,25 +293,35 @@ func (w *Worker) Run(ctx context.Context) error {
 // calls every time: 3 % of a task's CPU through NATS. Idle goroutines end
 // with Run's ctx.
 type handlers struct {
+	w    *Worker
 	wg   *sync.WaitGroup
-	idle chan func()
+	idle chan job
 	done <-chan struct{}
 }
 
-// run runs f on an idle goroutine, or a new one.
-func (h *handlers) run(f func()) {
+// job is a delivery to handle in the slot's ctx, and the slot's release:
+// a value, where a closure over them would cost an allocation a task.
+type job struct {
+	ctx     context.Context
+	release func()
+	d       delivery
+}
+
+// run runs j on an idle goroutine, or a new one.
+func (h *handlers) run(j job) {
 	select {
-	case h.idle <- f:
+	case h.idle <- j:
 	default:
-		h.wg.Go(func() { h.loop(f) })
+		h.wg.Go(func() { h.loop(j) })
 	}
 }
 
-func (h *handlers) loop(f func()) {
+func (h *handlers) loop(j job) {
 	for {
-		f()
+		h.w.handle(j.ctx, j.d)
+		j.release()
 		select {
-		case f = <-h.idle:
+		case j = <-h.idle:
 		case <-h.done:
 			return
 		}
@@ -397,24 +404,26 @@ func sleep(ctx context.Context, d time.Duration) {
 // message back. U11: a first delivery does not look for a committed
 // outcome unless it may have missed a cancel (mustLook).
 func (w *Worker) handle(ctx context.Context, d delivery) {
-	msg, l := d.msg, newLease(d.asked, w.opts.AckWait)
+	t := &taskRun{msg: d.msg}
+	t.lease.start(d.asked, w.opts.AckWait)
+	msg, l, m := d.msg, &t.lease, &t.m
 	log := w.opts.Logger
-	var m Message
-	if err := unmarshalMessage(msg.Data(), &m); err != nil || m.Task == "" {
+	if err := unmarshalMessage(msg.Data(), m); err != nil || m.Task == "" {
 		// Not a task message: no attempt to fail, and no worker will ever
 		// read it.
 		log.Error().Err(err).Str("subject", msg.Subject()).Msg("unreadable task message dropped")
 		_ = msg.Term()
 		return
 	}
-	log = log.With().Str("run", m.Run).Str("task", m.Task).Int("attempt", m.Number).Logger()
-	key := m.Key()
+	log = log.Hook(taskFields{m})
+	t.key = m.Key()
+	key := t.key
 	if m.V != WireVersion {
 		// Sent by a coordinator of another fsd version: its task fails
 		// saying so, rather than waiting for a worker that reads it.
 		log.Error().Int("v", m.V).Msg("task message of another wire version failed")
-		w.commit(ctx, msg, &m, &work.Outcome{Error: fmt.Sprintf("its task message is wire version %d, and worker %s reads version %d: run the same fsd version on the coordinator and every worker",
-			m.V, w.opts.Name, WireVersion)}, l, log)
+		w.commit(ctx, t, &work.Outcome{Error: fmt.Sprintf("its task message is wire version %d, and worker %s reads version %d: run the same fsd version on the coordinator and every worker",
+			m.V, w.opts.Name, WireVersion)}, log)
 		return
 	}
 	if len(w.opts.SigningKey) > 0 {
@@ -425,12 +434,12 @@ func (w *Worker) handle(ctx context.Context, d delivery) {
 			// why its task failed; a forger's run learns nothing it did
 			// not write.
 			log.Error().Err(err).Str("subject", msg.Subject()).Msg("task message refused: not signed with this worker's --signing-key")
-			w.commit(ctx, msg, &m, &work.Outcome{Error: fmt.Sprintf("worker %s refused its task message: %v under the worker's --signing-key; give fsd run and every worker the same --signing-key FILE",
-				w.opts.Name, err)}, l, log)
+			w.commit(ctx, t, &work.Outcome{Error: fmt.Sprintf("worker %s refused its task message: %v under the worker's --signing-key; give fsd run and every worker the same --signing-key FILE",
+				w.opts.Name, err)}, log)
 			return
 		}
 	}
-	md, _ := msg.Metadata()
+	md, _ := metadataOf(msg, &t.md)
 	// A message stored before this pool's queue was created may have been
 	// delivered by an earlier one (removed by hand, made again by
 	// reopenQueue): its count restarted, its journal did not.
@@ -440,14 +449,14 @@ func (w *Worker) handle(ctx context.Context, d delivery) {
 	// attempt is refused here) or committed an outcome the look finds.
 	tctx, cancel := context.WithCancelCause(tracedContext(ctx, msg.Headers()))
 	defer cancel(nil)
-	unregister, cancelled := w.running.add(key, cancel)
-	defer unregister()
+	cancelled := w.running.add(key, cancel)
+	defer w.running.remove(key)
 	if cancelled {
 		// Its coordinator cancelled it while it was queued: not run. The
 		// cancellation is committed here too, so the attempt has an
 		// outcome even if its coordinator is gone.
 		log.Debug().Msg("cancelled before it was delivered; not run")
-		w.commit(ctx, msg, &m, &work.Outcome{Error: cancelledMessage}, l, log)
+		w.commit(ctx, t, &work.Outcome{Error: cancelledMessage}, log)
 		return
 	}
 	if mustLook(md, resume, d.reconnects, w.res.nc) {
@@ -460,7 +469,7 @@ func (w *Worker) handle(ctx context.Context, d delivery) {
 	var res *work.Outcome
 	// What the run leaves for the commit: its events not sent yet and its
 	// journal's entries not published yet.
-	var end attemptEnd
+	end := &t.end
 	if md != nil && m.MaxDeliveries > 0 && md.NumDelivered > uint64(m.MaxDeliveries) {
 		times := fmt.Sprintf("%d times", md.NumDelivered-1)
 		if md.NumDelivered == 2 {
@@ -468,14 +477,14 @@ func (w *Worker) handle(ctx context.Context, d delivery) {
 		}
 		res = &work.Outcome{Error: "delivered " + times + " to workers that stopped before it finished (a worker crashed, lost its connection or was stopped, or NATS failed for now); not delivered again"}
 	} else {
-		stop := w.heartbeat(ctx, msg, key, cancel, l)
+		beats := w.heartbeat(ctx, t, cancel)
 		var err error
 		delivery := uint64(1)
 		if md != nil {
 			delivery = max(md.NumDelivered, 1)
 		}
-		res, err = w.run(tctx, &m, delivery, resume, &end, log)
-		stop()
+		res, err = w.run(tctx, t, delivery, resume, log)
+		beats.stop()
 		if ctx.Err() != nil {
 			// This worker is stopping: another one runs the task. Not
 			// before this worker's fetches have ended (within FetchMaxWait):
@@ -509,7 +518,7 @@ func (w *Worker) handle(ctx context.Context, d delivery) {
 			return
 		}
 	}
-	w.commitEnd(ctx, msg, &m, res, l, &end, log)
+	w.commit(ctx, t, res, log)
 }
 
 // mustLook reports whether a delivery looks for its attempt's committed
@@ -539,6 +548,51 @@ func (w *Worker) olderThanQueue(md *jetstream.MsgMetadata) bool {
 	return md.Sequence.Stream <= floor && md.Timestamp.Before(cons.CachedInfo().Created.Add(time.Second))
 }
 
+// taskRun is what one delivery of a task message keeps while it is
+// handled: the message, its lease and heartbeats, and the events, journal
+// and transcript of its run, in one allocation rather than one each (a
+// worker allocated more for a task outside the task itself than the
+// in-process board does for the whole task).
+//
+// U23: a delivery's state is one allocation; its logger's task fields
+// are added only to what it logs (taskFields).
+type taskRun struct {
+	msg     jetstream.Msg
+	m       Message
+	key     string // m.Key()
+	md      jetstream.MsgMetadata
+	lease   lease
+	beats   heartbeats
+	end     attemptEnd
+	events  eventBatch
+	journal AttemptLog
+	tee     teeLog
+	asker   approvalAsker
+	out     Outcome // what commit commits
+}
+
+// taskFields adds a task's run, task and attempt to each event its
+// logger writes, as zerolog's fields of a logger's own would (after the
+// event's own): made with With, those fields cost half a kilobyte per
+// task, logged or not.
+type taskFields struct{ m *Message }
+
+func (f taskFields) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
+	e.Str("run", f.m.Run).Str("task", f.m.Task).Int("attempt", f.m.Number)
+}
+
+// trusts is the work.Options.Trusted of a task whose bundle is trusted
+// or not: one of two functions made once, rather than a closure a task.
+func trusts(ok bool) func(*spec.Skill) bool {
+	if ok {
+		return trustedSkill
+	}
+	return untrustedSkill
+}
+
+func trustedSkill(*spec.Skill) bool   { return true }
+func untrustedSkill(*spec.Skill) bool { return false }
+
 // attemptEnd is what a delivery's run leaves for its commit: the events
 // not sent yet, and the attempt log with the entries the outcome carries
 // and that need not be published when it is committed.
@@ -560,46 +614,42 @@ func (e *attemptEnd) flush() {
 }
 
 // commit commits a delivery's outcome, then acks its message: a failed
-// commit hands the message back for another delivery (while l holds).
+// commit hands the message back for another delivery (while its lease
+// holds). For a delivery that ran the task, its outcome carries the events
+// not sent yet and the transcript, inline when they fit (t.end). The
+// journal entries the committed outcome does not carry are stored before
+// it (the coordinator then reads the transcript from the journal), those
+// it carries are never published; when the commit fails, the journal and
+// the events are sent before the message goes back.
 //
 // N3, N14: the first create-only commit is the outcome; one over
 // max_payload is replaced by an error saying so.
 //
 // N25: the outcome is MACed with the outcome key its message carries.
 // U4: the ack is not waited for; a redelivery finds the outcome.
-func (w *Worker) commit(ctx context.Context, msg jetstream.Msg, m *Message, res *work.Outcome, l *lease, log zerolog.Logger) {
-	w.commitEnd(ctx, msg, m, res, l, &attemptEnd{}, log)
-}
-
-// commitEnd is commit for a delivery that ran the task: its outcome
-// carries the events not sent yet and the transcript, inline when they
-// fit. The journal entries the committed outcome does not carry are
-// stored before it (the coordinator then reads the transcript from the
-// journal), those it carries are never published; when the commit fails,
-// the journal and the events are sent before the message goes back.
-//
 // U8: an outcome never commits without its transcript stored, inline or
 // in the journal first.
-func (w *Worker) commitEnd(ctx context.Context, msg jetstream.Msg, m *Message, res *work.Outcome, l *lease, end *attemptEnd, log zerolog.Logger) {
-	key := m.Key()
+func (w *Worker) commit(ctx context.Context, t *taskRun, res *work.Outcome, log zerolog.Logger) {
+	msg, m, key, l, end := t.msg, &t.m, t.key, &t.lease, &t.end
 	res.Worker, res.Host, res.PID = w.opts.Name, w.host, w.pid
-	out := Outcome{V: WireVersion, Outcome: *res}
+	out := &t.out
+	*out = Outcome{V: WireVersion, Outcome: *res}
 	if end.events != nil {
 		out.Events = end.events.tail()
 	}
 	room := w.res.nc.MaxPayload() - 1024
-	data, err := marshalOutcome(&out)
+	data, err := marshalOutcome(out)
 	if err == nil && out.Events != nil && int64(len(data)) > room {
 		// Too big with its last events: they go as a message of their own.
 		end.events.untail(out.Events)
 		out.Events = nil
-		data, err = marshalOutcome(&out)
+		data, err = marshalOutcome(out)
 	}
 	if err == nil && out.Log != nil && int64(len(data)) > room {
 		// Too big with the transcript inline: the coordinator reads it
 		// from the journal stream instead.
 		out.Log = nil
-		data, err = marshalOutcome(&out)
+		data, err = marshalOutcome(out)
 	}
 	if err != nil {
 		data, _ = json.Marshal(Outcome{V: WireVersion, Outcome: work.Outcome{Error: "outcome: " + err.Error(), Worker: res.Worker, Host: res.Host, PID: res.PID}})
@@ -669,58 +719,77 @@ func (w *Worker) commitEnd(ctx context.Context, msg jetstream.Msg, m *Message, r
 //
 // N6: heartbeats keep a live task's message; a dead worker's moves on after
 // one ack wait. U3: the first a third of the ack wait after the ask.
-func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, cancel context.CancelCauseFunc, l *lease) (stop func()) {
+func (w *Worker) heartbeat(ctx context.Context, t *taskRun, cancel context.CancelCauseFunc) *heartbeats {
 	// Each request is bounded by the period: a slow answer must not hold
 	// back the next heartbeat.
-	period := max(w.opts.AckWait/3, 10*time.Millisecond)
-	beat := func() {
-		// An in-progress ack sent as a request: the server answers once it
-		// has processed it.
-		sent := time.Now()
-		if _, err := w.res.nc.Request(msg.Reply(), []byte("+WPI"), period); err == nil {
-			l.confirmed(sent)
-		}
-		gctx, gcancel := context.WithTimeout(ctx, period)
-		_, err := w.res.results.Get(gctx, key)
-		gcancel()
-		if err == nil {
-			cancel(errSuperseded)
-		}
+	h := &t.beats
+	*h = heartbeats{w: w, ctx: ctx, msg: t.msg, key: t.key, cancel: cancel, l: &t.lease, period: max(w.opts.AckWait/3, 10*time.Millisecond)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.t = time.AfterFunc(max(h.period-time.Since(h.l.asked), 0), h.fire)
+	return h
+}
+
+// heartbeats are one delivery's heartbeats: a timer rather than a
+// goroutine waiting on one (most tasks end before the first heartbeat,
+// and then cost only the timer), with its state in the delivery's
+// taskRun rather than in variables its closures would each put on the
+// heap.
+type heartbeats struct {
+	w      *Worker
+	ctx    context.Context
+	msg    jetstream.Msg
+	key    string
+	cancel context.CancelCauseFunc
+	l      *lease
+	period time.Duration
+
+	mu      sync.Mutex
+	stopped bool
+	beating sync.WaitGroup
+	t       *time.Timer
+}
+
+func (h *heartbeats) fire() {
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
 	}
-	// A timer rather than a goroutine waiting on one: most tasks end
-	// before the first heartbeat, and then cost only the timer. stop
-	// waits for a heartbeat under way; none starts after it.
-	var (
-		mu      sync.Mutex
-		stopped bool
-		beating sync.WaitGroup
-		t       *time.Timer
-	)
-	mu.Lock()
-	defer mu.Unlock()
-	t = time.AfterFunc(max(period-time.Since(l.asked), 0), func() {
-		mu.Lock()
-		if stopped {
-			mu.Unlock()
-			return
-		}
-		beating.Add(1)
-		mu.Unlock()
-		defer beating.Done()
-		beat()
-		mu.Lock()
-		if !stopped {
-			t.Reset(period)
-		}
-		mu.Unlock()
-	})
-	return func() {
-		mu.Lock()
-		stopped = true
-		t.Stop()
-		mu.Unlock()
-		beating.Wait()
+	h.beating.Add(1)
+	h.mu.Unlock()
+	defer h.beating.Done()
+	h.beat()
+	h.mu.Lock()
+	if !h.stopped {
+		h.t.Reset(h.period)
 	}
+	h.mu.Unlock()
+}
+
+func (h *heartbeats) beat() {
+	// An in-progress ack sent as a request: the server answers once it
+	// has processed it.
+	sent := time.Now()
+	if _, err := h.w.res.nc.Request(h.msg.Reply(), []byte("+WPI"), h.period); err == nil {
+		h.l.confirmed(sent)
+	}
+	gctx, gcancel := context.WithTimeout(h.ctx, h.period)
+	_, err := h.w.res.results.Get(gctx, h.key)
+	gcancel()
+	if err == nil {
+		h.cancel(errSuperseded)
+	}
+}
+
+// stop stops the heartbeats: it waits for one under way; none starts
+// after it.
+func (h *heartbeats) stop() {
+	h.mu.Lock()
+	h.stopped = true
+	h.t.Stop()
+	h.mu.Unlock()
+	h.beating.Wait()
 }
 
 // run loads what the task needs, reads its journal and runs it (resumed
@@ -730,13 +799,14 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg, key string, c
 //
 // N10, T5: a redelivery resumes from the attempt log; trust is the worker's
 // own, by bundle digest.
-func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bool, end *attemptEnd, log zerolog.Logger) (*work.Outcome, error) {
+func (w *Worker) run(ctx context.Context, t *taskRun, delivery uint64, resume bool, log zerolog.Logger) (*work.Outcome, error) {
+	m, end := &t.m, &t.end
 	fail := func(format string, args ...any) (*work.Outcome, error) {
 		return &work.Outcome{Error: fmt.Sprintf(format, args...)}, nil
 	}
 	var skill *spec.Skill
 	if m.Skill != "" {
-		dir, err := w.fetched("bundle\x00"+m.Bundle, func() (string, error) { return w.res.objs.fetchBundle(ctx, w.opts.CacheDir, m.Bundle) })
+		dir, err := w.fetched(fetchKey{digest: m.Bundle}, func() (string, error) { return w.res.objs.fetchBundle(ctx, w.opts.CacheDir, m.Bundle) })
 		if transient(err) {
 			return nil, err
 		}
@@ -746,7 +816,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 		if !filepath.IsLocal(filepath.FromSlash(m.Manifest)) {
 			return fail("skill %s: manifest path %q leaves its folder", m.Skill, m.Manifest)
 		}
-		s, err := w.skill(filepath.Join(dir, filepath.FromSlash(m.Manifest)))
+		s, err := w.skill(skillKey{dir: dir, manifest: m.Manifest})
 		if err != nil {
 			return fail("skill %s: %v", m.Skill, err)
 		}
@@ -765,7 +835,8 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 		}
 		return fail("on worker %s: %s", w.opts.Name, msg)
 	}
-	end.events = newEventBatch(w.res.nc, m.Events)
+	end.events = &t.events
+	end.events.init(w.res.nc, m.Events)
 	// Only an earlier delivery of this message journals this attempt: a
 	// first delivery has nothing to resume and skips the read (a request
 	// per task, a third of what journaling costs a one-step task).
@@ -779,7 +850,8 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 			return fail("%v", err)
 		}
 	}
-	jl := NewAttemptLog(w.res.jsj, m.Run, m.Task, m.Number, delivery, view.last())
+	jl := &t.journal
+	jl.init(w.res.jsj, journalSubjects+"."+t.key, m.Task, m.Number, delivery, view.last())
 	end.log = jl
 	if w.linger > 0 {
 		jl.linger, end.events.linger = w.linger, w.linger
@@ -789,13 +861,15 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 	}
 	var approver work.Approver
 	if m.Approvals != "" {
-		approver = approvalAsker{nc: w.res.nc, subject: m.Approvals}
+		t.asker = approvalAsker{nc: w.res.nc, subject: m.Approvals}
+		approver = &t.asker
 	}
 	log.Debug().Msg("task started")
-	tee := newTeeLog(jl, view.entries, w.res.nc.MaxPayload())
+	tee := &t.tee
+	tee.init(jl, view.entries, w.res.nc.MaxPayload())
 	res := w.opts.Work(ctx, &m.Attempt, work.Options{
 		Model: md, Skill: skill, Sink: end.events, Logger: log, Approver: approver, FinalInOutcome: true,
-		Trusted: func(*spec.Skill) bool { return m.Bundle != "" && w.trusted[m.Bundle] },
+		Trusted: trusts(m.Bundle != "" && w.trusted[m.Bundle]),
 		Refusal: w.refusal,
 		Log:     tee, Logged: view.entries, Secrets: w.secrets, Workspaces: &w.workspaces,
 	})
@@ -809,7 +883,7 @@ func (w *Worker) run(ctx context.Context, m *Message, delivery uint64, resume bo
 	// it is small. The entries not stored yet (the final answer's, and
 	// under commit-before-effects the steps since the last effect) are
 	// stored with the outcome when it carries them, else before it
-	// (commitEnd).
+	// (commit).
 	res.Logged = len(view.entries) + int(jl.Last())
 	res.Log = tee.inline()
 	return res, nil
@@ -834,8 +908,9 @@ const maxSkills = 256
 // in-process board's tasks share the project's.
 //
 // U5: one parse per bundle, by its content's digest.
-func (w *Worker) skill(path string) (*spec.Skill, error) {
-	return w.skills.get(path, func() (*spec.Skill, error) {
+func (w *Worker) skill(key skillKey) (*spec.Skill, error) {
+	return w.skills.get(key, func() (*spec.Skill, error) {
+		path := filepath.Join(key.dir, filepath.FromSlash(key.manifest))
 		s, diags := spec.LoadSkill(path)
 		if err := diags.Err(); err != nil {
 			return nil, err
@@ -851,20 +926,32 @@ func (w *Worker) skill(path string) (*spec.Skill, error) {
 // it the first time: a path in the cache is named by the digest of its
 // content and never changes once written, so a worker looks for it once,
 // not once per task (as it parses a bundle's manifest once, U5).
-func (w *Worker) fetched(key string, fetch func() (string, error)) (string, error) {
+func (w *Worker) fetched(key fetchKey, fetch func() (string, error)) (string, error) {
 	return w.paths.get(key, fetch)
 }
 
+// The keys of a worker's memos and models: structs rather than their
+// parts joined into a string, which a task would allocate each time it
+// looks.
+type (
+	// fetchKey is a fetched bundle's (name "") or file's.
+	fetchKey struct{ digest, name string }
+	// skillKey is a skill's manifest in a fetched bundle's folder.
+	skillKey struct{ dir, manifest string }
+	// modelKey is a model's name and its script's cache path.
+	modelKey struct{ name, script string }
+)
+
 // memo keeps what a worker made once per key, at most maxSkills of them
 // (past that it starts over).
-type memo[V any] struct {
+type memo[K comparable, V any] struct {
 	mu sync.Mutex
-	m  map[string]V
+	m  map[K]V
 }
 
 // get returns key's value, made by build the first time (an error is not
 // kept).
-func (c *memo[V]) get(key string, build func() (V, error)) (V, error) {
+func (c *memo[K, V]) get(key K, build func() (V, error)) (V, error) {
 	c.mu.Lock()
 	v, ok := c.m[key]
 	c.mu.Unlock()
@@ -878,7 +965,7 @@ func (c *memo[V]) get(key string, build func() (V, error)) (V, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxSkills {
-		c.m = map[string]V{}
+		c.m = map[K]V{}
 	}
 	c.m[key] = v
 	return v, nil
@@ -893,13 +980,13 @@ func (w *Worker) model(ctx context.Context, m *Message) (model.Model, error) {
 			name = "workflow.script.yaml"
 		}
 		var err error
-		if script, err = w.fetched("file\x00"+m.Script+"\x00"+name, func() (string, error) {
+		if script, err = w.fetched(fetchKey{digest: m.Script, name: name}, func() (string, error) {
 			return w.res.objs.fetchFile(ctx, w.opts.CacheDir, m.Script, name)
 		}); err != nil {
 			return nil, err
 		}
 	}
-	key := m.Model + "\x00" + script
+	key := modelKey{name: m.Model, script: script}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if md, ok := w.models[key]; ok {

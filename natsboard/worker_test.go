@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/fsdrun/fsd/engine"
+	"github.com/fsdrun/fsd/internal/syncbuf"
 	"github.com/fsdrun/fsd/model"
 )
 
@@ -65,4 +68,35 @@ func mustWatch(t *testing.T, c *Coordinator, run string) *runWatch {
 	w, err := c.watch(context.Background(), run)
 	must(t, err)
 	return w
+}
+
+// TestWorkerLogsNameTask: what a worker logs while it handles a task
+// names the task's run, task and attempt, as a logger with those fields
+// of its own would; the fields are added only to what is logged (U23).
+func TestWorkerLogsNameTask(t *testing.T) {
+	t.Parallel()
+	wf := fanout(t, 1, "")
+	f := newFixture(t, wf)
+	var logged syncbuf.Buffer
+	f.startWorker(t, WorkerOptions{Work: engine.Work, Name: "w1", Logger: zerolog.New(&logged).Level(zerolog.DebugLevel)})
+	res, err := runWorkflow(t, wf, f.c)
+	must(t, err)
+	started := map[string]bool{}
+	for line := range strings.Lines(logged.String()) {
+		var e struct {
+			Run, Task, Message string
+			Attempt            int
+		}
+		must(t, json.Unmarshal([]byte(line), &e))
+		if e.Message != "task started" {
+			continue
+		}
+		started[e.Task] = true
+		if e.Run != res.RunID || e.Attempt != 1 {
+			t.Errorf("logged %s; want run %q, attempt 1", line, res.RunID)
+		}
+	}
+	if !started["t0"] || !started["join"] {
+		t.Errorf("\"task started\" logged for %v; want t0 and join:\n%s", started, logged.String())
+	}
 }

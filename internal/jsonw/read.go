@@ -207,7 +207,16 @@ func ReadInt(data []byte, i int, n *int) (int, bool) {
 // ReadString decodes a string as json.Unmarshal does: escapes replaced,
 // invalid UTF-8 and lone surrogates by U+FFFD.
 func ReadString(data []byte, i int, s *string) (int, bool) {
-	t, end, ok := unquote(data, i)
+	return ReadStringOf(data, "", i, s)
+}
+
+// ReadStringOf is ReadString for data whose text is also src
+// (string(data), or "" when there is none): a string with nothing to
+// replace is then a piece of src rather than a copy of its own, so the
+// strings of a document decoded at once cost one allocation together.
+// They keep src alive as long as any of them lives.
+func ReadStringOf(data []byte, src string, i int, s *string) (int, bool) {
+	t, end, ok := unquote(data, src, i)
 	if !ok {
 		return i, false
 	}
@@ -219,8 +228,9 @@ func ReadString(data []byte, i int, s *string) (int, bool) {
 // whether it is a string JSON accepts. The rules are encoding/json's
 // (unquoteBytes, Go 1.26), with its scanner's refusal of \' and of
 // control characters. A string that needs no change is one copy of its
-// bytes, and one that does is built in place, also one allocation.
-func unquote(data []byte, i int) (string, int, bool) {
+// bytes (a piece of src when src is data's text), and one that does is
+// built in place, also one allocation.
+func unquote(data []byte, src string, i int) (string, int, bool) {
 	if i >= len(data) || data[i] != '"' {
 		return "", i, false
 	}
@@ -229,6 +239,9 @@ func unquote(data []byte, i int) (string, int, bool) {
 	for r < len(data) {
 		c := data[r]
 		if c == '"' {
+			if len(src) == len(data) {
+				return src[start:r], r + 1, true
+			}
 			return string(data[start:r]), r + 1, true
 		}
 		if c == '\\' || c < ' ' {

@@ -113,5 +113,10 @@ func FuzzReadString(f *testing.F) {
 		if ok != (werr == nil) || ok && got != want {
 			t.Fatalf("%q: ReadString %q, %v; json.Unmarshal %q, %v", tok, got, ok, want, werr)
 		}
+		// Read out of the token's own text, the string is the same.
+		var of string
+		if endOf, okOf := ReadStringOf(tok, string(tok), 0, &of); endOf != end || okOf != ok || of != got {
+			t.Fatalf("%q: ReadStringOf %q, %d, %v; ReadString %q, %d, %v", tok, of, endOf, okOf, got, end, ok)
+		}
 	})
 }
