@@ -75,8 +75,11 @@ type macState struct {
 	// fresh one is not: its first Reset would save its keyed state, which
 	// a state used once (sign, verify) never reads.
 	used bool
-	buf  []byte
-	sum  [sha256.Size]byte
+	// buf holds the parts, at first in small: grown from nothing, it cost
+	// a worker's one-use state (an outcome's MAC) two allocations.
+	buf   []byte
+	small [128]byte
+	sum   [sha256.Size]byte
 	// key and want hold an outcome key derived with h and the MAC
 	// expected under it (checkOutcome).
 	key, want [2 * sha256.Size]byte
@@ -97,6 +100,9 @@ func (s *macState) appendHex(dst []byte, parts []string, data ...[]byte) []byte 
 
 // appendHexWith is appendHex under h, fresh, with s's buffers.
 func (s *macState) appendHexWith(h hash.Hash, dst []byte, parts []string, data ...[]byte) []byte {
+	if s.buf == nil {
+		s.buf = s.small[:0]
+	}
 	s.buf = s.buf[:0]
 	for _, p := range parts {
 		s.buf = append(append(s.buf, p...), 0)
