@@ -264,7 +264,9 @@ const noPoolGrace = 5 * time.Second
 func (c *Coordinator) warnNoPool(subject string) {
 	c.mu.Lock()
 	seen := c.pooled[subject]
-	c.pooled[subject] = true
+	if !seen { // every task asks: only the first writes
+		c.pooled[subject] = true
+	}
 	c.mu.Unlock()
 	if seen {
 		return
