@@ -759,12 +759,22 @@ func (h *heartbeats) fire() {
 	h.beating.Add(1)
 	h.mu.Unlock()
 	defer h.beating.Done()
+	// The next is due a period after this one started, however long its
+	// requests took (each is bounded by the period): two heartbeats are
+	// never more than two periods apart, well within the ack wait.
+	start := time.Now()
 	h.beat()
 	h.mu.Lock()
 	if !h.stopped {
-		h.t.Reset(h.period)
+		h.t.Reset(h.next(start))
 	}
 	h.mu.Unlock()
+}
+
+// next is the wait for the heartbeat after the one that started at
+// start.
+func (h *heartbeats) next(start time.Time) time.Duration {
+	return max(h.period-time.Since(start), 0)
 }
 
 func (h *heartbeats) beat() {
@@ -942,9 +952,22 @@ type (
 	modelKey struct{ name, script string }
 )
 
+// own returns the key with strings of its own: a key's strings may be
+// pieces of a task message (U23), which a key kept for the worker's life
+// must not keep alive.
+func (k fetchKey) own() fetchKey { return fetchKey{strings.Clone(k.digest), strings.Clone(k.name)} }
+func (k skillKey) own() skillKey { return skillKey{strings.Clone(k.dir), strings.Clone(k.manifest)} }
+func (k modelKey) own() modelKey { return modelKey{strings.Clone(k.name), strings.Clone(k.script)} }
+
+// memoKey is a memo's key: comparable, and copied by own when kept.
+type memoKey[K any] interface {
+	comparable
+	own() K
+}
+
 // memo keeps what a worker made once per key, at most maxSkills of them
 // (past that it starts over).
-type memo[K comparable, V any] struct {
+type memo[K memoKey[K], V any] struct {
 	mu sync.Mutex
 	m  map[K]V
 }
@@ -967,7 +990,7 @@ func (c *memo[K, V]) get(key K, build func() (V, error)) (V, error) {
 	if c.m == nil || len(c.m) >= maxSkills {
 		c.m = map[K]V{}
 	}
-	c.m[key] = v
+	c.m[key.own()] = v
 	return v, nil
 }
 
@@ -996,6 +1019,6 @@ func (w *Worker) model(ctx context.Context, m *Message) (model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.models[key] = md
+	w.models[key.own()] = md
 	return md, nil
 }

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/rs/zerolog"
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/internal/syncbuf"
 	"github.com/fsdrun/fsd/model"
+	"github.com/fsdrun/fsd/work"
 )
 
 // TestWorkerModelErrorSaysWhere: a worker that cannot build the task's
@@ -98,5 +100,51 @@ func TestWorkerLogsNameTask(t *testing.T) {
 	}
 	if !started["t0"] || !started["join"] {
 		t.Errorf("\"task started\" logged for %v; want t0 and join:\n%s", started, logged.String())
+	}
+}
+
+// TestHeartbeatsKeepTheirPeriod checks that the next heartbeat is due a
+// period after the last one started, not after it ended: its requests
+// may take two periods, and waiting a whole period more would leave a
+// full ack wait between two heartbeats (N6).
+func TestHeartbeatsKeepTheirPeriod(t *testing.T) {
+	h := &heartbeats{period: time.Minute}
+	now := time.Now()
+	if d := h.next(now.Add(-2 * time.Minute)); d != 0 {
+		t.Errorf("after a heartbeat of two periods the next waits %v; want 0", d)
+	}
+	if d := h.next(now.Add(-20 * time.Second)); d > 40*time.Second || d < 39*time.Second {
+		t.Errorf("after a heartbeat of 20s the next waits %v; want 40s", d)
+	}
+}
+
+// TestKeptKeysOwnTheirStrings checks that what a worker keeps for its
+// life (memo and model keys) does not share memory with a task message:
+// a key's strings may be pieces of one (U23), which would stay in memory
+// as long as the key.
+func TestKeptKeysOwnTheirStrings(t *testing.T) {
+	msg := strings.Repeat("x", 1<<16) + `digest"name`
+	digest, name := msg[1<<16:1<<16+6], msg[1<<16+7:]
+	inside := func(s string) bool {
+		p, start := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(msg)))
+		return p >= start && p < start+uintptr(len(msg))
+	}
+	var c memo[fetchKey, string]
+	if _, err := c.get(fetchKey{digest: digest, name: name}, func() (string, error) { return "/cache/path", nil }); err != nil {
+		t.Fatal(err)
+	}
+	for k := range c.m {
+		if inside(k.digest) || inside(k.name) {
+			t.Errorf("kept key %+v shares the message's memory", k)
+		}
+	}
+	w := &Worker{models: map[modelKey]model.Model{}, opts: WorkerOptions{Model: func(string, string) (model.Model, error) { return nil, nil }}}
+	if _, err := w.model(context.Background(), &Message{Attempt: work.Attempt{Model: name}}); err != nil {
+		t.Fatal(err)
+	}
+	for k := range w.models {
+		if inside(k.name) {
+			t.Errorf("kept model key %+v shares the message's memory", k)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -40,6 +41,9 @@ func (c *Cache) Open(dir string) (*Workspace, error) {
 	if ok && k.holds() {
 		return k.ws, nil
 	}
+	// Kept for as long as the cache lives: dir may be a piece of a larger
+	// string (a worker's task message), which it must not keep alive.
+	dir = strings.Clone(dir)
 	ws, err := Open(dir)
 	if err != nil {
 		return nil, err

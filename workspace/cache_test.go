@@ -3,7 +3,9 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestCacheOpensAsOpen: a Cache gives back the workspace it opened while
@@ -143,5 +145,29 @@ func TestCacheSeesFolderBecomeLink(t *testing.T) {
 	}
 	if got.real != want.real {
 		t.Fatalf("the cache gave real path %s, Open %s", got.real, want.real)
+	}
+}
+
+// TestCacheOwnsItsKeys checks that a kept workspace's path does not
+// share memory with the string it was asked for: a worker asks with a
+// piece of a task message, which the cache would otherwise keep alive.
+func TestCacheOwnsItsKeys(t *testing.T) {
+	dir := t.TempDir()
+	msg := dir + strings.Repeat("x", 1<<16)
+	asked := msg[:len(dir)]
+	var c Cache
+	if _, err := c.Open(asked); err != nil {
+		t.Fatal(err)
+	}
+	start := uintptr(unsafe.Pointer(unsafe.StringData(msg)))
+	for k, v := range c.kept {
+		for _, s := range []string{k, v.ws.dir} {
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p >= start && p < start+uintptr(len(msg)) {
+				t.Errorf("kept %q shares the asked string's memory", s)
+			}
+		}
+	}
+	if len(c.kept) != 1 {
+		t.Errorf("kept %d workspaces; want 1", len(c.kept))
 	}
 }
