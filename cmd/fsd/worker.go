@@ -47,7 +47,9 @@ func newWorkerCmd() *cobra.Command {
 			"model the workflow names, using this process's API keys (OPENAI_API_KEY, ANTHROPIC_API_KEY, …).\n" +
 			"Command tools and stdio MCP servers run only for skills whose files match a skill under --trust.\n" +
 			"Stop it with Ctrl-C or SIGTERM: tasks it is running go back to the queue.\n" +
-			"A worker started before its NATS server waits for it, saying so, until the server is up or it is stopped.",
+			"A worker started before its NATS server waits for it, saying so, until the server is up or it is stopped.\n" +
+			"Several workers on a machine with few cores: GOMAXPROCS=1 in each one's environment keeps their Go\n" +
+			"runtimes from waking one another's threads (see docs/scale-out.md).",
 		Example: `  nats-server -js &
   fsd worker --nats nats://localhost:4222 --trust ./skills --concurrency 8
   fsd worker --nats nats://localhost:4222 --agents 'weekly-report.*'`,
