@@ -29,15 +29,9 @@ type lease struct {
 	lost    bool
 }
 
-// newLease starts a lease on a delivery asked for at asked: the server
-// delivered it, and started its ack wait, after that.
-func newLease(asked time.Time, ackWait time.Duration) *lease {
-	l := &lease{}
-	l.start(asked, ackWait)
-	return l
-}
-
-// start is newLease for a lease kept elsewhere (a taskRun's).
+// start starts a lease on a delivery asked for at asked: the server
+// delivered it, and started its ack wait, after that. The lease is a
+// delivery's taskRun's, not an allocation of its own.
 func (l *lease) start(asked time.Time, ackWait time.Duration) {
 	l.ackWait, l.asked, l.until = ackWait, asked, asked.Add(ackWait)
 }
