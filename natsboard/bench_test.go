@@ -1,10 +1,12 @@
 package natsboard
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,7 +22,13 @@ import (
 // record: on the in-process board, and through an embedded NATS server to
 // 4 `fsd worker` processes (concurrency 4 each, as deployed: no -v, the
 // default ack wait). It reports the time per task and the
-// tasks per second; the difference per task is what NATS costs.
+// tasks per second; the difference per task is what NATS costs. Through
+// NATS it also reports the CPU per task of the benchmark's process (the
+// coordinator and the embedded server) and of the worker processes, and
+// the messages and bytes through the server per task; and it runs the
+// same number of tasks through NATS alone, with nothing of fsd
+// (floor_test.go), so that what NATS costs and what fsd adds to it are
+// told apart.
 //
 //	go test ./natsboard -run '^$' -bench Fanout -benchtime 1x
 func BenchmarkFanout(b *testing.B) {
@@ -63,11 +71,13 @@ func BenchmarkFanout(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("nats-4-workers%s/%d", suffix, n), func(b *testing.B) {
 			srv := runServer(b)
+			var workers []int
 			for i := range 4 {
 				// Workers as a deployment starts them: without -v (a log
 				// line per task, which this process would read from each
 				// worker's pipe) and with the default ack wait.
-				start(b, b.TempDir(), nil, "worker", "--nats", srv.ClientURL(), "--name", fmt.Sprintf("w%d", i+1), "--cache", b.TempDir(), "--concurrency", "4")
+				p := start(b, b.TempDir(), nil, "worker", "--nats", srv.ClientURL(), "--name", fmt.Sprintf("w%d", i+1), "--cache", b.TempDir(), "--concurrency", "4")
+				workers = append(workers, p.cmd.Process.Pid)
 			}
 			c, err := Connect(context.Background(), srv.ClientURL(), Options{})
 			if err != nil {
@@ -79,6 +89,8 @@ func BenchmarkFanout(b *testing.B) {
 				b.Fatal(err)
 			}
 			runs := 0
+			v0, _ := srv.Varz(nil)
+			cpu0, wcpu0 := cpuTime(), procsCPU(b, workers)
 			start := time.Now()
 			for b.Loop() {
 				if _, err := runWorkflowIn(b, wf, c, runsDir()); err != nil {
@@ -87,7 +99,14 @@ func BenchmarkFanout(b *testing.B) {
 				runs++
 			}
 			report(b, time.Since(start), runs)
+			reportCPU(b, cpuTime()-cpu0, procsCPU(b, workers)-wcpu0, runs*(n+1))
+			reportTraffic(b, srv, v0, runs*(n+1))
 		})
+		if !record {
+			// NATS alone (floor_test.go): one task a message, and four.
+			b.Run(fmt.Sprintf("nats-floor-4-workers/%d", n), func(b *testing.B) { benchFloor(b, n, 1) })
+			b.Run(fmt.Sprintf("nats-floor-4-workers-4-a-message/%d", n), func(b *testing.B) { benchFloor(b, n, 4) })
+		}
 	}
 }
 
@@ -141,11 +160,7 @@ func BenchmarkThroughput(b *testing.B) {
 		b.ReportMetric(float64(cpu.Microseconds())/tasks, "cpu-µs/task")
 		b.ReportMetric(tasks/elapsed.Seconds(), "tasks/s")
 		if srv != nil {
-			// Messages in and out of the server: what each task costs it,
-			// whatever the load.
-			v1, _ := srv.Varz(nil)
-			b.ReportMetric(float64(v1.InMsgs-v0.InMsgs+v1.OutMsgs-v0.OutMsgs)/tasks, "msgs/task")
-			b.ReportMetric(float64(v1.InBytes-v0.InBytes+v1.OutBytes-v0.OutBytes)/tasks, "bytes/task")
+			reportTraffic(b, srv, v0, int(tasks))
 		}
 	}
 	b.Run(fmt.Sprintf("in-process/%d", n), func(b *testing.B) { measure(b, nil, nil) })
@@ -169,6 +184,46 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 // cpuTime is the user and system time this process has used.
+// reportTraffic reports the messages and bytes in and out of srv per
+// task since v0: what each task costs the server, whatever the load.
+func reportTraffic(b *testing.B, srv *server.Server, v0 *server.Varz, tasks int) {
+	v1, _ := srv.Varz(nil)
+	b.ReportMetric(float64(v1.InMsgs-v0.InMsgs+v1.OutMsgs-v0.OutMsgs)/float64(tasks), "msgs/task")
+	b.ReportMetric(float64(v1.InBytes-v0.InBytes+v1.OutBytes-v0.OutBytes)/float64(tasks), "bytes/task")
+}
+
+// reportCPU reports the CPU time per task of this process (the
+// coordinator, and the server when it is embedded) and of the worker
+// processes: where a task's cost goes as deployed.
+func reportCPU(b *testing.B, self, workers time.Duration, tasks int) {
+	b.ReportMetric(float64(self.Microseconds())/float64(tasks), "coordinator-cpu-µs/task")
+	b.ReportMetric(float64(workers.Microseconds())/float64(tasks), "workers-cpu-µs/task")
+}
+
+// procsCPU is the CPU time (user and system) the processes pids have used
+// so far, from /proc in clock ticks (100 a second on Linux): a run of a
+// few hundred milliseconds a worker is measured within a few percent.
+func procsCPU(b *testing.B, pids []int) time.Duration {
+	var ticks int64
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			b.Fatal(err)
+		}
+		// After the command's name in parentheses: state is the first
+		// field, utime the 12th and stime the 13th.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		for _, s := range f[11:13] {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

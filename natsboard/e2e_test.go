@@ -32,6 +32,11 @@ var fsdBin string
 var dockerBuildEnv = []string{"CGO_ENABLED=0"}
 
 func TestMain(m *testing.M) {
+	if url := os.Getenv(floorWorkerEnv); url != "" {
+		// A floor worker of BenchmarkFanout, not a test run.
+		fmt.Fprintln(os.Stderr, floorWorker(url))
+		os.Exit(1)
+	}
 	flag.Parse()
 	// These tests mostly wait — on fsd subprocesses, a server's
 	// redelivery, a worker's ack wait — rather than compute.
