@@ -183,7 +183,6 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 }
 
-// cpuTime is the user and system time this process has used.
 // reportTraffic reports the messages and bytes in and out of srv per
 // task since v0: what each task costs the server, whatever the load.
 func reportTraffic(b *testing.B, srv *server.Server, v0 *server.Varz, tasks int) {
@@ -224,6 +223,7 @@ func procsCPU(b *testing.B, pids []int) time.Duration {
 	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
+// cpuTime is the user and system time this process has used.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

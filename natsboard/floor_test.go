@@ -2,6 +2,7 @@ package natsboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,9 +37,11 @@ const (
 )
 
 // floorWorker is a floor worker process's whole life: it pulls from url's
-// floor consumer until killed.
+// floor consumer until killed, or until its connection closes for good
+// (a benchmark killed before it could kill its workers).
 func floorWorker(url string) error {
-	nc, err := nats.Connect(url)
+	closed := make(chan struct{})
+	nc, err := nats.Connect(url, nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 	if err != nil {
 		return err
 	}
@@ -72,7 +75,8 @@ func floorWorker(url string) error {
 	if err != nil {
 		return err
 	}
-	select {}
+	<-closed
+	return errors.New("floor worker: connection to the server closed")
 }
 
 // benchFloor runs n tasks perTask to a message through the floor, once
