@@ -27,7 +27,16 @@ func (g *generator) commit(ctx context.Context, effect, last bool) error {
 		return nil
 	}
 	if last {
-		if tr := g.tr; board.Defer(ctx, func() error { return g.synced(tr.Sync()) }) {
+		tr := g.tr
+		wait := func() error {
+			err := g.synced(tr.Sync())
+			if end := g.endSynced; end != nil { // set once the loop returned
+				end(err)
+			}
+			return err
+		}
+		if board.Defer(ctx, wait) {
+			g.deferredAnswer = true
 			return nil
 		}
 		board.Leave(ctx)

@@ -138,6 +138,12 @@ type generator struct {
 	replaying bool
 	// endReplayed: the final answer came from the journal.
 	endReplayed bool
+	// deferredAnswer: the final answer's wait for the disk went to the
+	// board (commit, board.Defer), which calls it after the loop returned
+	// and then endSynced, when set, with how it ended: the agent's span
+	// ends with it.
+	deferredAnswer bool
+	endSynced      func(error)
 	// kept: a result of this generator was kept as an artifact, so the
 	// readers stay offered.
 	kept bool
@@ -198,7 +204,17 @@ func (g *generator) loop(ctx context.Context) (answer string, err error) {
 	if g.obs != nil {
 		var end func(string, error)
 		ctx, end = g.obs.Agent(ctx, g.caller)
-		defer func() { end(answer, err) }()
+		g.deferredAnswer, g.endSynced = false, nil
+		defer func() {
+			if g.deferredAnswer && err == nil {
+				// The board waits for the answer to be on disk after
+				// this returns, and fails the task when it is not: the
+				// span ends then, and says so (O7).
+				g.endSynced = func(err error) { end(answer, err) }
+				return
+			}
+			end(answer, err)
+		}()
 	}
 	answer, err = g.steps(ctx)
 	// A task's error goes to board.json and the events.

@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fsdrun/fsd/approval"
+	"github.com/fsdrun/fsd/board"
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/internal/testpar"
 	"github.com/fsdrun/fsd/model"
@@ -131,5 +134,78 @@ func TestGeneratorMaxSteps(t *testing.T) {
 	_, err := g.loop(context.Background())
 	if !errors.Is(err, ErrMaxSteps) || len(env.calls) != 3 {
 		t.Errorf("loop err = %v after %d calls, want ErrMaxSteps after 3", err, len(env.calls))
+	}
+}
+
+// syncWriter is a transcript's record whose Sync fails with err.
+type syncWriter struct{ err error }
+
+func (w *syncWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *syncWriter) Sync() error                 { return w.err }
+
+// agentSpans is an Observer that keeps how each agent's span ended.
+type agentSpans struct {
+	mu   sync.Mutex
+	ends []error
+}
+
+func (o *agentSpans) Run(ctx context.Context, _, _ string) (context.Context, func(string, error)) {
+	return ctx, func(string, error) {}
+}
+func (o *agentSpans) Agent(ctx context.Context, _ model.Caller) (context.Context, func(string, error)) {
+	return ctx, func(_ string, err error) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.ends = append(o.ends, err)
+	}
+}
+func (o *agentSpans) Chat(context.Context, *model.Request) func(*model.Response, error) {
+	return func(*model.Response, error) {}
+}
+func (o *agentSpans) Tool(ctx context.Context, _ model.Caller, _ model.ToolCall) (context.Context, func(string, bool)) {
+	return ctx, func(string, bool) {}
+}
+
+// TestAgentSpanEndsWithTheDeferredWait (O7): a board task's final answer
+// waits for the disk after its loop returned (board.Defer); the agent's
+// span ends once that wait does, once, and fails with it when the
+// answer did not become durable, as the task does.
+func TestAgentSpanEndsWithTheDeferredWait(t *testing.T) {
+	for _, disk := range []error{nil, errors.New("disk full")} {
+		t.Run(fmt.Sprint(disk), func(t *testing.T) {
+			obs := &agentSpans{}
+			b := board.New(board.Options{Concurrency: 1})
+			if _, err := b.Add(board.TaskSpec{ID: "a", Goal: "g"}); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := b.Run(context.Background(), func(ctx context.Context, _ *board.Task, _ []board.DepResult) (string, error) {
+				g, _, _, _ := newTestGenerator(&recModel{steps: []step{say("done")}}, 5)
+				g.tr, g.obs = transcript.New(&syncWriter{err: disk}, transcript.WithStepSync()), obs
+				g.caller.TaskID = "a"
+				if err := g.add(model.Message{Role: model.User, Text: "go"}); err != nil {
+					return "", err
+				}
+				return g.loop(ctx)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task := rep.Tasks[0]
+			if len(obs.ends) != 1 {
+				t.Fatalf("the agent's span ended %d times, want once", len(obs.ends))
+			}
+			if disk == nil {
+				if task.Status != board.Completed || obs.ends[0] != nil {
+					t.Errorf("task %s, span ended with %v; want completed and no error", task.Status, obs.ends[0])
+				}
+				return
+			}
+			if task.Status != board.Failed || !strings.Contains(task.Error, "disk full") {
+				t.Fatalf("task %s %q, want failed by the wait", task.Status, task.Error)
+			}
+			if end := obs.ends[0]; end == nil || !strings.Contains(end.Error(), "disk full") {
+				t.Errorf("the agent's span ended with %v, want the wait's error: the task failed", end)
+			}
+		})
 	}
 }
