@@ -540,3 +540,50 @@ func TestRecordedLeavesTheRunningTurn(t *testing.T) {
 		t.Errorf("Recorded of no session: %v, want ErrNotFound", err)
 	}
 }
+
+// The web view's catch-all does not swallow the API's paths: a wrong
+// method on one gets 405 with Allow, an unknown route under /sessions
+// 404, both as the API's JSON errors, not the web view's "404 page not
+// found".
+func TestWrongMethodBesideTheWebView(t *testing.T) {
+	p, dir := project(t)
+	srv := serve.New(serve.Config{SessionsDir: filepath.Join(dir, "sessions"), Workflow: serve.WorkflowInfo{Name: p.Workflow.Name}})
+	web := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "web") })
+	hs := httptest.NewServer(srv.Handler(serve.Mounts{Web: web}))
+	defer hs.Close()
+	for _, c := range []struct {
+		method, path string
+		code         int
+		allow        string
+	}{
+		{"PUT", "/sessions", http.StatusMethodNotAllowed, "GET, HEAD, POST"},
+		{"DELETE", "/sessions/s", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{"GET", "/sessions/s/messages", http.StatusMethodNotAllowed, "POST"},
+		{"POST", "/openapi.json", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{"GET", "/sessions/s/nothing", http.StatusNotFound, ""},
+	} {
+		req, _ := http.NewRequest(c.method, hs.URL+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || err != nil || e.Error == "" || resp.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %s, Allow %q, error %q (%v); want %d, Allow %q and a JSON error", c.method, c.path, resp.Status, resp.Header.Get("Allow"), e.Error, err, c.code, c.allow)
+		}
+	}
+	if code, b := post(t, hs.URL+"/sessions/s/messages", `{}`); code != http.StatusBadRequest || !strings.Contains(string(b), "empty") {
+		t.Errorf("POST /sessions/s/messages {}: %d %s, want 400: the message is empty", code, b)
+	}
+	resp, err := http.Get(hs.URL + "/run/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "web" {
+		t.Errorf("GET /run/s: %q, want the web view's page", b)
+	}
+}
