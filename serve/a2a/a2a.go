@@ -243,6 +243,13 @@ type idParams struct {
 func (h *handler) rpc(w http.ResponseWriter, r *http.Request) {
 	var req rpcRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		// A body cut at the server's cap is too large, not malformed: 413,
+		// as the API answers it.
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("request body too large: over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
 		reply(w, nil, nil, errorf(codeParse, "the body is not JSON: %v", err))
 		return
 	}

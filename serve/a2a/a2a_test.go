@@ -2,8 +2,10 @@ package a2a_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -277,5 +279,23 @@ func TestRunningTurnElsewhereIsNotWaitedFor(t *testing.T) {
 	}
 	if got := task(t, call(t, s, "tasks/get", map[string]any{"id": "elsewhere:1"})); got.Status.State != a2a.StateCanceled {
 		t.Errorf("tasks/get of the turn once cancelled = %+v, want canceled", got)
+	}
+}
+
+// A body over the server's cap gets 413, as it does from the API, even
+// sent without a Content-Length the guard can refuse up front — not a
+// JSON-RPC parse error saying the body is not JSON.
+func TestBodyTooLarge(t *testing.T) {
+	s := httptest.NewServer(http.MaxBytesHandler(a2a.Handler(&servetest.Fake{}, a2a.Options{}), 64))
+	defer s.Close()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{"message": text(strings.Repeat("x", 200))}})
+	resp, err := http.Post(s.URL+"/a2a", "application/json", io.MultiReader(bytes.NewReader(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("%d %s, want 413", resp.StatusCode, b)
 	}
 }

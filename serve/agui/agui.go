@@ -68,6 +68,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var in Input
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		// A body cut at the server's cap is too large, not malformed: 413,
+		// as the API answers it.
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("request body too large: over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		// A type mismatch is said in JSON's terms, not Go's.
+		var wrong *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &wrong) && wrong.Field != "":
+			err = fmt.Errorf("%s: unexpected JSON %s", wrong.Field, wrong.Value)
+		case errors.As(err, &wrong):
+			err = fmt.Errorf("want a JSON object (got %s)", wrong.Value)
+		}
 		http.Error(w, "the body is not an AG-UI RunAgentInput: "+err.Error(), http.StatusBadRequest)
 		return
 	}

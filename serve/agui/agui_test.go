@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -181,5 +182,30 @@ func TestErrorsAreRunErrors(t *testing.T) {
 	evs = post(t, url, `{"threadId":"other","runId":"r3","messages":[{"id":"a","role":"assistant","content":"hi"}]}`)
 	if types(evs) != "RUN_STARTED RUN_ERROR" || evs[1]["code"] != "invalid_input" {
 		t.Errorf("no user message: %v", evs)
+	}
+}
+
+// A body over the server's cap gets 413, as it does from the API, even
+// sent without a Content-Length the guard can refuse up front; a body
+// that is not a RunAgentInput gets 400 with no Go type in its reason.
+func TestBodyTooLargeOrNotAnInput(t *testing.T) {
+	s := httptest.NewServer(http.MaxBytesHandler(agui.Handler(&servetest.Fake{}, agui.Options{}), 64))
+	defer s.Close()
+	for _, c := range []struct {
+		body io.Reader
+		code int
+	}{
+		{io.MultiReader(strings.NewReader(input("t", "r", strings.Repeat("x", 200)))), http.StatusRequestEntityTooLarge},
+		{strings.NewReader(`[1]`), http.StatusBadRequest},
+	} {
+		resp, err := http.Post(s.URL+"/agui", "application/json", c.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || strings.Contains(string(b), "Go value") {
+			t.Errorf("%d %s, want %d with a readable reason", resp.StatusCode, b, c.code)
+		}
 	}
 }
