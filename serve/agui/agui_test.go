@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/serve"
@@ -207,5 +208,56 @@ func TestBodyTooLargeOrNotAnInput(t *testing.T) {
 		if resp.StatusCode != c.code || strings.Contains(string(b), "Go value") {
 			t.Errorf("%d %s, want %d with a readable reason", resp.StatusCode, b, c.code)
 		}
+	}
+}
+
+// A resume answers all its interrupts or none: one it cannot take (an
+// unknown decision, an interrupt not waiting, the same one twice) ends
+// the run with RUN_ERROR before any is answered, so the client's
+// corrected resume, which sends them all again, finds them all waiting.
+func TestResumeAnswersAllOrNone(t *testing.T) {
+	f := &servetest.Fake{Script: func(ctx context.Context, tr *servetest.Turn, m string) (string, error) {
+		errs := make(chan error, 2)
+		for _, id := range []string{"c1", "c2"} {
+			go func() {
+				_, err := tr.Ask(ctx, serve.Approval{CallID: id, Tool: "rm", Agent: "host", Args: json.RawMessage(`{}`)})
+				errs <- err
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				return "", err
+			}
+		}
+		return "ok", nil
+	}}
+	url := server(t, f)
+	if _, err := f.Send(context.Background(), "th", "go"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if p, _ := f.Pending("th"); len(p) == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	approve := `{"interruptId":"c1","status":"resolved","payload":{"decision":"approve"}}`
+	for _, second := range []string{
+		`{"interruptId":"c2","status":"resolved","payload":{"decision":"nah"}}`,
+		`{"interruptId":"c2","status":"resolved","payload":{"decision":"edit","args":"x"}}`,
+		`{"interruptId":"zz","status":"resolved"}`,
+		approve,
+	} {
+		evs := post(t, url, `{"threadId":"th","runId":"r","messages":[],"resume":[`+approve+`,`+second+`]}`)
+		if types(evs) != "RUN_STARTED RUN_ERROR" {
+			t.Errorf("resume with %s: %s, want RUN_ERROR", second, types(evs))
+		}
+		if p, _ := f.Pending("th"); len(p) != 2 {
+			t.Fatalf("resume with %s answered part of it: %d calls still wait, want 2", second, len(p))
+		}
+	}
+	evs := post(t, url, `{"threadId":"th","runId":"r","messages":[],"resume":[`+approve+`,{"interruptId":"c2","status":"cancelled"}]}`)
+	if last := evs[len(evs)-1]; last["type"] != "RUN_FINISHED" || last["result"] != "ok" {
+		t.Errorf("the corrected resume: %s %v", types(evs), last)
 	}
 }
