@@ -299,3 +299,32 @@ func TestBodyTooLarge(t *testing.T) {
 		t.Errorf("%d %s, want 413", resp.StatusCode, b)
 	}
 }
+
+// An answer naming a callId that does not wait is an error, not the
+// task answered back unchanged as if the answer had been taken; and a
+// call of the host (whose approvals carry no agent) is said to be the
+// host's.
+func TestAnswerToNoSuchCall(t *testing.T) {
+	answers := make(chan serve.Answer, 1)
+	s := server(t, &servetest.Fake{Script: func(ctx context.Context, tu *servetest.Turn, m string) (string, error) {
+		a, err := tu.Ask(ctx, serve.Approval{CallID: "c1", Tool: "mark", Args: json.RawMessage(`{}`)})
+		if err != nil {
+			return "", err
+		}
+		answers <- a
+		return "did " + a.Decision, nil
+	}}, a2a.Options{})
+	tk := task(t, call(t, s, "message/send", map[string]any{"message": text("go")}))
+	if tk.Status.State != a2a.StateInputRequired || !strings.HasPrefix(tk.Status.Message.Parts[0].Text, "host wants to call mark") {
+		t.Fatalf("task = %+v, want input-required saying the host wants to call mark", tk)
+	}
+	m := map[string]any{"kind": "message", "role": "user", "messageId": "m2", "taskId": tk.ID, "contextId": tk.ContextID,
+		"parts": []map[string]any{{"kind": "data", "data": map[string]any{"decision": "approve", "callId": "typo"}}}}
+	if r := call(t, s, "message/send", map[string]any{"message": m}); r.Error == nil || !strings.Contains(r.Error.Message, "typo") {
+		t.Errorf("an answer to call typo = %s %+v, want an error naming it", r.Result, r.Error)
+	}
+	if len(answers) != 0 {
+		t.Errorf("the call was answered: %+v", <-answers)
+	}
+	call(t, s, "tasks/cancel", map[string]any{"id": tk.ID})
+}
