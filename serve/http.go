@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
@@ -179,15 +180,22 @@ var errExists = errors.New("the session exists")
 // decode reads a JSON body into v; an empty body leaves v as it is.
 func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
 	if err == nil {
 		// Whatever followed the object would be dropped unread.
-		_, err = dec.Token()
-		if errors.Is(err, io.EOF) {
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: body: one JSON object, with nothing after it", ErrInvalid)
+		}
+		// null would decode as nothing at all, and pass for an empty body.
+		if string(raw) == "null" {
+			return fmt.Errorf("%w: body: want a JSON object (got null)", ErrInvalid)
+		}
+		dec = json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err = dec.Decode(v); err == nil {
 			return nil
 		}
-		return fmt.Errorf("%w: body: one JSON object, with nothing after it", ErrInvalid)
 	}
 	var tooBig *http.MaxBytesError
 	var wrong *json.UnmarshalTypeError

@@ -447,7 +447,7 @@ func TestClientFalseWorkerStreamsOnlyItsTask(t *testing.T) {
 func TestBadBodiesAndExistingSession(t *testing.T) {
 	p, dir := project(t)
 	srv, hs := newServer(t, p, dir, &steps{next: []func(context.Context) (*model.Response, error){say("hi")}})
-	for _, body := range []string{`[1,2]`, `{"message": 5}`, `{"message":"a"} {"message":"b"}`, `{"message":"a"}x`} {
+	for _, body := range []string{`[1,2]`, `{"message": 5}`, `{"message":"a"} {"message":"b"}`, `{"message":"a"}x`, `null`} {
 		code, b := post(t, hs.URL+"/sessions/s/messages", body)
 		if code != http.StatusBadRequest || strings.Contains(string(b), "Go value") || strings.Contains(string(b), "struct") {
 			t.Errorf("body %s: %d %s, want 400 with a readable reason", body, code, b)
@@ -462,6 +462,10 @@ func TestBadBodiesAndExistingSession(t *testing.T) {
 	code, b := post(t, hs.URL+"/sessions", `{"id":"s"}`)
 	if code != http.StatusConflict || strings.Contains(string(b), "turn running") {
 		t.Errorf("create an idle session again: %d %s, want 409 saying it exists", code, b)
+	}
+	// null is no object: it does not create a session with a fresh name.
+	if code, b := post(t, hs.URL+"/sessions", `null`); code != http.StatusBadRequest {
+		t.Errorf("create with body null: %d %s, want 400", code, b)
 	}
 }
 
