@@ -303,7 +303,13 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, fmt.Errorf("%w: session %s", ErrNotFound, id))
 		return
 	}
-	f, _ := runrecord.ReadSession(s.dir(id))
+	f, rerr := runrecord.ReadSession(s.dir(id))
+	if rerr != nil && s.running(id) == nil {
+		// Its turns cannot be read (the session is damaged): say so, not
+		// that it has none.
+		writeErr(w, rerr)
+		return
+	}
 	if err != nil || n < 1 || n > len(f.Turns) {
 		writeErr(w, fmt.Errorf("%w: session %s has no turn %s (it has %d)", ErrNotFound, id, r.PathValue("n"), len(f.Turns)))
 		return

@@ -501,6 +501,16 @@ func TestDamagedSessionSaysSo(t *testing.T) {
 	if err != nil || info.Status != "damaged" {
 		t.Errorf("a session with an unreadable session.json: %+v, %v; want status damaged", info, err)
 	}
+	// Its turn is not "not found" in a session said to have none.
+	resp, err := http.Get(hs.URL + "/sessions/s/turns/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(b), "session.json") {
+		t.Errorf("turn 1 of the damaged session: %s %s, want 500 naming session.json", resp.Status, b)
+	}
 }
 
 // Recorded streams the turns that have ended and closes, never waiting
