@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
@@ -41,22 +42,29 @@ type Mounts struct {
 //
 // Y5: /openapi.json describes every route here.
 func (s *Server) Handler(m Mounts) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+	// The API's routes sit on a mux of their own: on the outer one the web
+	// view's "/" would answer a wrong method on /sessions (PUT, DELETE) or
+	// an unknown route under it with its "404 page not found".
+	api := http.NewServeMux()
+	api.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapi)
 	})
-	mux.HandleFunc("GET /sessions", s.listSessions)
-	mux.HandleFunc("POST /sessions", s.createSession)
-	mux.HandleFunc("GET /sessions/{id}", s.getSession)
-	mux.HandleFunc("POST /sessions/{id}/messages", s.postMessage)
-	mux.HandleFunc("GET /sessions/{id}/turns/{n}", s.getTurn)
-	mux.HandleFunc("POST /sessions/{id}/cancel", s.cancel)
-	mux.HandleFunc("POST /sessions/{id}/resume", s.resume)
-	mux.HandleFunc("POST /sessions/{id}/abandon", s.abandon)
-	mux.HandleFunc("GET /sessions/{id}/approvals", s.listApprovals)
-	mux.HandleFunc("POST /sessions/{id}/approvals/{call...}", s.answer)
-	mux.HandleFunc("GET /sessions/{id}/events", s.events)
+	api.HandleFunc("GET /sessions", s.listSessions)
+	api.HandleFunc("POST /sessions", s.createSession)
+	api.HandleFunc("GET /sessions/{id}", s.getSession)
+	api.HandleFunc("POST /sessions/{id}/messages", s.postMessage)
+	api.HandleFunc("GET /sessions/{id}/turns/{n}", s.getTurn)
+	api.HandleFunc("POST /sessions/{id}/cancel", s.cancel)
+	api.HandleFunc("POST /sessions/{id}/resume", s.resume)
+	api.HandleFunc("POST /sessions/{id}/abandon", s.abandon)
+	api.HandleFunc("GET /sessions/{id}/approvals", s.listApprovals)
+	api.HandleFunc("POST /sessions/{id}/approvals/{call...}", s.answer)
+	api.HandleFunc("GET /sessions/{id}/events", s.events)
+	mux := http.NewServeMux()
+	for _, p := range []string{"/openapi.json", "/sessions", "/sessions/"} {
+		mux.Handle(p, apiErrors(api))
+	}
 	if m.AGUI != nil {
 		mux.Handle("/agui", m.AGUI)
 	}
@@ -70,6 +78,37 @@ func (s *Server) Handler(m Mounts) http.Handler {
 	}
 	return mux
 }
+
+// apiErrors answers what api's own routing refuses — a wrong method
+// (405, with Allow) or no such route (404) — as the API's JSON errors.
+func apiErrors(api *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := api.Handler(r)
+		if pattern != "" {
+			api.ServeHTTP(w, r) // it sets the request's path values; h alone does not
+			return
+		}
+		// The mux's own answer says which of the two it is, and sets Allow.
+		got := &routeRefusal{header: w.Header()}
+		h.ServeHTTP(got, r)
+		if got.code == http.StatusMethodNotAllowed {
+			writeJSON(w, got.code, errorJSON{Error: fmt.Sprintf("method %s: %s takes %s", r.Method, r.URL.Path, w.Header().Get("Allow"))})
+			return
+		}
+		writeJSON(w, http.StatusNotFound, errorJSON{Error: fmt.Sprintf("no route %s %s (the API is described at /openapi.json)", r.Method, r.URL.Path)})
+	})
+}
+
+// routeRefusal keeps the status and headers of a mux's refusal and drops
+// its text/plain body.
+type routeRefusal struct {
+	header http.Header
+	code   int
+}
+
+func (x *routeRefusal) Header() http.Header         { return x.header }
+func (x *routeRefusal) Write(b []byte) (int, error) { return len(b), nil }
+func (x *routeRefusal) WriteHeader(code int)        { x.code = code }
 
 // The JSON the API speaks (openapi.json's schemas).
 type (
@@ -141,15 +180,22 @@ var errExists = errors.New("the session exists")
 // decode reads a JSON body into v; an empty body leaves v as it is.
 func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
 	if err == nil {
 		// Whatever followed the object would be dropped unread.
-		_, err = dec.Token()
-		if errors.Is(err, io.EOF) {
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: body: one JSON object, with nothing after it", ErrInvalid)
+		}
+		// null would decode as nothing at all, and pass for an empty body.
+		if string(raw) == "null" {
+			return fmt.Errorf("%w: body: want a JSON object (got null)", ErrInvalid)
+		}
+		dec = json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err = dec.Decode(v); err == nil {
 			return nil
 		}
-		return fmt.Errorf("%w: body: one JSON object, with nothing after it", ErrInvalid)
 	}
 	var tooBig *http.MaxBytesError
 	var wrong *json.UnmarshalTypeError
@@ -257,7 +303,13 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, fmt.Errorf("%w: session %s", ErrNotFound, id))
 		return
 	}
-	f, _ := runrecord.ReadSession(s.dir(id))
+	f, rerr := runrecord.ReadSession(s.dir(id))
+	if rerr != nil && s.running(id) == nil {
+		// Its turns cannot be read (the session is damaged): say so, not
+		// that it has none.
+		writeErr(w, rerr)
+		return
+	}
 	if err != nil || n < 1 || n > len(f.Turns) {
 		writeErr(w, fmt.Errorf("%w: session %s has no turn %s (it has %d)", ErrNotFound, id, r.PathValue("n"), len(f.Turns)))
 		return

@@ -447,7 +447,7 @@ func TestClientFalseWorkerStreamsOnlyItsTask(t *testing.T) {
 func TestBadBodiesAndExistingSession(t *testing.T) {
 	p, dir := project(t)
 	srv, hs := newServer(t, p, dir, &steps{next: []func(context.Context) (*model.Response, error){say("hi")}})
-	for _, body := range []string{`[1,2]`, `{"message": 5}`, `{"message":"a"} {"message":"b"}`, `{"message":"a"}x`} {
+	for _, body := range []string{`[1,2]`, `{"message": 5}`, `{"message":"a"} {"message":"b"}`, `{"message":"a"}x`, `null`} {
 		code, b := post(t, hs.URL+"/sessions/s/messages", body)
 		if code != http.StatusBadRequest || strings.Contains(string(b), "Go value") || strings.Contains(string(b), "struct") {
 			t.Errorf("body %s: %d %s, want 400 with a readable reason", body, code, b)
@@ -462,6 +462,10 @@ func TestBadBodiesAndExistingSession(t *testing.T) {
 	code, b := post(t, hs.URL+"/sessions", `{"id":"s"}`)
 	if code != http.StatusConflict || strings.Contains(string(b), "turn running") {
 		t.Errorf("create an idle session again: %d %s, want 409 saying it exists", code, b)
+	}
+	// null is no object: it does not create a session with a fresh name.
+	if code, b := post(t, hs.URL+"/sessions", `null`); code != http.StatusBadRequest {
+		t.Errorf("create with body null: %d %s, want 400", code, b)
 	}
 }
 
@@ -496,6 +500,16 @@ func TestDamagedSessionSaysSo(t *testing.T) {
 	info, err := srv.Session("s")
 	if err != nil || info.Status != "damaged" {
 		t.Errorf("a session with an unreadable session.json: %+v, %v; want status damaged", info, err)
+	}
+	// Its turn is not "not found" in a session said to have none.
+	resp, err := http.Get(hs.URL + "/sessions/s/turns/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(b), "session.json") {
+		t.Errorf("turn 1 of the damaged session: %s %s, want 500 naming session.json", resp.Status, b)
 	}
 }
 
@@ -538,5 +552,52 @@ func TestRecordedLeavesTheRunningTurn(t *testing.T) {
 	}
 	if _, err := srv.Recorded(ctx, "nope", 0); !errors.Is(err, serve.ErrNotFound) {
 		t.Errorf("Recorded of no session: %v, want ErrNotFound", err)
+	}
+}
+
+// The web view's catch-all does not swallow the API's paths: a wrong
+// method on one gets 405 with Allow, an unknown route under /sessions
+// 404, both as the API's JSON errors, not the web view's "404 page not
+// found".
+func TestWrongMethodBesideTheWebView(t *testing.T) {
+	p, dir := project(t)
+	srv := serve.New(serve.Config{SessionsDir: filepath.Join(dir, "sessions"), Workflow: serve.WorkflowInfo{Name: p.Workflow.Name}})
+	web := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "web") })
+	hs := httptest.NewServer(srv.Handler(serve.Mounts{Web: web}))
+	defer hs.Close()
+	for _, c := range []struct {
+		method, path string
+		code         int
+		allow        string
+	}{
+		{"PUT", "/sessions", http.StatusMethodNotAllowed, "GET, HEAD, POST"},
+		{"DELETE", "/sessions/s", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{"GET", "/sessions/s/messages", http.StatusMethodNotAllowed, "POST"},
+		{"POST", "/openapi.json", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{"GET", "/sessions/s/nothing", http.StatusNotFound, ""},
+	} {
+		req, _ := http.NewRequest(c.method, hs.URL+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || err != nil || e.Error == "" || resp.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %s, Allow %q, error %q (%v); want %d, Allow %q and a JSON error", c.method, c.path, resp.Status, resp.Header.Get("Allow"), e.Error, err, c.code, c.allow)
+		}
+	}
+	if code, b := post(t, hs.URL+"/sessions/s/messages", `{}`); code != http.StatusBadRequest || !strings.Contains(string(b), "empty") {
+		t.Errorf("POST /sessions/s/messages {}: %d %s, want 400: the message is empty", code, b)
+	}
+	resp, err := http.Get(hs.URL + "/run/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "web" {
+		t.Errorf("GET /run/s: %q, want the web view's page", b)
 	}
 }

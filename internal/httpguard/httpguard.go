@@ -121,7 +121,9 @@ func Bearer(token []byte, h http.Handler) http.Handler {
 	}
 	want := sha256.Sum256(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		// The scheme is case-insensitive (RFC 7235): clients send "bearer".
+		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		ok = ok && strings.EqualFold(scheme, "Bearer")
 		sum := sha256.Sum256([]byte(got))
 		// Hashes first: the compare takes as long whatever the length.
 		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {

@@ -111,6 +111,10 @@ func TestBearer(t *testing.T) {
 		{"Bearer s3cre", http.StatusUnauthorized},
 		{"Basic s3cret", http.StatusUnauthorized},
 		{"Bearer s3cret", http.StatusNoContent},
+		// The scheme is case-insensitive (RFC 7235 §2.1).
+		{"bearer s3cret", http.StatusNoContent},
+		{"BEARER s3cret", http.StatusNoContent},
+		{"bearer S3CRET", http.StatusUnauthorized},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
 		if tc.auth != "" {

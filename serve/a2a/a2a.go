@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -243,6 +244,13 @@ type idParams struct {
 func (h *handler) rpc(w http.ResponseWriter, r *http.Request) {
 	var req rpcRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		// A body cut at the server's cap is too large, not malformed: 413,
+		// as the API answers it.
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("request body too large: over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
 		reply(w, nil, nil, errorf(codeParse, "the body is not JSON: %v", err))
 		return
 	}
@@ -454,6 +462,11 @@ func (h *handler) answer(t *task, m Message) *rpcError {
 	if !ok {
 		return errorf(codeInvalidParams, `answer an approval with a data part {"decision": "approve"|"edit"|"reject"} or the text approve or reject`)
 	}
+	if d.CallID != "" && !slices.ContainsFunc(asks, func(a serve.Approval) bool { return a.CallID == d.CallID }) {
+		// Else nothing is answered and the task comes back unchanged, as
+		// if the answer had been taken.
+		return errorf(codeInvalidParams, "no call %s waits for approval in task %s", d.CallID, t.id)
+	}
 	for _, a := range asks {
 		if d.CallID != "" && d.CallID != a.CallID {
 			continue
@@ -628,7 +641,7 @@ func (h *handler) status(t *task) Status {
 		var parts []Part
 		for _, a := range t.asks {
 			d, _ := json.Marshal(map[string]any{"callId": a.CallID, "tool": a.Tool, "agent": a.Agent, "args": a.Args})
-			parts = append(parts, Part{Kind: "text", Text: fmt.Sprintf("%s wants to call %s; approve or reject it", a.Agent, a.Tool)}, Part{Kind: "data", Data: d})
+			parts = append(parts, Part{Kind: "text", Text: fmt.Sprintf("%s wants to call %s; approve or reject it", cmp.Or(a.Agent, "host"), a.Tool)}, Part{Kind: "data", Data: d})
 		}
 		s.Message = msg(parts...)
 	case StateCompleted:

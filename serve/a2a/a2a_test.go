@@ -2,8 +2,10 @@ package a2a_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -278,4 +280,51 @@ func TestRunningTurnElsewhereIsNotWaitedFor(t *testing.T) {
 	if got := task(t, call(t, s, "tasks/get", map[string]any{"id": "elsewhere:1"})); got.Status.State != a2a.StateCanceled {
 		t.Errorf("tasks/get of the turn once cancelled = %+v, want canceled", got)
 	}
+}
+
+// A body over the server's cap gets 413, as it does from the API, even
+// sent without a Content-Length the guard can refuse up front — not a
+// JSON-RPC parse error saying the body is not JSON.
+func TestBodyTooLarge(t *testing.T) {
+	s := httptest.NewServer(http.MaxBytesHandler(a2a.Handler(&servetest.Fake{}, a2a.Options{}), 64))
+	defer s.Close()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{"message": text(strings.Repeat("x", 200))}})
+	resp, err := http.Post(s.URL+"/a2a", "application/json", io.MultiReader(bytes.NewReader(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("%d %s, want 413", resp.StatusCode, b)
+	}
+}
+
+// An answer naming a callId that does not wait is an error, not the
+// task answered back unchanged as if the answer had been taken; and a
+// call of the host (whose approvals carry no agent) is said to be the
+// host's.
+func TestAnswerToNoSuchCall(t *testing.T) {
+	answers := make(chan serve.Answer, 1)
+	s := server(t, &servetest.Fake{Script: func(ctx context.Context, tu *servetest.Turn, m string) (string, error) {
+		a, err := tu.Ask(ctx, serve.Approval{CallID: "c1", Tool: "mark", Args: json.RawMessage(`{}`)})
+		if err != nil {
+			return "", err
+		}
+		answers <- a
+		return "did " + a.Decision, nil
+	}}, a2a.Options{})
+	tk := task(t, call(t, s, "message/send", map[string]any{"message": text("go")}))
+	if tk.Status.State != a2a.StateInputRequired || !strings.HasPrefix(tk.Status.Message.Parts[0].Text, "host wants to call mark") {
+		t.Fatalf("task = %+v, want input-required saying the host wants to call mark", tk)
+	}
+	m := map[string]any{"kind": "message", "role": "user", "messageId": "m2", "taskId": tk.ID, "contextId": tk.ContextID,
+		"parts": []map[string]any{{"kind": "data", "data": map[string]any{"decision": "approve", "callId": "typo"}}}}
+	if r := call(t, s, "message/send", map[string]any{"message": m}); r.Error == nil || !strings.Contains(r.Error.Message, "typo") {
+		t.Errorf("an answer to call typo = %s %+v, want an error naming it", r.Result, r.Error)
+	}
+	if len(answers) != 0 {
+		t.Errorf("the call was answered: %+v", <-answers)
+	}
+	call(t, s, "tasks/cancel", map[string]any{"id": tk.ID})
 }

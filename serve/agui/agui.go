@@ -68,6 +68,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var in Input
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		// A body cut at the server's cap is too large, not malformed: 413,
+		// as the API answers it.
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("request body too large: over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		// A type mismatch is said in JSON's terms, not Go's.
+		var wrong *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &wrong) && wrong.Field != "":
+			err = fmt.Errorf("%s: unexpected JSON %s", wrong.Field, wrong.Value)
+		case errors.As(err, &wrong):
+			err = fmt.Errorf("want a JSON object (got %s)", wrong.Value)
+		}
 		http.Error(w, "the body is not an AG-UI RunAgentInput: "+err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -168,12 +183,29 @@ func Run(r *http.Request, b serve.Backend, in Input, write func(map[string]any) 
 
 // answer answers each resume entry's approval.
 func answer(b serve.Backend, session string, resume []ResumeEntry) error {
-	for _, re := range resume {
-		a, err := decision(re)
-		if err != nil {
+	// Every entry is checked before any is answered: a run that fails on
+	// its second entry having answered its first would leave the client's
+	// corrected resume, which sends both again, refused as answered.
+	pending, err := b.Pending(session)
+	if err != nil {
+		return err
+	}
+	waiting := map[string]bool{}
+	for _, p := range pending {
+		waiting[p.CallID] = true
+	}
+	answers := make([]serve.Answer, len(resume))
+	for i, re := range resume {
+		if !waiting[re.InterruptID] {
+			return fmt.Errorf("interrupt %s: %w: no such call waits for approval in session %s (or the resume names it twice)", re.InterruptID, serve.ErrNotFound, session)
+		}
+		waiting[re.InterruptID] = false
+		if answers[i], err = decision(re); err != nil {
 			return err
 		}
-		if err := b.Answer(session, re.InterruptID, a); err != nil {
+	}
+	for i, re := range resume {
+		if err := b.Answer(session, re.InterruptID, answers[i]); err != nil {
 			return fmt.Errorf("interrupt %s: %w", re.InterruptID, err)
 		}
 	}
@@ -203,8 +235,11 @@ func decision(re ResumeEntry) (serve.Answer, error) {
 	case "", serve.Approve:
 		return serve.Answer{Decision: serve.Approve}, nil
 	case serve.Edit:
-		if len(d.Args) == 0 {
-			return serve.Answer{}, fmt.Errorf("%w: interrupt %s: an edit needs args", serve.ErrInvalid, re.InterruptID)
+		// The backend refuses args that are not an object: refused here,
+		// before the resume's other entries are answered.
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(d.Args, &obj) != nil || obj == nil {
+			return serve.Answer{}, fmt.Errorf("%w: interrupt %s: an edit needs args, the call's new arguments as a JSON object", serve.ErrInvalid, re.InterruptID)
 		}
 		return serve.Answer{Decision: serve.Edit, Args: d.Args}, nil
 	case serve.Reject:

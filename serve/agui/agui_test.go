@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/serve"
@@ -181,5 +183,81 @@ func TestErrorsAreRunErrors(t *testing.T) {
 	evs = post(t, url, `{"threadId":"other","runId":"r3","messages":[{"id":"a","role":"assistant","content":"hi"}]}`)
 	if types(evs) != "RUN_STARTED RUN_ERROR" || evs[1]["code"] != "invalid_input" {
 		t.Errorf("no user message: %v", evs)
+	}
+}
+
+// A body over the server's cap gets 413, as it does from the API, even
+// sent without a Content-Length the guard can refuse up front; a body
+// that is not a RunAgentInput gets 400 with no Go type in its reason.
+func TestBodyTooLargeOrNotAnInput(t *testing.T) {
+	s := httptest.NewServer(http.MaxBytesHandler(agui.Handler(&servetest.Fake{}, agui.Options{}), 64))
+	defer s.Close()
+	for _, c := range []struct {
+		body io.Reader
+		code int
+	}{
+		{io.MultiReader(strings.NewReader(input("t", "r", strings.Repeat("x", 200)))), http.StatusRequestEntityTooLarge},
+		{strings.NewReader(`[1]`), http.StatusBadRequest},
+	} {
+		resp, err := http.Post(s.URL+"/agui", "application/json", c.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || strings.Contains(string(b), "Go value") {
+			t.Errorf("%d %s, want %d with a readable reason", resp.StatusCode, b, c.code)
+		}
+	}
+}
+
+// A resume answers all its interrupts or none: one it cannot take (an
+// unknown decision, an interrupt not waiting, the same one twice) ends
+// the run with RUN_ERROR before any is answered, so the client's
+// corrected resume, which sends them all again, finds them all waiting.
+func TestResumeAnswersAllOrNone(t *testing.T) {
+	f := &servetest.Fake{Script: func(ctx context.Context, tr *servetest.Turn, m string) (string, error) {
+		errs := make(chan error, 2)
+		for _, id := range []string{"c1", "c2"} {
+			go func() {
+				_, err := tr.Ask(ctx, serve.Approval{CallID: id, Tool: "rm", Agent: "host", Args: json.RawMessage(`{}`)})
+				errs <- err
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				return "", err
+			}
+		}
+		return "ok", nil
+	}}
+	url := server(t, f)
+	if _, err := f.Send(context.Background(), "th", "go"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if p, _ := f.Pending("th"); len(p) == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	approve := `{"interruptId":"c1","status":"resolved","payload":{"decision":"approve"}}`
+	for _, second := range []string{
+		`{"interruptId":"c2","status":"resolved","payload":{"decision":"nah"}}`,
+		`{"interruptId":"c2","status":"resolved","payload":{"decision":"edit","args":"x"}}`,
+		`{"interruptId":"zz","status":"resolved"}`,
+		approve,
+	} {
+		evs := post(t, url, `{"threadId":"th","runId":"r","messages":[],"resume":[`+approve+`,`+second+`]}`)
+		if types(evs) != "RUN_STARTED RUN_ERROR" {
+			t.Errorf("resume with %s: %s, want RUN_ERROR", second, types(evs))
+		}
+		if p, _ := f.Pending("th"); len(p) != 2 {
+			t.Fatalf("resume with %s answered part of it: %d calls still wait, want 2", second, len(p))
+		}
+	}
+	evs := post(t, url, `{"threadId":"th","runId":"r","messages":[],"resume":[`+approve+`,{"interruptId":"c2","status":"cancelled"}]}`)
+	if last := evs[len(evs)-1]; last["type"] != "RUN_FINISHED" || last["result"] != "ok" {
+		t.Errorf("the corrected resume: %s %v", types(evs), last)
 	}
 }
