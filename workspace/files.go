@@ -32,6 +32,9 @@ const (
 	MaxEditBytes = 10 << 20
 	// sniffBytes is how much of a file decides whether it is text.
 	sniffBytes = 8 << 10
+	// lineSlack is how much of a line is kept past MaxLineChars, so that
+	// a secret the cut would split is masked whole before the cut.
+	lineSlack = 4 << 10
 )
 
 // binary reports whether head looks like a binary file's start: a NUL
@@ -92,7 +95,7 @@ func (t *Tool) read(_ context.Context, args json.RawMessage) tool.Result {
 	var b strings.Builder
 	n, shown := 0, 0
 	for {
-		text, size, err := readLine(br)
+		text, size, err := readLine(br, t.mask)
 		if size == 0 && err != nil {
 			break
 		}
@@ -133,23 +136,34 @@ func textReader(f io.Reader) *bufio.Reader {
 }
 
 // readLine reads one line of br as Read shows it: without its line end,
-// cut at MaxLineChars. It keeps no more of the line than that, so a file
-// that is one huge line (minified JSON, a log without newlines) costs
-// MaxLineChars, not its size. size is the bytes read, 0 at the end.
-func readLine(br *bufio.Reader) (text string, size int, err error) {
+// masked (mask nil: not), cut at MaxLineChars. It keeps no more of the
+// line than that and lineSlack, so a file that is one huge line (minified
+// JSON, a log without newlines) costs that, not its size. size is the
+// bytes read, 0 at the end.
+func readLine(br *bufio.Reader, mask func(string) string) (text string, size int, err error) {
 	var b []byte
 	for {
 		var chunk []byte
 		chunk, err = br.ReadSlice('\n')
 		size += len(chunk)
-		b = append(b, chunk[:min(len(chunk), MaxLineChars+2-len(b))]...) // +2: room for \r\n
+		b = append(b, chunk[:min(len(chunk), MaxLineChars+lineSlack+2-len(b))]...) // +2: room for \r\n
 		if err != bufio.ErrBufferFull {
 			break
 		}
 	}
 	text = strings.TrimRight(string(b), "\r\n")
-	if size > len(b) || len(text) > MaxLineChars {
-		text = cutUTF8(text, MaxLineChars) + " [line cut]"
+	n := MaxLineChars
+	if mask != nil {
+		text = mask(text)
+		if size > len(b) {
+			// What was kept may end inside a secret, which masking
+			// leaves; when masking shortened the text before it, a cut
+			// at n would keep it.
+			n = max(min(n, len(text)-lineSlack), 0)
+		}
+	}
+	if size > len(b) || len(text) > n {
+		text = cutUTF8(text, n) + " [line cut]"
 	}
 	return text, size, err
 }
