@@ -267,8 +267,19 @@ func writeFile(root *os.Root, name string, data []byte) error {
 		f.Close()
 		return err
 	}
+	// On disk before the call counts as done: the journal commits its
+	// result at the step's end and a resume never writes the file again,
+	// so a machine crash must not leave it empty behind a record that
+	// says it was written.
+	if err := syncFile(f); err != nil {
+		f.Close()
+		return err
+	}
 	return f.Close()
 }
+
+// syncFile flushes a written file to disk; tests count its calls.
+var syncFile = (*os.File).Sync
 
 func (t *Tool) edit(_ context.Context, args json.RawMessage) tool.Result {
 	var a struct {
