@@ -336,6 +336,12 @@ func (t *Tool) edit(_ context.Context, args json.RawMessage) tool.Result {
 	case n > 1 && !a.ReplaceAll:
 		return failf("old_string occurs %d times in %s; give more of the surrounding text so it occurs once, or set replace_all to replace all %d", n, p.name, n)
 	}
+	if size := int64(len(text)) + int64(n)*int64(len(a.NewString)-len(a.OldString)); a.ReplaceAll && size > MaxEditBytes {
+		// replace_all of a short string with a long one would build the
+		// whole result in memory first: 10 MiB of "a" made 1,000 times
+		// longer is 10 GB, and fsd dies of it.
+		return failf("replacing all %d occurrences would make %s %d bytes, over the %d MiB Edit writes; replace fewer at once, or use Bash for larger files", n, p.name, size, MaxEditBytes>>20)
+	}
 	if a.ReplaceAll {
 		text = strings.ReplaceAll(text, a.OldString, a.NewString)
 	} else {
