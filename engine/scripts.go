@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -83,7 +84,12 @@ type scriptArgs struct {
 func (m *manager) scriptCall(args json.RawMessage) (scriptArgs, *loadedSkill, *model.ToolResult) {
 	var a scriptArgs
 	bad := func(r model.ToolResult) (scriptArgs, *loadedSkill, *model.ToolResult) { return a, nil, &r }
-	if err := json.Unmarshal(args, &a); err != nil {
+	// Strictly, as its schema says (no additional properties): a model
+	// that sends "timeout" or "cwd" must hear that nothing took it, not
+	// have its script run as if it had.
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
 		return bad(toolError("ARGUMENTS_INVALID", `arguments must be {"skill": "id", "script": "scripts/x.py", "args": ["…"]}: `+err.Error()))
 	}
 	if module, ok := strings.CutPrefix(strings.TrimSpace(a.Script), "-m "); ok && a.Module == "" {

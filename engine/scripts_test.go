@@ -89,3 +89,30 @@ func TestRunSkillScriptModule(t *testing.T) {
 		}
 	}
 }
+
+// An argument run_skill_script does not take (its schema allows none
+// besides its own) is an error the model reads, not one silently dropped:
+// a "timeout" the model set must not run the script as if it had been taken.
+func TestRunSkillScriptUnknownArgument(t *testing.T) {
+	testpar.UnlessRace(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "hi.sh"), []byte("echo ran\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withScripts := &spec.Skill{ID: "field", Name: "field", Description: "d", Instructions: "Run scripts/hi.sh.",
+		Dir: dir, Resources: []string{"scripts/hi.sh"}}
+	opts := Options{Trusted: func(*spec.Skill) bool { return true }}
+	_, m, _, err := runWith(t, project(withScripts), opts, read("field"),
+		call("run_skill_script", map[string]any{"script": "scripts/hi.sh", "timeout": 1000}),
+		say("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := lastResult(m.requests()[2])
+	if !res.IsError || !strings.Contains(res.Text, "unknown field") || !strings.Contains(res.Text, "timeout") {
+		t.Errorf("result %+v, want an error naming timeout and no run", res)
+	}
+}

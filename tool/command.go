@@ -138,19 +138,33 @@ func (c *Tool) cleanHead(w *capped) string {
 	if !w.over(MaxOutputBytes) {
 		return s
 	}
-	return cutUTF8(s, MaxOutputBytes) + fmt.Sprintf("\n[output truncated at %d MiB]", MaxOutputBytes>>20)
+	n := MaxOutputBytes
+	if w.total > int64(len(w.buf)) {
+		// The buffer's end may split a secret, which masking leaves; when
+		// masking shortened the text before it, a cut at n would keep it.
+		n = max(min(n, len(s)-maskSlack), 0)
+	}
+	return cutUTF8(s, n) + fmt.Sprintf("\n[output truncated at %d MiB]", MaxOutputBytes>>20)
 }
 
 // cleanTail is stderr's end masked, then cut to its last StderrTail bytes.
 func (c *Tool) cleanTail(t *proc.Tail) string {
-	s := t.String()
+	raw := t.String()
+	s := raw
 	if c.mask != nil {
 		s = c.mask(s)
 	}
-	if len(s) <= StderrTail {
+	start := max(len(s)-StderrTail, 0)
+	if len(raw) > t.Max-utf8.UTFMax {
+		// stderr's start may have been dropped inside a secret, which
+		// masking leaves; when masking shortened the text after it, the
+		// last StderrTail bytes would reach it.
+		start = min(max(start, maskSlack), len(s))
+	}
+	if start == 0 {
 		return s
 	}
-	s = s[len(s)-StderrTail:]
+	s = s[start:]
 	for len(s) > 0 && !utf8.RuneStart(s[0]) {
 		s = s[1:]
 	}

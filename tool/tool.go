@@ -72,6 +72,17 @@ func WithRefusal(advice string) Option { return func(t *Tool) { t.advice = advic
 // secret the cut would split is masked whole, not left in part.
 func WithMask(f func(string) string) Option { return func(t *Tool) { t.mask = f } }
 
+// MaskOf is the mask opts set with WithMask, or nil: for a tool of
+// another package that cuts text it returns (the workspace's Read and
+// Grep cut long lines), and so must mask before its cut as a command does.
+func MaskOf(opts ...Option) func(string) string {
+	var t Tool
+	for _, o := range opts {
+		o(&t)
+	}
+	return t.mask
+}
+
 // WithWorkspace sets the run's workspace: the working folder of the
 // programs the tool starts ("" is the skill's folder). A program named by
 // a relative path is still the skill's.

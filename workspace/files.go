@@ -32,6 +32,9 @@ const (
 	MaxEditBytes = 10 << 20
 	// sniffBytes is how much of a file decides whether it is text.
 	sniffBytes = 8 << 10
+	// lineSlack is how much of a line is kept past MaxLineChars, so that
+	// a secret the cut would split is masked whole before the cut.
+	lineSlack = 4 << 10
 )
 
 // binary reports whether head looks like a binary file's start: a NUL
@@ -92,7 +95,7 @@ func (t *Tool) read(_ context.Context, args json.RawMessage) tool.Result {
 	var b strings.Builder
 	n, shown := 0, 0
 	for {
-		text, size, err := readLine(br)
+		text, size, err := readLine(br, t.mask)
 		if size == 0 && err != nil {
 			break
 		}
@@ -133,23 +136,34 @@ func textReader(f io.Reader) *bufio.Reader {
 }
 
 // readLine reads one line of br as Read shows it: without its line end,
-// cut at MaxLineChars. It keeps no more of the line than that, so a file
-// that is one huge line (minified JSON, a log without newlines) costs
-// MaxLineChars, not its size. size is the bytes read, 0 at the end.
-func readLine(br *bufio.Reader) (text string, size int, err error) {
+// masked (mask nil: not), cut at MaxLineChars. It keeps no more of the
+// line than that and lineSlack, so a file that is one huge line (minified
+// JSON, a log without newlines) costs that, not its size. size is the
+// bytes read, 0 at the end.
+func readLine(br *bufio.Reader, mask func(string) string) (text string, size int, err error) {
 	var b []byte
 	for {
 		var chunk []byte
 		chunk, err = br.ReadSlice('\n')
 		size += len(chunk)
-		b = append(b, chunk[:min(len(chunk), MaxLineChars+2-len(b))]...) // +2: room for \r\n
+		b = append(b, chunk[:min(len(chunk), MaxLineChars+lineSlack+2-len(b))]...) // +2: room for \r\n
 		if err != bufio.ErrBufferFull {
 			break
 		}
 	}
 	text = strings.TrimRight(string(b), "\r\n")
-	if size > len(b) || len(text) > MaxLineChars {
-		text = cutUTF8(text, MaxLineChars) + " [line cut]"
+	n := MaxLineChars
+	if mask != nil {
+		text = mask(text)
+		if size > len(b) {
+			// What was kept may end inside a secret, which masking
+			// leaves; when masking shortened the text before it, a cut
+			// at n would keep it.
+			n = max(min(n, len(text)-lineSlack), 0)
+		}
+	}
+	if size > len(b) || len(text) > n {
+		text = cutUTF8(text, n) + " [line cut]"
 	}
 	return text, size, err
 }
@@ -253,8 +267,19 @@ func writeFile(root *os.Root, name string, data []byte) error {
 		f.Close()
 		return err
 	}
+	// On disk before the call counts as done: the journal commits its
+	// result at the step's end and a resume never writes the file again,
+	// so a machine crash must not leave it empty behind a record that
+	// says it was written.
+	if err := syncFile(f); err != nil {
+		f.Close()
+		return err
+	}
 	return f.Close()
 }
+
+// syncFile flushes a written file to disk; tests count its calls.
+var syncFile = (*os.File).Sync
 
 func (t *Tool) edit(_ context.Context, args json.RawMessage) tool.Result {
 	var a struct {
@@ -310,6 +335,12 @@ func (t *Tool) edit(_ context.Context, args json.RawMessage) tool.Result {
 		return failf("old_string does not occur in %s; Read the file and give its exact text (spaces and line breaks included)", p.name)
 	case n > 1 && !a.ReplaceAll:
 		return failf("old_string occurs %d times in %s; give more of the surrounding text so it occurs once, or set replace_all to replace all %d", n, p.name, n)
+	}
+	if size := int64(len(text)) + int64(n)*int64(len(a.NewString)-len(a.OldString)); a.ReplaceAll && size > MaxEditBytes {
+		// replace_all of a short string with a long one would build the
+		// whole result in memory first: 10 MiB of "a" made 1,000 times
+		// longer is 10 GB, and fsd dies of it.
+		return failf("replacing all %d occurrences would make %s %d bytes, over the %d MiB Edit writes; replace fewer at once, or use Bash for larger files", n, p.name, size, MaxEditBytes>>20)
 	}
 	if a.ReplaceAll {
 		text = strings.ReplaceAll(text, a.OldString, a.NewString)

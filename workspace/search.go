@@ -299,6 +299,10 @@ func (t *Tool) grep(_ context.Context, args json.RawMessage) tool.Result {
 		}
 		n, err := s.grepFile(name, re, func(line int, text string) bool {
 			if mode == "content" {
+				if t.mask != nil {
+					// Before the cut, which could split a secret.
+					text = t.mask(text)
+				}
 				if len(text) > MaxLineChars {
 					text = cutUTF8(text, MaxLineChars) + " [line cut]"
 				}

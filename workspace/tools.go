@@ -167,6 +167,9 @@ type Tool struct {
 	// and Grep may read (the loaded skills'), asked at each call.
 	readOnly func() []string
 	opts     []tool.Option
+	// mask cleans secrets from a line before Read or Grep cuts it: once
+	// cut, a secret's part is no longer recognised (nil: none).
+	mask func(string) string
 }
 
 // NewTool binds the built-in name to ws. readOnly (nil: none) names the
@@ -180,7 +183,7 @@ func NewTool(name string, ws *Workspace, readOnly func() []string, opts ...tool.
 	if readOnly == nil {
 		readOnly = func() []string { return nil }
 	}
-	return &Tool{name: name, ws: ws, readOnly: readOnly, opts: opts}, nil
+	return &Tool{name: name, ws: ws, readOnly: readOnly, opts: opts, mask: tool.MaskOf(opts...)}, nil
 }
 
 // Name is the tool's name.
