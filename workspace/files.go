@@ -79,7 +79,7 @@ func (t *Tool) read(_ context.Context, args json.RawMessage) tool.Result {
 		return fail(t.ws.explain(p, err))
 	}
 	defer root.Close()
-	f, err := openRead(root, p.name)
+	f, err := t.ws.openRead(root, p.name)
 	if err != nil {
 		return fail(t.ws.explain(p, err))
 	}
@@ -171,12 +171,17 @@ func readLine(br *bufio.Reader, mask func(string) string) (text string, size int
 // errNotRegular refuses a FIFO, socket or device in the workspace.
 var errNotRegular = errors.New("is not a regular file (a FIFO, socket or device); the file tools use regular files only")
 
-// openRead opens name in root to read: a regular file or a folder.
-// Opened without blocking, as open(2) of a FIFO waits for a writer — a
-// script's mkfifo would hang the call and every Grep over its folder.
-func openRead(root *os.Root, name string) (*os.File, error) {
+// openRead opens name in root to read: a regular file or a folder,
+// outside the hidden folders. Opened without blocking, as open(2) of a
+// FIFO waits for a writer — a script's mkfifo would hang the call and
+// every Grep over its folder.
+func (w *Workspace) openRead(root *os.Root, name string) (*os.File, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.heldIn(f, name); err != nil {
+		f.Close()
 		return nil, err
 	}
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() && !st.IsDir() {
@@ -216,7 +221,7 @@ func (t *Tool) write(_ context.Context, args json.RawMessage) tool.Result {
 			return fail(t.ws.explain(p, err))
 		}
 	}
-	if err := writeFile(root, p.name, []byte(a.Content)); err != nil {
+	if err := t.ws.writeFile(root, p.name, []byte(a.Content)); err != nil {
 		return fail(t.ws.explain(p, err))
 	}
 	verb := "Wrote"
@@ -247,8 +252,9 @@ func (t *Tool) writable(filePath string) (place, *os.Root, *tool.Result) {
 }
 
 // writeFile replaces name's content in root, keeping its mode when it
-// exists (a script stays executable).
-func writeFile(root *os.Root, name string, data []byte) error {
+// exists (a script stays executable), when the file it opens is outside
+// the hidden folders: it is truncated only once that is known.
+func (w *Workspace) writeFile(root *os.Root, name string, data []byte) error {
 	mode := fs.FileMode(0o644)
 	if st, err := root.Stat(name); err == nil {
 		if st.IsDir() {
@@ -259,8 +265,16 @@ func writeFile(root *os.Root, name string, data []byte) error {
 		}
 		mode = st.Mode().Perm()
 	}
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE, mode)
 	if err != nil {
+		return err
+	}
+	if err := w.heldIn(f, name); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
@@ -302,7 +316,7 @@ func (t *Tool) edit(_ context.Context, args json.RawMessage) tool.Result {
 		return *bad
 	}
 	defer root.Close()
-	f, err := openRead(root, p.name)
+	f, err := t.ws.openRead(root, p.name)
 	if err != nil {
 		return fail(t.ws.explain(p, err))
 	}
@@ -347,7 +361,7 @@ func (t *Tool) edit(_ context.Context, args json.RawMessage) tool.Result {
 	} else {
 		text = strings.Replace(text, a.OldString, a.NewString, 1)
 	}
-	if err := writeFile(root, p.name, []byte(text)); err != nil {
+	if err := t.ws.writeFile(root, p.name, []byte(text)); err != nil {
 		return fail(t.ws.explain(p, err))
 	}
 	if n == 1 {

@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -48,4 +49,58 @@ func TestRecordsInsideWorkspaceHidden(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(journal), "approvals.jsonl")); err == nil {
 		t.Error("approvals.jsonl was written")
 	}
+}
+
+// TestOpenedFileInRecordsRefused (T12): the check that holds is of the
+// file a tool opened. A program of the run can swap a folder on a
+// path's way for a symlink into the records after the path was checked
+// and before it is opened; the open file is checked again, so Read,
+// Grep, Edit and Write refuse it then, and Write truncates nothing.
+// (The path is given here as the swap leaves it, past the path check.)
+func TestOpenedFileInRecordsRefused(t *testing.T) {
+	dir := t.TempDir()
+	fsd := filepath.Join(dir, ".fsd")
+	journal := filepath.Join(fsd, "runs", "r1", "journal.jsonl")
+	if err := os.MkdirAll(filepath.Dir(journal), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(journal, []byte("beta: not approved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".fsd", filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := Open(dir, fsd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	p := place{root: dir, name: "d/runs/r1/journal.jsonl"}
+	if f, err := ws.openRead(root, p.name); err == nil {
+		f.Close()
+		t.Error("openRead opened the journal through a swapped folder")
+	} else if got := ws.explain(p, err).Error(); !strings.Contains(got, "the run records") {
+		t.Errorf("openRead's error %q does not say the run records", got)
+	}
+	for _, name := range []string{p.name, "d/runs/r1/approvals.jsonl"} {
+		if err := ws.writeFile(root, name, []byte("forged")); err == nil {
+			t.Errorf("writeFile wrote %s through a swapped folder", name)
+		}
+	}
+	if b, _ := os.ReadFile(journal); string(b) != "beta: not approved\n" {
+		t.Errorf("the journal was changed: %q", b)
+	}
+	// Outside the records the same calls work.
+	if err := ws.writeFile(root, "notes.txt", []byte("mine")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ws.openRead(root, "notes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 }

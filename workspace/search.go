@@ -391,7 +391,7 @@ var (
 // grepFile calls hit for each line of name that re matches, while hit
 // says to go on; it returns how many lines matched.
 func (s *search) grepFile(name string, re *regexp.Regexp, hit func(line int, text string) bool) (int, error) {
-	f, err := openRead(s.root, name)
+	f, err := s.t.ws.openRead(s.root, name)
 	if err != nil {
 		return 0, err
 	}

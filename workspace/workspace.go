@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -92,6 +93,51 @@ func (w *Workspace) hiddenIn(root, name string) string {
 	}
 	return ""
 }
+
+// heldIn is the error of an open file f (at name) that lies in a hidden
+// folder by where the kernel says it is, or nil. hiddenIn's check of
+// the path before the open races a program of the run that swaps a
+// folder on the way for a symlink into the records between the check and
+// the open; the open file cannot be swapped. Where the kernel does not
+// say (no /proc), the path check stands alone.
+//
+// T12: the check that holds is of the file opened, not its path.
+func (w *Workspace) heldIn(f *os.File, name string) error {
+	if len(w.hidden) == 0 {
+		return nil
+	}
+	at, ok := openedAt(f)
+	if !ok {
+		return nil
+	}
+	for _, h := range w.hidden {
+		if _, in := within(h, at); in {
+			return &fs.PathError{Op: "open", Path: name, Err: &hiddenError{dir: h}}
+		}
+	}
+	return nil
+}
+
+// openedAt is where the open file f is, by /proc/self/fd.
+func openedAt(f *os.File) (string, bool) {
+	c, err := f.SyscallConn()
+	if err != nil {
+		return "", false
+	}
+	var at string
+	var rerr error
+	if err := c.Control(func(fd uintptr) { // not f.Fd(), which would make f blocking
+		at, rerr = os.Readlink("/proc/self/fd/" + strconv.FormatUint(uint64(fd), 10))
+	}); err != nil {
+		return "", false
+	}
+	return at, rerr == nil && filepath.IsAbs(at)
+}
+
+// hiddenError is the error of a file opened inside the hidden folder dir.
+type hiddenError struct{ dir string }
+
+func (e *hiddenError) Error() string { return "inside " + e.dir + ", the run records" }
 
 // refuseHidden is the error of a path inside a hidden folder.
 func refuseHidden(path, h string) error {
@@ -216,7 +262,10 @@ func (p place) open() (*os.Root, error) {
 // act on: an escape through a symlink names the workspace.
 func (w *Workspace) explain(p place, err error) error {
 	var pe *fs.PathError
+	var he *hiddenError
 	switch {
+	case errors.As(err, &he):
+		return refuseHidden(p.shown(), he.dir)
 	case strings.HasSuffix(err.Error(), "path escapes from parent"):
 		// os.Root's refusal (its error value is not exported), however
 		// deep in the operation it came.
