@@ -77,6 +77,11 @@ func show(w io.Writer, runsDir, run string, f showFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.format != "json" && isTerminal(w) {
+		pw := &printableWriter{w: w}
+		defer pw.flush()
+		w = pw
+	}
 	if f.requests || f.task != "" || f.step > 0 {
 		return showRequests(w, dir, f)
 	}

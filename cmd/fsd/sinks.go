@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/runrecord"
@@ -66,7 +67,9 @@ func (s *progressSink) Emit(e event.Event) {
 		// the task goroutine's young stack for nothing.
 		return
 	}
-	line := progressLine(e)
+	// What a tool or model wrote shows its control characters in caret
+	// notation, terminal or not (printable.go).
+	line := printable(progressLine(e))
 	if line == "" {
 		return
 	}
@@ -195,14 +198,18 @@ func skillName(e event.Event) string {
 	return e.Skill + " " + e.Version
 }
 
+// firstLine is s's first line as a progress line shows it: at most 160
+// bytes, not cut inside a character.
 func firstLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
 	}
 	if len(s) > 160 {
-		return s[:160] + "…"
+		n := 160
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
 	}
 	return s
 }
