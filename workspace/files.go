@@ -265,13 +265,19 @@ func (w *Workspace) writeFile(root *os.Root, name string, data []byte) error {
 		}
 		mode = st.Mode().Perm()
 	}
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE, mode)
+	// Without blocking, as openRead: a FIFO put in the file's place since
+	// the Stat above would hold the call until a reader came.
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, mode)
 	if err != nil {
 		return err
 	}
 	if err := w.heldIn(f, name); err != nil {
 		f.Close()
 		return err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return &fs.PathError{Op: "write", Path: name, Err: errNotRegular}
 	}
 	if err := f.Truncate(0); err != nil {
 		f.Close()
