@@ -142,6 +142,9 @@ func checkTasks(w *Workflow, byID map[string]*Skill, enabled map[string]bool, id
 			out = append(out, diag.Diagnostic{Pos: t.At("id"), Kind: "id",
 				Message: fmt.Sprintf("task id %q is reserved: it names the host wherever tasks are named (fsd show --task host)", t.ID),
 				Hint:    `rename the task, for example "host-task", and the deps that name it`})
+		} else if msg := TaskIDProblem(t.ID); msg != "" {
+			// The board refuses it when the run starts: say so here first.
+			out = append(out, diag.Errorf(t.At("id"), "id", "task id %q %s", t.ID, msg))
 		}
 		if j, dup := index[t.ID]; dup {
 			out = append(out, diag.Errorf(t.At("id"), "duplicate", "task id %q is used twice (first at line %d)", t.ID, w.Tasks[j].At("id").Line))
