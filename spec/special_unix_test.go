@@ -66,3 +66,38 @@ func TestLimitReaderBoundsTheFile(t *testing.T) {
 		t.Errorf("read %d bytes through a 10-byte limitReader, want 10", b.Len())
 	}
 }
+
+// TestSymlinkToPipeNotAResource: a SKILL.md folder's named pipe is not a
+// resource, and neither is a symlink to it: the symlink under scripts/
+// hung validate, which opened it to read its #! line, and a resource
+// that is a pipe would hang the run that reads it.
+func TestSymlinkToPipeNotAResource(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "piped")
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: piped\ndescription: Has a pipe.\n---\n# Body\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.md"), 0o700); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	for _, link := range []string{"alias.md", filepath.Join("scripts", "go.sh")} {
+		if err := os.Symlink(filepath.Join(dir, "pipe.md"), filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan *Skill, 1)
+	go func() {
+		s, _ := LoadSkill(filepath.Join(dir, "SKILL.md"))
+		done <- s
+	}()
+	select {
+	case s := <-done:
+		if s == nil || len(s.Resources) != 0 {
+			t.Errorf("resources %v, want none", s.Resources)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("LoadSkill still reading after 5s")
+	}
+}
