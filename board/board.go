@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/fsdrun/fsd/event"
 	"github.com/fsdrun/fsd/spec"
@@ -380,15 +379,7 @@ func badID(id string) string {
 	if id == spec.HostName {
 		return "is reserved for the host; pick another id"
 	}
-	if len(id) > 128 {
-		return "is longer than 128 bytes"
-	}
-	for _, r := range id {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return "contains white space or control characters"
-		}
-	}
-	return ""
+	return spec.TaskIDProblem(id)
 }
 
 // findCycle returns a cycle among the batch's nodes (tasks already on the

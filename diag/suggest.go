@@ -11,9 +11,7 @@ import (
 // write from habit, lower case without - or _, mapped to a known name; nil
 // for none), then an abbreviation, then edit distance.
 func Suggest(key string, known []string, synonyms map[string]string) string {
-	norm := func(s string) string {
-		return strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(s))
-	}
+	norm := func(s string) string { return separators.Replace(strings.ToLower(s)) }
 	nk := norm(key)
 	for _, k := range known {
 		if norm(k) == nk {
@@ -51,6 +49,11 @@ func Suggest(key string, known []string, synonyms map[string]string) string {
 	}
 	return ""
 }
+
+// separators are what Suggest's comparisons ignore. One Replacer for all
+// calls (it is safe for concurrent use): building one per name compared
+// was most of what validating a file of many unknown keys cost.
+var separators = strings.NewReplacer("-", "", "_", "", " ", "")
 
 // DidYouMean is the hint for an unknown name, `did you mean "x"?`, or ""
 // (see Suggest).

@@ -210,7 +210,7 @@ func Validate(kind string, root *yaml.Node, file string) diag.List {
 		return diag.List{diag.Errorf(pos(root, file), "schema", "%v", verr)}
 	}
 	var out diag.List
-	collect(ve, nil, root, file, &out)
+	collect(ve, nil, root, file, &keyIndex{}, &out)
 	out.Sort()
 	return out.Dedupe()
 }

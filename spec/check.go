@@ -130,6 +130,10 @@ func checkToolClash(skills []*Skill, byID map[string]*Skill, enabled map[string]
 	return out
 }
 
+// maxDepHints bounds the unknown deps of a workflow that get a "did you
+// mean" hint.
+const maxDepHints = 100
+
 func checkTasks(w *Workflow, byID map[string]*Skill, enabled map[string]bool, ids []string) diag.List {
 	var out diag.List
 	index := map[string]int{}
@@ -142,6 +146,9 @@ func checkTasks(w *Workflow, byID map[string]*Skill, enabled map[string]bool, id
 			out = append(out, diag.Diagnostic{Pos: t.At("id"), Kind: "id",
 				Message: fmt.Sprintf("task id %q is reserved: it names the host wherever tasks are named (fsd show --task host)", t.ID),
 				Hint:    `rename the task, for example "host-task", and the deps that name it`})
+		} else if msg := TaskIDProblem(t.ID); msg != "" {
+			// The board refuses it when the run starts: say so here first.
+			out = append(out, diag.Errorf(t.At("id"), "id", "task id %q %s", t.ID, msg))
 		}
 		if j, dup := index[t.ID]; dup {
 			out = append(out, diag.Errorf(t.At("id"), "duplicate", "task id %q is used twice (first at line %d)", t.ID, w.Tasks[j].At("id").Line))
@@ -156,12 +163,21 @@ func checkTasks(w *Workflow, byID map[string]*Skill, enabled map[string]bool, id
 	} else if n > limits.MaxTotalTasks {
 		out = append(out, diag.Errorf(w.At("tasks"), "limit", "%d static tasks exceed max-total-tasks (%d)", n, limits.MaxTotalTasks))
 	}
+	hints := 0
 	for _, t := range w.Tasks {
 		out = append(out, checkAssignee(t, byID, enabled, ids)...)
 		for i, dep := range t.Deps {
 			if _, ok := index[dep]; !ok {
-				out = append(out, diag.Diagnostic{Pos: posAt(t.DepsPos, i, t.At("deps")), Kind: "ref",
-					Message: fmt.Sprintf("task %q depends on unknown task %q", t.ID, dep), Hint: didYouMean(dep, taskIDs)})
+				d := diag.Diagnostic{Pos: posAt(t.DepsPos, i, t.At("deps")), Kind: "ref",
+					Message: fmt.Sprintf("task %q depends on unknown task %q", t.ID, dep)}
+				// A hint compares dep with every task id: one for each of
+				// thousands of unknown deps was quadratic (minutes), so
+				// only the first maxDepHints get one.
+				if hints < maxDepHints {
+					hints++
+					d.Hint = didYouMean(dep, taskIDs)
+				}
+				out = append(out, d)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -52,6 +53,11 @@ func readFile(path string) ([]byte, diag.List) { return readLimited(path, MaxFil
 // without reading it whole.
 func readLimited(path string, limit int64) ([]byte, diag.List) {
 	at := diag.Pos{File: path, Line: 1, Col: 1}
+	// Stat before Open: opening a named pipe blocks until a writer comes,
+	// and a device's size (0) bounds nothing (/dev/zero never ends).
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
+		return nil, diag.List{diag.Errorf(at, "io", "is not a regular file (%s)", specialKind(st.Mode()))}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, diag.List{diag.Errorf(at, "io", "%s", ioMessage(err))}
@@ -64,13 +70,17 @@ func readLimited(path string, limit int64) ([]byte, diag.List) {
 	if st.IsDir() {
 		return nil, diag.List{diag.Errorf(at, "io", "is a folder, not a file")}
 	}
+	if !st.Mode().IsRegular() {
+		// Replaced by a pipe or device since the Stat above.
+		return nil, diag.List{diag.Errorf(at, "io", "is not a regular file (%s)", specialKind(st.Mode()))}
+	}
 	if st.Size() > limit {
 		return nil, diag.List{diag.Errorf(at, "limit", "file is %d bytes, over the %d-byte (%d MiB) limit", st.Size(), limit, limit>>20)}
 	}
 	data := make([]byte, 0, st.Size()+1)
 	buf := bytes.NewBuffer(data)
 	// Read one byte past the limit: the file may grow after Stat.
-	if _, err := buf.ReadFrom(limitReader{f, limit + 1}); err != nil {
+	if _, err := buf.ReadFrom(&limitReader{f, limit + 1}); err != nil {
 		return nil, diag.List{diag.Errorf(at, "io", "%s", ioMessage(err))}
 	}
 	if int64(buf.Len()) > limit {
@@ -79,16 +89,37 @@ func readLimited(path string, limit int64) ([]byte, diag.List) {
 	return buf.Bytes(), nil
 }
 
+// specialKind names a file mode that is not a regular file's or a folder's.
+func specialKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// limitReader reads at most n bytes in all; a pointer, so the count left
+// survives from one Read to the next (a value's did not, and bounded only
+// each Read, not the file).
 type limitReader struct {
 	f *os.File
 	n int64
 }
 
-func (r limitReader) Read(p []byte) (int, error) {
+func (r *limitReader) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, io.EOF
+	}
 	if int64(len(p)) > r.n {
 		p = p[:r.n]
 	}
-	return r.f.Read(p)
+	n, err := r.f.Read(p)
+	r.n -= int64(n)
+	return n, err
 }
 
 func ioMessage(err error) string {

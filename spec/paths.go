@@ -103,7 +103,10 @@ func listResources(dir, manifest string) ([]string, diag.List) {
 				diags = append(diags, diag.Errorf(at, "path", "resource %q is a symlink that leads outside the skill's folder", rel))
 				return nil
 			}
-			if st, err := os.Stat(real); err != nil || st.IsDir() {
+			// Like an entry that is not a symlink: only a regular file
+			// is a resource. A pipe would hang whoever opens it (validate
+			// reading a script's #! line, a run reading the resource).
+			if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() {
 				return nil
 			}
 		} else if !e.Type().IsRegular() {

@@ -411,6 +411,24 @@ const DefaultWorkerName = "worker"
 // No task may take it, so a name never means two generators.
 const HostName = "host"
 
+// MaxTaskIDBytes bounds a task id: ids name files, events and graph nodes.
+const MaxTaskIDBytes = 128
+
+// TaskIDProblem says what is wrong with a task id other than being
+// HostName, or "": one rule for `fsd validate` (static tasks) and the
+// board (every task added), so validate never passes an id the run refuses.
+func TaskIDProblem(id string) string {
+	if len(id) > MaxTaskIDBytes {
+		return "is longer than 128 bytes"
+	}
+	for _, r := range id {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return "contains white space or control characters"
+		}
+	}
+	return ""
+}
+
 // Budget bounds the tokens an agent's model calls use, all its tasks in
 // the run together, as the provider reports them; 0 is no bound.
 type Budget struct {

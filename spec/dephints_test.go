@@ -1,0 +1,41 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUnknownDepsHintsBounded: a "did you mean" for an unknown dep
+// compares it with every task id, so giving one to each of thousands of
+// unknown deps was quadratic (10,000 took 22s). The first maxDepHints get
+// one; the rest are still reported, each at its line, without.
+func TestUnknownDepsHintsBounded(t *testing.T) {
+	const n = 15_000
+	var b strings.Builder
+	b.WriteString("name: big\nlimits: {max-pending-tasks: 100000, max-total-tasks: 100000}\ntasks:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {id: task%d, goal: g, deps: [tsak%d]}\n", i, i)
+	}
+	path := filepath.Join(t.TempDir(), "big.workflow.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	diags := ValidatePaths([]string{path}, false)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("validate took %v", d)
+	}
+	if len(diags) != n {
+		t.Fatalf("%d diagnostics, want %d", len(diags), n)
+	}
+	if h := diags[0].Hint; h != `did you mean "task0"?` {
+		t.Errorf("first hint %q, want the suggestion", h)
+	}
+	if h := diags[n-1].Hint; h != "" || diags[n-1].Pos.Line != n+3 {
+		t.Errorf("last: hint %q at line %d, want none at line %d", h, diags[n-1].Pos.Line, n+3)
+	}
+}
