@@ -63,7 +63,7 @@ folder holds the file.
 
 Exit status: 0 every case passed, 1 a case is below the threshold or a run
 failed (a replayed request that differs from the cassette included),
-2 bad usage.`,
+2 bad usage, 130 Ctrl-C (no report; 143 SIGTERM, 129 SIGHUP).`,
 		Example: `  fsd eval evals/ --model anthropic/claude-sonnet-4-5
   fsd eval greeter.triggers.json --skill greeter --workflow hello.workflow.yaml
   fsd eval evals/ --model standin --format junit > eval.xml
@@ -168,13 +168,13 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	rep, err := eval.Run(ctx, suites, opts)
 	bar.clear()
 	if err != nil {
-		return fail(exitProblems, "eval interrupted: %v", err)
+		return evalInterrupted(ctx, err)
 	}
 	if base != nil {
 		eval.Compare(rep, base, f.baseline)
 	}
 	if err := runVariants(ctx, rep, suites, opts, f, variants, bar); err != nil {
-		return fail(exitProblems, "eval interrupted: %v", err)
+		return evalInterrupted(ctx, err)
 	}
 	out := cmd.OutOrStdout()
 	if f.output != "" {
@@ -214,6 +214,16 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 		return fail(exitProblems, "%s", msg)
 	}
 	return nil
+}
+
+// evalInterrupted is the error of an eval its context stopped: a signal
+// exits 128+its number, as fsd run does (130 for Ctrl-C), and says that
+// no report was written; the runs that ended keep their records.
+func evalInterrupted(ctx context.Context, err error) error {
+	if sig, ok := caughtSignal(ctx); ok {
+		return fail(signalExit(sig), "eval interrupted (%s): no report; the finished runs' records are in fsd runs", signalName(sig))
+	}
+	return fail(exitProblems, "eval interrupted: %v", err)
 }
 
 func deltaNum(f *float64) string {
