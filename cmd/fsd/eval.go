@@ -110,6 +110,10 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 		return usage("--record and --replay cannot be used together")
 	case cmd.Flags().Changed("repeat") && f.repeat < 1:
 		return usage("--repeat %d: want at least 1 run of each case", f.repeat)
+	case f.repeat > maxEvalRepeat:
+		// The report holds a slot per run before the first starts: an
+		// unbounded --repeat ran fsd out of memory with a stack trace.
+		return usage("--repeat %d: want at most %d runs of each case, as a suite's repeat:", f.repeat, maxEvalRepeat)
 	case f.concurrency < 1 || f.steps < 0:
 		return usage("--steps must not be negative, --concurrency at least 1")
 	case cmd.Flags().Changed("threshold") && !(f.threshold >= 0 && f.threshold <= 1): // NaN fails both
@@ -215,6 +219,10 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	}
 	return nil
 }
+
+// maxEvalRepeat is the most runs of each case: eval.schema.json's
+// maximum for a suite's repeat:, which --repeat keeps to as well.
+const maxEvalRepeat = 100
 
 // evalInterrupted is the error of an eval its context stopped: a signal
 // exits 128+its number, as fsd run does (130 for Ctrl-C), and says that

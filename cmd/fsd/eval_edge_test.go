@@ -56,3 +56,14 @@ func TestEvalInterrupted(t *testing.T) {
 		t.Errorf("%d run records, want 1: no run starts after the signal", len(ids))
 	}
 }
+
+// --repeat is bounded as a suite's repeat: is (at most 100): a huge one
+// is a usage error, not an allocation that kills fsd.
+func TestEvalRepeatBounded(t *testing.T) {
+	t.Parallel()
+	dir := evalProject(t)
+	code, out, errOut := fsd(t, "eval", filepath.Join(dir, "t.eval.yaml"), "--model", "standin", "--repeat", "1000000000000")
+	if code != exitUsage || !strings.Contains(errOut, "--repeat 1000000000000") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 || out != "" {
+		t.Errorf("exit %d, stderr %q, stdout %q; want 2 and one line", code, errOut, out)
+	}
+}
