@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/approval"
+	"github.com/fsdrun/fsd/diag"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/eval"
 	"github.com/fsdrun/fsd/model"
@@ -298,6 +299,11 @@ func evalStart(f evalFlags, v *variant) eval.Start {
 // them, and skill-creator JSON files run against --workflow.
 func loadSuites(args []string, f evalFlags) ([]*spec.EvalSuite, error) {
 	var suites []*spec.EvalSuite
+	// A case id names the case in the report, in --baseline and in its
+	// cassettes' names: two suites sharing one overwrote each other's
+	// cassettes, so the second is refused where it is (as in one suite).
+	seen := map[string]diag.Pos{}
+	loaded := map[string]bool{} // a file named twice (a folder and a file in it) is read once
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
@@ -321,9 +327,21 @@ func loadSuites(args []string, f evalFlags) ([]*spec.EvalSuite, error) {
 			files = []string{a}
 		}
 		for _, file := range files {
+			if abs, err := filepath.Abs(file); err == nil {
+				if loaded[abs] {
+					continue
+				}
+				loaded[abs] = true
+			}
 			s, err := loadSuite(file, f)
 			if err != nil {
 				return nil, err
+			}
+			for _, c := range s.Cases {
+				if prev, dup := seen[c.ID]; dup {
+					return nil, fail(exitProblems, "%s: case id %q is used twice (first at %s)", c.Pos, c.ID, prev)
+				}
+				seen[c.ID] = c.Pos
 			}
 			suites = append(suites, s)
 		}

@@ -67,3 +67,26 @@ func TestEvalRepeatBounded(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, stdout %q; want 2 and one line", code, errOut, out)
 	}
 }
+
+// A case id is the case's name in the report, in --baseline and in its
+// cassettes' names, so two suites (or a skill-creator evals.json named
+// twice) cannot share one: the second is refused where it is.
+func TestEvalCaseIDsUniqueAcrossSuites(t *testing.T) {
+	t.Parallel()
+	dir := evalProject(t)
+	for _, n := range []string{"a", "b"} {
+		write(t, filepath.Join(dir, n+".eval.yaml"), "workflow: wf.workflow.yaml\ncases:\n  - id: greet\n    input: say hello to Ada\n    expect: [{contains: Ada}]\n")
+	}
+	code, out, errOut := fsd(t, "eval", filepath.Join(dir, "a.eval.yaml"), filepath.Join(dir, "b.eval.yaml"), "--model", "standin", "--repeat", "1",
+		"--runs-dir", filepath.Join(dir, ".fsd", "runs"))
+	want := "fsd: " + filepath.Join(dir, "b.eval.yaml") + `:3:5: case id "greet" is used twice (first at ` + filepath.Join(dir, "a.eval.yaml") + ":3:5)"
+	if code != exitProblems || !strings.HasPrefix(errOut, want) || out != "" {
+		t.Errorf("exit %d, stderr %q, stdout %q; want 1 and %q", code, errOut, out, want)
+	}
+	// The same suite named twice, as a folder and a file in it, is read once.
+	os.Remove(filepath.Join(dir, "b.eval.yaml"))
+	_, out, errOut = fsd(t, "eval", dir, filepath.Join(dir, "a.eval.yaml"), "--model", "standin", "--repeat", "1", "--runs-dir", filepath.Join(dir, ".fsd", "runs"))
+	if strings.Contains(errOut, "used twice") || strings.Count(out, " greet ") != 1 {
+		t.Errorf("a folder and a file in it: stderr %q, want a.eval.yaml read once:\n%s", errOut, out)
+	}
+}
