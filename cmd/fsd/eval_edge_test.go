@@ -90,3 +90,24 @@ func TestEvalCaseIDsUniqueAcrossSuites(t *testing.T) {
 		t.Errorf("a folder and a file in it: stderr %q, want a.eval.yaml read once:\n%s", errOut, out)
 	}
 }
+
+// A cassette answers as the model it recorded: replayed with another
+// --model, the report would name a model that never answered, so each
+// run fails saying which model the cassette holds.
+func TestEvalReplayOtherModel(t *testing.T) {
+	t.Parallel()
+	dir := evalProject(t)
+	suite := filepath.Join(dir, "t.eval.yaml")
+	runs := filepath.Join(dir, ".fsd", "runs")
+	cas := filepath.Join(dir, "cassettes")
+	if code, _, errOut := fsd(t, "eval", suite, "--model", "standin", "--repeat", "1", "--runs-dir", runs, "--record", cas); code != exitOK {
+		t.Fatalf("record: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := fsd(t, "eval", suite, "--model", "standin", "--repeat", "1", "--runs-dir", runs, "--replay", cas); code != exitOK {
+		t.Errorf("replay with the recorded --model: exit %d: %s", code, errOut)
+	}
+	code, _, errOut := fsd(t, "eval", suite, "--model", "openai/gpt-4o", "--repeat", "1", "--runs-dir", runs, "--replay", cas)
+	if code != exitProblems || !strings.Contains(errOut, "recorded with the model standin, not --model openai/gpt-4o") {
+		t.Errorf("replay with another --model: exit %d, stderr %q; want 1 naming both models", code, errOut)
+	}
+}
