@@ -92,7 +92,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			case !cs.Passed && runErrors(cs.Runs) != "" && cs.PassRate == 0:
 				c.Error = &junitProblem{Message: "the runs failed", Type: "run", Text: strings.Join(why, "\n")}
 			case !cs.Passed:
-				c.Failure = &junitProblem{Message: fmt.Sprintf("%s of the runs passed; want %s", num(cs.PassRate), num(r.Totals.Threshold)),
+				c.Failure = &junitProblem{Message: fmt.Sprintf("%s of the runs passed; want %s", num(cs.PassRate), num(cs.Threshold)),
 					Type: "assertion", Text: strings.Join(why, "\n")}
 			}
 			s.add(c)
