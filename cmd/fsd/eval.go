@@ -146,7 +146,11 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	}
 	if n := measures(suites); n == 0 {
 		// A suite emptied by mistake must not pass a CI gate as a success.
-		return fail(exitProblems, "nothing to measure: %s hold no trigger queries and no cases", strings.Join(args, ", "))
+		verb := "hold"
+		if len(args) == 1 {
+			verb = "holds"
+		}
+		return fail(exitProblems, "nothing to measure: %s %s no trigger queries and no cases", strings.Join(args, ", "), verb)
 	}
 	variants, err := parseVary(f, suites)
 	if err != nil {
