@@ -267,6 +267,7 @@ func decodeCase(d *decoder, e *yaml.Node, dir string, s *EvalSuite) {
 	c := EvalCase{}
 	file := ""
 	var fileNode *yaml.Node
+	hasExpect := false
 	for _, f := range d.fields(e, evalCaseKeys, &n) {
 		switch f.key {
 		case "id":
@@ -276,6 +277,7 @@ func decodeCase(d *decoder, e *yaml.Node, dir string, s *EvalSuite) {
 		case "files":
 			c.Files = caseFiles(d, f.v, dir, "")
 		case "expect":
+			hasExpect = true
 			seq := deref(f.v)
 			if seq == nil || seq.Kind != yaml.SequenceNode {
 				continue
@@ -292,6 +294,11 @@ func decodeCase(d *decoder, e *yaml.Node, dir string, s *EvalSuite) {
 	}
 	c.Pos = n.Pos
 	if file == "" {
+		if !hasExpect && c.ID != "" {
+			// A case with no assertion passes whenever its run ends: the
+			// report would claim a pass it never checked.
+			d.errorf(deref(e), "expect", "case %q checks nothing; give it expect: assertions (a run that merely ends would pass)", c.ID)
+		}
 		s.Cases = append(s.Cases, c)
 		return
 	}
@@ -483,6 +490,10 @@ func LoadSkillCreatorEvals(path string) ([]EvalCase, diag.List) {
 		}
 		if len(c.Expect) == 0 && c.Expected != "" {
 			c.Expect = []Assertion{{Pos: en.At("expected_output"), Kind: AssertJudge, Text: c.Expected}}
+		}
+		if len(c.Expect) == 0 && c.Input != "" {
+			// Nothing to judge by: the case would pass whenever its run ends.
+			d.errorf(e, "format", "an eval needs \"expectations\" or an \"expected_output\" to be judged by")
 		}
 		c.ID = caseID(skill, c.ID, len(out))
 		out = append(out, c)
