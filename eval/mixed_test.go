@@ -44,6 +44,14 @@ func TestSuitesKeepTheirThresholds(t *testing.T) {
 	if head, _, _ := strings.Cut(text.String(), "\n"); head != "Trigger cases (1 to 4 runs each, threshold 0.20 to 0.90)" {
 		t.Errorf("text heading %q: want both suites' repeats and thresholds", head)
 	}
+	// One suite of one query run once: "1 run", in the heading and the totals.
+	text.Reset()
+	if err := run(t, eval.Options{}, a).WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if s := text.String(); !strings.HasPrefix(s, "Trigger cases (1 run each, threshold 0.20)") || !strings.Contains(s, "; 1 run, ") {
+		t.Errorf("one run said as many:\n%s", s)
+	}
 	var junit bytes.Buffer
 	if err := rep.WriteJUnit(&junit); err != nil {
 		t.Fatal(err)

@@ -85,8 +85,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		writeDeltas(b, c)
 	}
 	t := r.Totals
-	fmt.Fprintf(b, "\n%d/%d trigger queries passed, %d/%d cases passed; %d runs, %d tokens",
-		t.TriggersPassed, t.Triggers, t.CasesPassed, t.Cases, t.Runs, t.Usage.InputTokens+t.Usage.OutputTokens)
+	runs := "runs"
+	if t.Runs == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(b, "\n%d/%d trigger queries passed, %d/%d cases passed; %d %s, %d tokens",
+		t.TriggersPassed, t.Triggers, t.CasesPassed, t.Cases, t.Runs, runs, t.Usage.InputTokens+t.Usage.OutputTokens)
 	if t.Usage.Estimated {
 		b.WriteString(" (estimated)")
 	}
