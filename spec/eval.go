@@ -587,6 +587,13 @@ func CheckEvalSkills(s *EvalSuite) diag.List {
 			if a.Kind == AssertSkillRead || a.Kind == AssertSkillNotRead {
 				unknown(a.Pos, a.Text)
 			}
+			if a.Kind == AssertMaxCost && len(p.Workflow.Prices) == 0 {
+				// Without prices a run costs 0, so the bound held
+				// whatever the run spent: a pass nothing measured.
+				out = append(out, diag.Diagnostic{Pos: a.Pos, Severity: diag.Error, Kind: "prices",
+					Message: fmt.Sprintf("max-cost: the workflow (%s) has no prices:, so every run would cost 0 and pass", s.Workflow),
+					Hint:    "give the workflow prices: for its models, or bound max-tokens instead"})
+			}
 		}
 	}
 	return out
