@@ -240,6 +240,11 @@ func decodeTrigger(d *decoder, e *yaml.Node, skill, dir string, s *EvalSuite) {
 		case "query":
 			t.Query, _ = str(f.v)
 			t.Pos = d.pos(f.v)
+			if t.Query != "" && strings.TrimSpace(t.Query) == "" {
+				// As in a trigger set: a run of it would measure the
+				// catalog on no request at all ("" is the schema's).
+				d.errorf(f.v, "format", "a trigger case's \"query\" must not be blank")
+			}
 		case "should-trigger":
 			t.ShouldTrigger, _ = boolean(f.v)
 		case "file":
