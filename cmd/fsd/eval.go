@@ -122,6 +122,12 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	case f.approve != string(approval.Deny) && f.approve != string(approval.Auto):
 		return usage("unknown --approve %q; want deny or auto", f.approve)
 	}
+	if f.output != "" && f.output != "-" {
+		// Refused before the runs, not after them.
+		if st, err := os.Stat(f.output); err == nil && st.IsDir() {
+			return usage("-o %s: a folder; name the page's file, e.g. %s", f.output, filepath.Join(f.output, "eval.html"))
+		}
+	}
 	if f.replay != "" {
 		if st, err := os.Stat(f.replay); err != nil || !st.IsDir() {
 			return usage("--replay %s: not a folder of cassettes made with --record", f.replay)
@@ -186,7 +192,7 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 		return evalInterrupted(ctx, err)
 	}
 	out := cmd.OutOrStdout()
-	if f.output != "" {
+	if f.output == "-" {
 		if err := writeEvalHTML(cmd, rep, f.output); err != nil {
 			return err
 		}
@@ -213,6 +219,13 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	}
 	if err != nil {
 		return fail(exitInternal, "writing the report: %v", err)
+	}
+	// The page is written after stdout's report: a page that cannot be
+	// written loses the eval's runs no more.
+	if f.output != "" && f.output != "-" {
+		if err := writeEvalHTML(cmd, rep, f.output); err != nil {
+			return err
+		}
 	}
 	if !rep.Passed {
 		t := rep.Totals

@@ -111,3 +111,22 @@ func TestEvalReplayOtherModel(t *testing.T) {
 		t.Errorf("replay with another --model: exit %d, stderr %q; want 1 naming both models", code, errOut)
 	}
 }
+
+// -o that names a folder is refused before any run; a page that cannot
+// be written (its folder cannot be made) fails the eval, but only after
+// stdout's report, so the runs' results are not lost with it.
+func TestEvalOutputUnwritable(t *testing.T) {
+	t.Parallel()
+	dir := evalProject(t)
+	suite := filepath.Join(dir, "t.eval.yaml")
+	runs := filepath.Join(dir, ".fsd", "runs")
+	code, out, errOut := fsd(t, "eval", suite, "--model", "standin", "--repeat", "1", "--runs-dir", runs, "-o", dir)
+	if ids, _ := os.ReadDir(runs); code != exitUsage || len(ids) != 0 || !strings.Contains(errOut, "-o "+dir+": a folder") {
+		t.Errorf("-o a folder: exit %d, %d runs, stderr %q; want 2 before any run", code, len(ids), errOut)
+	}
+	page := filepath.Join(suite, "eval.html") // under a file: its folder cannot be made
+	code, out, errOut = fsd(t, "eval", suite, "--model", "standin", "--repeat", "1", "--runs-dir", runs, "-o", page)
+	if code != exitProblems || !strings.Contains(out, "trigger queries passed") || !strings.HasPrefix(errOut, "fsd: -o "+page) {
+		t.Errorf("-o unwritable: exit %d, stderr %q, stdout\n%s\nwant 1 after the text report", code, errOut, out)
+	}
+}
