@@ -283,7 +283,7 @@ func firstRunError(rep *eval.Report) string {
 // job's repeat: one cassette per case and repeat, the judge's calls in it
 // too (V6).
 func evalStart(f evalFlags, v *variant) eval.Start {
-	return func(_ context.Context, j eval.Job, opts engine.Options, wrap func(model.Model) model.Model) (*engine.Run, func(error) error, error) {
+	return func(ctx context.Context, j eval.Job, opts engine.Options, wrap func(model.Model) model.Model) (*engine.Run, func(error) error, error) {
 		path := j.Suite.WorkflowPath()
 		rf := runFlags{model: f.model, trust: f.trust, wrap: wrap, seed: j.Repeat}
 		name := j.Name() + ".jsonl"
@@ -308,7 +308,20 @@ func evalStart(f evalFlags, v *variant) eval.Start {
 		if err != nil {
 			return nil, nil, err
 		}
-		return pr.run, pr.finish, nil
+		finish := pr.finish
+		if rf.cassette != "" {
+			finish = func(runErr error) error {
+				err := pr.finish(runErr)
+				if ctx.Err() != nil {
+					// Interrupted: the cassette stops mid-run, and a
+					// replay of it read as a divergence, not as a cut
+					// recording. None is better: replay says it is missing.
+					os.Remove(rf.cassette)
+				}
+				return err
+			}
+		}
+		return pr.run, finish, nil
 	}
 }
 

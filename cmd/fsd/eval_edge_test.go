@@ -22,7 +22,8 @@ func TestEvalInterrupted(t *testing.T) {
 	suite := filepath.Join(dir, "hang.eval.yaml")
 	write(t, suite, "workflow: "+filepath.Base(wf)+"\nrepeat: 3\ncases:\n  - id: hang\n    input: go\n    expect: [{contains: done}]\n")
 	runs := filepath.Join(dir, "runs")
-	cmd, out, errb := fsdProc("eval", suite, "--runs-dir", runs)
+	cas := filepath.Join(dir, "cassettes")
+	cmd, out, errb := fsdProc("eval", suite, "--runs-dir", runs, "--record", cas)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +55,11 @@ func TestEvalInterrupted(t *testing.T) {
 	}
 	if ids, _ := os.ReadDir(runs); len(ids) != 1 {
 		t.Errorf("%d run records, want 1: no run starts after the signal", len(ids))
+	}
+	// The interrupted run's cassette stops mid-run: it is not kept, so a
+	// replay says it is missing rather than that the requests diverged.
+	if files, _ := os.ReadDir(cas); len(files) != 0 {
+		t.Errorf("cassettes %v kept of a recording cut by the signal", files)
 	}
 }
 
