@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/internal/lazyre"
 	"github.com/fsdrun/fsd/output"
@@ -117,7 +118,11 @@ func assert(a spec.Assertion, r *RunResult, calls []call) AssertionResult {
 func quoteAnswer(s string) string {
 	const max = 200
 	if len(s) > max {
-		s = s[:max] + "…"
+		n := max
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n-- // cut before a character, not inside one
+		}
+		s = s[:n] + "…"
 	}
 	return "the answer is " + strconv.Quote(s)
 }

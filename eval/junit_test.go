@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"encoding/xml"
+	"strings"
 	"testing"
 )
 
@@ -70,4 +71,13 @@ func FuzzJUnitXML(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An answer quoted as evidence is cut on a character, not inside one: a
+// cut multi-byte character showed as "\xc3" in every format.
+func TestQuoteAnswerCutsOnACharacter(t *testing.T) {
+	got := quoteAnswer(strings.Repeat("a", 199) + "é and more")
+	if strings.Contains(got, `\x`) || !strings.HasSuffix(got, `a…"`) {
+		t.Errorf("quoteAnswer = %s", got)
+	}
 }
