@@ -124,6 +124,14 @@ func score(rep *Report, thresholds map[string]float64) {
 		}
 		c.Threshold = thresholds[c.ID]
 		c.Passed = len(c.Runs) > 0 && c.PassRate >= c.Threshold
+		for _, r := range c.Runs {
+			if r.Error != "" {
+				// As for a trigger case: a run that failed measured
+				// nothing, and the others reaching the threshold passed
+				// a replay whose cassette was missing.
+				c.Passed = false
+			}
+		}
 		t.Cases++
 		if c.Passed {
 			t.CasesPassed++
