@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fsdrun/fsd/internal/lazyre"
 	"github.com/fsdrun/fsd/output"
@@ -117,7 +119,11 @@ func assert(a spec.Assertion, r *RunResult, calls []call) AssertionResult {
 func quoteAnswer(s string) string {
 	const max = 200
 	if len(s) > max {
-		s = s[:max] + "…"
+		n := max
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n-- // cut before a character, not inside one
+		}
+		s = s[:n] + "…"
 	}
 	return "the answer is " + strconv.Quote(s)
 }
@@ -129,7 +135,9 @@ func argsMatch(got json.RawMessage, want map[string]any) bool {
 		return true
 	}
 	var m map[string]any
-	if err := json.Unmarshal(got, &m); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(got))
+	dec.UseNumber() // exact numbers, as sameJSON compares them
+	if err := dec.Decode(&m); err != nil {
 		return false
 	}
 	for k, v := range want {
@@ -142,18 +150,60 @@ func argsMatch(got json.RawMessage, want map[string]any) bool {
 }
 
 // sameJSON compares two values as JSON (YAML's ints and JSON's floats
-// alike).
+// alike). Numbers compare by exact value, not as float64: through
+// float64, integers past 2^53 that differ were equal.
 func sameJSON(a, b any) bool {
 	norm := func(v any) any {
 		raw, err := json.Marshal(v)
 		if err != nil {
 			return nil
 		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
 		var out any
-		_ = json.Unmarshal(raw, &out)
+		_ = dec.Decode(&out)
 		return out
 	}
-	return reflect.DeepEqual(norm(a), norm(b))
+	return sameValue(norm(a), norm(b))
+}
+
+// sameValue is reflect.DeepEqual for decoded JSON whose numbers are
+// json.Number, compared as exact rationals (3 and 3.0 alike).
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		p, okp := new(big.Rat).SetString(x.String())
+		q, okq := new(big.Rat).SetString(y.String())
+		return okp && okq && p.Cmp(q) == 0
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !sameValue(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 var pathStep = lazyre.New(`\.([^.\[\]]+)|\[([0-9]+)\]`)

@@ -56,7 +56,8 @@ func (r *Report) WriteHTML(w io.Writer, secrets []string) error {
 // table as a grid, and each variant's numbers beside the report's.
 type htmlView struct {
 	*Report
-	Runs      []int // repeat numbers, the matrix's columns
+	Runs      []int  // repeat numbers, the matrix's columns
+	Each      string // runs each and threshold, over every suite's cases
 	ConfCols  []string
 	ConfRows  []confRow
 	Worse     map[string]bool // "skill/recall" → lost against the baseline
@@ -86,9 +87,25 @@ type pairRow struct {
 
 func viewHTML(rep *Report) htmlView {
 	v := htmlView{Report: rep, Worse: map[string]bool{}, InTokens: rep.Totals.Usage.InputTokens, OutTokens: rep.Totals.Usage.OutputTokens}
-	for i := range rep.Repeat {
+	// A column per repeat of the case that ran most: suites may set
+	// their own repeat:, and rep.Repeat is the first one's.
+	most := rep.Repeat
+	runs, ths := []int{rep.Repeat}, []float64{rep.Totals.Threshold}
+	if len(rep.Triggers)+len(rep.Cases) > 0 {
+		runs, ths = nil, nil
+	}
+	for _, t := range rep.Triggers {
+		most = max(most, len(t.Runs))
+		runs, ths = append(runs, len(t.Runs)), append(ths, t.Threshold)
+	}
+	for _, c := range rep.Cases {
+		most = max(most, len(c.Runs))
+		runs, ths = append(runs, len(c.Runs)), append(ths, c.Threshold)
+	}
+	for i := range most {
 		v.Runs = append(v.Runs, i+1)
 	}
+	v.Each = each(runs, ths)
 	cols := map[string]bool{}
 	for _, c := range rep.Confusion {
 		cols[c.Read] = true

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"encoding/xml"
+	"strings"
 	"testing"
 )
 
@@ -70,4 +71,43 @@ func FuzzJUnitXML(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An answer quoted as evidence is cut on a character, not inside one: a
+// cut multi-byte character showed as "\xc3" in every format.
+func TestQuoteAnswerCutsOnACharacter(t *testing.T) {
+	got := quoteAnswer(strings.Repeat("a", 199) + "é and more")
+	if strings.Contains(got, `\x`) || !strings.HasSuffix(got, `a…"`) {
+		t.Errorf("quoteAnswer = %s", got)
+	}
+}
+
+// json-path's equals compares numbers exactly: through float64, ids past
+// 2^53 that differ compared equal, and a wrong id passed.
+func TestSameJSONNumbersExactly(t *testing.T) {
+	got, err := jsonPath(`{"id": 9007199254740992, "n": 3.0, "list": [1, {"x": 2}]}`, "$.id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sameJSON(got, 9007199254740993) {
+		t.Error("9007199254740992 equals 9007199254740993")
+	}
+	if !sameJSON(got, 9007199254740992) {
+		t.Error("9007199254740992 does not equal itself")
+	}
+	n, _ := jsonPath(`{"n": 3.0}`, "$.n")
+	list, _ := jsonPath(`{"list": [1, {"x": 2.50}]}`, "$.list")
+	if !sameJSON(n, 3) || !sameJSON(list, []any{1, map[string]any{"x": 2.5}}) || sameJSON(list, []any{1, map[string]any{"x": 2}}) {
+		t.Error("numbers written differently compare unequal, or different ones equal")
+	}
+}
+
+// tool-called's args compare numbers exactly too.
+func TestArgsMatchNumbersExactly(t *testing.T) {
+	if argsMatch([]byte(`{"id": 9007199254740993}`), map[string]any{"id": 9007199254740992}) {
+		t.Error("a call with id 9007199254740993 matches id 9007199254740992")
+	}
+	if !argsMatch([]byte(`{"id": 7.0, "x": 1}`), map[string]any{"id": 7}) {
+		t.Error("a call with id 7.0 does not match id 7")
+	}
 }

@@ -101,8 +101,11 @@ type TriggerResult struct {
 	At   diag.Pos    `json:"at"`
 	Runs []RunResult `json:"runs"`
 	// Rate is the share of runs that read Skill.
-	Rate   float64 `json:"rate"`
-	Passed bool    `json:"passed"`
+	Rate float64 `json:"rate"`
+	// Threshold is the rate the query was held to: its suite's (or
+	// --threshold), which another suite of the eval may set otherwise.
+	Threshold float64 `json:"threshold"`
+	Passed    bool    `json:"passed"`
 }
 
 // SkillStats are one skill's trigger statistics, counted over runs: a
@@ -142,7 +145,10 @@ type CaseResult struct {
 	At       diag.Pos    `json:"at"`
 	Runs     []RunResult `json:"runs"`
 	PassRate float64     `json:"pass_rate"`
-	Passed   bool        `json:"passed"`
+	// Threshold is the pass rate the case was held to, as
+	// TriggerResult's.
+	Threshold float64 `json:"threshold"`
+	Passed    bool    `json:"passed"`
 }
 
 // Totals sum the report.
@@ -154,7 +160,8 @@ type Totals struct {
 	Runs           int         `json:"runs"`
 	Usage          model.Usage `json:"usage"`
 	Cost           float64     `json:"cost"`
-	Threshold      float64     `json:"threshold"`
+	// Threshold is the first suite's; each case keeps its own.
+	Threshold float64 `json:"threshold"`
 }
 
 // ReadReport reads a report written by WriteJSON (a --baseline).

@@ -126,6 +126,11 @@ func Run(ctx context.Context, suites []*spec.EvalSuite, o Options) (*Report, err
 		go func() {
 			defer wg.Done()
 			for i := range work {
+				if ctx.Err() != nil {
+					// Cancelled (Ctrl-C): a run started now would stop at
+					// once and leave an empty interrupted record.
+					continue
+				}
 				j := jobs[i]
 				r := runJob(ctx, j, o, prices[j.Suite])
 				mu.Lock()
@@ -142,11 +147,13 @@ func Run(ctx context.Context, suites []*spec.EvalSuite, o Options) (*Report, err
 			}
 		}()
 	}
+feed:
 	for i := range jobs {
-		if ctx.Err() != nil {
-			break
+		select {
+		case <-ctx.Done():
+			break feed
+		case work <- i:
 		}
-		work <- i
 	}
 	close(work)
 	wg.Wait()

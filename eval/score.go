@@ -67,6 +67,7 @@ func score(rep *Report, thresholds map[string]float64) {
 		// skill-creator's rule: a should-trigger query passes at or above
 		// the threshold, a should-not query below it.
 		th := thresholds[tr.ID]
+		tr.Threshold = th
 		tr.Passed = tr.Rate >= th == tr.ShouldTrigger
 		for _, r := range tr.Runs {
 			if r.Error != "" {
@@ -121,7 +122,16 @@ func score(rep *Report, thresholds map[string]float64) {
 		if n := len(c.Runs); n > 0 {
 			c.PassRate = float64(passed) / float64(n)
 		}
-		c.Passed = len(c.Runs) > 0 && c.PassRate >= thresholds[c.ID]
+		c.Threshold = thresholds[c.ID]
+		c.Passed = len(c.Runs) > 0 && c.PassRate >= c.Threshold
+		for _, r := range c.Runs {
+			if r.Error != "" {
+				// As for a trigger case: a run that failed measured
+				// nothing, and the others reaching the threshold passed
+				// a replay whose cassette was missing.
+				c.Passed = false
+			}
+		}
 		t.Cases++
 		if c.Passed {
 			t.CasesPassed++

@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,7 +18,12 @@ import (
 func (r *Report) WriteText(w io.Writer) error {
 	b := &strings.Builder{}
 	if len(r.Triggers) > 0 {
-		fmt.Fprintf(b, "Trigger cases (%d runs each, threshold %s)\n", r.Repeat, num(r.Totals.Threshold))
+		var runs []int
+		var ths []float64
+		for _, t := range r.Triggers {
+			runs, ths = append(runs, len(t.Runs)), append(ths, t.Threshold)
+		}
+		fmt.Fprintf(b, "Trigger cases (%s)\n", each(runs, ths))
 		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 		for _, t := range r.Triggers {
 			want := "should trigger"
@@ -46,7 +52,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		if len(r.Triggers) > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(b, "Outcome cases (%d runs each, threshold %s)\n", r.Repeat, num(r.Totals.Threshold))
+		var runs []int
+		var ths []float64
+		for _, c := range r.Cases {
+			runs, ths = append(runs, len(c.Runs)), append(ths, c.Threshold)
+		}
+		fmt.Fprintf(b, "Outcome cases (%s)\n", each(runs, ths))
 		for _, c := range r.Cases {
 			passed := 0
 			for _, run := range c.Runs {
@@ -74,8 +85,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		writeDeltas(b, c)
 	}
 	t := r.Totals
-	fmt.Fprintf(b, "\n%d/%d trigger queries passed, %d/%d cases passed; %d runs, %d tokens",
-		t.TriggersPassed, t.Triggers, t.CasesPassed, t.Cases, t.Runs, t.Usage.InputTokens+t.Usage.OutputTokens)
+	runs := "runs"
+	if t.Runs == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(b, "\n%d/%d trigger queries passed, %d/%d cases passed; %d %s, %d tokens",
+		t.TriggersPassed, t.Triggers, t.CasesPassed, t.Cases, t.Runs, runs, t.Usage.InputTokens+t.Usage.OutputTokens)
 	if t.Usage.Estimated {
 		b.WriteString(" (estimated)")
 	}
@@ -138,7 +153,7 @@ func (r *Report) Failures() diag.List {
 			want = "below"
 		}
 		out = append(out, diag.Errorf(t.At, "eval", "trigger case %s: skill %s read in %s runs; want %s %s",
-			t.ID, t.Skill, rate(t.Rate, t.Runs), want, num(r.Totals.Threshold)))
+			t.ID, t.Skill, rate(t.Rate, t.Runs), want, num(t.Threshold)))
 	}
 	for _, c := range r.Cases {
 		if c.Passed {
@@ -154,6 +169,27 @@ func (r *Report) Failures() diag.List {
 		out = append(out, diag.Errorf(c.At, "eval", "case %s: %s of its runs passed%s", c.ID, num(c.PassRate), why))
 	}
 	return out
+}
+
+// each says how many runs each case had and the threshold it was held
+// to: one figure when the cases agree, else the range, since each suite
+// may set its own repeat: and threshold: (the first suite's stood for
+// all, and a failure read "0.50 ... want at least 0.20").
+func each(runs []int, ths []float64) string {
+	lo, hi := slices.Min(runs), slices.Max(runs)
+	n := strconv.Itoa(lo)
+	if hi != lo {
+		n += " to " + strconv.Itoa(hi)
+	}
+	word := "runs"
+	if hi == 1 {
+		word = "run"
+	}
+	th := num(slices.Min(ths))
+	if top := num(slices.Max(ths)); top != th {
+		th += " to " + top
+	}
+	return fmt.Sprintf("%s %s each, threshold %s", n, word, th)
 }
 
 // failures are why a run failed, one line each.

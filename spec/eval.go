@@ -240,6 +240,11 @@ func decodeTrigger(d *decoder, e *yaml.Node, skill, dir string, s *EvalSuite) {
 		case "query":
 			t.Query, _ = str(f.v)
 			t.Pos = d.pos(f.v)
+			if t.Query != "" && strings.TrimSpace(t.Query) == "" {
+				// As in a trigger set: a run of it would measure the
+				// catalog on no request at all ("" is the schema's).
+				d.errorf(f.v, "format", "a trigger case's \"query\" must not be blank")
+			}
 		case "should-trigger":
 			t.ShouldTrigger, _ = boolean(f.v)
 		case "file":
@@ -267,6 +272,7 @@ func decodeCase(d *decoder, e *yaml.Node, dir string, s *EvalSuite) {
 	c := EvalCase{}
 	file := ""
 	var fileNode *yaml.Node
+	hasExpect := false
 	for _, f := range d.fields(e, evalCaseKeys, &n) {
 		switch f.key {
 		case "id":
@@ -276,6 +282,7 @@ func decodeCase(d *decoder, e *yaml.Node, dir string, s *EvalSuite) {
 		case "files":
 			c.Files = caseFiles(d, f.v, dir, "")
 		case "expect":
+			hasExpect = true
 			seq := deref(f.v)
 			if seq == nil || seq.Kind != yaml.SequenceNode {
 				continue
@@ -292,6 +299,11 @@ func decodeCase(d *decoder, e *yaml.Node, dir string, s *EvalSuite) {
 	}
 	c.Pos = n.Pos
 	if file == "" {
+		if !hasExpect && c.ID != "" {
+			// A case with no assertion passes whenever its run ends: the
+			// report would claim a pass it never checked.
+			d.errorf(deref(e), "expect", "case %q checks nothing; give it expect: assertions (a run that merely ends would pass)", c.ID)
+		}
 		s.Cases = append(s.Cases, c)
 		return
 	}
@@ -484,6 +496,10 @@ func LoadSkillCreatorEvals(path string) ([]EvalCase, diag.List) {
 		if len(c.Expect) == 0 && c.Expected != "" {
 			c.Expect = []Assertion{{Pos: en.At("expected_output"), Kind: AssertJudge, Text: c.Expected}}
 		}
+		if len(c.Expect) == 0 && c.Input != "" {
+			// Nothing to judge by: the case would pass whenever its run ends.
+			d.errorf(e, "format", "an eval needs \"expectations\" or an \"expected_output\" to be judged by")
+		}
 		c.ID = caseID(skill, c.ID, len(out))
 		out = append(out, c)
 	}
@@ -575,6 +591,13 @@ func CheckEvalSkills(s *EvalSuite) diag.List {
 		for _, a := range c.Expect {
 			if a.Kind == AssertSkillRead || a.Kind == AssertSkillNotRead {
 				unknown(a.Pos, a.Text)
+			}
+			if a.Kind == AssertMaxCost && len(p.Workflow.Prices) == 0 {
+				// Without prices a run costs 0, so the bound held
+				// whatever the run spent: a pass nothing measured.
+				out = append(out, diag.Diagnostic{Pos: a.Pos, Severity: diag.Error, Kind: "prices",
+					Message: fmt.Sprintf("max-cost: the workflow (%s) has no prices:, so every run would cost 0 and pass", s.Workflow),
+					Hint:    "give the workflow prices: for its models, or bound max-tokens instead"})
 			}
 		}
 	}

@@ -93,3 +93,15 @@ func TestTriggerSetBlankQuery(t *testing.T) {
 		t.Errorf("diagnostics %v; want one at 2:13 saying the query must not be empty", diags)
 	}
 }
+
+// An eval with neither expectations nor an expected_output has nothing
+// to be judged by: it would pass whenever its run ends, so it is refused
+// at its place.
+func TestSkillCreatorEvalWithNothingToJudge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "evals", "evals.json")
+	writeFile(t, path, "{\"skill_name\": \"pdf\", \"evals\": [\n  {\"id\": 1, \"prompt\": \"Rotate page 2\", \"expectations\": []}\n]}")
+	_, diags := LoadSkillCreatorEvals(path)
+	if len(diags) != 1 || diags[0].Pos.Line != 2 || diags[0].Pos.Col != 3 || !strings.Contains(diags[0].Message, `"expectations" or an "expected_output"`) {
+		t.Errorf("diagnostics %v; want one at 2:3 asking for expectations", diags)
+	}
+}

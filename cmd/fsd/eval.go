@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fsdrun/fsd/approval"
+	"github.com/fsdrun/fsd/diag"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/eval"
 	"github.com/fsdrun/fsd/model"
@@ -63,7 +64,7 @@ folder holds the file.
 
 Exit status: 0 every case passed, 1 a case is below the threshold or a run
 failed (a replayed request that differs from the cassette included),
-2 bad usage.`,
+2 bad usage, 130 Ctrl-C (no report; 143 SIGTERM, 129 SIGHUP).`,
 		Example: `  fsd eval evals/ --model anthropic/claude-sonnet-4-5
   fsd eval greeter.triggers.json --skill greeter --workflow hello.workflow.yaml
   fsd eval evals/ --model standin --format junit > eval.xml
@@ -110,12 +111,22 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 		return usage("--record and --replay cannot be used together")
 	case cmd.Flags().Changed("repeat") && f.repeat < 1:
 		return usage("--repeat %d: want at least 1 run of each case", f.repeat)
+	case f.repeat > maxEvalRepeat:
+		// The report holds a slot per run before the first starts: an
+		// unbounded --repeat ran fsd out of memory with a stack trace.
+		return usage("--repeat %d: want at most %d runs of each case, as a suite's repeat:", f.repeat, maxEvalRepeat)
 	case f.concurrency < 1 || f.steps < 0:
 		return usage("--steps must not be negative, --concurrency at least 1")
 	case cmd.Flags().Changed("threshold") && !(f.threshold >= 0 && f.threshold <= 1): // NaN fails both
 		return usage("--threshold %g: want a share from 0 to 1", f.threshold)
 	case f.approve != string(approval.Deny) && f.approve != string(approval.Auto):
 		return usage("unknown --approve %q; want deny or auto", f.approve)
+	}
+	if f.output != "" && f.output != "-" {
+		// Refused before the runs, not after them.
+		if st, err := os.Stat(f.output); err == nil && st.IsDir() {
+			return usage("-o %s: a folder; name the page's file, e.g. %s", f.output, filepath.Join(f.output, "eval.html"))
+		}
 	}
 	if f.replay != "" {
 		if st, err := os.Stat(f.replay); err != nil || !st.IsDir() {
@@ -141,7 +152,11 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	}
 	if n := measures(suites); n == 0 {
 		// A suite emptied by mistake must not pass a CI gate as a success.
-		return fail(exitProblems, "nothing to measure: %s hold no trigger queries and no cases", strings.Join(args, ", "))
+		verb := "hold"
+		if len(args) == 1 {
+			verb = "holds"
+		}
+		return fail(exitProblems, "nothing to measure: %s %s no trigger queries and no cases", strings.Join(args, ", "), verb)
 	}
 	variants, err := parseVary(f, suites)
 	if err != nil {
@@ -168,16 +183,16 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	rep, err := eval.Run(ctx, suites, opts)
 	bar.clear()
 	if err != nil {
-		return fail(exitProblems, "eval interrupted: %v", err)
+		return evalInterrupted(ctx, err)
 	}
 	if base != nil {
 		eval.Compare(rep, base, f.baseline)
 	}
 	if err := runVariants(ctx, rep, suites, opts, f, variants, bar); err != nil {
-		return fail(exitProblems, "eval interrupted: %v", err)
+		return evalInterrupted(ctx, err)
 	}
 	out := cmd.OutOrStdout()
-	if f.output != "" {
+	if f.output == "-" {
 		if err := writeEvalHTML(cmd, rep, f.output); err != nil {
 			return err
 		}
@@ -205,6 +220,13 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 	if err != nil {
 		return fail(exitInternal, "writing the report: %v", err)
 	}
+	// The page is written after stdout's report: a page that cannot be
+	// written loses the eval's runs no more.
+	if f.output != "" && f.output != "-" {
+		if err := writeEvalHTML(cmd, rep, f.output); err != nil {
+			return err
+		}
+	}
 	if !rep.Passed {
 		t := rep.Totals
 		msg := fmt.Sprintf("below the threshold: %d/%d trigger queries and %d/%d cases passed", t.TriggersPassed, t.Triggers, t.CasesPassed, t.Cases)
@@ -214,6 +236,20 @@ func runEval(cmd *cobra.Command, args []string, f evalFlags) error {
 		return fail(exitProblems, "%s", msg)
 	}
 	return nil
+}
+
+// maxEvalRepeat is the most runs of each case: eval.schema.json's
+// maximum for a suite's repeat:, which --repeat keeps to as well.
+const maxEvalRepeat = 100
+
+// evalInterrupted is the error of an eval its context stopped: a signal
+// exits 128+its number, as fsd run does (130 for Ctrl-C), and says that
+// no report was written; the runs that ended keep their records.
+func evalInterrupted(ctx context.Context, err error) error {
+	if sig, ok := caughtSignal(ctx); ok {
+		return fail(signalExit(sig), "eval interrupted (%s): no report; the finished runs' records are in fsd runs", signalName(sig))
+	}
+	return fail(exitProblems, "eval interrupted: %v", err)
 }
 
 func deltaNum(f *float64) string {
@@ -247,7 +283,7 @@ func firstRunError(rep *eval.Report) string {
 // job's repeat: one cassette per case and repeat, the judge's calls in it
 // too (V6).
 func evalStart(f evalFlags, v *variant) eval.Start {
-	return func(_ context.Context, j eval.Job, opts engine.Options, wrap func(model.Model) model.Model) (*engine.Run, func(error) error, error) {
+	return func(ctx context.Context, j eval.Job, opts engine.Options, wrap func(model.Model) model.Model) (*engine.Run, func(error) error, error) {
 		path := j.Suite.WorkflowPath()
 		rf := runFlags{model: f.model, trust: f.trust, wrap: wrap, seed: j.Repeat}
 		name := j.Name() + ".jsonl"
@@ -272,7 +308,20 @@ func evalStart(f evalFlags, v *variant) eval.Start {
 		if err != nil {
 			return nil, nil, err
 		}
-		return pr.run, pr.finish, nil
+		finish := pr.finish
+		if rf.cassette != "" {
+			finish = func(runErr error) error {
+				err := pr.finish(runErr)
+				if ctx.Err() != nil {
+					// Interrupted: the cassette stops mid-run, and a
+					// replay of it read as a divergence, not as a cut
+					// recording. None is better: replay says it is missing.
+					os.Remove(rf.cassette)
+				}
+				return err
+			}
+		}
+		return pr.run, finish, nil
 	}
 }
 
@@ -280,6 +329,11 @@ func evalStart(f evalFlags, v *variant) eval.Start {
 // them, and skill-creator JSON files run against --workflow.
 func loadSuites(args []string, f evalFlags) ([]*spec.EvalSuite, error) {
 	var suites []*spec.EvalSuite
+	// A case id names the case in the report, in --baseline and in its
+	// cassettes' names: two suites sharing one overwrote each other's
+	// cassettes, so the second is refused where it is (as in one suite).
+	seen := map[string]diag.Pos{}
+	loaded := map[string]bool{} // a file named twice (a folder and a file in it) is read once
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
@@ -303,9 +357,21 @@ func loadSuites(args []string, f evalFlags) ([]*spec.EvalSuite, error) {
 			files = []string{a}
 		}
 		for _, file := range files {
+			if abs, err := filepath.Abs(file); err == nil {
+				if loaded[abs] {
+					continue
+				}
+				loaded[abs] = true
+			}
 			s, err := loadSuite(file, f)
 			if err != nil {
 				return nil, err
+			}
+			for _, c := range s.Cases {
+				if prev, dup := seen[c.ID]; dup {
+					return nil, fail(exitProblems, "%s: case id %q is used twice (first at %s)", c.Pos, c.ID, prev)
+				}
+				seen[c.ID] = c.Pos
 			}
 			suites = append(suites, s)
 		}

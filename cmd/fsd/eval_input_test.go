@@ -30,8 +30,9 @@ func TestEvalRefusesBadInput(t *testing.T) {
 		{"threshold NaN", []string{set, "--threshold", "NaN"}, exitUsage, "--threshold NaN"},
 		{"threshold above 1", []string{set, "--threshold", "1.5"}, exitUsage, "--threshold 1.5"},
 		{"unknown --skill", []string{set, "--skill", "nope"}, exitUsage, `skill "nope" is not in the workflow's catalog`},
-		{"empty trigger set", []string{empty}, exitProblems, "nothing to measure"},
+		{"empty trigger set", []string{empty}, exitProblems, "nothing to measure: " + empty + " holds no trigger queries"},
 		{"suite without cases", []string{noCases}, exitProblems, "nothing to measure"},
+		{"two empty files", []string{empty, noCases}, exitProblems, noCases + " hold no trigger queries"},
 		{"empty query", []string{blank}, exitProblems, "blank.json:1:12"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -221,6 +221,12 @@ func withCassette(m *models, recordPath, replayPath string) (model.Model, io.Rea
 		if err != nil || len(seed) != 32 {
 			return nil, nil, nil, fmt.Errorf("%s: the cassette has no handle seed; record it again with fsd run --record-cassette", replayPath)
 		}
+		// A replay answers as the recorded model whatever --model says;
+		// another --model would put a model that never answered in the
+		// run's record and an eval's report.
+		if rec := rp.Meta()["model"]; m.override != "" && rec != "" && rec != m.override {
+			return nil, nil, nil, fmt.Errorf("%s: the cassette was recorded with the model %s, not --model %s; replay it without --model, or record it again", replayPath, rec, m.override)
+		}
 		finish := func(runErr error) error {
 			if runErr != nil {
 				return runErr
