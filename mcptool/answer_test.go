@@ -78,3 +78,23 @@ func TestUnreadableResultKeepsServer(t *testing.T) {
 		t.Errorf("stats = %+v, want the first session still open", st)
 	}
 }
+
+// An HTTP server's JSON answer over MaxAnswerBytes is not read whole (the
+// SDK would, without a bound, where it bounds a stdio line and an SSE
+// event): the call is a tool error saying so.
+func TestHTTPAnswerBounded(t *testing.T) {
+	huge := `{"content":[{"type":"text","text":"` + strings.Repeat("a", MaxAnswerBytes) + `"}]}`
+	srv := rawServer(t, huge, `{"content":[{"type":"text","text":"fine"}]}`)
+	p := newPool(t, newEnv(t), Options{})
+	tools, notes := p.Acquire(context.Background(), httpSkill(srv.URL, nil))
+	if len(notes) > 0 {
+		t.Fatal(notes)
+	}
+	x := byName(tools)["x"]
+	if res := call(x, `{}`); !res.IsError || !strings.Contains(res.Text, "the server's answer is over 16 MiB") {
+		t.Errorf("result = %.300s (error %v)", res.Text, res.IsError)
+	}
+	if res := call(x, `{}`); res.IsError || res.Text != "fine" {
+		t.Errorf("next call = %+v", res)
+	}
+}
