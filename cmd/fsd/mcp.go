@@ -110,8 +110,17 @@ func serveMCP(ctx context.Context, path string, f mcpFlags, stdin io.Reader, std
 	if in := strings.TrimSpace(wf.Input); in != "" {
 		desc += " Its default input: " + oneLineClip(in, 300)
 	}
+	// A call's run goes on with its request; over HTTP the SDK does not
+	// end the requests in flight when the server stops, so the stop
+	// cancels their runs itself: each ends as interrupted, with its
+	// record, and its call answers so before the server goes.
+	stopped, stopRuns := context.WithCancelCause(context.Background())
+	defer stopRuns(nil)
 	srv := mcpserve.NewServer(mcpserve.Options{Tool: name, Description: desc, Version: versionLine(),
 		Annotations: toolHints(pr.project), Tasks: typedTasks(pr.project), Run: func(ctx context.Context, input string, sink event.Sink) (string, error) {
+			ctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			defer context.AfterFunc(stopped, func() { cancel(context.Cause(stopped)) })()
 			return runForMCP(ctx, path, f, input, sink, logger, stderr)
 		}})
 	if f.http == "" {
@@ -121,7 +130,9 @@ func serveMCP(ctx context.Context, path string, f mcpFlags, stdin io.Reader, std
 		}
 		return nil
 	}
-	return serveHTTP(ctx, srv, guardedHTTP{flag: "--http", addr: f.http, allow: f.allow}, path, name, stderr)
+	g := guardedHTTP{flag: "--http", addr: f.http, allow: f.allow}
+	g.stopping = func(context.Context) { stopRuns(errors.New("fsd mcp serve is stopping")) }
+	return serveHTTP(ctx, srv, g, path, name, stderr)
 }
 
 // runForMCP is one call: a normal run, with its record.
