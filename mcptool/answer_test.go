@@ -3,12 +3,14 @@ package mcptool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // rawServer answers Streamable HTTP with plain JSON, as a server written
@@ -96,5 +98,26 @@ func TestHTTPAnswerBounded(t *testing.T) {
 	}
 	if res := call(x, `{}`); res.IsError || res.Text != "fine" {
 		t.Errorf("next call = %+v", res)
+	}
+}
+
+// A server that never answers initialize, given up because the run is
+// cancelled, is not said to have run out its start timeout.
+func TestStartCancelledIsNotATimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	p := newPool(t, newEnv(t), Options{})
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 200*time.Millisecond, errors.New("the run was interrupted"))
+	defer cancel()
+	_, notes := p.Acquire(ctx, httpSkill(srv.URL, nil))
+	if len(notes) != 1 || strings.Contains(notes[0], "did not answer within") || !strings.Contains(notes[0], "cancelled while starting: the run was interrupted") {
+		t.Errorf("notes = %q", notes)
 	}
 }

@@ -75,6 +75,7 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	if s.sess != nil {
 		return s.sess, nil
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.pool.startTimeout)
 	defer cancel()
 	var t mcp.Transport
@@ -107,7 +108,12 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 			s.cmd.Cleanup()
 			err = withStderr(err, s.stderr)
 		}
-		if ctx.Err() != nil {
+		switch {
+		case parent.Err() != nil:
+			// The run was cancelled (a signal, its timeout): the
+			// server's start timeout did not run out.
+			err = fmt.Errorf("cancelled while starting: %w", context.Cause(parent))
+		case ctx.Err() != nil:
 			err = fmt.Errorf("did not answer within %s: %w", s.pool.startTimeout, err)
 		}
 		return nil, err
