@@ -91,7 +91,12 @@ func NewServer(o Options) *mcp.Server {
 				why := err.Error()
 				var wrong *json.UnmarshalTypeError
 				if errors.As(err, &wrong) {
-					why = fmt.Sprintf("%s is a %s, want a string", wrong.Field, wrong.Value)
+					why = fmt.Sprintf("%s is %s, want a string", wrong.Field, jsonKind(wrong.Value))
+					if wrong.Field == "" {
+						// The arguments themselves are not an object (an
+						// array, a string): there is no field to name.
+						why = fmt.Sprintf("the arguments are %s, want an object", jsonKind(wrong.Value))
+					}
 				}
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "arguments must be {\"input\": \"...\"}: " + why}}}, nil
 			}
@@ -110,6 +115,15 @@ func NewServer(o Options) *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: answer}}, StructuredContent: out}, nil
 	})
 	return s
+}
+
+// jsonKind is a JSON value's kind as encoding/json names it ("array",
+// "number"), with its article.
+func jsonKind(kind string) string {
+	if strings.HasPrefix(kind, "a") || strings.HasPrefix(kind, "o") {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 type bindKey struct{}

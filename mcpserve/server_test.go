@@ -167,3 +167,26 @@ func TestBadArgumentsAreARefusal(t *testing.T) {
 		t.Error("a run started on arguments the schema refuses")
 	}
 }
+
+// Arguments that are not an object, or an input that is not a string,
+// are refused in words: what they are and what was wanted.
+func TestArgumentKindsAreNamed(t *testing.T) {
+	cs := connect(t, func(context.Context, string, event.Sink) (string, error) { return "ran", nil }, func(*mcp.ProgressNotificationParams) {})
+	for _, c := range []struct {
+		args any
+		want string
+	}{
+		{[]any{1}, `arguments must be {"input": "..."}: the arguments are an array, want an object`},
+		{"text", `arguments must be {"input": "..."}: the arguments are a string, want an object`},
+		{map[string]any{"input": []any{"a"}}, `arguments must be {"input": "..."}: input is an array, want a string`},
+		{map[string]any{"input": 5}, `arguments must be {"input": "..."}: input is a number, want a string`},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "weekly", Arguments: c.args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || text != c.want {
+			t.Errorf("arguments %v: %q (isError %v), want %q", c.args, text, res.IsError, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -74,6 +75,7 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	if s.sess != nil {
 		return s.sess, nil
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.pool.startTimeout)
 	defer cancel()
 	var t mcp.Transport
@@ -106,7 +108,12 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 			s.cmd.Cleanup()
 			err = withStderr(err, s.stderr)
 		}
-		if ctx.Err() != nil {
+		switch {
+		case parent.Err() != nil:
+			// The run was cancelled (a signal, its timeout): the
+			// server's start timeout did not run out.
+			err = fmt.Errorf("cancelled while starting: %w", context.Cause(parent))
+		case ctx.Err() != nil:
 			err = fmt.Errorf("did not answer within %s: %w", s.pool.startTimeout, err)
 		}
 		return nil, err
@@ -322,7 +329,44 @@ func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 			delete(r.Header, k)
 		}
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	// The SDK reads a JSON answer, and an error's body, whole and without
+	// a bound (it bounds each SSE event, and a stdio line, at 16 MiB): a
+	// server answering gigabytes would take fsd's memory. Bounded the same.
+	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: MaxAnswerBytes}
+	}
+	return resp, nil
+}
+
+// MaxAnswerBytes bounds one answer of a server, over either transport
+// (the SDK's own bound for a stdio line and an SSE event).
+const MaxAnswerBytes = mcp.DefaultMaxLineLength
+
+// boundedBody is a response body that fails once it is over left bytes.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly the bound from a longer one.
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		return 0, fmt.Errorf("the server's answer is over %d MiB", MaxAnswerBytes>>20)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // origin is u's scheme, host and port, the port written out.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,6 +33,10 @@ const (
 	MetaRunID  = "fsd/run-id"
 	MetaCallID = "fsd/call-id"
 )
+
+// pingTimeout bounds the ping that tells a call's broken connection from
+// an answer that could not be decoded.
+const pingTimeout = 5 * time.Second
 
 // maxName is the longest tool name the model providers accept.
 const maxName = 64
@@ -186,8 +191,18 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, _ tool.KV) tool.R
 	case protocolError(err):
 		return errorf("%s refused the call: %v", s.who(), err)
 	}
+	// The SDK fails a call the same way for a broken connection and for an
+	// answer it cannot decode (an unknown content type, a field of the
+	// wrong type). A server that still answers a ping is up: it is kept,
+	// and the model reads what was wrong with the answer, not that the
+	// server stopped.
+	pingCtx, cancelPing := context.WithTimeout(ctx, pingTimeout)
+	defer cancelPing()
+	if cs.Ping(pingCtx, nil) == nil {
+		return errorf("%s answered with a result fsd cannot read: %v", s.who(), err)
+	}
 	why := s.dropped(cs)
-	return errorf("%s stopped during the call (%s); it will be started again on the next call", s.who(), why)
+	return errorf("%s stopped during the call (%v; %s); it will be started again on the next call", s.who(), err, why)
 }
 
 // result renders an MCP result: text parts as they are, other content

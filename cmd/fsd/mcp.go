@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,18 +111,44 @@ func serveMCP(ctx context.Context, path string, f mcpFlags, stdin io.Reader, std
 	if in := strings.TrimSpace(wf.Input); in != "" {
 		desc += " Its default input: " + oneLineClip(in, 300)
 	}
+	// A call's run goes on with its request; over HTTP the SDK does not
+	// end the requests in flight when the server stops, so the stop
+	// cancels their runs itself: each ends as interrupted, with its
+	// record, and its call answers so before the server goes.
+	stopped, stopRuns := context.WithCancelCause(context.Background())
+	defer stopRuns(nil)
+	var running sync.WaitGroup // the calls' runs, waited for at a stop
 	srv := mcpserve.NewServer(mcpserve.Options{Tool: name, Description: desc, Version: versionLine(),
 		Annotations: toolHints(pr.project), Tasks: typedTasks(pr.project), Run: func(ctx context.Context, input string, sink event.Sink) (string, error) {
+			running.Add(1)
+			defer running.Done()
+			ctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			defer context.AfterFunc(stopped, func() { cancel(context.Cause(stopped)) })()
 			return runForMCP(ctx, path, f, input, sink, logger, stderr)
 		}})
 	if f.http == "" {
+		// A stop signal, like the end of stdin, ends the session; the
+		// runs of calls in flight are cancelled and waited for (a few
+		// seconds at most), so their records end as interrupted rather
+		// than the process exiting under them.
+		ctx, stop := withSignals(ctx)
+		defer stop()
+		// The session waits for its calls' handlers: their runs are
+		// cancelled first.
+		defer context.AfterFunc(ctx, func() { stopRuns(errors.New("fsd mcp serve is stopping")) })()
 		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		err := srv.Run(ctx, t)
+		stopRuns(errors.New("fsd mcp serve is stopping"))
+		waitAtMost(&running, stdioGrace)
+		if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 			return fail(exitProblems, "mcp serve: %v", err)
 		}
 		return nil
 	}
-	return serveHTTP(ctx, srv, guardedHTTP{flag: "--http", addr: f.http, allow: f.allow}, path, name, stderr)
+	g := guardedHTTP{flag: "--http", addr: f.http, allow: f.allow}
+	g.stopping = func(context.Context) { stopRuns(errors.New("fsd mcp serve is stopping")) }
+	return serveHTTP(ctx, srv, g, path, name, stderr)
 }
 
 // runForMCP is one call: a normal run, with its record.
@@ -165,6 +192,20 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, g guardedHTTP, path, tool s
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
 	return g.serve(ctx, mux, stderr)
+}
+
+// stdioGrace bounds how long a stopping stdio server waits for the runs
+// it cancelled to write their records.
+const stdioGrace = 5 * time.Second
+
+// waitAtMost waits for wg, or d.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,5 +201,143 @@ func TestMCPServeOtelContent(t *testing.T) {
 		if strings.Contains(all, secret) {
 			t.Errorf("--otel-content=%v: the planted key is in a span", content)
 		}
+	}
+}
+
+// Stopping fsd mcp serve --http (a signal, here its context) cancels the
+// runs of calls in flight: each call answers that its run was
+// interrupted and its record says so; they were left running until the
+// grace period ran out and the process exited under them.
+func TestMCPServeHTTPStopCancelsCalls(t *testing.T) {
+	t.Parallel()
+	dir := slowWorkflow(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncbuf.Buffer
+	runs := t.TempDir()
+	done := make(chan error, 1)
+	go func() {
+		done <- serveMCP(ctx, filepath.Join(dir, "slow.workflow.yaml"), mcpFlags{runFlags: runFlags{runsDir: runs}, http: ":0"}, nil, nil, &stderr)
+	}()
+	var url string
+	addr := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/mcp)`)
+	for i := 0; url == "" && i < 500; i++ {
+		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if url == "" {
+		t.Fatalf("no address on stderr: %q", stderr.String())
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow"})
+		answered <- answer{res, err}
+	}()
+	napping(t, runs)
+	// The client's open session holds the server for its grace period
+	// (5s): the run is cancelled, and its call answered, well before.
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	select {
+	case a := <-answered:
+		if a.err != nil || !a.res.IsError || !strings.Contains(a.res.Content[0].(*mcp.TextContent).Text, "interrupted") {
+			t.Errorf("call = %+v, %v; want an isError result saying the run was interrupted", a.res, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the call never answered")
+	}
+	recs, _ := filepath.Glob(filepath.Join(runs, "*", "run.json"))
+	if len(recs) != 1 {
+		t.Fatalf("run records: %v", recs)
+	}
+	if b, _ := os.ReadFile(recs[0]); !regexp.MustCompile(`"status": ?"interrupted"`).Match(b) || !regexp.MustCompile(`"finished"`).Match(b) {
+		t.Errorf("run.json = %s", b)
+	}
+}
+
+// slowWorkflow is a workflow whose run naps for a minute in a command
+// tool; it returns the workflow's folder.
+func slowWorkflow(t *testing.T) string {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "slow.workflow.yaml"), "name: slow\nmodel: scripted\nscript: slow.script.yaml\nskills: [./skills]\nhost: {prompt: p}\ninput: go\n")
+	write(t, filepath.Join(dir, "slow.script.yaml"), "host:\n  - call: read_skill\n    args: {id: slow}\n  - call: nap\n    args: {}\n  - say: napped\n")
+	write(t, filepath.Join(dir, "skills/slow/slow.skill.yaml"), "id: slow\nname: Slow\ndescription: Naps. Use when asked.\nversion: 1.0.0\ninstructions: nap\n"+
+		"tools:\n  - name: nap\n    description: naps\n    input: {type: object}\n    run: {command: [sleep, \"60\"], timeout: 5m}\n    approve: never\n")
+	return dir
+}
+
+// napping waits until the one run in runs is in its nap: its record holds
+// the tool's start.
+func napping(t *testing.T, runs string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		recs, _ := filepath.Glob(filepath.Join(runs, "*", "events.jsonl"))
+		if len(recs) == 1 {
+			if b, _ := os.ReadFile(recs[0]); strings.Contains(string(b), `"tool":"nap"`) {
+				return
+			}
+		}
+		if i == 1000 {
+			t.Fatal("the run never reached its tool")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A stop (a signal, here the context) of fsd mcp serve over stdio
+// cancels the runs of calls in flight and waits for them: when it
+// returns, their records say interrupted and when they ended. The
+// process exited under them, records left 'running'.
+func TestMCPServeStdioStopEndsRuns(t *testing.T) {
+	t.Parallel()
+	dir := slowWorkflow(t)
+	runs := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- serveMCP(ctx, filepath.Join(dir, "slow.workflow.yaml"), mcpFlags{runFlags: runFlags{runsDir: runs}}, inR, outW, io.Discard)
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	go func() { _, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow"}) }()
+	napping(t, runs)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	// The server's ends of the pipes, so the client's close does not
+	// wait on them.
+	inR.Close()
+	outW.Close()
+	recs, _ := filepath.Glob(filepath.Join(runs, "*", "run.json"))
+	if len(recs) != 1 {
+		t.Fatalf("run records: %v", recs)
+	}
+	if b, _ := os.ReadFile(recs[0]); !regexp.MustCompile(`"status": ?"interrupted"`).Match(b) || !regexp.MustCompile(`"finished"`).Match(b) {
+		t.Errorf("run.json = %.400s", b)
 	}
 }
