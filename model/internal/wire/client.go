@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -93,6 +94,10 @@ func NewClient(e Endpoint, f Format) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
+	secrets := redact.New(e.APIKey)
+	if e.APIKey != "" {
+		hc = keepKeyHome(hc, e.Provider, secrets)
+	}
 	h := e.Header.Clone()
 	if h == nil {
 		h = http.Header{}
@@ -106,11 +111,7 @@ func NewClient(e Endpoint, f Format) (*Client, error) {
 	}
 	server := ""
 	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
-		port := u.Port()
-		if port == "" {
-			port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
-		}
-		server = net.JoinHostPort(u.Hostname(), port)
+		server = hostPort(u)
 	}
 	return &Client{
 		server:    server,
@@ -120,7 +121,7 @@ func NewClient(e Endpoint, f Format) (*Client, error) {
 		stream:    strings.TrimRight(base, "/") + streamPath,
 		header:    h,
 		http:      hc,
-		secrets:   redact.New(e.APIKey),
+		secrets:   secrets,
 		policy:    e.Retry,
 		format:    f,
 	}, nil
@@ -195,3 +196,46 @@ func JSON[T any](provider string, parse func(*T) (*model.Response, error)) func(
 		return parse(&v)
 	}
 }
+
+// hostPort is u's host and port, the scheme's port when u names none.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// keepKeyHome returns a copy of hc that refuses to follow a redirect to
+// another origin (scheme, host and port) than the request's: Go's client
+// drops only Authorization on a redirect to another host, and keeps
+// every other header, so Anthropic's X-Api-Key and Gemini's
+// X-Goog-Api-Key would follow a proxy's or a compromised server's
+// Location to anyone, and even Authorization follows to another port.
+// The refusal is permanent: the same server would redirect again.
+func keepKeyHome(hc *http.Client, provider string, secrets redact.Secrets) *http.Client {
+	c := *hc
+	next := hc.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		from := via[0].URL
+		if req.URL.Scheme != from.Scheme || hostPort(req.URL) != hostPort(from) {
+			to := *req.URL
+			to.RawQuery, to.Fragment, to.User = "", "", nil
+			return &redirectError{fmt.Sprintf("%s: the server at %s redirected to %s, another origin; fsd does not send the API key there: point the base URL at the server that answers",
+				provider, hostPort(from), secrets.String(to.String()))}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects") // as Go's default
+		}
+		return nil
+	}
+	return &c
+}
+
+// redirectError is a redirect keepKeyHome refused.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }

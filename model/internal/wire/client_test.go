@@ -178,3 +178,44 @@ func TestBeginsMasksAcrossTheCut(t *testing.T) {
 		}
 	}
 }
+
+// A redirect to another origin (another host, or another port of the same
+// host) is refused before the key goes there: Go's client drops only
+// Authorization on a cross-host redirect, never a key header such as
+// Anthropic's X-Api-Key or Gemini's X-Goog-Api-Key, and keeps even
+// Authorization for another port. The call fails at once, naming where
+// the server pointed.
+func TestGenerateRefusesRedirectToAnotherOrigin(t *testing.T) {
+	other := fakeserver.New(fakeserver.Reply{Body: "whole"})
+	defer other.Close()
+	for _, header := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key"} {
+		for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+			for _, to := range []string{other.URL, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)} {
+				srv := fakeserver.New(fakeserver.Reply{Status: code, Header: map[string]string{"Location": to + "/gen"}})
+				c, err := NewClient(Endpoint{
+					Provider: "test", Model: "m", APIKey: testKey, BaseURL: srv.URL, Path: "/gen", KeyHeader: header,
+					Retry: retry.Policy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
+				}, lines)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := len(other.Requests())
+				_, err = c.Generate(context.Background(), &model.Request{}, nil)
+				if n := len(other.Requests()); n != before {
+					t.Errorf("%s %d to %s: the key followed the redirect (header %q)", header, code, to, other.Requests()[n-1].Header.Get(header))
+				}
+				if err == nil || !strings.Contains(err.Error(), "redirected to "+to+"/gen") || len(srv.Requests()) != 1 {
+					t.Errorf("%s %d to %s: err = %v after %d requests; want one refused, naming the target", header, code, to, err, len(srv.Requests()))
+				}
+				srv.Close()
+			}
+		}
+	}
+	// Within the origin a redirect is followed, the key with it.
+	srv := fakeserver.New(fakeserver.Reply{Status: http.StatusTemporaryRedirect, Header: map[string]string{"Location": "/moved"}}, fakeserver.Reply{Body: "moved"})
+	defer srv.Close()
+	resp, err := newClient(t, srv, -1).Generate(context.Background(), &model.Request{}, nil)
+	if err != nil || resp.Text != "moved" || srv.Requests()[1].Header.Get("Authorization") != "Bearer "+testKey {
+		t.Errorf("same-origin redirect: %v, %v", resp, err)
+	}
+}

@@ -50,6 +50,12 @@ func Post(ctx context.Context, client *http.Client, r Request) (*http.Response, 
 	req.Header.Set("User-Agent", "fsd")
 	resp, err := client.Do(req)
 	if err != nil {
+		var re *redirectError
+		if errors.As(err, &re) {
+			// Not the *url.Error around it, which counts as a network
+			// error and would be retried.
+			return nil, retry.Permanent(re)
+		}
 		return nil, err
 	}
 	if resp.StatusCode < 300 {
