@@ -153,7 +153,29 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, body any) (*m
 		return nil, c.secrets.Error(err)
 	}
 	resp.Server, resp.MaxTokens = c.server, req.Bound(c.maxTokens)
+	if !plausible(resp.Usage) {
+		// A lying or broken server's counts: booked, a negative one gave
+		// budgets back and priced the call below zero, and one near
+		// MaxInt64 overflowed the run's sum. Without them the engine
+		// books its own estimate, marked as one.
+		resp.Usage = model.Usage{}
+	}
 	return resp, nil
+}
+
+// maxUsage is more tokens than any one call sends or answers (context
+// windows hold millions), and little enough that sums of millions of
+// calls cannot overflow.
+const maxUsage = 1 << 40
+
+// plausible reports whether every count of u is one a call can have.
+func plausible(u model.Usage) bool {
+	for _, n := range []int{u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.CacheWriteTokens, u.ReasoningTokens} {
+		if n < 0 || n > maxUsage {
+			return false
+		}
+	}
+	return true
 }
 
 // attempt posts body once and reads the answer: streamed, handing text to

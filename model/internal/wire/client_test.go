@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -217,5 +218,47 @@ func TestGenerateRefusesRedirectToAnotherOrigin(t *testing.T) {
 	resp, err := newClient(t, srv, -1).Generate(context.Background(), &model.Request{}, nil)
 	if err != nil || resp.Text != "moved" || srv.Requests()[1].Header.Get("Authorization") != "Bearer "+testKey {
 		t.Errorf("same-origin redirect: %v, %v", resp, err)
+	}
+}
+
+// A usage no call can have — a negative count, or one past any context
+// window — is dropped, so the engine books its own estimate instead:
+// booked as sent, a negative count gave budgets back (a lying server
+// could spend past limits.max-input-tokens) and priced the call below
+// zero, and a count near MaxInt64 overflowed the run's sum to negative.
+func TestGenerateDropsImpossibleUsage(t *testing.T) {
+	for _, tt := range []struct {
+		u    model.Usage
+		keep bool
+	}{
+		{model.Usage{InputTokens: 1200, OutputTokens: 30, CachedInputTokens: 1000, ReasoningTokens: 10}, true},
+		{model.Usage{InputTokens: -1000000, OutputTokens: 5}, false},
+		{model.Usage{InputTokens: 10, OutputTokens: -5}, false},
+		{model.Usage{InputTokens: 10, CachedInputTokens: -3}, false},
+		{model.Usage{InputTokens: 10, CacheWriteTokens: -3}, false},
+		{model.Usage{OutputTokens: 10, ReasoningTokens: -3}, false},
+		{model.Usage{InputTokens: math.MaxInt64, OutputTokens: 1}, false},
+		{model.Usage{InputTokens: 1, OutputTokens: 1 << 50}, false},
+	} {
+		u := tt.u
+		f := Format{Whole: func(io.Reader) (*model.Response, error) { return &model.Response{Text: "ok", Usage: u}, nil }}
+		srv := fakeserver.New(fakeserver.Reply{Body: "{}"})
+		c, err := NewClient(Endpoint{Provider: "test", Model: "m", BaseURL: srv.URL, Path: "/gen"}, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Generate(context.Background(), &model.Request{}, nil)
+		srv.Close()
+		if err != nil || resp.Text != "ok" {
+			t.Fatalf("%+v: %v, %v", u, resp, err)
+		}
+		if want := (model.Usage{}); tt.keep {
+			want = u
+			if resp.Usage != want {
+				t.Errorf("usage %+v became %+v, want it kept", u, resp.Usage)
+			}
+		} else if resp.Usage != want {
+			t.Errorf("usage %+v kept, want it dropped", u)
+		}
 	}
 }
