@@ -21,6 +21,10 @@ type Endpoint struct {
 	Model    string // checked to be set; the provider puts it in the body
 	// APIKey is sent in KeyHeader and masked in every error.
 	APIKey string
+	// KeyEnv names the environment variable the key came from, or would
+	// (OPENAI_API_KEY): an error for a key the server refuses says what to
+	// fix. "" names none.
+	KeyEnv string
 	// BaseURL points at another server speaking the same API; ""
 	// means DefaultBaseURL.
 	BaseURL, DefaultBaseURL string
@@ -69,6 +73,8 @@ type Client struct {
 	secrets  redact.Secrets
 	policy   retry.Policy
 	format   Format
+	keyEnv   string
+	hasKey   bool
 	// server and maxTokens go on every response, for traces.
 	server    string
 	maxTokens int
@@ -122,6 +128,8 @@ func NewClient(e Endpoint, f Format) (*Client, error) {
 		header:    h,
 		http:      hc,
 		secrets:   secrets,
+		keyEnv:    e.KeyEnv,
+		hasKey:    e.APIKey != "",
 		policy:    e.Retry,
 		format:    f,
 	}, nil
@@ -150,7 +158,7 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, body any) (*m
 		return err
 	})
 	if err != nil {
-		return nil, c.secrets.Error(err)
+		return nil, c.secrets.Error(c.keyHint(err))
 	}
 	resp.Server, resp.MaxTokens = c.server, req.Bound(c.maxTokens)
 	if !plausible(resp.Usage) {
@@ -176,6 +184,25 @@ func plausible(u model.Usage) bool {
 		}
 	}
 	return true
+}
+
+// keyHint adds to an error status that refuses the credentials which
+// variable to fix: the server's own message ("Incorrect API key
+// provided") does not say where fsd read the key.
+func (c *Client) keyHint(err error) error {
+	var se *retry.StatusError
+	if c.keyEnv == "" || !errors.As(err, &se) {
+		return err
+	}
+	switch {
+	case se.Status != http.StatusUnauthorized && se.Status != http.StatusForbidden:
+		return err
+	case !c.hasKey:
+		return fmt.Errorf("%w (no API key was sent: set %s)", err, c.keyEnv)
+	case se.Status == http.StatusUnauthorized:
+		return fmt.Errorf("%w (the server refused the API key: check %s)", err, c.keyEnv)
+	}
+	return fmt.Errorf("%w (the API key is not allowed this request: check %s)", err, c.keyEnv)
 }
 
 // attempt posts body once and reads the answer: streamed, handing text to
