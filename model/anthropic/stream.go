@@ -47,6 +47,9 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 			if se.ContentBlock == nil || se.Index != len(msg.Content) {
 				return nil, retry.Permanent(fmt.Errorf("anthropic: malformed stream: block %d started out of order", se.Index))
 			}
+			if len(msg.Content) >= wire.MaxParts {
+				return nil, wire.TooManyParts(Name)
+			}
 			msg.Content = append(msg.Content, *se.ContentBlock)
 			inputs = append(inputs, nil)
 			texts = append(texts, []byte(se.ContentBlock.Text))

@@ -10,6 +10,7 @@ import (
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
 	"github.com/fsdrun/fsd/model/internal/providertest"
 	"github.com/fsdrun/fsd/model/internal/wire"
+	"github.com/fsdrun/fsd/model/retry"
 )
 
 // TestTruncatedStream: a stream that stops before message_stop is not an
@@ -93,5 +94,21 @@ func TestManyDeltasLinear(t *testing.T) {
 	// decode, and is 1/50 of what the copying took.
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 100<<20 {
 		t.Errorf("assembling a %d-byte answer allocated %d MB", len(resp.Text), alloc>>20)
+	}
+}
+
+// TestManyEmptyParts: a stream of content blocks that carry nothing fails
+// once past wire.MaxParts instead of holding them all until the request
+// timeout (the byte cap counts none of them).
+func TestManyEmptyParts(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("event: message_start\n" + `data: {"type":"message_start","message":{"id":"m","content":[],"usage":{}}}` + "\n\n")
+	for i := 0; i <= wire.MaxParts; i++ {
+		b.WriteString(`data: {"type":"content_block_start","index":` + strconv.Itoa(i) + `,"content_block":{"type":"tool_use","id":"","name":""}}` + "\n\n")
+	}
+	b.WriteString(`data: {"type":"message_stop"}` + "\n\n")
+	_, err := stream(wire.NewSSE(Name, strings.NewReader(b.String())), func(string) {})
+	if err == nil || !strings.Contains(err.Error(), "anthropic: the model's answer has more than 131072 parts") || retry.Retryable(err) {
+		t.Errorf("%d empty blocks: err = %v, want too many parts, not retried", wire.MaxParts+1, err)
 	}
 }

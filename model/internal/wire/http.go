@@ -129,6 +129,20 @@ func TooLarge(provider string) error {
 		provider, model.MaxResponseBytes>>20))
 }
 
+// MaxParts bounds the parts of one streamed answer (OpenAI's tool calls and
+// output items, Anthropic's content blocks, Gemini's parts). Each is held
+// until the answer is whole, and a part may be empty, so the byte cap
+// alone did not bound what a stream of empty parts made fsd hold: a
+// million took 200-800 MB, and a server could send them until the request
+// timeout. No model answers with nearly as many.
+const MaxParts = 1 << 17
+
+// TooManyParts is the error for an answer of more than MaxParts parts;
+// like TooLarge, it is not retried.
+func TooManyParts(provider string) error {
+	return retry.Permanent(fmt.Errorf("%s: the model's answer has more than %d parts; ask for less", provider, MaxParts))
+}
+
 // Truncated is the error for a stream that ended before the provider said
 // it was complete: retried, since the next attempt is likely whole.
 func Truncated(provider, missing string) error {
