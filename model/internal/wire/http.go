@@ -88,6 +88,14 @@ func retryAfter(h http.Header, body []byte) time.Duration {
 		if d, err := time.ParseDuration(det.RetryDelay); err == nil && d > 0 {
 			return d
 		}
+		// A protobuf Duration is seconds ("37s"); read as Retry-After's
+		// seconds, one too long for a Duration is the longest wait
+		// rather than none, which ParseDuration's overflow error made it.
+		if secs, ok := strings.CutSuffix(det.RetryDelay, "s"); ok {
+			if d := retry.ParseRetryAfter(http.Header{"Retry-After": {secs}}, time.Time{}); d > 0 {
+				return d
+			}
+		}
 	}
 	return 0
 }
