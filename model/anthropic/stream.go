@@ -22,6 +22,7 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 	// quadratic in the answer (1 MB in 10,000 deltas allocated 5 GB).
 	var texts [][]byte
 	size := 0
+	started := false // message_start came
 	for stopped := false; !stopped; {
 		ev, err := events.Next()
 		if errors.Is(err, io.EOF) {
@@ -39,6 +40,7 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 		}
 		switch se.Type {
 		case "message_start":
+			started = true
 			if se.Message != nil {
 				msg = *se.Message
 				msg.Content = nil
@@ -91,6 +93,11 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 				}
 			}
 		case "message_stop":
+			if !started {
+				// A proxy's bare stop is no answer, not an empty one
+				// for the run to finish on.
+				return nil, retry.Permanent(errors.New("anthropic: malformed stream: message_stop without message_start"))
+			}
 			stopped = true
 		case "error":
 			return nil, streamError(ev.Data)

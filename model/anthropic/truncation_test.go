@@ -112,3 +112,13 @@ func TestManyEmptyParts(t *testing.T) {
 		t.Errorf("%d empty blocks: err = %v, want too many parts, not retried", wire.MaxParts+1, err)
 	}
 }
+
+// TestStopWithoutStart: message_stop with no message_start before it is no
+// answer (no id, no stop reason, no usage), not an empty one the run
+// finishes on: it fails, naming the malformed stream.
+func TestStopWithoutStart(t *testing.T) {
+	_, err := stream(wire.NewSSE(Name, strings.NewReader("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")), func(string) {})
+	if err == nil || !strings.Contains(err.Error(), "anthropic: malformed stream: message_stop without message_start") {
+		t.Errorf("err = %v, want a malformed stream", err)
+	}
+}
