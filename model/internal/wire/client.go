@@ -216,6 +216,10 @@ func (c *Client) attempt(ctx context.Context, body any, onText func(string)) (*m
 	}
 	r, err := Post(ctx, c.http, Request{Provider: c.provider, URL: url, Header: h, Body: body, Secrets: c.secrets})
 	if err != nil {
+		if c.isBare(err) {
+			// Go's own words name the URL but not the provider.
+			err = fmt.Errorf("%s: %w", c.provider, err)
+		}
 		return nil, err
 	}
 	defer r.Body.Close()
@@ -225,6 +229,10 @@ func (c *Client) attempt(ctx context.Context, body any, onText func(string)) (*m
 	} else {
 		resp, err = c.format.Whole(r.Body)
 	}
+	if c.isBare(err) {
+		// A bare "unexpected EOF" says neither who nor what.
+		err = fmt.Errorf("%s: the connection broke in the middle of the answer: %w", c.provider, err)
+	}
 	var se *retry.StatusError
 	if errors.As(err, &se) {
 		// An error sent inside a stream may echo the key, as an error
@@ -232,6 +240,16 @@ func (c *Client) attempt(ctx context.Context, body any, onText func(string)) (*m
 		se.Message = c.secrets.String(se.Message)
 	}
 	return resp, err
+}
+
+// isBare reports whether err is a transport failure as Go reports it,
+// which no provider's code has named (wrapping keeps it retried).
+func (c *Client) isBare(err error) bool {
+	var tr *retry.TruncatedError
+	var se *retry.StatusError
+	return err != nil && retry.IsNetwork(err) && !errors.As(err, &tr) && !errors.As(err, &se) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
+		!strings.HasPrefix(err.Error(), c.provider+":")
 }
 
 // JSON is a Format.Whole that decodes the body into a T (see ReadJSON)

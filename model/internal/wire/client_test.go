@@ -262,3 +262,27 @@ func TestGenerateDropsImpossibleUsage(t *testing.T) {
 		}
 	}
 }
+
+// A connection that breaks, before the answer or in the middle of it,
+// fails naming the provider and what happened, not with Go's bare
+// "unexpected EOF"; it is still retried as a network error.
+func TestGenerateNamesBrokenConnection(t *testing.T) {
+	srv := fakeserver.New(
+		fakeserver.Reply{Body: "data: Hel\n\n", Abort: true, Header: sse},
+		fakeserver.Reply{Body: "data: Hel\n\n", Abort: true, Header: sse},
+	)
+	_, err := newClient(t, srv, 1).Generate(context.Background(), &model.Request{OnText: func(string) {}}, nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "test: the connection broke in the middle of the answer: unexpected EOF") || len(srv.Requests()) != 2 {
+		t.Errorf("cut stream: %v after %d requests; want it named, and retried", err, len(srv.Requests()))
+	}
+	url := srv.URL
+	srv.Close()
+	c, err := NewClient(Endpoint{Provider: "test", Model: "m", BaseURL: url, Path: "/gen", Retry: retry.Policy{MaxRetries: -1}}, lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Generate(context.Background(), &model.Request{}, nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "test: ") || !retry.IsNetwork(err) {
+		t.Errorf("no server: %v, want it named and a network error", err)
+	}
+}
