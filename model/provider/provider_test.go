@@ -332,9 +332,15 @@ func TestRefusedKeyNamesItsVariable(t *testing.T) {
 		{"gemini/gemini-x", map[string]string{"GOOGLE_API_KEY": key}, 403, "(the API key is not allowed this request: check GOOGLE_API_KEY)"},
 		{"gemini/gemini-x", map[string]string{"GEMINI_API_KEY": key, "GOOGLE_API_KEY": "other"}, 401, "(the server refused the API key: check GEMINI_API_KEY)"},
 		{"openai/gpt-x", map[string]string{}, 401, "(no API key was sent: set OPENAI_API_KEY)"},
+		// Google refuses a wrong key with 400 INVALID_ARGUMENT.
+		{"gemini/gemini-x", map[string]string{"GEMINI_API_KEY": key}, 400, "(the server refused the API key: check GEMINI_API_KEY)"},
 		{"gemini/gemini-x", map[string]string{}, 403, "(no API key was sent: set GEMINI_API_KEY (or GOOGLE_API_KEY))"},
 	} {
-		srv := fakeserver.New(fakeserver.Reply{Status: tt.status, Body: refused})
+		body := refused
+		if tt.status == 400 {
+			body = `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}]}}`
+		}
+		srv := fakeserver.New(fakeserver.Reply{Status: tt.status, Body: body})
 		env := maps.Clone(tt.env)
 		env[map[string]string{"openai": "OPENAI_BASE_URL", "openai-responses": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "gemini": "GEMINI_BASE_URL"}[strings.Split(tt.model, "/")[0]]] = srv.URL
 		m, err := New(tt.model, envOf(env), Options{})

@@ -194,12 +194,16 @@ func (c *Client) keyHint(err error) error {
 	if c.keyEnv == "" || !errors.As(err, &se) {
 		return err
 	}
+	// Google's APIs refuse a wrong or expired key with 400
+	// INVALID_ARGUMENT ("API key not valid. Please pass a valid API key.").
+	badKey := se.Status == http.StatusBadRequest && strings.Contains(se.Message, "API key") &&
+		(strings.Contains(se.Message, "not valid") || strings.Contains(se.Message, "expired"))
 	switch {
-	case se.Status != http.StatusUnauthorized && se.Status != http.StatusForbidden:
+	case se.Status != http.StatusUnauthorized && se.Status != http.StatusForbidden && !badKey:
 		return err
 	case !c.hasKey:
 		return fmt.Errorf("%w (no API key was sent: set %s)", err, c.keyEnv)
-	case se.Status == http.StatusUnauthorized:
+	case se.Status == http.StatusUnauthorized || badKey:
 		return fmt.Errorf("%w (the server refused the API key: check %s)", err, c.keyEnv)
 	}
 	return fmt.Errorf("%w (the API key is not allowed this request: check %s)", err, c.keyEnv)
