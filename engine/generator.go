@@ -320,7 +320,24 @@ func (g *generator) respond(ctx context.Context, step int) (*model.Request, *mod
 // usage estimated when the provider reported none, its cost charged to
 // the request's caller. A failed call still answers a Response.
 func (g *generator) generate(ctx context.Context, req *model.Request) (*model.Response, *figures, error) {
+	var deltas *redact.Stream
+	if req.OnText != nil {
+		// S2: a secret the model streams in pieces is masked as a whole
+		// one is; masking each delta alone let both halves through.
+		deltas = redact.NewStream(g.secrets.Secrets(), req.OnText)
+		r, reset := *req, req.OnReset
+		r.OnText, r.OnReset = deltas.Write, func() {
+			deltas.Drop()
+			if reset != nil {
+				reset()
+			}
+		}
+		req = &r
+	}
 	resp, err := g.model.Generate(ctx, req)
+	if deltas != nil {
+		deltas.Flush()
+	}
 	if resp == nil {
 		resp = &model.Response{}
 	}

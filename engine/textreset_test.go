@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fsdrun/fsd/event"
@@ -45,5 +46,33 @@ func TestTextResetEvent(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("events %q, want %q", got, want)
 		}
+	}
+}
+
+// TestTextDeltasMaskSplitSecret: a key a provider streams in two deltas
+// (a lying server, a proxy echoing the request's headers) is masked in
+// the text events as in the final answer: masked delta by delta, each
+// half passed, and a client joining the deltas held the key.
+func TestTextDeltasMaskSplitSecret(t *testing.T) {
+	testpar.UnlessRace(t)
+	const key = "sk-test-SECRET123"
+	stream := func(req *model.Request) *model.Response {
+		req.OnText("the key is sk-test-SEC")
+		req.OnText("RET123, twice: sk-test-")
+		req.OnText("SECRET123")
+		return &model.Response{Text: "the key is " + key + ", twice: " + key}
+	}
+	_, _, events, err := runWith(t, project(), Options{Secrets: []string{key}}, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deltas strings.Builder
+	for _, e := range events {
+		if e.Type == event.Text && e.Delta {
+			deltas.WriteString(e.Text)
+		}
+	}
+	if want := "the key is [REDACTED], twice: [REDACTED]"; deltas.String() != want {
+		t.Errorf("the deltas join to %q, want %q", deltas.String(), want)
 	}
 }

@@ -43,6 +43,7 @@ func FromEnv(environ []string) []string {
 // Secrets is a fixed set of values to mask. The zero value masks nothing.
 type Secrets struct {
 	values []string // MinLen or longer, longest first
+	forms  []string // values in every form String masks
 	r      *strings.Replacer
 }
 
@@ -74,6 +75,7 @@ func New(values ...string) Secrets {
 		pairs = append(pairs, f, Mask)
 	}
 	s.r = strings.NewReplacer(pairs...)
+	s.forms = forms
 	return s
 }
 
@@ -143,6 +145,61 @@ type redacted struct {
 
 func (r *redacted) Error() string { return r.msg }
 func (r *redacted) Unwrap() error { return r.err }
+
+// Stream masks text that comes in pieces, as a model's streamed answer
+// does: a secret split across pieces is masked as it would be whole,
+// where masking each piece alone let both halves through. Write hands on
+// what cannot be part of a secret and holds back the end that could begin
+// one, until the next piece or Flush shows what it is.
+type Stream struct {
+	secrets Secrets
+	out     func(string)
+	held    string
+}
+
+// NewStream masks the pieces written to it with s and hands them to out.
+func NewStream(s Secrets, out func(string)) *Stream {
+	return &Stream{secrets: s, out: out}
+}
+
+// Write masks piece, with what was held before it, and hands on all but
+// the end that could begin a secret.
+//
+// S2: a secret streamed in pieces is masked.
+func (m *Stream) Write(piece string) {
+	text := m.secrets.String(m.held + piece)
+	n := m.secrets.begun(text)
+	m.held = text[len(text)-n:]
+	if out := text[:len(text)-n]; out != "" {
+		m.out(out)
+	}
+}
+
+// Flush hands on what is held: the text ended, so it is no secret.
+func (m *Stream) Flush() {
+	if m.held != "" {
+		m.out(m.held)
+		m.held = ""
+	}
+}
+
+// Drop forgets what is held: the text it belonged to is void.
+func (m *Stream) Drop() { m.held = "" }
+
+// begun is the length of the longest end of text that begins a secret,
+// in any form, without being all of it: what a next piece may complete.
+func (s Secrets) begun(text string) int {
+	n := 0
+	for _, f := range s.forms {
+		for k := min(len(f)-1, len(text)); k > n; k-- {
+			if strings.HasSuffix(text, f[:k]) {
+				n = k
+				break
+			}
+		}
+	}
+	return n
+}
 
 // Set is the secrets of a run, which grow as they become known (a skill
 // loaded later brings the values its tools take). It is safe for

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +72,41 @@ func TestFromEnv(t *testing.T) {
 	got := FromEnv([]string{"OPENAI_API_KEY=k1", "gh_token=k2", "APP_SECRET=k3", "HOME=/root", "EMPTY_KEY=", "NOEQUALS"})
 	if fmt.Sprint(got) != "[k1 k2 k3]" {
 		t.Errorf("FromEnv = %q", got)
+	}
+}
+
+// TestStream: a secret split across the pieces of a stream is masked,
+// however it is cut; everything else comes through, in order, and what
+// is held back comes with the next piece or at Flush.
+func TestStream(t *testing.T) {
+	const key = "sk-test-SECRET123"
+	s := New(key)
+	text := "a " + key + " b " + key + key + " sk-test-SEC c sk-test-SEC"
+	want := s.String(text)
+	for cut := 1; cut <= 7; cut++ {
+		var got strings.Builder
+		m := NewStream(s, func(p string) {
+			if strings.Contains(got.String()+p, key) {
+				t.Errorf("cut %d: the key came through (%q after %q)", cut, p, got.String())
+			}
+			got.WriteString(p)
+		})
+		for i := 0; i < len(text); i += cut {
+			m.Write(text[i:min(i+cut, len(text))])
+		}
+		m.Flush()
+		if got.String() != want {
+			t.Errorf("cut %d: %q, want %q", cut, got.String(), want)
+		}
+	}
+	// Dropped text is not handed on.
+	var got []string
+	m := NewStream(s, func(p string) { got = append(got, p) })
+	m.Write("x sk-test")
+	m.Drop()
+	m.Write("y")
+	m.Flush()
+	if strings.Join(got, "|") != "x |y" {
+		t.Errorf("after Drop: %q", got)
 	}
 }

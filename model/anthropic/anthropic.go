@@ -25,6 +25,9 @@ const APIVersion = "2023-06-01"
 type Config struct {
 	Model  string // e.g. claude-sonnet-4-5
 	APIKey string
+	// KeyEnv names the variable the key comes from (or would), for the
+	// error when the server refuses it; "" names none.
+	KeyEnv string
 	// BaseURL points at another Messages-API server; "" means Anthropic.
 	BaseURL string
 	// HTTPClient carries the requests; nil means a plain client (deadlines
@@ -49,7 +52,7 @@ func New(cfg Config) (*Model, error) {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
 	c, err := wire.NewClient(wire.Endpoint{
-		Provider: Name, Model: cfg.Model, APIKey: cfg.APIKey,
+		Provider: Name, Model: cfg.Model, APIKey: cfg.APIKey, KeyEnv: cfg.KeyEnv,
 		BaseURL: cfg.BaseURL, DefaultBaseURL: DefaultBaseURL, Path: "/v1/messages",
 		KeyHeader:  "X-Api-Key",
 		Header:     http.Header{"Anthropic-Version": {APIVersion}},

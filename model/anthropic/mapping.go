@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/outschema"
@@ -190,10 +191,11 @@ func parseMessage(msg *message) (*model.Response, error) {
 		CacheWriteTokens:  msg.Usage.CacheCreationInputTokens,
 	}, ID: msg.ID, Served: msg.Model, FinishReason: msg.StopReason}
 	size := 0
+	var text strings.Builder // joined once: += would copy per block
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":
-			resp.Text += b.Text
+			text.WriteString(b.Text)
 			size += len(b.Text)
 		case "tool_use":
 			size += len(b.Input)
@@ -203,6 +205,7 @@ func parseMessage(msg *message) (*model.Response, error) {
 	if size > model.MaxResponseBytes {
 		return nil, tooLarge()
 	}
+	resp.Text = text.String()
 	return resp, nil
 }
 

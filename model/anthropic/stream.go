@@ -17,7 +17,12 @@ import (
 func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 	var msg message
 	var inputs [][]byte // partial JSON of each block, by index
+	// texts is each block's text, by index, appended in place: adding to
+	// the block's string copied all the text so far on every delta,
+	// quadratic in the answer (1 MB in 10,000 deltas allocated 5 GB).
+	var texts [][]byte
 	size := 0
+	started := false // message_start came
 	for stopped := false; !stopped; {
 		ev, err := events.Next()
 		if errors.Is(err, io.EOF) {
@@ -35,6 +40,7 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 		}
 		switch se.Type {
 		case "message_start":
+			started = true
 			if se.Message != nil {
 				msg = *se.Message
 				msg.Content = nil
@@ -43,20 +49,23 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 			if se.ContentBlock == nil || se.Index != len(msg.Content) {
 				return nil, retry.Permanent(fmt.Errorf("anthropic: malformed stream: block %d started out of order", se.Index))
 			}
+			if len(msg.Content) >= wire.MaxParts {
+				return nil, wire.TooManyParts(Name)
+			}
 			msg.Content = append(msg.Content, *se.ContentBlock)
 			inputs = append(inputs, nil)
+			texts = append(texts, []byte(se.ContentBlock.Text))
 		case "content_block_delta":
 			if se.Index < 0 || se.Index >= len(msg.Content) {
 				return nil, retry.Permanent(fmt.Errorf("anthropic: malformed stream: a delta for block %d, which did not start", se.Index))
 			}
-			b := &msg.Content[se.Index]
 			switch se.Delta.Type {
 			case "text_delta":
 				size += len(se.Delta.Text)
 				if size > model.MaxResponseBytes {
 					return nil, tooLarge()
 				}
-				b.Text += se.Delta.Text
+				texts[se.Index] = append(texts[se.Index], se.Delta.Text...)
 				if se.Delta.Text != "" {
 					onText(se.Delta.Text)
 				}
@@ -84,6 +93,11 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 				}
 			}
 		case "message_stop":
+			if !started {
+				// A proxy's bare stop is no answer, not an empty one
+				// for the run to finish on.
+				return nil, retry.Permanent(errors.New("anthropic: malformed stream: message_stop without message_start"))
+			}
 			stopped = true
 		case "error":
 			return nil, streamError(ev.Data)
@@ -93,6 +107,7 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 		if len(in) > 0 {
 			msg.Content[i].Input = in
 		}
+		msg.Content[i].Text = string(texts[i])
 	}
 	return parseMessage(&msg)
 }

@@ -26,6 +26,9 @@ const APIVersion = "v1beta"
 type Config struct {
 	Model  string // e.g. gemini-2.5-flash
 	APIKey string
+	// KeyEnv names the variable the key comes from (or would), for the
+	// error when the server refuses it; "" names none.
+	KeyEnv string
 	// BaseURL points at another server speaking the same API (a gateway);
 	// "" means Google's. The API version and method are joined to it.
 	BaseURL string
@@ -58,7 +61,7 @@ func New(cfg Config) (*Model, error) {
 		res = "models/" + res
 	}
 	c, err := wire.NewClient(wire.Endpoint{
-		Provider: Name, Model: cfg.Model, APIKey: cfg.APIKey,
+		Provider: Name, Model: cfg.Model, APIKey: cfg.APIKey, KeyEnv: cfg.KeyEnv,
 		BaseURL: cfg.BaseURL, DefaultBaseURL: DefaultBaseURL,
 		Path:       "/" + APIVersion + "/" + res + ":generateContent",
 		StreamPath: "/" + APIVersion + "/" + res + ":streamGenerateContent?alt=sse",

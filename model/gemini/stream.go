@@ -63,13 +63,22 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 		}
 		if c.Content != nil {
 			for _, p := range c.Content.Parts {
+				if p.Thought && p.FunctionCall == nil {
+					// The answer reads nothing of a thought (parseResponse):
+					// held, its text would escape the cap.
+					continue
+				}
 				if p.FunctionCall != nil {
 					size += len(p.FunctionCall.Args)
-				} else if !p.Thought {
+				} else {
 					size += len(p.Text)
 				}
-				if size > model.MaxResponseBytes {
+				// A signature is held with its part, whatever its size.
+				if size += len(p.ThoughtSignature); size > model.MaxResponseBytes {
 					return nil, tooLarge()
+				}
+				if len(parts) >= wire.MaxParts {
+					return nil, wire.TooManyParts(Name)
 				}
 				if p.Text != "" && !p.Thought && p.FunctionCall == nil {
 					onText(p.Text)

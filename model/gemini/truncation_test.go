@@ -7,6 +7,8 @@ import (
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
 	"github.com/fsdrun/fsd/model/internal/providertest"
+	"github.com/fsdrun/fsd/model/internal/wire"
+	"github.com/fsdrun/fsd/model/retry"
 )
 
 // TestTruncatedStream: a stream that stops before a candidate carries a
@@ -51,4 +53,32 @@ func TestToolCallCap(t *testing.T) {
 	}
 	stream := event(big) + event(big) + event("y")
 	prov.AnswerCap(t, whole, stream)
+}
+
+// TestManyEmptyParts: a stream of parts that carry nothing fails once past
+// wire.MaxParts instead of holding them all until the request timeout (the
+// byte cap counts none of them). Thoughts, which the answer reads nothing
+// of, are not held at all: as many of them, with their text, end in an
+// answer.
+func TestManyEmptyParts(t *testing.T) {
+	var b strings.Builder
+	for range wire.MaxParts + 1 {
+		b.WriteString(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"index":0}]}` + "\n\n")
+	}
+	b.WriteString(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"done"}]},"finishReason":"STOP","index":0}]}` + "\n\n")
+	_, err := stream(wire.NewSSE(Name, strings.NewReader(b.String())), func(string) {})
+	if err == nil || !strings.Contains(err.Error(), "gemini: the model's answer has more than 131072 parts") || retry.Retryable(err) {
+		t.Errorf("%d empty parts: err = %v, want too many parts, not retried", wire.MaxParts+1, err)
+	}
+
+	b.Reset()
+	thought := strings.Repeat("hmm ", 20)
+	for range wire.MaxParts + 1 {
+		b.WriteString(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"` + thought + `","thought":true}]},"index":0}]}` + "\n\n")
+	}
+	b.WriteString(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"done"}]},"finishReason":"STOP","index":0}]}` + "\n\n")
+	resp, err := stream(wire.NewSSE(Name, strings.NewReader(b.String())), func(string) {})
+	if err != nil || resp.Text != "done" {
+		t.Errorf("%d thoughts, then the answer: %v, %v", wire.MaxParts+1, resp, err)
+	}
 }

@@ -19,6 +19,9 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 type Config struct {
 	Model  string // e.g. gpt-5.4-mini, or llama3.2 on Ollama
 	APIKey string
+	// KeyEnv names the variable the key comes from (or would), for the
+	// error when the server refuses it; "" names none.
+	KeyEnv string
 	// BaseURL points at any OpenAI-compatible server; "" means OpenAI.
 	BaseURL string
 	// HTTPClient carries the requests; nil means a plain client (deadlines
@@ -41,7 +44,7 @@ var _ model.Model = (*Model)(nil)
 // New builds a Model. It makes no request.
 func New(cfg Config) (*Model, error) {
 	c, err := wire.NewClient(wire.Endpoint{
-		Provider: Name, Model: cfg.Model, APIKey: cfg.APIKey,
+		Provider: Name, Model: cfg.Model, APIKey: cfg.APIKey, KeyEnv: cfg.KeyEnv,
 		BaseURL: cfg.BaseURL, DefaultBaseURL: DefaultBaseURL, Path: "/chat/completions",
 		KeyHeader: "Authorization", KeyPrefix: "Bearer ",
 		HTTPClient: cfg.HTTPClient, Retry: cfg.Retry, MaxTokens: cfg.MaxTokens,

@@ -33,7 +33,7 @@ var (
 func NewResponses(cfg Config) (*Responses, error) {
 	own := ResponsesName + "/" + cfg.Model
 	c, err := wire.NewClient(wire.Endpoint{
-		Provider: ResponsesName, Model: cfg.Model, APIKey: cfg.APIKey,
+		Provider: ResponsesName, Model: cfg.Model, APIKey: cfg.APIKey, KeyEnv: cfg.KeyEnv,
 		BaseURL: cfg.BaseURL, DefaultBaseURL: DefaultBaseURL, Path: "/responses",
 		KeyHeader: "Authorization", KeyPrefix: "Bearer ",
 		HTTPClient: cfg.HTTPClient, Retry: cfg.Retry,

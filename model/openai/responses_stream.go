@@ -26,6 +26,7 @@ import (
 func streamResponse(events *wire.SSE, onText func(string), own string) (*model.Response, error) {
 	done := map[int]json.RawMessage{}
 	size := 0
+	held := 0 // bytes of the items marked done, which repeat the deltas' text
 	lastText, sent := -1, false
 	for {
 		ev, err := events.Next()
@@ -65,6 +66,14 @@ func streamResponse(events *wire.SSE, onText func(string), own string) (*model.R
 				return nil, wire.TooLarge(ResponsesName)
 			}
 		case "response.output_item.done":
+			// Held until the response is whole: bounded as the deltas
+			// are, with room for their text, which they repeat.
+			if held += len(e.Item); held > 2*model.MaxResponseBytes {
+				return nil, wire.TooLarge(ResponsesName)
+			}
+			if len(done) >= wire.MaxParts {
+				return nil, wire.TooManyParts(ResponsesName)
+			}
 			done[e.OutputIndex] = e.Item
 		case "response.completed", "response.incomplete", "response.failed":
 			r := e.Response

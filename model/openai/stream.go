@@ -76,6 +76,9 @@ func stream(events *wire.SSE, onText func(string)) (*model.Response, error) {
 			for _, tc := range ch.Delta.ToolCalls {
 				pc := calls[tc.Index]
 				if pc == nil {
+					if len(calls) >= wire.MaxParts {
+						return nil, wire.TooManyParts(Name)
+					}
 					pc = &partialCall{}
 					calls[tc.Index] = pc
 				}

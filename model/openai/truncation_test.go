@@ -1,12 +1,15 @@
 package openai
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fsdrun/fsd/model"
 	"github.com/fsdrun/fsd/model/internal/fakeserver"
 	"github.com/fsdrun/fsd/model/internal/providertest"
+	"github.com/fsdrun/fsd/model/internal/wire"
+	"github.com/fsdrun/fsd/model/retry"
 )
 
 // TestTruncatedStream: a stream that stops before a finish reason or
@@ -48,4 +51,40 @@ func TestToolCallCap(t *testing.T) {
 	stream := chunk(`{"index":0,"id":"t1","type":"function","function":{"name":"echo","arguments":"{\"text\":\"`+big+`"}}`) +
 		chunk(`{"index":0,"function":{"arguments":"`+big+`"}}`) + chunk(`{"index":0,"function":{"arguments":"y\"}"}}`)
 	prov.AnswerCap(t, whole, stream)
+}
+
+// TestManyEmptyParts: a stream of tool calls that carry nothing, each at
+// a new index, fails once past wire.MaxParts instead of holding them all
+// until the request timeout (the byte cap counts none of them). So do
+// the Responses API's items marked done: past wire.MaxParts, or past
+// twice the byte cap held (they repeat the deltas' text).
+func TestManyEmptyParts(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i <= wire.MaxParts; i++ {
+		b.WriteString(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":` + strconv.Itoa(i) + `}]}}]}` + "\n\n")
+	}
+	b.WriteString(`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n")
+	_, err := stream(wire.NewSSE(Name, strings.NewReader(b.String())), func(string) {})
+	if err == nil || !strings.Contains(err.Error(), "openai: the model's answer has more than 131072 parts") || retry.Retryable(err) {
+		t.Errorf("%d empty calls: err = %v, want too many parts, not retried", wire.MaxParts+1, err)
+	}
+
+	b.Reset()
+	for i := 0; i <= wire.MaxParts; i++ {
+		b.WriteString(`data: {"type":"response.output_item.done","output_index":` + strconv.Itoa(i) + `,"item":{}}` + "\n\n")
+	}
+	_, err = streamResponse(wire.NewSSE(ResponsesName, strings.NewReader(b.String())), func(string) {}, "gpt-x")
+	if err == nil || !strings.Contains(err.Error(), "more than 131072 parts") || retry.Retryable(err) {
+		t.Errorf("%d items done: err = %v, want too many parts, not retried", wire.MaxParts+1, err)
+	}
+
+	b.Reset()
+	big := strings.Repeat("x", 6<<20)
+	for i := range 3 {
+		b.WriteString(`data: {"type":"response.output_item.done","output_index":` + strconv.Itoa(i) + `,"item":{"type":"message","content":[{"type":"output_text","text":"` + big + `"}]}}` + "\n\n")
+	}
+	_, err = streamResponse(wire.NewSSE(ResponsesName, strings.NewReader(b.String())), func(string) {}, "gpt-x")
+	if err == nil || !strings.Contains(err.Error(), "larger than the 8 MiB limit") {
+		t.Errorf("18 MiB of items done: err = %v, want the answer cap", err)
+	}
 }

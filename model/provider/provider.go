@@ -66,16 +66,16 @@ func (s Spec) String() string {
 // errors list them: the variables it reads and how its model is built.
 var registry = []entry{
 	{openai.Name, []string{"OPENAI_API_KEY"}, "OPENAI_BASE_URL", func(c conn) (model.Model, error) {
-		return openai.New(openai.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
+		return openai.New(openai.Config{Model: c.model, APIKey: c.key, KeyEnv: c.keyEnv, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
 	}},
 	{openai.ResponsesName, []string{"OPENAI_API_KEY"}, "OPENAI_BASE_URL", func(c conn) (model.Model, error) {
-		return openai.NewResponses(openai.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
+		return openai.NewResponses(openai.Config{Model: c.model, APIKey: c.key, KeyEnv: c.keyEnv, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
 	}},
 	{anthropic.Name, []string{"ANTHROPIC_API_KEY"}, "ANTHROPIC_BASE_URL", func(c conn) (model.Model, error) {
-		return anthropic.New(anthropic.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
+		return anthropic.New(anthropic.Config{Model: c.model, APIKey: c.key, KeyEnv: c.keyEnv, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
 	}},
 	{gemini.Name, []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, "GEMINI_BASE_URL", func(c conn) (model.Model, error) {
-		return gemini.New(gemini.Config{Model: c.model, APIKey: c.key, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
+		return gemini.New(gemini.Config{Model: c.model, APIKey: c.key, KeyEnv: c.keyEnv, BaseURL: c.baseURL, HTTPClient: c.opts.HTTPClient, MaxTokens: c.opts.MaxTokens, Retry: c.retry})
 	}},
 }
 
@@ -99,9 +99,11 @@ func (p *entry) keyNames() string {
 
 // conn is what a provider's model is built from.
 type conn struct {
-	model, key, baseURL string
-	opts                Options
-	retry               retry.Policy
+	// keyEnv is the variable key came from; when none is set, every
+	// variable it may come from.
+	model, key, keyEnv, baseURL string
+	opts                        Options
+	retry                       retry.Policy
 }
 
 // lookup finds a provider of the registry by name; nil when none has it.
@@ -184,7 +186,7 @@ func Check(modelString string, getenv func(string) string) error {
 		if spec.Provider == Scripted {
 			continue
 		}
-		if _, _, _, err := credentials(spec, getenv); err != nil {
+		if _, _, _, _, err := credentials(spec, getenv); err != nil {
 			return err
 		}
 	}
@@ -192,7 +194,7 @@ func Check(modelString string, getenv func(string) string) error {
 }
 
 // credentials finds spec's provider and reads its key and base URL.
-func credentials(spec Spec, getenv func(string) string) (p *entry, key, base string, err error) {
+func credentials(spec Spec, getenv func(string) string) (p *entry, key, keyEnv, base string, err error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -200,26 +202,28 @@ func credentials(spec Spec, getenv func(string) string) (p *entry, key, base str
 	if p == nil {
 		// Parse has refused it already, through the same lookup; were
 		// the two ever to disagree, no other provider is built instead.
-		return nil, "", "", fmt.Errorf("model %s: unknown provider %q (known: %s)", spec, spec.Provider, strings.Join(Names(), ", "))
+		return nil, "", "", "", fmt.Errorf("model %s: unknown provider %q (known: %s)", spec, spec.Provider, strings.Join(Names(), ", "))
 	}
+	keyEnv = p.keyNames()
 	for _, k := range p.keys {
 		if key = strings.TrimSpace(getenv(k)); key != "" {
+			keyEnv = k
 			break
 		}
 	}
 	base = strings.TrimSpace(getenv(p.baseURL))
 	if key == "" && base == "" {
-		return nil, "", "", fmt.Errorf("model %s: %s is not set; export your API key, set %s for a local server that needs none, or use --model scripted to run offline", spec, p.keyNames(), p.baseURL)
+		return nil, "", "", "", fmt.Errorf("model %s: %s is not set; export your API key, set %s for a local server that needs none, or use --model scripted to run offline", spec, p.keyNames(), p.baseURL)
 	}
 	// A base URL without a key is a local OpenAI-compatible server
 	// (Ollama, vLLM, llama.cpp): no credentials header is sent.
 	if base != "" {
 		u, perr := url.Parse(base)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, "", "", fmt.Errorf("model %s: %s=%q is not an http(s) URL", spec, p.baseURL, redact.New(key).String(base))
+			return nil, "", "", "", fmt.Errorf("model %s: %s=%q is not an http(s) URL", spec, p.baseURL, redact.New(key).String(base))
 		}
 	}
-	return p, key, base, nil
+	return p, key, keyEnv, base, nil
 }
 
 // New builds the model a model string names: a fallback chain's models
@@ -249,7 +253,7 @@ func New(modelString string, getenv func(string) string, opts Options) (model.Mo
 		}
 		return opts.Scripted()
 	}
-	p, key, base, err := credentials(spec, getenv)
+	p, key, keyEnv, base, err := credentials(spec, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -270,5 +274,5 @@ func New(modelString string, getenv func(string) string, opts Options) (model.Mo
 				Str("error", secrets.String(err.Error())).Msg("model call failed; retrying")
 		}
 	}
-	return p.build(conn{model: spec.Model, key: key, baseURL: base, opts: opts, retry: policy})
+	return p.build(conn{model: spec.Model, key: key, keyEnv: keyEnv, baseURL: base, opts: opts, retry: policy})
 }

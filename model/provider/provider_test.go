@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -308,5 +309,49 @@ func TestRegistryIsTheFileFormatsList(t *testing.T) {
 	}
 	if want := model.ProviderNames(); !slices.Equal(got, want) {
 		t.Errorf("registry %v, model.ProviderNames %v", got, want)
+	}
+}
+
+// A key the server refuses (401) or does not allow (403) is named by the
+// variable it came from, so the error says what to fix; a server that
+// wants a key fsd did not send is told which variable to set. The key
+// itself is never in the error.
+func TestRefusedKeyNamesItsVariable(t *testing.T) {
+	const key = "sk-test-SECRET123"
+	refused := `{"error":{"message":"Incorrect API key provided: ` + key + `"}}`
+	for _, tt := range []struct {
+		model  string
+		env    map[string]string
+		status int
+		want   string
+	}{
+		{"openai/gpt-x", map[string]string{"OPENAI_API_KEY": key}, 401, "(the server refused the API key: check OPENAI_API_KEY)"},
+		{"openai-responses/gpt-x", map[string]string{"OPENAI_API_KEY": key}, 401, "(the server refused the API key: check OPENAI_API_KEY)"},
+		{"anthropic/claude-x", map[string]string{"ANTHROPIC_API_KEY": key}, 401, "(the server refused the API key: check ANTHROPIC_API_KEY)"},
+		{"anthropic/claude-x", map[string]string{"ANTHROPIC_API_KEY": key}, 403, "(the API key is not allowed this request: check ANTHROPIC_API_KEY)"},
+		{"gemini/gemini-x", map[string]string{"GOOGLE_API_KEY": key}, 403, "(the API key is not allowed this request: check GOOGLE_API_KEY)"},
+		{"gemini/gemini-x", map[string]string{"GEMINI_API_KEY": key, "GOOGLE_API_KEY": "other"}, 401, "(the server refused the API key: check GEMINI_API_KEY)"},
+		{"openai/gpt-x", map[string]string{}, 401, "(no API key was sent: set OPENAI_API_KEY)"},
+		// Google refuses a wrong key with 400 INVALID_ARGUMENT.
+		{"gemini/gemini-x", map[string]string{"GEMINI_API_KEY": key}, 400, "(the server refused the API key: check GEMINI_API_KEY)"},
+		{"gemini/gemini-x", map[string]string{}, 403, "(no API key was sent: set GEMINI_API_KEY (or GOOGLE_API_KEY))"},
+	} {
+		body := refused
+		if tt.status == 400 {
+			body = `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}]}}`
+		}
+		srv := fakeserver.New(fakeserver.Reply{Status: tt.status, Body: body})
+		env := maps.Clone(tt.env)
+		env[map[string]string{"openai": "OPENAI_BASE_URL", "openai-responses": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "gemini": "GEMINI_BASE_URL"}[strings.Split(tt.model, "/")[0]]] = srv.URL
+		m, err := New(tt.model, envOf(env), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.User, Text: "hi"}}})
+		srv.Close()
+		leaked := len(tt.env) > 0 && strings.Contains(err.Error(), key) // without a key the echo is the server's own text
+		if err == nil || !strings.HasSuffix(err.Error(), tt.want) || leaked || len(srv.Requests()) != 1 {
+			t.Errorf("%s %v, HTTP %d: err = %v after %d requests; want one, ending %q", tt.model, tt.env, tt.status, err, len(srv.Requests()), tt.want)
+		}
 	}
 }

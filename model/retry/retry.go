@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -281,19 +282,16 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+		if d, ok := parseWait(v, time.Millisecond); ok && d > 0 {
+			return d
 		}
 	}
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
+	if d, ok := parseWait(v, time.Second); ok {
+		return d
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
@@ -301,4 +299,23 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return 0
+}
+
+// parseWait reads a number of units as a wait; ok is false when v is no
+// number. A wait longer than a Duration holds is the longest one: the
+// conversion would overflow to a negative wait, which Do takes for none
+// and retries at once instead of refusing the server's long wait. NaN
+// and waits not above zero are none.
+func parseWait(v string, unit time.Duration) (d time.Duration, ok bool) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	switch {
+	case math.IsNaN(f) || f <= 0:
+		return 0, true
+	case f >= float64(math.MaxInt64)/float64(unit):
+		return math.MaxInt64, true
+	}
+	return time.Duration(f * float64(unit)), true
 }

@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -115,6 +116,43 @@ func TestParseRetryAfter(t *testing.T) {
 		if got := ParseRetryAfter(tt.h, now); got != tt.want {
 			t.Errorf("ParseRetryAfter(%v) = %v, want %v", tt.h, got, tt.want)
 		}
+	}
+}
+
+// A wait too long for a time.Duration is the longest one, not a negative
+// one from the conversion's overflow (which Do took as "no wait asked" and
+// retried at once), and a wait that is not a number is none.
+func TestParseRetryAfterOutOfRange(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	const longest = time.Duration(math.MaxInt64)
+	tests := []struct {
+		h    http.Header
+		want time.Duration
+	}{
+		{http.Header{"Retry-After": {"1e12"}}, longest},
+		{http.Header{"Retry-After": {"9999999999999"}}, longest},
+		{http.Header{"Retry-After": {"Inf"}}, longest},
+		{http.Header{"Retry-After": {"1e400"}}, longest},
+		{http.Header{"Retry-After": {"NaN"}}, 0},
+		{http.Header{"Retry-After": {"-5"}}, 0},
+		{http.Header{"Retry-After": {"-Inf"}}, 0},
+		{http.Header{"Retry-After-Ms": {"1e18"}}, longest},
+		{http.Header{"Retry-After-Ms": {"Inf"}}, longest},
+		{http.Header{"Retry-After-Ms": {"NaN"}, "Retry-After": {"3"}}, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := ParseRetryAfter(tt.h, now); got != tt.want {
+			t.Errorf("ParseRetryAfter(%v) = %v, want %v", tt.h, got, tt.want)
+		}
+	}
+	// Do refuses the wait rather than retrying at once.
+	calls := 0
+	err := Do(context.Background(), Policy{Sleep: func(context.Context, time.Duration) error { return nil }}, "openai", func(context.Context) error {
+		calls++
+		return &StatusError{Provider: "openai", Status: 429, RetryAfter: ParseRetryAfter(http.Header{"Retry-After": {"1e12"}}, now)}
+	})
+	if calls != 1 || err == nil || !strings.Contains(err.Error(), "longer than the 2m0s fsd waits") {
+		t.Errorf("Retry-After 1e12: %d calls, err %v; want 1 call refused as too long", calls, err)
 	}
 }
 

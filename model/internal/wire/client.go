@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +21,10 @@ type Endpoint struct {
 	Model    string // checked to be set; the provider puts it in the body
 	// APIKey is sent in KeyHeader and masked in every error.
 	APIKey string
+	// KeyEnv names the environment variable the key came from, or would
+	// (OPENAI_API_KEY): an error for a key the server refuses says what to
+	// fix. "" names none.
+	KeyEnv string
 	// BaseURL points at another server speaking the same API; ""
 	// means DefaultBaseURL.
 	BaseURL, DefaultBaseURL string
@@ -68,6 +73,8 @@ type Client struct {
 	secrets  redact.Secrets
 	policy   retry.Policy
 	format   Format
+	keyEnv   string
+	hasKey   bool
 	// server and maxTokens go on every response, for traces.
 	server    string
 	maxTokens int
@@ -93,6 +100,10 @@ func NewClient(e Endpoint, f Format) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
+	secrets := redact.New(e.APIKey)
+	if e.APIKey != "" {
+		hc = keepKeyHome(hc, e.Provider, secrets)
+	}
 	h := e.Header.Clone()
 	if h == nil {
 		h = http.Header{}
@@ -106,11 +117,7 @@ func NewClient(e Endpoint, f Format) (*Client, error) {
 	}
 	server := ""
 	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
-		port := u.Port()
-		if port == "" {
-			port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
-		}
-		server = net.JoinHostPort(u.Hostname(), port)
+		server = hostPort(u)
 	}
 	return &Client{
 		server:    server,
@@ -120,7 +127,9 @@ func NewClient(e Endpoint, f Format) (*Client, error) {
 		stream:    strings.TrimRight(base, "/") + streamPath,
 		header:    h,
 		http:      hc,
-		secrets:   redact.New(e.APIKey),
+		secrets:   secrets,
+		keyEnv:    e.KeyEnv,
+		hasKey:    e.APIKey != "",
 		policy:    e.Retry,
 		format:    f,
 	}, nil
@@ -149,10 +158,55 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, body any) (*m
 		return err
 	})
 	if err != nil {
-		return nil, c.secrets.Error(err)
+		return nil, c.secrets.Error(c.keyHint(err))
 	}
 	resp.Server, resp.MaxTokens = c.server, req.Bound(c.maxTokens)
+	if !plausible(resp.Usage) {
+		// A lying or broken server's counts: booked, a negative one gave
+		// budgets back and priced the call below zero, and one near
+		// MaxInt64 overflowed the run's sum. Without them the engine
+		// books its own estimate, marked as one.
+		resp.Usage = model.Usage{}
+	}
 	return resp, nil
+}
+
+// maxUsage is more tokens than any one call sends or answers (context
+// windows hold millions), and little enough that sums of millions of
+// calls cannot overflow.
+const maxUsage = 1 << 40
+
+// plausible reports whether every count of u is one a call can have.
+func plausible(u model.Usage) bool {
+	for _, n := range []int{u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.CacheWriteTokens, u.ReasoningTokens} {
+		if n < 0 || n > maxUsage {
+			return false
+		}
+	}
+	return true
+}
+
+// keyHint adds to an error status that refuses the credentials which
+// variable to fix: the server's own message ("Incorrect API key
+// provided") does not say where fsd read the key.
+func (c *Client) keyHint(err error) error {
+	var se *retry.StatusError
+	if c.keyEnv == "" || !errors.As(err, &se) {
+		return err
+	}
+	// Google's APIs refuse a wrong or expired key with 400
+	// INVALID_ARGUMENT ("API key not valid. Please pass a valid API key.").
+	badKey := se.Status == http.StatusBadRequest && strings.Contains(se.Message, "API key") &&
+		(strings.Contains(se.Message, "not valid") || strings.Contains(se.Message, "expired"))
+	switch {
+	case se.Status != http.StatusUnauthorized && se.Status != http.StatusForbidden && !badKey:
+		return err
+	case !c.hasKey:
+		return fmt.Errorf("%w (no API key was sent: set %s)", err, c.keyEnv)
+	case se.Status == http.StatusUnauthorized || badKey:
+		return fmt.Errorf("%w (the server refused the API key: check %s)", err, c.keyEnv)
+	}
+	return fmt.Errorf("%w (the API key is not allowed this request: check %s)", err, c.keyEnv)
 }
 
 // attempt posts body once and reads the answer: streamed, handing text to
@@ -166,6 +220,10 @@ func (c *Client) attempt(ctx context.Context, body any, onText func(string)) (*m
 	}
 	r, err := Post(ctx, c.http, Request{Provider: c.provider, URL: url, Header: h, Body: body, Secrets: c.secrets})
 	if err != nil {
+		if c.isBare(err) {
+			// Go's own words name the URL but not the provider.
+			err = fmt.Errorf("%s: %w", c.provider, err)
+		}
 		return nil, err
 	}
 	defer r.Body.Close()
@@ -175,6 +233,10 @@ func (c *Client) attempt(ctx context.Context, body any, onText func(string)) (*m
 	} else {
 		resp, err = c.format.Whole(r.Body)
 	}
+	if c.isBare(err) {
+		// A bare "unexpected EOF" says neither who nor what.
+		err = fmt.Errorf("%s: the connection broke in the middle of the answer: %w", c.provider, err)
+	}
 	var se *retry.StatusError
 	if errors.As(err, &se) {
 		// An error sent inside a stream may echo the key, as an error
@@ -182,6 +244,16 @@ func (c *Client) attempt(ctx context.Context, body any, onText func(string)) (*m
 		se.Message = c.secrets.String(se.Message)
 	}
 	return resp, err
+}
+
+// isBare reports whether err is a transport failure as Go reports it,
+// which no provider's code has named (wrapping keeps it retried).
+func (c *Client) isBare(err error) bool {
+	var tr *retry.TruncatedError
+	var se *retry.StatusError
+	return err != nil && retry.IsNetwork(err) && !errors.As(err, &tr) && !errors.As(err, &se) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
+		!strings.HasPrefix(err.Error(), c.provider+":")
 }
 
 // JSON is a Format.Whole that decodes the body into a T (see ReadJSON)
@@ -195,3 +267,46 @@ func JSON[T any](provider string, parse func(*T) (*model.Response, error)) func(
 		return parse(&v)
 	}
 }
+
+// hostPort is u's host and port, the scheme's port when u names none.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// keepKeyHome returns a copy of hc that refuses to follow a redirect to
+// another origin (scheme, host and port) than the request's: Go's client
+// drops only Authorization on a redirect to another host, and keeps
+// every other header, so Anthropic's X-Api-Key and Gemini's
+// X-Goog-Api-Key would follow a proxy's or a compromised server's
+// Location to anyone, and even Authorization follows to another port.
+// The refusal is permanent: the same server would redirect again.
+func keepKeyHome(hc *http.Client, provider string, secrets redact.Secrets) *http.Client {
+	c := *hc
+	next := hc.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		from := via[0].URL
+		if req.URL.Scheme != from.Scheme || hostPort(req.URL) != hostPort(from) {
+			to := *req.URL
+			to.RawQuery, to.Fragment, to.User = "", "", nil
+			return &redirectError{fmt.Sprintf("%s: the server at %s redirected to %s, another origin; fsd does not send the API key there: point the base URL at the server that answers",
+				provider, hostPort(from), secrets.String(to.String()))}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects") // as Go's default
+		}
+		return nil
+	}
+	return &c
+}
+
+// redirectError is a redirect keepKeyHome refused.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }

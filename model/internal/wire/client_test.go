@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -176,5 +177,112 @@ func TestBeginsMasksAcrossTheCut(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// A redirect to another origin (another host, or another port of the same
+// host) is refused before the key goes there: Go's client drops only
+// Authorization on a cross-host redirect, never a key header such as
+// Anthropic's X-Api-Key or Gemini's X-Goog-Api-Key, and keeps even
+// Authorization for another port. The call fails at once, naming where
+// the server pointed.
+func TestGenerateRefusesRedirectToAnotherOrigin(t *testing.T) {
+	other := fakeserver.New(fakeserver.Reply{Body: "whole"})
+	defer other.Close()
+	for _, header := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key"} {
+		for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+			for _, to := range []string{other.URL, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)} {
+				srv := fakeserver.New(fakeserver.Reply{Status: code, Header: map[string]string{"Location": to + "/gen"}})
+				c, err := NewClient(Endpoint{
+					Provider: "test", Model: "m", APIKey: testKey, BaseURL: srv.URL, Path: "/gen", KeyHeader: header,
+					Retry: retry.Policy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
+				}, lines)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := len(other.Requests())
+				_, err = c.Generate(context.Background(), &model.Request{}, nil)
+				if n := len(other.Requests()); n != before {
+					t.Errorf("%s %d to %s: the key followed the redirect (header %q)", header, code, to, other.Requests()[n-1].Header.Get(header))
+				}
+				if err == nil || !strings.Contains(err.Error(), "redirected to "+to+"/gen") || len(srv.Requests()) != 1 {
+					t.Errorf("%s %d to %s: err = %v after %d requests; want one refused, naming the target", header, code, to, err, len(srv.Requests()))
+				}
+				srv.Close()
+			}
+		}
+	}
+	// Within the origin a redirect is followed, the key with it.
+	srv := fakeserver.New(fakeserver.Reply{Status: http.StatusTemporaryRedirect, Header: map[string]string{"Location": "/moved"}}, fakeserver.Reply{Body: "moved"})
+	defer srv.Close()
+	resp, err := newClient(t, srv, -1).Generate(context.Background(), &model.Request{}, nil)
+	if err != nil || resp.Text != "moved" || srv.Requests()[1].Header.Get("Authorization") != "Bearer "+testKey {
+		t.Errorf("same-origin redirect: %v, %v", resp, err)
+	}
+}
+
+// A usage no call can have — a negative count, or one past any context
+// window — is dropped, so the engine books its own estimate instead:
+// booked as sent, a negative count gave budgets back (a lying server
+// could spend past limits.max-input-tokens) and priced the call below
+// zero, and a count near MaxInt64 overflowed the run's sum to negative.
+func TestGenerateDropsImpossibleUsage(t *testing.T) {
+	for _, tt := range []struct {
+		u    model.Usage
+		keep bool
+	}{
+		{model.Usage{InputTokens: 1200, OutputTokens: 30, CachedInputTokens: 1000, ReasoningTokens: 10}, true},
+		{model.Usage{InputTokens: -1000000, OutputTokens: 5}, false},
+		{model.Usage{InputTokens: 10, OutputTokens: -5}, false},
+		{model.Usage{InputTokens: 10, CachedInputTokens: -3}, false},
+		{model.Usage{InputTokens: 10, CacheWriteTokens: -3}, false},
+		{model.Usage{OutputTokens: 10, ReasoningTokens: -3}, false},
+		{model.Usage{InputTokens: math.MaxInt64, OutputTokens: 1}, false},
+		{model.Usage{InputTokens: 1, OutputTokens: 1 << 50}, false},
+	} {
+		u := tt.u
+		f := Format{Whole: func(io.Reader) (*model.Response, error) { return &model.Response{Text: "ok", Usage: u}, nil }}
+		srv := fakeserver.New(fakeserver.Reply{Body: "{}"})
+		c, err := NewClient(Endpoint{Provider: "test", Model: "m", BaseURL: srv.URL, Path: "/gen"}, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Generate(context.Background(), &model.Request{}, nil)
+		srv.Close()
+		if err != nil || resp.Text != "ok" {
+			t.Fatalf("%+v: %v, %v", u, resp, err)
+		}
+		if want := (model.Usage{}); tt.keep {
+			want = u
+			if resp.Usage != want {
+				t.Errorf("usage %+v became %+v, want it kept", u, resp.Usage)
+			}
+		} else if resp.Usage != want {
+			t.Errorf("usage %+v kept, want it dropped", u)
+		}
+	}
+}
+
+// A connection that breaks, before the answer or in the middle of it,
+// fails naming the provider and what happened, not with Go's bare
+// "unexpected EOF"; it is still retried as a network error.
+func TestGenerateNamesBrokenConnection(t *testing.T) {
+	srv := fakeserver.New(
+		fakeserver.Reply{Body: "data: Hel\n\n", Abort: true, Header: sse},
+		fakeserver.Reply{Body: "data: Hel\n\n", Abort: true, Header: sse},
+	)
+	_, err := newClient(t, srv, 1).Generate(context.Background(), &model.Request{OnText: func(string) {}}, nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "test: the connection broke in the middle of the answer: unexpected EOF") || len(srv.Requests()) != 2 {
+		t.Errorf("cut stream: %v after %d requests; want it named, and retried", err, len(srv.Requests()))
+	}
+	url := srv.URL
+	srv.Close()
+	c, err := NewClient(Endpoint{Provider: "test", Model: "m", BaseURL: url, Path: "/gen", Retry: retry.Policy{MaxRetries: -1}}, lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Generate(context.Background(), &model.Request{}, nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "test: ") || !retry.IsNetwork(err) {
+		t.Errorf("no server: %v, want it named and a network error", err)
 	}
 }

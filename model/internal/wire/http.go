@@ -50,6 +50,12 @@ func Post(ctx context.Context, client *http.Client, r Request) (*http.Response, 
 	req.Header.Set("User-Agent", "fsd")
 	resp, err := client.Do(req)
 	if err != nil {
+		var re *redirectError
+		if errors.As(err, &re) {
+			// Not the *url.Error around it, which counts as a network
+			// error and would be retried.
+			return nil, retry.Permanent(re)
+		}
 		return nil, err
 	}
 	if resp.StatusCode < 300 {
@@ -81,6 +87,14 @@ func retryAfter(h http.Header, body []byte) time.Duration {
 	for _, det := range e.Details {
 		if d, err := time.ParseDuration(det.RetryDelay); err == nil && d > 0 {
 			return d
+		}
+		// A protobuf Duration is seconds ("37s"); read as Retry-After's
+		// seconds, one too long for a Duration is the longest wait
+		// rather than none, which ParseDuration's overflow error made it.
+		if secs, ok := strings.CutSuffix(det.RetryDelay, "s"); ok {
+			if d := retry.ParseRetryAfter(http.Header{"Retry-After": {secs}}, time.Time{}); d > 0 {
+				return d
+			}
 		}
 	}
 	return 0
@@ -121,6 +135,20 @@ func readWhole(provider string, body io.Reader) ([]byte, error) {
 func TooLarge(provider string) error {
 	return retry.Permanent(fmt.Errorf("%s: the model's answer is larger than the %d MiB limit; ask for less or lower max tokens",
 		provider, model.MaxResponseBytes>>20))
+}
+
+// MaxParts bounds the parts of one streamed answer (OpenAI's tool calls and
+// output items, Anthropic's content blocks, Gemini's parts). Each is held
+// until the answer is whole, and a part may be empty, so the byte cap
+// alone did not bound what a stream of empty parts made fsd hold: a
+// million took 200-800 MB, and a server could send them until the request
+// timeout. No model answers with nearly as many.
+const MaxParts = 1 << 17
+
+// TooManyParts is the error for an answer of more than MaxParts parts;
+// like TooLarge, it is not retried.
+func TooManyParts(provider string) error {
+	return retry.Permanent(fmt.Errorf("%s: the model's answer has more than %d parts; ask for less", provider, MaxParts))
 }
 
 // Truncated is the error for a stream that ended before the provider said

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,6 +56,10 @@ func TestRetryAfter(t *testing.T) {
 		{"RetryInfo", nil, body, 12500 * time.Millisecond},
 		{"neither", nil, []byte(`{"error":{"message":"slow down"}}`), 0},
 		{"not JSON", nil, []byte(`busy`), 0},
+		// Too long for a Duration: the longest wait, which the retry
+		// policy refuses, not none (a retry at once).
+		{"RetryInfo past a Duration", nil, []byte(`{"error":{"code":429,"message":"quota","details":[{"retryDelay":"99999999999s"}]}}`), math.MaxInt64},
+		{"RetryInfo negative", nil, []byte(`{"error":{"code":429,"message":"quota","details":[{"retryDelay":"-5s"}]}}`), 0},
 	} {
 		if got := retryAfter(tt.header, tt.body); got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)

@@ -27,7 +27,35 @@ type SSE struct {
 
 // NewSSE reads events from r.
 func NewSSE(provider string, r io.Reader) *SSE {
-	return &SSE{r: bufio.NewReaderSize(r, 32<<10), provider: provider}
+	return &SSE{r: bufio.NewReaderSize(&lineEnds{r: r}, 32<<10), provider: provider}
+}
+
+// lineEnds reads r with every line end the format allows (CRLF, LF, or a
+// CR alone) made LF, so that readLine needs to look for LF only. A stream
+// whose lines end in CR alone was otherwise one line without end, read as
+// a cut stream and asked for again until the retries ran out.
+type lineEnds struct {
+	r  io.Reader
+	cr bool // the last byte read was a CR, its LF (if any) still to come
+}
+
+func (l *lineEnds) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	w := 0
+	for _, b := range p[:n] {
+		if l.cr {
+			l.cr = false
+			if b == '\n' {
+				continue // CRLF: the LF was written for the CR
+			}
+		}
+		if b == '\r' {
+			b, l.cr = '\n', true
+		}
+		p[w] = b
+		w++
+	}
+	return w, err
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF;
@@ -73,7 +101,7 @@ func (s *SSE) Next() (Event, error) {
 	}
 }
 
-// readLine returns one line without its end (\n, \r\n or \r\n). A line
+// readLine returns one line without its end (lineEnds made it \n). A line
 // longer than the answer cap is an error, not an allocation without end.
 func (s *SSE) readLine() ([]byte, error) {
 	s.line = s.line[:0]
@@ -96,6 +124,5 @@ func (s *SSE) readLine() ([]byte, error) {
 		}
 		return nil, err
 	}
-	line := bytes.TrimSuffix(s.line, []byte("\n"))
-	return bytes.TrimSuffix(line, []byte("\r")), nil
+	return bytes.TrimSuffix(s.line, []byte("\n")), nil
 }

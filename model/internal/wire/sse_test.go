@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -93,4 +94,40 @@ func FuzzSSE(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSSECarriageReturns: the format ends a line with CRLF, LF or a CR
+// alone. A stream whose lines end in CR alone was one unending line, read
+// as a stream cut short and asked for again until the retries ran out.
+// A CR at the end of one read and the LF at the start of the next are one
+// line end.
+func TestSSECarriageReturns(t *testing.T) {
+	want := []Event{{Data: []byte("a")}, {Name: "e", Data: []byte("b\nc")}}
+	for _, in := range []string{
+		"data: a\r\revent: e\rdata: b\rdata: c\r\r",
+		"data: a\r\n\revent: e\r\ndata: b\rdata: c\n\r\n",
+		"data: a\r\r\n\r\nevent: e\r\ndata: b\r\ndata: c\r\r\n",
+	} {
+		for _, oneByte := range []bool{false, true} {
+			var r io.Reader = strings.NewReader(in)
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			s := NewSSE("p", r)
+			var got []Event
+			for {
+				ev, err := s.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, ev)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%q (one byte a read: %v): events (-want +got):\n%s", in, oneByte, diff)
+			}
+		}
+	}
 }
