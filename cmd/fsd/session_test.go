@@ -287,3 +287,49 @@ func TestSessionsCommands(t *testing.T) {
 		t.Errorf("the session's folder is still there: %v", err)
 	}
 }
+
+// fsd resume NAME --runs-dir SESSIONS (the line fsd prints when a turn
+// stops for an approval) resumes the session's turn, not the session's
+// folder as a plain run: that replayed the whole conversation as one run,
+// said it finished and left session.json's turn open.
+func TestSessionResumeByRunsDir(t *testing.T) {
+	t.Parallel()
+	dir, wf := sessionProject(t)
+	sessions := filepath.Join(dir, "sessions")
+	sessionTurnCLI(t, dir, wf, "first")
+	cmd, _, errb := fsdProc("run", wf, "--session", "s", "--sessions-dir", sessions, "second")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for range 3000 {
+		if _, err := os.Stat(filepath.Join(dir, "box", "waiting")); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("turn 2 ended before its gate: %v\n%s", err, errb)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	write(t, filepath.Join(dir, "box", "open"), "")
+	resume, out, rerr := fsdProc("resume", "s", "--runs-dir", sessions)
+	resume.Dir = t.TempDir() // not the project: no .fsd/sessions to find it in
+	if err := resume.Run(); err != nil || strings.TrimSpace(out.String()) != "two" {
+		t.Fatalf("resume --runs-dir = %v, %q: %s", err, out, rerr)
+	}
+	s, err := runrecord.ReadSession(filepath.Join(sessions, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Turns) != 2 || s.Turns[1].Status != runrecord.TurnFinished {
+		t.Fatalf("session.json after the resume: %+v, want turn 2 finished", s.Turns)
+	}
+	sessionTurnCLI(t, dir, wf, "third")
+	checkSessionRecord(t, dir)
+}
