@@ -20,6 +20,7 @@ import (
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/workspace"
 )
@@ -55,6 +56,11 @@ printed on stdout, so a conversation can be scripted.`,
 			path, err := workflowArg(args[0])
 			if err != nil {
 				return err
+			}
+			if session == "" && cmd.Flags().Changed("session") {
+				// An unset $NAME: continuing no session is not what
+				// was asked, as with fsd run --session "".
+				return usage("--session: %v", runrecord.CheckSessionName(session))
 			}
 			c := &chat{arg: args[0], path: path, f: f, name: session,
 				out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr()}

@@ -333,3 +333,20 @@ func TestSessionResumeByRunsDir(t *testing.T) {
 	sessionTurnCLI(t, dir, wf, "third")
 	checkSessionRecord(t, dir)
 }
+
+// --session "" (a script's unset $NAME) is a bad session name, as any
+// other: it ran a one-turn conversation instead, so the turn went into no
+// session and the next one remembered none of it.
+func TestSessionEmptyName(t *testing.T) {
+	t.Parallel()
+	dir, wf := sessionProject(t)
+	cmd, out, errb := fsdProc("run", wf, "--session", "", "--sessions-dir", filepath.Join(dir, "sessions"), "hi")
+	if err := cmd.Run(); exitCode(err) != 2 || !strings.Contains(errb.String(), "bad session name") {
+		t.Fatalf("fsd run --session '' = %v: %s%s; want exit 2, a bad session name", err, out, errb)
+	}
+	cmd, out, errb = fsdProc("chat", wf, "--session", "", "--sessions-dir", filepath.Join(dir, "sessions"))
+	cmd.Stdin = strings.NewReader("hi\n")
+	if err := cmd.Run(); exitCode(err) != 2 || !strings.Contains(errb.String(), "bad session name") {
+		t.Fatalf("fsd chat --session '' = %v: %s%s; want exit 2, a bad session name", err, out, errb)
+	}
+}
