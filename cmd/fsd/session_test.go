@@ -256,7 +256,7 @@ func TestSessionsCommands(t *testing.T) {
 	if code, out, errb := fsd("sessions"); code != 0 || !strings.Contains(out, "s ") || !strings.Contains(out, "finished") {
 		t.Errorf("fsd sessions = %d: %s%s", code, out, errb)
 	}
-	if code, out, errb := fsd("sessions", "show", "s"); code != 0 || !strings.Contains(out, "loaded (least recently read first): aa 1.0.0") || !strings.Contains(out, "turn 1  finished") {
+	if code, out, errb := fsd("sessions", "show", "s"); code != 0 || !strings.Contains(out, "loaded (least recently read first): aa 1.0.0") || !strings.Contains(out, "turn 1  finished") || !strings.Contains(out, "finished  1 turn\n") {
 		t.Errorf("fsd sessions show s = %d: %s%s", code, out, errb)
 	}
 	if code, out, errb := fsd("show", "s"); code != 0 || !strings.Contains(out, "first") {

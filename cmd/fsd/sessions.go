@@ -245,7 +245,7 @@ func newSessionsShowCmd(dir *string) *cobra.Command {
 			if format == "json" {
 				return writeIndentedJSON(w, row)
 			}
-			fmt.Fprintf(w, "session %s  %s  %d turns\nworkflow %s\nrecord %s (fsd show %s)\n", row.Name, row.Status, row.Turns, row.Workflow, row.Dir, row.Dir)
+			fmt.Fprintf(w, "session %s  %s  %s\nworkflow %s\nrecord %s (fsd show %s)\n", row.Name, row.Status, plural(row.Turns, "turn"), row.Workflow, row.Dir, row.Dir)
 			if len(row.Loaded) > 0 {
 				fmt.Fprintf(w, "loaded (least recently read first): %s\n", joinComma(row.Loaded))
 			}
