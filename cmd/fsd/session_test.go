@@ -350,3 +350,34 @@ func TestSessionEmptyName(t *testing.T) {
 		t.Fatalf("fsd chat --session '' = %v: %s%s; want exit 2, a bad session name", err, out, errb)
 	}
 }
+
+// A session's name names the session in fsd show, approve and report
+// even when a run's id contains it: the run was taken, so fsd approve
+// NAME CALL, as the docs spell it, answered another run's call.
+func TestSessionNameBeforeRunIDPart(t *testing.T) {
+	t.Parallel()
+	dir, wf := sessionProject(t)
+	write(t, filepath.Join(dir, "box", "open"), "")
+	fsd := func(args ...string) (int, string, string) {
+		cmd, out, errb := fsdProc(args...)
+		cmd.Dir = dir
+		err := cmd.Run()
+		return exitCode(err), out.String(), errb.String()
+	}
+	fsd("run", wf) // a plain run (its script has no host: steps; its record is what counts)
+	runs, err := os.ReadDir(filepath.Join(dir, ".fsd", "runs"))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs = %v, %v", runs, err)
+	}
+	id := runs[0].Name()
+	name := id[len(id)-6:]
+	if code, _, errb := fsd("run", wf, "--session", name, "first"); code != 0 {
+		t.Fatalf("turn 1 = %d: %s", code, errb)
+	}
+	if code, out, errb := fsd("show", name, "--format", "json"); code != 0 || !strings.Contains(out, `"first"`) {
+		t.Errorf("fsd show %s (a session; run %s contains its name) = %d: %s%s", name, id, code, out, errb)
+	}
+	if code, out, errb := fsd("show", id[len(id)-7:]); code != 0 || !strings.Contains(out, id) {
+		t.Errorf("fsd show of part of run %s = %d: %s%s", id, code, out, errb)
+	}
+}
