@@ -381,3 +381,34 @@ func TestSessionNameBeforeRunIDPart(t *testing.T) {
 		t.Errorf("fsd show of part of run %s = %d: %s%s", id, code, out, errb)
 	}
 }
+
+// fsd sessions rm removes a session whose session.json is damaged (fsd
+// sessions names it damaged; rm is the way out), and still never one in
+// a turn: rm opened the session, so it refused the damaged one.
+func TestSessionsRmDamaged(t *testing.T) {
+	t.Parallel()
+	dir, wf := sessionProject(t)
+	write(t, filepath.Join(dir, "box", "open"), "")
+	sessions := filepath.Join(dir, "sessions")
+	sessionTurnCLI(t, dir, wf, "first")
+	write(t, filepath.Join(sessions, "s", runrecord.SessionFile), "{bad")
+	held, err := os.Open(filepath.Join(sessions, "s", runrecord.SessionLockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, errb := fsdProc("sessions", "rm", "s", "--sessions-dir", sessions)
+	if err := cmd.Run(); exitCode(err) != 1 || !strings.Contains(errb.String(), "session is busy") {
+		t.Errorf("rm of a session in a turn = %v: %s; want exit 1, busy", err, errb)
+	}
+	held.Close()
+	cmd, out, errb := fsdProc("sessions", "rm", "s", "--sessions-dir", sessions)
+	if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "removed session s") {
+		t.Fatalf("rm of a session whose session.json is damaged = %v: %s%s", err, out, errb)
+	}
+	if _, err := os.Stat(filepath.Join(sessions, "s")); !os.IsNotExist(err) {
+		t.Errorf("the session's folder is still there: %v", err)
+	}
+}

@@ -294,18 +294,19 @@ func newSessionsRmCmd(dir *string) *cobra.Command {
 // locks: a session in a turn is never removed.
 func removeSession(dir string) error {
 	name := filepath.Base(dir)
-	s, err := openSessionCLI(filepath.Dir(dir), name, func(d, n string) (*engine.Session, error) {
-		s, err := engine.OpenSession(d, n)
-		if errors.Is(err, engine.ErrSessionInterrupted) {
-			// An interrupted turn may be given up by removing it all.
-			return engine.ResumeSession(d, n)
-		}
-		return s, err
-	})
-	if err != nil {
-		return err
+	// The session's lock, not the session: opening it reads session.json,
+	// and one that is damaged (fsd sessions names it) is removed too. An
+	// interrupted turn is given up by removing it all.
+	path := filepath.Join(dir, runrecord.SessionLockFile)
+	s, err := journal.TryLock(path)
+	if errors.Is(err, journal.ErrLocked) {
+		pid, _ := os.ReadFile(path)
+		return fail(exitProblems, "%v: session %s is in a turn in another fsd (pid %s)", engine.ErrSessionBusy, name, strings.TrimSpace(string(pid)))
 	}
-	defer s.Close()
+	if err != nil {
+		return fail(exitProblems, "session %s: %v", name, err)
+	}
+	defer s.Unlock()
 	lock, err := journal.TryLock(dir)
 	if err != nil {
 		return fail(exitProblems, "session %s: its record is in use: %v", name, err)
