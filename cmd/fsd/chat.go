@@ -320,7 +320,7 @@ func (c *chat) turn(message string) (sig os.Signal, err error) {
 		sink = screen
 		finishView = screen.finish
 		if mode == approval.Ask && f.approve != "wait" {
-			ask = newPrompter(&turnInput{lines: c.lines, done: inputDone}, c.out, screen.hold)
+			ask = newPrompter(&turnInput{lines: c.lines, done: inputDone, cancel: make(chan struct{}, 1)}, c.out, screen.hold)
 			sink = event.Multi{screen, ask}
 		}
 	} else {
@@ -423,7 +423,24 @@ var errTurnOver = errors.New("the turn is over")
 type turnInput struct {
 	lines <-chan string
 	done  <-chan struct{}
-	buf   []byte
+	// cancel ends the read in progress: its question's call was answered
+	// elsewhere (readCanceler).
+	cancel chan struct{}
+	buf    []byte
+}
+
+func (r *turnInput) cancelRead() {
+	select {
+	case r.cancel <- struct{}{}:
+	default:
+	}
+}
+
+func (r *turnInput) clearCancel() {
+	select {
+	case <-r.cancel:
+	default:
+	}
 }
 
 func (r *turnInput) Read(p []byte) (int, error) {
@@ -436,6 +453,8 @@ func (r *turnInput) Read(p []byte) (int, error) {
 			r.buf = []byte(line + "\n")
 		case <-r.done:
 			return 0, errTurnOver
+		case <-r.cancel:
+			return 0, errAnsweredElsewhere
 		}
 	}
 	n := copy(p, r.buf)
