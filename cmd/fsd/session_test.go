@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
@@ -410,5 +414,36 @@ func TestSessionsRmDamaged(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(sessions, "s")); !os.IsNotExist(err) {
 		t.Errorf("the session's folder is still there: %v", err)
+	}
+}
+
+// fsd sessions show to a terminal shows a turn's message with its control
+// characters in caret notation, as fsd show does (S9): a message with an
+// escape sequence set the terminal's title or cleared it.
+func TestSessionsShowControlCharacters(t *testing.T) {
+	t.Parallel()
+	skipUnlessPty(t)
+	dir, wf := sessionProject(t)
+	write(t, filepath.Join(dir, "box", "open"), "")
+	sessions := filepath.Join(dir, "sessions")
+	sessionTurnCLI(t, dir, wf, "hi \x1b]0;pwned\x07 \x1b[2J there")
+	for _, args := range [][]string{{"sessions", "show", "s"}, {"sessions"}} {
+		cmd := exec.Command(os.Args[0], append(args, "--sessions-dir", sessions)...)
+		cmd.Env = append(os.Environ(), "FSD_TEST_AS_MAIN=1", "TERM=xterm", "NO_COLOR=1")
+		tty, err := pty.Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(tty) // until fsd exits (EIO)
+		_ = cmd.Wait()
+		tty.Close()
+		if got := string(out); strings.ContainsRune(got, 0x1b) || strings.ContainsRune(got, 0x07) {
+			t.Errorf("fsd %s to a terminal wrote control characters: %q", strings.Join(args, " "), got)
+		}
+	}
+	// A pipe gets the bytes as recorded, as from fsd show.
+	cmd, out, errb := fsdProc("sessions", "show", "s", "--sessions-dir", sessions)
+	if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "hi \x1b]0;pwned\x07 \x1b[2J there") {
+		t.Errorf("fsd sessions show through a pipe = %v: %q%s", err, out, errb)
 	}
 }

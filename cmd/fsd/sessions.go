@@ -245,6 +245,13 @@ func newSessionsShowCmd(dir *string) *cobra.Command {
 			if format == "json" {
 				return writeIndentedJSON(w, row)
 			}
+			if isTerminal(w) {
+				// A turn's message is anyone's text (S9), as fsd show
+				// prints it.
+				pw := &printableWriter{w: w}
+				defer pw.flush()
+				w = pw
+			}
 			fmt.Fprintf(w, "session %s  %s  %s\nworkflow %s\nrecord %s (fsd show %s)\n", row.Name, row.Status, plural(row.Turns, "turn"), row.Workflow, row.Dir, row.Dir)
 			if len(row.Loaded) > 0 {
 				fmt.Fprintf(w, "loaded (least recently read first): %s\n", joinComma(row.Loaded))
