@@ -447,3 +447,36 @@ func TestSessionsShowControlCharacters(t *testing.T) {
 		t.Errorf("fsd sessions show through a pipe = %v: %q%s", err, out, errb)
 	}
 }
+
+// A turn stopped for an approval and then abandoned has no call waiting:
+// fsd approve refuses, naming the abandoned turn, and fsd sessions says
+// abandoned. Its run.json still listed the call, so fsd approve took an
+// answer and said fsd resume would take it, which refuses (no
+// interrupted turn), and the session showed as waiting.
+func TestSessionAbandonedTurnNotWaiting(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "skills", "beta", "beta.skill.yaml"), "id: beta\nname: beta\ndescription: The beta skill.\nversion: 1.0.0\ninstructions: Be beta.\ntools:\n  - name: ping\n    description: ping.\n    approve: always\n    run: {reply: pong}\n")
+	write(t, filepath.Join(dir, "chat.script.yaml"), "host:\n  - call: read_skill\n    args: {id: beta}\n  - call: ping\n  - say: 'Answer: {{.Last}}'\n")
+	wf := filepath.Join(dir, "chat.workflow.yaml")
+	write(t, wf, "name: chat\nmodel: scripted\nscript: chat.script.yaml\nskills: [./skills]\nhost: {prompt: You chat.}\n")
+	sessions := filepath.Join(dir, "sessions")
+	fsd := func(args ...string) (int, string, string) {
+		cmd, out, errb := fsdProc(append(args, "--sessions-dir", sessions)...)
+		err := cmd.Run()
+		return exitCode(err), out.String(), errb.String()
+	}
+	if code, _, errb := fsd("run", wf, "--session", "s", "go"); code != 4 {
+		t.Fatalf("a turn stopped for an approval = %d: %s", code, errb)
+	}
+	if code, _, errb := fsd("sessions", "abandon", "s"); code != 0 {
+		t.Fatalf("abandon = %d: %s", code, errb)
+	}
+	if code, out, errb := fsd("sessions", "show", "s"); code != 0 || !strings.Contains(out, "session s  abandoned") {
+		t.Errorf("fsd sessions show after abandon = %d: %s%s", code, out, errb)
+	}
+	cmd, out, errb := fsdProc("approve", "s", "--runs-dir", sessions)
+	if err := cmd.Run(); exitCode(err) != 1 || !strings.Contains(errb.String(), "abandoned") {
+		t.Errorf("fsd approve of an abandoned turn's call = %v: %s%s; want exit 1 saying it was abandoned", err, out, errb)
+	}
+}

@@ -168,7 +168,9 @@ func loadSession(dir string) (sessionRow, error) {
 	if sum, err := runrecord.ReadRun(dir); err == nil {
 		row.Status, row.Started, row.Workflow = sum.Status, sum.Started, sum.Workflow
 		row.Last = sum.Finished
-		if sum.Status == runrecord.Interrupted && len(file.Turns) > 0 && file.Turns[len(file.Turns)-1].Status == runrecord.TurnAbandoned {
+		// run.json says how the turn's run stopped (interrupted, or
+		// waiting for an approval); given up, no call of it waits.
+		if sum.Status != runrecord.Finished && sum.Status != runrecord.Failed && lastAbandoned(file) {
 			row.Status = runrecord.Status(runrecord.TurnAbandoned)
 		}
 	} else if errors.Is(err, os.ErrNotExist) {
@@ -180,6 +182,12 @@ func loadSession(dir string) (sessionRow, error) {
 		}
 	}
 	return row, nil
+}
+
+// lastAbandoned reports whether the session's last turn was given up.
+func lastAbandoned(file runrecord.Session) bool {
+	n := len(file.Turns)
+	return n > 0 && file.Turns[n-1].Status == runrecord.TurnAbandoned
 }
 
 // listSessions lists the sessions it can read and names the damaged ones
