@@ -195,6 +195,47 @@ func (s *Session) interrupted() bool {
 	return n == 0 || s.file.Turns[n-1].Status != runrecord.TurnAbandoned
 }
 
+// checkRecord refuses a session whose record does not hold the turns
+// session.json lists: each turn's place in the host's transcript is in
+// the journal (a finished turn's user message at least), in order, and a
+// journal with entries has a turn that placed them. A journal cut,
+// emptied or gone, a run.json gone (no journal is read then) or a
+// session.json gone or edited would otherwise go on quietly: the earlier
+// turns restated from nothing while session.json still counts them, the
+// next turn placed over the first, or a negative place panicking.
+func (s *Session) checkRecord(j *Replay) error {
+	var ents, msgs int
+	if h := j.gen(transcriptName("", 1)); h != nil {
+		ents, msgs = len(h.ents), len(h.msgs)
+	}
+	placed, entry, message := false, 0, 0
+	for i, t := range s.file.Turns {
+		if t.Entry == -1 && t.Status == runrecord.TurnAbandoned {
+			continue // it died before anything of it was recorded
+		}
+		bad := ""
+		switch {
+		case t.Entry < 0 || t.Message < 0:
+			bad = fmt.Sprintf("starts at entry %d, message %d", t.Entry, t.Message)
+		case t.Entry < entry || t.Message < message:
+			bad = fmt.Sprintf("starts at entry %d, message %d, before the turn ahead of it", t.Entry, t.Message)
+		case t.Entry > ents || t.Message > msgs,
+			t.Status == runrecord.TurnFinished && (t.Entry == ents || t.Message == msgs):
+			bad = fmt.Sprintf("starts at entry %d, message %d, past the host's journal (%d entries, %d messages)", t.Entry, t.Message, ents, msgs)
+		case !placed && (t.Entry != 0 || t.Message != 0):
+			bad = fmt.Sprintf("is the first in the journal but starts at entry %d, message %d", t.Entry, t.Message)
+		}
+		if bad != "" {
+			return fmt.Errorf("session %s: its record does not hold the turns %s lists: turn %d %s", s.Name, runrecord.SessionFile, i+1, bad)
+		}
+		placed, entry, message = true, t.Entry, t.Message
+	}
+	if !placed && ents > 0 {
+		return fmt.Errorf("session %s: its journal holds %d entries but %s lists no turn that placed them", s.Name, ents, runrecord.SessionFile)
+	}
+	return nil
+}
+
 // openTurn is the last turn when it has not ended, else nil.
 func (s *Session) openTurn() *runrecord.Turn {
 	if n := len(s.file.Turns); n > 0 && s.file.Turns[n-1].Status == "" {
@@ -236,6 +277,10 @@ func (s *Session) Start(p *spec.Project, opts Options) (*Run, error) {
 		if j, err = LoadReplay(s.dir, sessionLoad()); err != nil {
 			return nil, fmt.Errorf("session %s: %w", s.Name, err)
 		}
+	}
+	if err := s.checkRecord(j); err != nil {
+		j.Close()
+		return nil, err
 	}
 	opts.RunsDir, opts.RunID, opts.History, opts.Resume = filepath.Dir(s.dir), s.Name, nil, nil
 	st.journal = j

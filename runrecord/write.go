@@ -99,9 +99,12 @@ func Create(runsDir, id string, p *spec.Project, o WriteOptions) (w *Writer, err
 		}
 	}
 	w = &Writer{dir: dir, lock: lock, blobs: map[string]bool{}, ctxHash: map[string]string{}, toolHashes: map[string]toolKey{}, onErr: o.OnError}
+	// An error return sets w to nil before the cleanup runs: it closes
+	// what opened holds.
+	opened := w
 	defer func() {
 		if err != nil {
-			for _, f := range w.files {
+			for _, f := range opened.files {
 				f.Close()
 			}
 			lock.Unlock()

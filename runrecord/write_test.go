@@ -269,3 +269,21 @@ func BenchmarkRequestLine(b *testing.B) {
 		})
 	}
 }
+
+// A record Create cannot set up (here journal.jsonl is a folder; a full
+// disk fails the same way) is an error, and its lock is released, not a
+// nil-pointer panic: Create's cleanup read the named result, which the
+// error return had set to nil.
+func TestCreateFailsCleanly(t *testing.T) {
+	runs := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(runs, "r1", runrecord.JournalFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &spec.Project{Workflow: &spec.Workflow{Name: "w"}}
+	for range 2 {
+		_, err := runrecord.Create(runs, "r1", p, runrecord.WriteOptions{})
+		if err == nil || errors.Is(err, journal.ErrLocked) {
+			t.Fatalf("Create over a journal that is a folder: %v, want the error opening it", err)
+		}
+	}
+}

@@ -125,6 +125,13 @@ func approve(w io.Writer, runsDir, runArg string, a runrecord.Answer) error {
 		return fail(exitProblems, "%v", err)
 	}
 	id := filepath.Base(dir)
+	if runrecord.IsSession(dir) {
+		// An abandoned turn's run.json still lists the calls it waited
+		// on; an answer would go nowhere (no resume takes it).
+		if file, err := runrecord.ReadSession(dir); err == nil && lastAbandoned(file) && len(sum.Pending) > 0 {
+			return fail(exitProblems, "session %s: its last turn was abandoned, so no call of it waits", id)
+		}
+	}
 	if len(sum.Pending) == 0 {
 		return fail(exitProblems, "run %s has no call waiting for approval (status %s)", id, sum.Status)
 	}

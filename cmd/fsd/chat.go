@@ -20,6 +20,7 @@ import (
 	"github.com/fsdrun/fsd/approval"
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/event"
+	"github.com/fsdrun/fsd/runrecord"
 	"github.com/fsdrun/fsd/tokens"
 	"github.com/fsdrun/fsd/workspace"
 )
@@ -55,6 +56,11 @@ printed on stdout, so a conversation can be scripted.`,
 			path, err := workflowArg(args[0])
 			if err != nil {
 				return err
+			}
+			if session == "" && cmd.Flags().Changed("session") {
+				// An unset $NAME: continuing no session is not what
+				// was asked, as with fsd run --session "".
+				return usage("--session: %v", runrecord.CheckSessionName(session))
 			}
 			c := &chat{arg: args[0], path: path, f: f, name: session,
 				out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr()}
@@ -314,7 +320,7 @@ func (c *chat) turn(message string) (sig os.Signal, err error) {
 		sink = screen
 		finishView = screen.finish
 		if mode == approval.Ask && f.approve != "wait" {
-			ask = newPrompter(&turnInput{lines: c.lines, done: inputDone}, c.out, screen.hold)
+			ask = newPrompter(&turnInput{lines: c.lines, done: inputDone, cancel: make(chan struct{}, 1)}, c.out, screen.hold)
 			sink = event.Multi{screen, ask}
 		}
 	} else {
@@ -417,7 +423,24 @@ var errTurnOver = errors.New("the turn is over")
 type turnInput struct {
 	lines <-chan string
 	done  <-chan struct{}
-	buf   []byte
+	// cancel ends the read in progress: its question's call was answered
+	// elsewhere (readCanceler).
+	cancel chan struct{}
+	buf    []byte
+}
+
+func (r *turnInput) cancelRead() {
+	select {
+	case r.cancel <- struct{}{}:
+	default:
+	}
+}
+
+func (r *turnInput) clearCancel() {
+	select {
+	case <-r.cancel:
+	default:
+	}
 }
 
 func (r *turnInput) Read(p []byte) (int, error) {
@@ -430,6 +453,8 @@ func (r *turnInput) Read(p []byte) (int, error) {
 			r.buf = []byte(line + "\n")
 		case <-r.done:
 			return 0, errTurnOver
+		case <-r.cancel:
+			return 0, errAnsweredElsewhere
 		}
 	}
 	n := copy(p, r.buf)

@@ -435,3 +435,32 @@ func TestChatScriptedFailedTurn(t *testing.T) {
 		t.Errorf("stderr:\n%s", errb.String())
 	}
 }
+
+// A call answered with fsd approve while the chat asks about it: the
+// question ends saying so, and the rest of the turn — its answer — shows.
+// The question held the screen until the turn ended, so the answer was
+// never drawn (nor printed: the screen had had it).
+func TestChatApprovalAnsweredElsewhere(t *testing.T) {
+	t.Parallel()
+	skipUnlessPty(t)
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "skills", "beta", "beta.skill.yaml"), "id: beta\nname: beta\ndescription: The beta skill.\nversion: 1.0.0\ninstructions: Be beta.\ntools:\n  - name: ping\n    description: ping.\n    approve: always\n    run: {reply: pong}\n")
+	write(t, filepath.Join(dir, "chat.script.yaml"), "host:\n  - call: read_skill\n    args: {id: beta}\n  - call: ping\n  - say: 'Answer: {{.Last}}'\n")
+	write(t, filepath.Join(dir, "chat.workflow.yaml"), "name: chat\nmodel: scripted\nscript: chat.script.yaml\nskills: [./skills]\nhost: {prompt: You chat.}\n")
+	c := startChat(t, dir, "chat", "chat.workflow.yaml", "--session", "s1")
+	c.expect("> ")
+	c.typeLine("go")
+	c.expect("[a]pprove, [e]dit arguments, [r]eject? ")
+	approve, out, errb := fsdProc("approve", "s1")
+	approve.Dir = dir
+	if err := approve.Run(); err != nil {
+		t.Fatalf("fsd approve = %v: %s%s", err, out, errb)
+	}
+	c.expect("answered elsewhere")
+	c.expect("Answer: pong")
+	c.expect("> ")
+	c.typeLine("/exit")
+	if code := c.wait(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}

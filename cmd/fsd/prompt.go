@@ -24,6 +24,7 @@ import (
 // event.Sink: approval.requested events queue a question.
 type prompter struct {
 	in   *bufio.Reader
+	src  io.Reader // under in: a readCanceler ends a question's read
 	out  io.Writer
 	hold func() (release func())
 
@@ -31,11 +32,24 @@ type prompter struct {
 	run      *engine.Run
 	queue    chan event.Event
 	answered map[string]bool // answered elsewhere (fsd approve) meanwhile
+	asking   string          // the call whose question is on screen
 	done     chan struct{}
 }
 
+// readCanceler is an input whose read in progress can be ended (the
+// chat's turn input): a question whose call fsd approve answered stops
+// waiting for its answer, so the screen it holds still goes on.
+type readCanceler interface {
+	cancelRead()
+	clearCancel()
+}
+
+// errAnsweredElsewhere ends a question's read: its call was answered
+// elsewhere meanwhile.
+var errAnsweredElsewhere = errors.New("the call was answered elsewhere")
+
 func newPrompter(in io.Reader, out io.Writer, hold func() func()) *prompter {
-	return &prompter{in: bufio.NewReader(in), out: out, hold: hold, queue: make(chan event.Event, 64),
+	return &prompter{in: bufio.NewReader(in), src: in, out: out, hold: hold, queue: make(chan event.Event, 64),
 		answered: map[string]bool{}, done: make(chan struct{})}
 }
 
@@ -52,7 +66,11 @@ func (p *prompter) Emit(e event.Event) {
 	case event.ApprovalAnswered:
 		p.mu.Lock()
 		p.answered[e.Approval] = true
+		asking := p.asking == e.Approval
 		p.mu.Unlock()
+		if c, ok := p.src.(readCanceler); ok && asking {
+			c.cancelRead()
+		}
 	}
 }
 
@@ -87,7 +105,20 @@ func (p *prompter) one(e event.Event) {
 		release = p.hold()
 	}
 	defer release()
+	p.mu.Lock()
+	p.asking = e.Approval
+	p.mu.Unlock()
 	a, err := ask(p.in, p.out, e)
+	p.mu.Lock()
+	p.asking = ""
+	p.mu.Unlock()
+	if c, ok := p.src.(readCanceler); ok {
+		c.clearCancel() // one that came as the answer was read
+	}
+	if errors.Is(err, errAnsweredElsewhere) {
+		fmt.Fprintf(p.out, "\ncall %s was answered elsewhere meanwhile\n", e.Approval)
+		return
+	}
 	if err != nil {
 		select {
 		case <-p.done: // the run is over (a chat's turn was cancelled)

@@ -40,6 +40,13 @@ func newResumeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if runrecord.IsSession(dir) {
+				// Found under --runs-dir (the line a turn stopped for an
+				// approval prints): resumed as a plain run, the whole
+				// conversation would replay as one run and leave
+				// session.json's turn open.
+				return resumeSession(cmd, dir, f)
+			}
 			// The resumed run writes where its record is, whichever
 			// folder this command was started in.
 			f.runsDir = filepath.Dir(dir)

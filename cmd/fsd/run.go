@@ -134,7 +134,9 @@ func newRunCmd() *cobra.Command {
 			if f.input, err = readInput(f.input, cmd.InOrStdin()); err != nil {
 				return err
 			}
-			if f.session != "" {
+			// Changed, not just non-empty: --session "" (an unset
+			// $NAME) is a bad name, not a run outside any session.
+			if f.session != "" || cmd.Flags().Changed("session") {
 				return runSessionTurn(cmd.Context(), path, f, cmd)
 			}
 			f.color = useColor(cmd, cmd.ErrOrStderr())

@@ -186,6 +186,13 @@ func findRun(runsDir, arg string) (string, error) {
 		return "", usage("give a run id; fsd runs lists them")
 	}
 	runsDir = runsDirOr(runsDir, ".")
+	if d := sessionDir("", arg); d != "" {
+		if _, err := os.Stat(filepath.Join(runsDir, arg, runrecord.RunFile)); err != nil {
+			// A session named arg before a run whose id only contains
+			// it: else fsd approve NAME CALL answers that run's call.
+			return d, nil
+		}
+	}
 	dir, err := runrecord.Find(runsDir, arg)
 	var amb *runrecord.AmbiguousError
 	switch {

@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/fsdrun/fsd/engine"
 	"github.com/fsdrun/fsd/model"
@@ -256,7 +260,7 @@ func TestSessionsCommands(t *testing.T) {
 	if code, out, errb := fsd("sessions"); code != 0 || !strings.Contains(out, "s ") || !strings.Contains(out, "finished") {
 		t.Errorf("fsd sessions = %d: %s%s", code, out, errb)
 	}
-	if code, out, errb := fsd("sessions", "show", "s"); code != 0 || !strings.Contains(out, "loaded (least recently read first): aa 1.0.0") || !strings.Contains(out, "turn 1  finished") {
+	if code, out, errb := fsd("sessions", "show", "s"); code != 0 || !strings.Contains(out, "loaded (least recently read first): aa 1.0.0") || !strings.Contains(out, "turn 1  finished") || !strings.Contains(out, "finished  1 turn\n") {
 		t.Errorf("fsd sessions show s = %d: %s%s", code, out, errb)
 	}
 	if code, out, errb := fsd("show", "s"); code != 0 || !strings.Contains(out, "first") {
@@ -285,5 +289,194 @@ func TestSessionsCommands(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(sessions, "s")); !os.IsNotExist(err) {
 		t.Errorf("the session's folder is still there: %v", err)
+	}
+}
+
+// fsd resume NAME --runs-dir SESSIONS (the line fsd prints when a turn
+// stops for an approval) resumes the session's turn, not the session's
+// folder as a plain run: that replayed the whole conversation as one run,
+// said it finished and left session.json's turn open.
+func TestSessionResumeByRunsDir(t *testing.T) {
+	t.Parallel()
+	dir, wf := sessionProject(t)
+	sessions := filepath.Join(dir, "sessions")
+	sessionTurnCLI(t, dir, wf, "first")
+	cmd, _, errb := fsdProc("run", wf, "--session", "s", "--sessions-dir", sessions, "second")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for range 3000 {
+		if _, err := os.Stat(filepath.Join(dir, "box", "waiting")); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("turn 2 ended before its gate: %v\n%s", err, errb)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	write(t, filepath.Join(dir, "box", "open"), "")
+	resume, out, rerr := fsdProc("resume", "s", "--runs-dir", sessions)
+	resume.Dir = t.TempDir() // not the project: no .fsd/sessions to find it in
+	if err := resume.Run(); err != nil || strings.TrimSpace(out.String()) != "two" {
+		t.Fatalf("resume --runs-dir = %v, %q: %s", err, out, rerr)
+	}
+	s, err := runrecord.ReadSession(filepath.Join(sessions, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Turns) != 2 || s.Turns[1].Status != runrecord.TurnFinished {
+		t.Fatalf("session.json after the resume: %+v, want turn 2 finished", s.Turns)
+	}
+	sessionTurnCLI(t, dir, wf, "third")
+	checkSessionRecord(t, dir)
+}
+
+// --session "" (a script's unset $NAME) is a bad session name, as any
+// other: it ran a one-turn conversation instead, so the turn went into no
+// session and the next one remembered none of it.
+func TestSessionEmptyName(t *testing.T) {
+	t.Parallel()
+	dir, wf := sessionProject(t)
+	cmd, out, errb := fsdProc("run", wf, "--session", "", "--sessions-dir", filepath.Join(dir, "sessions"), "hi")
+	if err := cmd.Run(); exitCode(err) != 2 || !strings.Contains(errb.String(), "bad session name") {
+		t.Fatalf("fsd run --session '' = %v: %s%s; want exit 2, a bad session name", err, out, errb)
+	}
+	cmd, out, errb = fsdProc("chat", wf, "--session", "", "--sessions-dir", filepath.Join(dir, "sessions"))
+	cmd.Stdin = strings.NewReader("hi\n")
+	if err := cmd.Run(); exitCode(err) != 2 || !strings.Contains(errb.String(), "bad session name") {
+		t.Fatalf("fsd chat --session '' = %v: %s%s; want exit 2, a bad session name", err, out, errb)
+	}
+}
+
+// A session's name names the session in fsd show, approve and report
+// even when a run's id contains it: the run was taken, so fsd approve
+// NAME CALL, as the docs spell it, answered another run's call.
+func TestSessionNameBeforeRunIDPart(t *testing.T) {
+	t.Parallel()
+	dir, wf := sessionProject(t)
+	write(t, filepath.Join(dir, "box", "open"), "")
+	fsd := func(args ...string) (int, string, string) {
+		cmd, out, errb := fsdProc(args...)
+		cmd.Dir = dir
+		err := cmd.Run()
+		return exitCode(err), out.String(), errb.String()
+	}
+	fsd("run", wf) // a plain run (its script has no host: steps; its record is what counts)
+	runs, err := os.ReadDir(filepath.Join(dir, ".fsd", "runs"))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs = %v, %v", runs, err)
+	}
+	id := runs[0].Name()
+	name := id[len(id)-6:]
+	if code, _, errb := fsd("run", wf, "--session", name, "first"); code != 0 {
+		t.Fatalf("turn 1 = %d: %s", code, errb)
+	}
+	if code, out, errb := fsd("show", name, "--format", "json"); code != 0 || !strings.Contains(out, `"first"`) {
+		t.Errorf("fsd show %s (a session; run %s contains its name) = %d: %s%s", name, id, code, out, errb)
+	}
+	if code, out, errb := fsd("show", id[len(id)-7:]); code != 0 || !strings.Contains(out, id) {
+		t.Errorf("fsd show of part of run %s = %d: %s%s", id, code, out, errb)
+	}
+}
+
+// fsd sessions rm removes a session whose session.json is damaged (fsd
+// sessions names it damaged; rm is the way out), and still never one in
+// a turn: rm opened the session, so it refused the damaged one.
+func TestSessionsRmDamaged(t *testing.T) {
+	t.Parallel()
+	dir, wf := sessionProject(t)
+	write(t, filepath.Join(dir, "box", "open"), "")
+	sessions := filepath.Join(dir, "sessions")
+	sessionTurnCLI(t, dir, wf, "first")
+	write(t, filepath.Join(sessions, "s", runrecord.SessionFile), "{bad")
+	held, err := os.Open(filepath.Join(sessions, "s", runrecord.SessionLockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, errb := fsdProc("sessions", "rm", "s", "--sessions-dir", sessions)
+	if err := cmd.Run(); exitCode(err) != 1 || !strings.Contains(errb.String(), "session is busy") {
+		t.Errorf("rm of a session in a turn = %v: %s; want exit 1, busy", err, errb)
+	}
+	held.Close()
+	cmd, out, errb := fsdProc("sessions", "rm", "s", "--sessions-dir", sessions)
+	if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "removed session s") {
+		t.Fatalf("rm of a session whose session.json is damaged = %v: %s%s", err, out, errb)
+	}
+	if _, err := os.Stat(filepath.Join(sessions, "s")); !os.IsNotExist(err) {
+		t.Errorf("the session's folder is still there: %v", err)
+	}
+}
+
+// fsd sessions show to a terminal shows a turn's message with its control
+// characters in caret notation, as fsd show does (S9): a message with an
+// escape sequence set the terminal's title or cleared it.
+func TestSessionsShowControlCharacters(t *testing.T) {
+	t.Parallel()
+	skipUnlessPty(t)
+	dir, wf := sessionProject(t)
+	write(t, filepath.Join(dir, "box", "open"), "")
+	sessions := filepath.Join(dir, "sessions")
+	sessionTurnCLI(t, dir, wf, "hi \x1b]0;pwned\x07 \x1b[2J there")
+	for _, args := range [][]string{{"sessions", "show", "s"}, {"sessions"}} {
+		cmd := exec.Command(os.Args[0], append(args, "--sessions-dir", sessions)...)
+		cmd.Env = append(os.Environ(), "FSD_TEST_AS_MAIN=1", "TERM=xterm", "NO_COLOR=1")
+		tty, err := pty.Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(tty) // until fsd exits (EIO)
+		_ = cmd.Wait()
+		tty.Close()
+		if got := string(out); strings.ContainsRune(got, 0x1b) || strings.ContainsRune(got, 0x07) {
+			t.Errorf("fsd %s to a terminal wrote control characters: %q", strings.Join(args, " "), got)
+		}
+	}
+	// A pipe gets the bytes as recorded, as from fsd show.
+	cmd, out, errb := fsdProc("sessions", "show", "s", "--sessions-dir", sessions)
+	if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "hi \x1b]0;pwned\x07 \x1b[2J there") {
+		t.Errorf("fsd sessions show through a pipe = %v: %q%s", err, out, errb)
+	}
+}
+
+// A turn stopped for an approval and then abandoned has no call waiting:
+// fsd approve refuses, naming the abandoned turn, and fsd sessions says
+// abandoned. Its run.json still listed the call, so fsd approve took an
+// answer and said fsd resume would take it, which refuses (no
+// interrupted turn), and the session showed as waiting.
+func TestSessionAbandonedTurnNotWaiting(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "skills", "beta", "beta.skill.yaml"), "id: beta\nname: beta\ndescription: The beta skill.\nversion: 1.0.0\ninstructions: Be beta.\ntools:\n  - name: ping\n    description: ping.\n    approve: always\n    run: {reply: pong}\n")
+	write(t, filepath.Join(dir, "chat.script.yaml"), "host:\n  - call: read_skill\n    args: {id: beta}\n  - call: ping\n  - say: 'Answer: {{.Last}}'\n")
+	wf := filepath.Join(dir, "chat.workflow.yaml")
+	write(t, wf, "name: chat\nmodel: scripted\nscript: chat.script.yaml\nskills: [./skills]\nhost: {prompt: You chat.}\n")
+	sessions := filepath.Join(dir, "sessions")
+	fsd := func(args ...string) (int, string, string) {
+		cmd, out, errb := fsdProc(append(args, "--sessions-dir", sessions)...)
+		err := cmd.Run()
+		return exitCode(err), out.String(), errb.String()
+	}
+	if code, _, errb := fsd("run", wf, "--session", "s", "go"); code != 4 {
+		t.Fatalf("a turn stopped for an approval = %d: %s", code, errb)
+	}
+	if code, _, errb := fsd("sessions", "abandon", "s"); code != 0 {
+		t.Fatalf("abandon = %d: %s", code, errb)
+	}
+	if code, out, errb := fsd("sessions", "show", "s"); code != 0 || !strings.Contains(out, "session s  abandoned") {
+		t.Errorf("fsd sessions show after abandon = %d: %s%s", code, out, errb)
+	}
+	cmd, out, errb := fsdProc("approve", "s", "--runs-dir", sessions)
+	if err := cmd.Run(); exitCode(err) != 1 || !strings.Contains(errb.String(), "abandoned") {
+		t.Errorf("fsd approve of an abandoned turn's call = %v: %s%s; want exit 1 saying it was abandoned", err, out, errb)
 	}
 }

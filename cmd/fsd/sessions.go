@@ -168,7 +168,9 @@ func loadSession(dir string) (sessionRow, error) {
 	if sum, err := runrecord.ReadRun(dir); err == nil {
 		row.Status, row.Started, row.Workflow = sum.Status, sum.Started, sum.Workflow
 		row.Last = sum.Finished
-		if sum.Status == runrecord.Interrupted && len(file.Turns) > 0 && file.Turns[len(file.Turns)-1].Status == runrecord.TurnAbandoned {
+		// run.json says how the turn's run stopped (interrupted, or
+		// waiting for an approval); given up, no call of it waits.
+		if sum.Status != runrecord.Finished && sum.Status != runrecord.Failed && lastAbandoned(file) {
 			row.Status = runrecord.Status(runrecord.TurnAbandoned)
 		}
 	} else if errors.Is(err, os.ErrNotExist) {
@@ -180,6 +182,12 @@ func loadSession(dir string) (sessionRow, error) {
 		}
 	}
 	return row, nil
+}
+
+// lastAbandoned reports whether the session's last turn was given up.
+func lastAbandoned(file runrecord.Session) bool {
+	n := len(file.Turns)
+	return n > 0 && file.Turns[n-1].Status == runrecord.TurnAbandoned
 }
 
 // listSessions lists the sessions it can read and names the damaged ones
@@ -245,7 +253,14 @@ func newSessionsShowCmd(dir *string) *cobra.Command {
 			if format == "json" {
 				return writeIndentedJSON(w, row)
 			}
-			fmt.Fprintf(w, "session %s  %s  %d turns\nworkflow %s\nrecord %s (fsd show %s)\n", row.Name, row.Status, row.Turns, row.Workflow, row.Dir, row.Dir)
+			if isTerminal(w) {
+				// A turn's message is anyone's text (S9), as fsd show
+				// prints it.
+				pw := &printableWriter{w: w}
+				defer pw.flush()
+				w = pw
+			}
+			fmt.Fprintf(w, "session %s  %s  %s\nworkflow %s\nrecord %s (fsd show %s)\n", row.Name, row.Status, plural(row.Turns, "turn"), row.Workflow, row.Dir, row.Dir)
 			if len(row.Loaded) > 0 {
 				fmt.Fprintf(w, "loaded (least recently read first): %s\n", joinComma(row.Loaded))
 			}
@@ -294,18 +309,19 @@ func newSessionsRmCmd(dir *string) *cobra.Command {
 // locks: a session in a turn is never removed.
 func removeSession(dir string) error {
 	name := filepath.Base(dir)
-	s, err := openSessionCLI(filepath.Dir(dir), name, func(d, n string) (*engine.Session, error) {
-		s, err := engine.OpenSession(d, n)
-		if errors.Is(err, engine.ErrSessionInterrupted) {
-			// An interrupted turn may be given up by removing it all.
-			return engine.ResumeSession(d, n)
-		}
-		return s, err
-	})
-	if err != nil {
-		return err
+	// The session's lock, not the session: opening it reads session.json,
+	// and one that is damaged (fsd sessions names it) is removed too. An
+	// interrupted turn is given up by removing it all.
+	path := filepath.Join(dir, runrecord.SessionLockFile)
+	s, err := journal.TryLock(path)
+	if errors.Is(err, journal.ErrLocked) {
+		pid, _ := os.ReadFile(path)
+		return fail(exitProblems, "%v: session %s is in a turn in another fsd (pid %s)", engine.ErrSessionBusy, name, strings.TrimSpace(string(pid)))
 	}
-	defer s.Close()
+	if err != nil {
+		return fail(exitProblems, "session %s: %v", name, err)
+	}
+	defer s.Unlock()
 	lock, err := journal.TryLock(dir)
 	if err != nil {
 		return fail(exitProblems, "session %s: its record is in use: %v", name, err)
