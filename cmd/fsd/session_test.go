@@ -203,26 +203,7 @@ func TestSessionKillResume(t *testing.T) {
 	sessions := filepath.Join(dir, "sessions")
 	sessionTurnCLI(t, dir, wf, "first")
 	cmd, _, errb := fsdProc("run", wf, "--session", "s", "--sessions-dir", sessions, "second")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	waiting := filepath.Join(dir, "box", "waiting")
-	for range 3000 {
-		if _, err := os.Stat(waiting); err == nil {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("turn 2 ended before its gate: %v\n%s", err, errb)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-done
+	killAtGate(t, cmd, errb, filepath.Join(dir, "box", "waiting"))
 	third, _, thirdErr := fsdProc("run", wf, "--session", "s", "--sessions-dir", sessions, "third")
 	if err := third.Run(); exitCode(err) != 1 || !strings.Contains(thirdErr.String(), "interrupted") || !strings.Contains(thirdErr.String(), "fsd resume s") {
 		t.Fatalf("a turn after a killed one = %v: %s; want exit 1 saying resume or abandon", err, thirdErr)
@@ -302,25 +283,7 @@ func TestSessionResumeByRunsDir(t *testing.T) {
 	sessions := filepath.Join(dir, "sessions")
 	sessionTurnCLI(t, dir, wf, "first")
 	cmd, _, errb := fsdProc("run", wf, "--session", "s", "--sessions-dir", sessions, "second")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for range 3000 {
-		if _, err := os.Stat(filepath.Join(dir, "box", "waiting")); err == nil {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("turn 2 ended before its gate: %v\n%s", err, errb)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-done
+	killAtGate(t, cmd, errb, filepath.Join(dir, "box", "waiting"))
 	write(t, filepath.Join(dir, "box", "open"), "")
 	resume, out, rerr := fsdProc("resume", "s", "--runs-dir", sessions)
 	resume.Dir = t.TempDir() // not the project: no .fsd/sessions to find it in
@@ -479,4 +442,29 @@ func TestSessionAbandonedTurnNotWaiting(t *testing.T) {
 	if err := cmd.Run(); exitCode(err) != 1 || !strings.Contains(errb.String(), "abandoned") {
 		t.Errorf("fsd approve of an abandoned turn's call = %v: %s%s; want exit 1 saying it was abandoned", err, out, errb)
 	}
+}
+
+// killAtGate starts cmd, a turn whose tool waits at a gate, kills it
+// once the gate's waiting file is there, and waits for it to end.
+func killAtGate(t *testing.T, cmd *exec.Cmd, errb fmt.Stringer, waiting string) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for range 3000 {
+		if _, err := os.Stat(waiting); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("turn 2 ended before its gate: %v\n%s", err, errb)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
 }
